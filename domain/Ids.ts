@@ -1,0 +1,22 @@
+/** Id prefixes of every resource, as the spec names them. */
+export const IdPrefix = {
+  agent: "agent_",
+  thread: "thread_",
+  run: "run_",
+  worker: "wkr_",
+  resultHandler: "rh_",
+  interaction: "tar_",
+  toolCall: "tc_",
+  request: "req_",
+  organization: "org_",
+  apiKey: "key_",
+  secret: "sec_",
+  secretContext: "sctx_",
+  toolServer: "ts_",
+  httpConnection: "hc_",
+  hook: "hook_",
+  followup: "fu_",
+  incident: "inc_"
+} as const
+
+export type IdKind = keyof typeof IdPrefix

@@ -1,0 +1,17 @@
+/** The whole HTTP API: every group, with authentication and the error envelope. */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { AgentsApi } from "./AgentsApi.ts"
+import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
+import { BandsApi } from "./BandsApi.ts"
+import { ThreadsApi } from "./ThreadsApi.ts"
+
+export const Api = HttpApi.make("agent-service")
+  .add(AgentsApi)
+  .add(ThreadsApi)
+  .add(BandsApi)
+  // API middleware attaches to the endpoints added before it: keep these last.
+  .middleware(Authentication)
+  .middleware(ApiFailures)
+  .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
+  .annotate(OpenApi.Title, "Agent Service API")
+  .annotate(OpenApi.Version, "1.0.0")

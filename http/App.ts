@@ -1,0 +1,37 @@
+/**
+ * The composition root: storage, migrations, services, key bootstrap, the
+ * cluster runner and the HTTP server, all from one ServiceConfig. Used by
+ * src/main.ts and by the tests (which pass their own configuration).
+ */
+import { createServer } from "node:http"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Effect, Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { Agents } from "../src/agents/Agents.ts"
+import { ApiKeys } from "../src/auth/ApiKeys.ts"
+import * as Bootstrap from "../src/auth/Bootstrap.ts"
+import { Bands } from "../src/bands/Bands.ts"
+import * as Cluster from "../src/cluster/Cluster.ts"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
+import { Idempotency } from "../src/idempotency/Idempotency.ts"
+import * as Database from "../src/store/Database.ts"
+import * as Migrations from "../src/store/Migrations.ts"
+import { Threads } from "../src/threads/Threads.ts"
+import * as Server from "./Server.ts"
+
+const Services = Layer.mergeAll(Agents.layer, Threads.layer, Idempotency.layer, Idempotency.layerPurge, ApiKeys.layer, Bands.layer)
+
+/** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
+export const layerServices = Layer.mergeAll(Services, Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)), Cluster.layer).pipe(
+  Layer.provideMerge(Migrations.layer),
+  Layer.provideMerge(Database.layer)
+)
+
+/** The whole service, listening on the configured host and port. */
+export const layer = Layer.unwrap(
+  Effect.map(ServiceConfig, (config) =>
+    HttpRouter.serve(Server.layer({ maxBodyBytes: config.maxBodyBytes })).pipe(
+      Layer.provide(layerServices),
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    ))
+)

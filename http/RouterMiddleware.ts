@@ -1,0 +1,120 @@
+/**
+ * The global router middleware: the one place that sees every response. It
+ * mints the request id (`X-Request-Id`, `req_...`), caps the body size, and
+ * rewrites every failure that never reached an endpoint (unknown route, wrong
+ * method, unsupported content type, body too large, unparsable body, defects)
+ * into the error envelope.
+ */
+import { ByteSize, Cause, Effect, Layer } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
+import { newIdSync } from "../src/Ids.ts"
+import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
+
+interface RouteShape {
+  readonly method: string
+  readonly pattern: RegExp
+}
+
+/** Path patterns of every endpoint, to tell 405 (known path, other method) from 404. */
+/** The part of an HttpApi this middleware reads: each endpoint's method and path. */
+export interface RouteTable {
+  readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, { readonly method: string; readonly path: string }>> }>>
+}
+
+const routeShapes = (api: RouteTable, extra: ReadonlyArray<readonly [string, string]>): ReadonlyArray<RouteShape> => {
+  const shapes: Array<RouteShape> = []
+  const add = (method: string, path: string) =>
+    shapes.push({ method, pattern: new RegExp(`^${path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`) })
+  for (const group of Object.values(api.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) add(endpoint.method, endpoint.path)
+  }
+  for (const [method, path] of extra) add(method, path)
+  return shapes
+}
+
+const isJsonBody = (response: HttpServerResponse.HttpServerResponse): boolean =>
+  response.body._tag === "Uint8Array" && (response.headers["content-type"] ?? "").startsWith("application/json")
+
+const statusMessages: Record<number, readonly [code: string, message: string]> = {
+  400: ["invalid_request_error", "The request body could not be parsed: send valid JSON with Content-Type: application/json."],
+  404: ["route_not_found", "No route matches this path."],
+  413: ["request_too_large", "The request body is too large."],
+  415: ["unsupported_media_type", "Unsupported Content-Type: send the body as application/json."]
+}
+
+export const layer = (
+  api: RouteTable,
+  options: { readonly maxBodyBytes: number; readonly extraRoutes: ReadonlyArray<readonly [string, string]> }
+): Layer.Layer<never, never, HttpRouter.HttpRouter> => {
+  const shapes = routeShapes(api, options.extraRoutes)
+  const maxBody = ByteSize.bytes(options.maxBodyBytes)
+
+  const allowedMethods = (path: string): ReadonlyArray<string> =>
+    shapes.filter((s) => s.pattern.test(path)).map((s) => s.method)
+
+  const internalError = (cause: Cause.Cause<unknown>, requestId: string) =>
+    Effect.gen(function*() {
+      const reference = newIdSync("incident")
+      yield* Effect.logError("unhandled failure", cause).pipe(
+        Effect.annotateLogs({ reference, request_id: requestId })
+      )
+      return rawEnvelope(500, "internal_error", `An internal error occurred (reference ${reference}).`, requestId, {
+        reference
+      })
+    })
+
+  const rewrite = (response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
+    if (response.status < 400 || isJsonBody(response)) return Effect.succeed(response)
+    if (response.status === 404) {
+      const allowed = allowedMethods(path)
+      if (allowed.length > 0) {
+        return Effect.succeed(
+          HttpServerResponse.setHeader(
+            rawEnvelope(405, "method_not_allowed", `This route does not accept this method; allowed: ${allowed.join(", ")}.`, requestId),
+            "allow",
+            allowed.join(", ")
+          )
+        )
+      }
+    }
+    if (response.status >= 500) return internalError(Cause.fail("empty 5xx response"), requestId)
+    const [code, message] = statusMessages[response.status] ?? ["invalid_request_error", "The request was rejected."]
+    return Effect.succeed(rawEnvelope(response.status, code, message, requestId))
+  }
+
+  return HttpRouter.middleware(
+    (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const requestId = newIdSync("request")
+        const path = new URL(request.url, "http://localhost").pathname
+        const response = yield* httpEffect.pipe(
+          Effect.provideService(CurrentRequestId, requestId),
+          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
+          Effect.catchCause((cause) => {
+            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            // Router and body-reading failures (unknown route, unparsable or oversized body) know their
+            // status; HttpApi turns some into defects, so look at both. rewrite() gives them the envelope.
+            const known = httpServerError(cause)
+            if (known !== undefined) {
+              return HttpServerRespondable.toResponse(known).pipe(
+                Effect.flatMap((response) => response.status >= 500 ? internalError(cause, requestId) : Effect.succeed(response))
+              )
+            }
+            return internalError(cause, requestId)
+          }),
+          Effect.flatMap((response) => rewrite(response, requestId, path))
+        )
+        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+      }),
+    { global: true }
+  )
+}
+
+const httpServerError = (cause: Cause.Cause<unknown>): HttpServerError.HttpServerError | undefined => {
+  for (const reason of cause.reasons) {
+    const value = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+    if (value instanceof HttpServerError.HttpServerError) return value
+  }
+  return undefined
+}

@@ -1,0 +1,28 @@
+/**
+ * The HTTP application: the API routes, `GET /healthz`, the OpenAPI document
+ * at `GET /v1/openapi.json`, the reference page at `GET /docs`, and the
+ * global middleware. Requires the application services.
+ */
+import { Layer } from "effect"
+import { HttpRouter, HttpServerResponse } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { AgentsHandlers } from "./AgentsHandlers.ts"
+import { Api } from "./Api.ts"
+import { layerApiFailures, layerAuthentication } from "./ApiMiddleware.ts"
+import { BandsHandlers } from "./BandsHandlers.ts"
+import * as RouterMiddleware from "./RouterMiddleware.ts"
+import { ThreadsHandlers } from "./ThreadsHandlers.ts"
+
+const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"]] as const
+
+const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
+  Layer.provide([AgentsHandlers, ThreadsHandlers, BandsHandlers]),
+  Layer.provide([layerApiFailures, layerAuthentication])
+)
+
+const Health = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
+
+const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
+
+export const layer = (options: { readonly maxBodyBytes: number }) =>
+  Layer.mergeAll(ApiRoutes, Health, Docs, RouterMiddleware.layer(Api, { maxBodyBytes: options.maxBodyBytes, extraRoutes }))

@@ -1,0 +1,184 @@
+/**
+ * The rules of spec 2.1 and 4.1 as pure functions: building a configuration
+ * from a create body, applying a PATCH (update rules 1-7), and checking the
+ * cross-field rules that a schema cannot express.
+ */
+import {
+  type AgentConfig,
+  type AgentCreate,
+  type AgentPatch,
+  type AgentPolicies,
+  type AgentWorkspace,
+  DefaultArtifacts,
+  DefaultPolicies
+} from "../../domain/Agent.ts"
+import type { Band } from "../../domain/Band.ts"
+import { DefaultBand } from "../../domain/Band.ts"
+import { normalizeContext } from "../../domain/Context.ts"
+import { InvalidRequest } from "../../domain/Errors.ts"
+
+const toolName = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * Workspace booleans resolve to explicit values: filesystem defaults to true,
+ * shell to the value of filesystem, documents and mediaEditing to false. On
+ * update, a managed workspace's documents and mediaEditing carry forward from
+ * the previous managed workspace when omitted (rule 2).
+ */
+export const resolveWorkspace = (w: AgentWorkspace, previous: AgentWorkspace | null): AgentWorkspace => {
+  const filesystem = w.filesystem ?? true
+  const shell = w.shell ?? filesystem
+  if (w.type === "remote") return { ...w, filesystem, shell }
+  const prior = previous?.type === "managed" ? previous : undefined
+  return {
+    ...w,
+    filesystem,
+    shell,
+    documents: w.documents ?? prior?.documents ?? false,
+    mediaEditing: w.mediaEditing ?? prior?.mediaEditing ?? false
+  }
+}
+
+const resolvePolicies = (base: AgentPolicies, patch: AgentPatch["policies"]): AgentPolicies => {
+  if (patch === undefined) return base
+  if (patch === null) return DefaultPolicies
+  return {
+    maxStepsDefault: patch.maxStepsDefault === undefined ? base.maxStepsDefault : patch.maxStepsDefault,
+    maxDurationMsDefault: patch.maxDurationMsDefault === undefined ? base.maxDurationMsDefault : patch.maxDurationMsDefault,
+    mediaFidelity: patch.mediaFidelity === undefined
+      ? base.mediaFidelity
+      : patch.mediaFidelity ?? DefaultPolicies.mediaFidelity,
+    dataHandling: patch.dataHandling === undefined ? base.dataHandling : patch.dataHandling ?? DefaultPolicies.dataHandling
+  }
+}
+
+export const buildConfig = (input: AgentCreate): AgentConfig | InvalidRequest => {
+  const context = input.context === undefined ? [] : normalizeContext(input.context)
+  if (context instanceof InvalidRequest) return context
+  return {
+    context,
+    band: input.band ?? DefaultBand,
+    capabilities: input.capabilities ?? {},
+    artifacts: input.artifacts ?? DefaultArtifacts,
+    workspace: input.workspace === undefined ? null : resolveWorkspace(input.workspace, null),
+    approvals: input.approvals ?? null,
+    policies: resolvePolicies(DefaultPolicies, input.policies ?? {})
+  }
+}
+
+/** Update rules 1-4: partial; replace semantics for capabilities and workspace. */
+export const applyPatch = (current: AgentConfig, patch: AgentPatch): AgentConfig | InvalidRequest => {
+  const context = patch.context === undefined ? current.context : normalizeContext(patch.context)
+  if (context instanceof InvalidRequest) return context
+  return {
+    context,
+    band: patch.band ?? current.band,
+    capabilities: patch.capabilities ?? current.capabilities,
+    artifacts: patch.artifacts === undefined ? current.artifacts : patch.artifacts ?? DefaultArtifacts,
+    workspace: patch.workspace === undefined
+      ? current.workspace
+      : patch.workspace === null
+      ? null
+      : resolveWorkspace(patch.workspace, current.workspace),
+    approvals: patch.approvals === undefined ? current.approvals : patch.approvals,
+    policies: resolvePolicies(current.policies, patch.policies)
+  }
+}
+
+const mediaRequested = (media: NonNullable<AgentConfig["capabilities"]["media"]>): boolean =>
+  typeof media === "boolean" ? media : Object.values(media).some((v) => v === true)
+
+const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["browser"]>): boolean =>
+  typeof browser === "boolean" ? browser : true
+
+/**
+ * Cross-field rules. Capabilities whose runtime this deployment does not
+ * provide (web, browser, media generation, subagents, media editing) are
+ * refused with the spec's `*_unconfigured` codes instead of being accepted
+ * and silently doing nothing.
+ */
+export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) => boolean): InvalidRequest | undefined => {
+  if (!isBandAvailable(config.band)) {
+    return InvalidRequest.forField("band", `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`)
+  }
+  const ws = config.workspace
+  if (ws !== null) {
+    if (ws.shell === true && ws.filesystem === false) {
+      return InvalidRequest.forField("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
+    }
+    if (ws.type === "remote" && ws.secretContexts !== undefined) {
+      return InvalidRequest.forField("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
+    }
+    if (ws.type === "managed" && ws.mediaEditing === true) {
+      return InvalidRequest.forField(
+        "workspace.mediaEditing",
+        "workspace.mediaEditing is set but no media-editing source is configured on this deployment.",
+        "managed_media_editing_unconfigured"
+      )
+    }
+  }
+  const caps = config.capabilities
+  if (caps.web === true) {
+    return InvalidRequest.forField("capabilities.web", "No web runtime is configured on this deployment.", "web_runtime_unconfigured")
+  }
+  if (caps.browser !== undefined && browserRequested(caps.browser)) {
+    return InvalidRequest.forField(
+      "capabilities.browser",
+      "The browser capability needs a workspace provisioned for the managed browser; none is configured on this deployment.",
+      "managed_browser_unconfigured"
+    )
+  }
+  if (caps.media !== undefined && mediaRequested(caps.media)) {
+    return InvalidRequest.forField(
+      "capabilities.media",
+      "No media generation runtime is configured on this deployment.",
+      "media_runtime_unconfigured"
+    )
+  }
+  if (caps.subagents === true) {
+    return InvalidRequest.forField(
+      "capabilities.subagents",
+      "No subagent runtime is configured on this deployment.",
+      "subagents_unconfigured"
+    )
+  }
+  if (caps.codehost !== undefined) {
+    const ch = caps.codehost
+    if (
+      ws === null || ws.type !== "managed" || ws.filesystem !== true || ws.shell !== true ||
+      ws.network?.mode === "offline"
+    ) {
+      return InvalidRequest.forField(
+        "capabilities.codehost",
+        "The codehost capability requires a managed workspace with filesystem, shell and a network mode that is not offline."
+      )
+    }
+    if (ch.allowedTools !== undefined && ch.blockedTools !== undefined) {
+      return InvalidRequest.forField("capabilities.codehost.blockedTools", "allowedTools and blockedTools are mutually exclusive.")
+    }
+    if (ch.gatedTools !== undefined && (ch.approval === undefined || ch.approval === "never")) {
+      return InvalidRequest.forField(
+        "capabilities.codehost.gatedTools",
+        "gatedTools narrows an explicit 'once' or 'always' approval mode; set approval accordingly."
+      )
+    }
+  }
+  const skills = caps.skills ?? []
+  const names = new Set<string>()
+  for (let i = 0; i < skills.length; i++) {
+    if (names.has(skills[i].name)) {
+      return InvalidRequest.forField(`capabilities.skills[${i}].name`, `Duplicate skill name '${skills[i].name}'.`)
+    }
+    names.add(skills[i].name)
+  }
+  const autoAllow = config.approvals?.autoAllow ?? []
+  for (let i = 0; i < autoAllow.length; i++) {
+    if (!toolName.test(autoAllow[i])) {
+      return InvalidRequest.forField(
+        `approvals.autoAllow[${i}]`,
+        `'${autoAllow[i]}' is not a canonical tool name (1-64 characters of letters, digits, '_' or '-').`
+      )
+    }
+  }
+  return undefined
+}

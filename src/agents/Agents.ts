@@ -1,0 +1,110 @@
+/** Agents: create, validate, read, list, update and delete (spec 4.1). */
+import { Context, Effect, Layer } from "effect"
+import { type Agent, type AgentConfig, type AgentCreate, type AgentPatch, agentConfigOf } from "../../domain/Agent.ts"
+import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import { applyMetadataPatch } from "../../domain/Metadata.ts"
+import type { PageOf, PageRequest } from "../../domain/Page.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { Bands } from "../bands/Bands.ts"
+import { canonicalJson } from "../CanonicalJson.ts"
+import { newId } from "../Ids.ts"
+import { requireOwned } from "../Ownership.ts"
+import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
+import { pageWindow, toPage } from "../store/Cursor.ts"
+import { nowIso } from "../Time.ts"
+import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
+
+export class Agents extends Context.Service<Agents, {
+  readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
+  readonly validate: (principal: Principal, input: AgentCreate) => Effect.Effect<{ readonly valid: true }, InvalidRequest>
+  readonly get: (principal: Principal, id: string) => Effect.Effect<Agent, NotFound | PermissionDenied>
+  /** The owned row (organization and workspace included), for other services. */
+  readonly getRow: (principal: Principal, id: string) => Effect.Effect<AgentRow, NotFound | PermissionDenied>
+  readonly list: (principal: Principal, page: PageRequest) => Effect.Effect<PageOf<Agent>, InvalidRequest>
+  readonly update: (
+    principal: Principal,
+    id: string,
+    patch: AgentPatch
+  ) => Effect.Effect<Agent, InvalidRequest | NotFound | PermissionDenied>
+  readonly remove: (
+    principal: Principal,
+    id: string
+  ) => Effect.Effect<{ readonly id: string; readonly object: "agent"; readonly deleted: true }, NotFound | PermissionDenied>
+}>()("svc/Agents") {
+  static readonly layer = Layer.effect(Agents)(
+    Effect.gen(function*() {
+      const repo = yield* AgentRepo
+      const bands = yield* Bands
+
+      const checked = (config: AgentConfig | InvalidRequest): Effect.Effect<AgentConfig, InvalidRequest> => {
+        if (config instanceof InvalidRequest) return Effect.fail(config)
+        const broken = checkAll(config)
+        return broken === undefined ? Effect.succeed(config) : Effect.fail(broken)
+      }
+      const checkAll = (config: AgentConfig) => checkConfig(config, bands.isAvailable)
+
+      const getRow = (principal: Principal, id: string) =>
+        repo.find(id).pipe(Effect.flatMap(requireOwned<AgentRow>(principal, "agent", id)))
+
+      return {
+        create: Effect.fn("Agents.create")(function*(principal: Principal, input: AgentCreate) {
+          const config = yield* checked(buildConfig(input))
+          const now = yield* nowIso
+          const agent: Agent = {
+            id: yield* newId("agent"),
+            object: "agent",
+            ...config,
+            metadata: input.metadata ?? {},
+            configVersion: 1,
+            createdAt: now,
+            updatedAt: now
+          }
+          yield* repo.insert({
+            id: agent.id,
+            createdAt: now,
+            agent,
+            organizationId: principal.organizationId,
+            workspaceId: principal.workspaceId
+          })
+          return agent
+        }),
+        validate: Effect.fn("Agents.validate")(function*(_principal: Principal, input: AgentCreate) {
+          yield* checked(buildConfig(input))
+          return { valid: true as const }
+        }),
+        get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.agent),
+        getRow,
+        list: Effect.fn("Agents.list")(function*(principal: Principal, page: PageRequest) {
+          const { limit, after } = yield* pageWindow(page)
+          const rows = yield* repo.list(principal.workspaceId, limit, after)
+          return toPage(rows, limit, (row) => row.agent)
+        }),
+        update: Effect.fn("Agents.update")(function*(principal: Principal, id: string, patch: AgentPatch) {
+          const { agent } = yield* getRow(principal, id)
+          const config = yield* checked(applyPatch(agent, patch))
+          const metadata = applyMetadataPatch(agent.metadata, patch.metadata)
+          if (typeof metadata === "string") return yield* InvalidRequest.forField("metadata", metadata)
+          const before = canonicalJson(agentConfigOf(agent))
+          const changed = canonicalJson(config) !== before
+          if (!changed && canonicalJson(metadata) === canonicalJson(agent.metadata)) return agent
+          const next: Agent = {
+            ...agent,
+            ...config,
+            metadata,
+            configVersion: changed ? agent.configVersion + 1 : agent.configVersion,
+            updatedAt: yield* nowIso
+          }
+          yield* repo.update(next)
+          return next
+        }),
+        remove: Effect.fn("Agents.remove")(function*(principal: Principal, id: string) {
+          yield* getRow(principal, id)
+          // Threads go with their agent (ON DELETE CASCADE): no orphans.
+          yield* repo.remove(id)
+          return { id, object: "agent" as const, deleted: true as const }
+        })
+      }
+    })
+  ).pipe(Layer.provide([AgentRepo.layer, Bands.layer]))
+}
+

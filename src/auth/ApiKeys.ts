@@ -1,0 +1,84 @@
+/**
+ * API keys. A key belongs to one organization and one workspace and is stored
+ * only as a SHA-256 hash (keys are 256-bit random tokens, so a fast hash is
+ * enough). Keys are seeded from SVC_API_KEYS, minted by the CLI, or, on a
+ * fresh embedded install with no keys at all, minted once as a development key.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Unauthenticated } from "../../domain/Errors.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { sha256Hex } from "../CanonicalJson.ts"
+import { newId, newSecretToken } from "../Ids.ts"
+import { nowIso } from "../Time.ts"
+
+export type KeySource = "seed" | "cli" | "dev"
+
+export interface MintedKey {
+  readonly id: string
+  readonly key: Redacted.Redacted
+  readonly organizationId: string
+  readonly workspaceId: string
+}
+
+const Row = Schema.Struct({ id: Schema.String, organization_id: Schema.String, workspace_id: Schema.String })
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+const CountRow = Schema.Array(Schema.Struct({ n: Schema.Union([Schema.Number, Schema.NumberFromString]) }))
+
+const keyShape = /^[A-Za-z0-9_\-.~+/=]{1,256}$/
+const orgShape = /^[A-Za-z0-9_-]{1,64}$/
+
+export class ApiKeys extends Context.Service<ApiKeys, {
+  readonly authenticate: (token: Redacted.Redacted) => Effect.Effect<Principal, Unauthenticated>
+  /** Stores a key given in configuration (idempotent). */
+  readonly seed: (key: Redacted.Redacted, organizationId: string, workspaceId: string) => Effect.Effect<void>
+  readonly mint: (organizationId: string, workspaceId: string, source: KeySource) => Effect.Effect<MintedKey>
+  readonly count: Effect.Effect<number>
+}>()("svc/ApiKeys") {
+  static readonly layer = Layer.effect(ApiKeys)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const insert = (key: Redacted.Redacted, organizationId: string, workspaceId: string, source: KeySource) =>
+        Effect.gen(function*() {
+          const id = yield* newId("apiKey")
+          const value = Redacted.value(key)
+          yield* sql`INSERT INTO api_keys (id, key_hash, key_prefix, organization_id, workspace_id, source, created_at)
+            VALUES (${id}, ${sha256Hex(value)}, ${value.slice(0, 7)}, ${organizationId}, ${workspaceId}, ${source}, ${yield* nowIso})
+            ON CONFLICT (key_hash) DO UPDATE SET organization_id = EXCLUDED.organization_id,
+              workspace_id = EXCLUDED.workspace_id, revoked_at = NULL`.pipe(Effect.orDie)
+          return id
+        })
+
+      return {
+        authenticate: Effect.fn("ApiKeys.authenticate")(function*(token: Redacted.Redacted) {
+          const value = Redacted.value(token)
+          if (!keyShape.test(value)) return yield* new Unauthenticated({ message: "The API key is malformed." })
+          const rows = yield* sql`SELECT id, organization_id, workspace_id FROM api_keys
+            WHERE key_hash = ${sha256Hex(value)} AND revoked_at IS NULL`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+          return yield* Option.match(Option.fromNullishOr(rows[0]), {
+            onNone: () => Effect.fail(new Unauthenticated({ message: "The API key is not valid." })),
+            onSome: (r) => Effect.succeed({ keyId: r.id, organizationId: r.organization_id, workspaceId: r.workspace_id })
+          })
+        }),
+        seed: Effect.fn("ApiKeys.seed")(function*(key: Redacted.Redacted, organizationId: string, workspaceId: string) {
+          if (!keyShape.test(Redacted.value(key)) || !orgShape.test(organizationId) || !orgShape.test(workspaceId)) {
+            return yield* Effect.die(new Error("SVC_API_KEYS: keys, organizations and workspaces use [A-Za-z0-9_-]"))
+          }
+          yield* insert(key, organizationId, workspaceId, "seed")
+        }),
+        mint: Effect.fn("ApiKeys.mint")(function*(organizationId: string, workspaceId: string, source: KeySource) {
+          const key = Redacted.make(newSecretToken("sk_"))
+          const id = yield* insert(key, organizationId, workspaceId, source)
+          return { id, key, organizationId, workspaceId }
+        }),
+        count: sql`SELECT count(*)::int AS n FROM api_keys`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(CountRow)),
+          Effect.map((rows) => Number(rows[0]?.n ?? 0)),
+          Effect.orDie
+        )
+      }
+    })
+  )
+}
+
+export const isValidScopeName = (s: string): boolean => orgShape.test(s)

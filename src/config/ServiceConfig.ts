@@ -1,0 +1,67 @@
+/**
+ * Process configuration, read once from the environment at start. Every
+ * variable is listed in the README's configuration table.
+ */
+import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { type Band, BandNames } from "../../domain/Band.ts"
+
+/** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
+export interface BandRoute {
+  readonly route: string | null
+  readonly strict: boolean
+}
+
+export interface ServiceConfigShape {
+  readonly port: number
+  readonly host: string
+  readonly databaseUrl: Option.Option<Redacted.Redacted>
+  readonly dataDir: string
+  /** `<key>:<organization>:<workspace>` entries from SVC_API_KEYS. */
+  readonly seedKeys: ReadonlyArray<{ readonly key: Redacted.Redacted; readonly organizationId: string; readonly workspaceId: string }>
+  readonly bands: Readonly<Record<Band, BandRoute>>
+  readonly runnerHost: string
+  readonly runnerPort: number
+  readonly maxBodyBytes: number
+}
+
+export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
+  static readonly layer = Layer.effect(ServiceConfig)(
+    Effect.gen(function*() {
+      const port = yield* Config.Port("PORT").pipe(Config.withDefault(8080))
+      const host = yield* Config.String("HOST").pipe(Config.withDefault("127.0.0.1"))
+      const databaseUrl = yield* Config.Redacted("DATABASE_URL").pipe(Config.option)
+      const dataDir = yield* Config.String("SVC_DATA_DIR").pipe(Config.withDefault("./.svc-data"))
+      const rawKeys = yield* Config.String("SVC_API_KEYS").pipe(Config.withDefault(""))
+      const seedKeys = yield* parseSeedKeys(rawKeys)
+      const strictBands = yield* Config.String("SVC_STRICT_BANDS").pipe(Config.option)
+      const bands = {} as Record<Band, BandRoute>
+      for (const band of BandNames) {
+        const raw = yield* Config.String(`SVC_BAND_${band.toUpperCase()}`).pipe(Config.withDefault("scripted"))
+        const route = raw === "" || raw === "none" ? null : raw
+        const strict = Option.match(strictBands, {
+          // Without an explicit list, only the built-in scripted model is strict-capable:
+          // it runs in-process, so nothing is retained or sent anywhere.
+          onNone: () => route === "scripted",
+          onSome: (list) => route !== null && list.split(",").map((s) => s.trim()).includes(band)
+        })
+        bands[band] = { route, strict }
+      }
+      const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
+      const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
+      const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
+      return { port, host, databaseUrl, dataDir, seedKeys, bands, runnerHost, runnerPort, maxBodyBytes }
+    })
+  )
+}
+
+const parseSeedKeys = (raw: string) =>
+  Effect.forEach(
+    raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
+    (entry) => {
+      const parts = entry.split(":")
+      if (parts.length !== 3 || parts.some((p) => p.length === 0)) {
+        return Effect.die(new Error(`SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`))
+      }
+      return Effect.succeed({ key: Redacted.make(parts[0]), organizationId: parts[1], workspaceId: parts[2] })
+    }
+  )

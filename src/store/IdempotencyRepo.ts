@@ -1,0 +1,79 @@
+/**
+ * Idempotency records (spec: Limits): keyed by (workspace, method, path, key),
+ * remembering the body hash and the first response for 24 hours.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+
+export const IdempotencyRetentionMs = 24 * 60 * 60 * 1000
+
+export interface IdempotencyScope {
+  readonly workspaceId: string
+  readonly method: string
+  readonly path: string
+  readonly key: string
+}
+
+export type Claim =
+  | { readonly _tag: "Claimed" }
+  | { readonly _tag: "Pending"; readonly bodyHash: string }
+  | { readonly _tag: "Completed"; readonly bodyHash: string; readonly status: number; readonly response: unknown }
+
+const Row = Schema.Struct({
+  body_hash: Schema.String,
+  state: Schema.Literals(["pending", "completed"]),
+  status: Schema.NullOr(Schema.Number),
+  response: Schema.Unknown,
+  created_at: Schema.String
+})
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+
+export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
+  /** Claims the key, or reports the record already there (expired records are replaced). */
+  readonly claim: (scope: IdempotencyScope, bodyHash: string, now: string, expiredBefore: string) => Effect.Effect<Claim>
+  readonly complete: (scope: IdempotencyScope, status: number, response: unknown) => Effect.Effect<void>
+  /** Forgets a claim whose request failed unexpectedly, so a retry can run. */
+  readonly release: (scope: IdempotencyScope) => Effect.Effect<void>
+  readonly purgeExpired: (expiredBefore: string) => Effect.Effect<void>
+}>()("svc/IdempotencyRepo") {
+  static readonly layer = Layer.effect(IdempotencyRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const where = (s: IdempotencyScope) =>
+        sql`workspace_id = ${s.workspaceId} AND method = ${s.method} AND path = ${s.path} AND key = ${s.key}`
+      return {
+        claim: Effect.fn("IdempotencyRepo.claim")(
+          function*(scope: IdempotencyScope, bodyHash: string, now: string, expiredBefore: string) {
+            yield* sql`DELETE FROM idempotency_keys WHERE ${where(scope)} AND created_at < ${expiredBefore}`.pipe(
+              Effect.orDie
+            )
+            const inserted = yield* sql`INSERT INTO idempotency_keys (workspace_id, method, path, key, body_hash, state, created_at)
+              VALUES (${scope.workspaceId}, ${scope.method}, ${scope.path}, ${scope.key}, ${bodyHash}, 'pending', ${now})
+              ON CONFLICT DO NOTHING RETURNING key`.pipe(Effect.orDie)
+            if (inserted.length > 0) return { _tag: "Claimed" } as const
+            const rows = yield* sql`SELECT body_hash, state, status, response, created_at FROM idempotency_keys
+              WHERE ${where(scope)}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+            return Option.match(Option.fromNullishOr(rows[0]), {
+              // Deleted between our insert and select (a concurrent release): treat as in flight.
+              onNone: (): Claim => ({ _tag: "Pending", bodyHash }),
+              onSome: (r): Claim =>
+                r.state === "pending" || r.status === null
+                  ? { _tag: "Pending", bodyHash: r.body_hash }
+                  : { _tag: "Completed", bodyHash: r.body_hash, status: r.status, response: r.response }
+            })
+          }
+        ),
+        complete: Effect.fn("IdempotencyRepo.complete")(function*(scope: IdempotencyScope, status: number, response: unknown) {
+          yield* sql`UPDATE idempotency_keys SET state = 'completed', status = ${status}, response = ${sql.json(response)}
+            WHERE ${where(scope)}`.pipe(Effect.orDie)
+        }),
+        release: Effect.fn("IdempotencyRepo.release")(function*(scope: IdempotencyScope) {
+          yield* sql`DELETE FROM idempotency_keys WHERE ${where(scope)} AND state = 'pending'`.pipe(Effect.orDie)
+        }),
+        purgeExpired: Effect.fn("IdempotencyRepo.purgeExpired")(function*(expiredBefore: string) {
+          yield* sql`DELETE FROM idempotency_keys WHERE created_at < ${expiredBefore}`.pipe(Effect.orDie)
+        })
+      }
+    })
+  )
+}

@@ -1,0 +1,110 @@
+/** Persistence of threads. */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Band } from "../../domain/Band.ts"
+import { ContextBlock } from "../../domain/Context.ts"
+import { Metadata } from "../../domain/Metadata.ts"
+import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
+import type { Position } from "./Cursor.ts"
+
+export interface ThreadRow extends Position {
+  readonly thread: Thread
+  readonly organizationId: string
+  readonly workspaceId: string
+  /** Set by PATCH forceRefresh: the next run rebuilds its cached context prefix. */
+  readonly contextRefresh: boolean
+}
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  workspace_id: Schema.String,
+  agent_id: Schema.String,
+  context: Schema.Array(ContextBlock),
+  context_refresh: Schema.Boolean,
+  band: Schema.NullOr(Band),
+  data_handling: Schema.NullOr(Schema.Literal("strict")),
+  time_zone: Schema.NullOr(Schema.String),
+  status: ThreadStatus,
+  workspace: Schema.NullOr(ThreadWorkspace),
+  metadata: Metadata,
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+
+const toRow = (r: typeof Row.Type): ThreadRow => ({
+  id: r.id,
+  createdAt: r.created_at,
+  organizationId: r.organization_id,
+  workspaceId: r.workspace_id,
+  contextRefresh: r.context_refresh,
+  thread: {
+    id: r.id,
+    object: "thread",
+    agentId: r.agent_id,
+    context: r.context,
+    band: r.band,
+    dataHandling: r.data_handling,
+    timeZone: r.time_zone,
+    status: r.status,
+    workspace: r.workspace,
+    metadata: r.metadata,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at
+  }
+})
+
+export class ThreadRepo extends Context.Service<ThreadRepo, {
+  readonly insert: (row: ThreadRow) => Effect.Effect<void>
+  readonly find: (id: string) => Effect.Effect<Option.Option<ThreadRow>>
+  readonly listByAgent: (agentId: string, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
+  readonly update: (row: ThreadRow) => Effect.Effect<void>
+  readonly remove: (id: string) => Effect.Effect<void>
+}>()("svc/ThreadRepo") {
+  static readonly layer = Layer.effect(ThreadRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
+      const json = (v: unknown) => (v === null ? null : sql.json(v))
+
+      return {
+        insert: Effect.fn("ThreadRepo.insert")(function*(row: ThreadRow) {
+          const t = row.thread
+          yield* sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh, band,
+              data_handling, time_zone, status, workspace, metadata, created_at, updated_at)
+            VALUES (${t.id}, ${row.organizationId}, ${row.workspaceId}, ${t.agentId}, ${sql.json(t.context)},
+              ${row.contextRefresh}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status}, ${json(t.workspace)},
+              ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt})`.pipe(Effect.orDie)
+        }),
+        find: Effect.fn("ThreadRepo.find")(function*(id: string) {
+          const rows = yield* select(sql`SELECT * FROM threads WHERE id = ${id}`)
+          return Option.fromNullishOr(rows[0])
+        }),
+        listByAgent: Effect.fn("ThreadRepo.listByAgent")(
+          function*(agentId: string, limit: number, after: Position | undefined) {
+            return yield* select(
+              after === undefined
+                ? sql`SELECT * FROM threads WHERE agent_id = ${agentId}
+                      ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+                : sql`SELECT * FROM threads WHERE agent_id = ${agentId}
+                      AND (created_at, id) < (${after.createdAt}, ${after.id})
+                      ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            )
+          }
+        ),
+        update: Effect.fn("ThreadRepo.update")(function*(row: ThreadRow) {
+          const t = row.thread
+          yield* sql`UPDATE threads SET context = ${sql.json(t.context)}, context_refresh = ${row.contextRefresh},
+              band = ${t.band}, data_handling = ${t.dataHandling}, time_zone = ${t.timeZone}, status = ${t.status},
+              workspace = ${json(t.workspace)}, metadata = ${sql.json(t.metadata)}, updated_at = ${t.updatedAt}
+            WHERE id = ${t.id}`.pipe(Effect.orDie)
+        }),
+        remove: Effect.fn("ThreadRepo.remove")(function*(id: string) {
+          yield* sql`DELETE FROM threads WHERE id = ${id}`.pipe(Effect.orDie)
+        })
+      }
+    })
+  )
+}

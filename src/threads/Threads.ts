@@ -1,0 +1,139 @@
+/** Threads: the resource routes of spec 4.2. */
+import { Context, DateTime, Effect, Layer, Option } from "effect"
+import type { Band } from "../../domain/Band.ts"
+import { normalizeContext } from "../../domain/Context.ts"
+import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import { applyMetadataPatch } from "../../domain/Metadata.ts"
+import type { PageOf, PageRequest } from "../../domain/Page.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import type { Thread, ThreadCreate, ThreadPatch } from "../../domain/Thread.ts"
+import { Agents } from "../agents/Agents.ts"
+import { Bands } from "../bands/Bands.ts"
+import { newId } from "../Ids.ts"
+import { requireOwned } from "../Ownership.ts"
+import { pageWindow, toPage } from "../store/Cursor.ts"
+import { ThreadRepo, type ThreadRow } from "../store/ThreadRepo.ts"
+import { nowIso } from "../Time.ts"
+
+type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
+
+export class Threads extends Context.Service<Threads, {
+  readonly create: (principal: Principal, input: ThreadCreate) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
+  readonly get: (principal: Principal, id: string) => Owned<Thread>
+  readonly getRow: (principal: Principal, id: string) => Owned<ThreadRow>
+  readonly list: (
+    principal: Principal,
+    agentId: string,
+    page: PageRequest
+  ) => Effect.Effect<PageOf<Thread>, InvalidRequest | NotFound | PermissionDenied>
+  readonly update: (
+    principal: Principal,
+    id: string,
+    patch: ThreadPatch
+  ) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
+  readonly remove: (
+    principal: Principal,
+    id: string
+  ) => Owned<{ readonly id: string; readonly object: "thread"; readonly deleted: true }>
+}>()("svc/Threads") {
+  static readonly layer = Layer.effect(Threads)(
+    Effect.gen(function*() {
+      const repo = yield* ThreadRepo
+      const agents = yield* Agents
+      const bands = yield* Bands
+
+      const checkBand = (band: Band | null | undefined) =>
+        band === null || band === undefined || bands.isAvailable(band)
+          ? Effect.void
+          : Effect.fail(InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`))
+
+      const checkTimeZone = (tz: string | null | undefined) =>
+        tz === null || tz === undefined || Option.isSome(DateTime.zoneMakeNamed(tz))
+          ? Effect.void
+          : Effect.fail(InvalidRequest.forField("timeZone", `'${tz}' is not a valid IANA time zone.`))
+
+      const context = (input: ThreadCreate["context"], fallback: Thread["context"]) => {
+        if (input === undefined) return Effect.succeed(fallback)
+        const blocks = normalizeContext(input)
+        return blocks instanceof InvalidRequest ? Effect.fail(blocks) : Effect.succeed(blocks)
+      }
+
+      const getRow = (principal: Principal, id: string) =>
+        repo.find(id).pipe(Effect.flatMap(requireOwned<ThreadRow>(principal, "thread", id)))
+
+      return {
+        create: Effect.fn("Threads.create")(function*(principal: Principal, input: ThreadCreate) {
+          const agent = yield* agents.get(principal, input.agentId)
+          yield* checkBand(input.band)
+          yield* checkTimeZone(input.timeZone)
+          const blocks = yield* context(input.context, [])
+          const now = yield* nowIso
+          const thread: Thread = {
+            id: yield* newId("thread"),
+            object: "thread",
+            agentId: agent.id,
+            context: blocks,
+            band: input.band ?? null,
+            dataHandling: input.dataHandling ?? null,
+            timeZone: input.timeZone ?? null,
+            status: "idle",
+            workspace: agent.workspace?.type === "managed" ? { status: "uninitialized" } : null,
+            metadata: input.metadata ?? {},
+            createdAt: now,
+            updatedAt: now
+          }
+          yield* repo.insert({
+            id: thread.id,
+            createdAt: now,
+            thread,
+            organizationId: principal.organizationId,
+            workspaceId: principal.workspaceId,
+            contextRefresh: false
+          })
+          return thread
+        }),
+        get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.thread),
+        getRow,
+        list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: string, page: PageRequest) {
+          yield* agents.get(principal, agentId)
+          const { limit, after } = yield* pageWindow(page)
+          const rows = yield* repo.listByAgent(agentId, limit, after)
+          return toPage(rows, limit, (row) => row.thread)
+        }),
+        update: Effect.fn("Threads.update")(function*(principal: Principal, id: string, patch: ThreadPatch) {
+          const row = yield* getRow(principal, id)
+          const t = row.thread
+          yield* checkBand(patch.band)
+          yield* checkTimeZone(patch.timeZone)
+          // dataHandling only escalates: a strict thread cannot be relaxed.
+          if (patch.dataHandling === null && t.dataHandling === "strict") {
+            return yield* InvalidRequest.forField("dataHandling", "A strict thread cannot be relaxed; dataHandling only escalates.")
+          }
+          const blocks = yield* context(patch.context, t.context)
+          const metadata = applyMetadataPatch(t.metadata, patch.metadata)
+          if (typeof metadata === "string") return yield* InvalidRequest.forField("metadata", metadata)
+          const next: ThreadRow = {
+            ...row,
+            contextRefresh: row.contextRefresh || patch.forceRefresh === true,
+            thread: {
+              ...t,
+              context: blocks,
+              band: patch.band === undefined ? t.band : patch.band,
+              dataHandling: patch.dataHandling === undefined ? t.dataHandling : patch.dataHandling,
+              timeZone: patch.timeZone === undefined ? t.timeZone : patch.timeZone,
+              metadata,
+              updatedAt: yield* nowIso
+            }
+          }
+          yield* repo.update(next)
+          return next.thread
+        }),
+        remove: Effect.fn("Threads.remove")(function*(principal: Principal, id: string) {
+          yield* getRow(principal, id)
+          yield* repo.remove(id)
+          return { id, object: "thread" as const, deleted: true as const }
+        })
+      }
+    })
+  ).pipe(Layer.provide([ThreadRepo.layer, Agents.layer, Bands.layer]))
+}
