@@ -27,11 +27,11 @@ export const layerServices = Layer.mergeAll(Services, Bootstrap.layer.pipe(Layer
   Layer.provideMerge(Database.layer)
 )
 
-/** The whole service, listening on the configured host and port. */
+/** The whole service, listening on the configured host and port (port 0: any free port). */
 export const layer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
-    HttpRouter.serve(Server.layer({ maxBodyBytes: config.maxBodyBytes })).pipe(
+    HttpRouter.serve(Server.layer({ maxBodyBytes: config.maxBodyBytes }), { disableLogger: config.quiet }).pipe(
       Layer.provide(layerServices),
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
     ))
 )

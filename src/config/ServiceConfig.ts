@@ -22,6 +22,8 @@ export interface ServiceConfigShape {
   readonly runnerHost: string
   readonly runnerPort: number
   readonly maxBodyBytes: number
+  /** Skips the per-request access log (SVC_QUIET=1). */
+  readonly quiet: boolean
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -49,7 +51,8 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
       const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
-      return { port, host, databaseUrl, dataDir, seedKeys, bands, runnerHost, runnerPort, maxBodyBytes }
+      const quiet = yield* Config.Boolean("SVC_QUIET").pipe(Config.withDefault(false))
+      return { port, host, databaseUrl, dataDir, seedKeys, bands, runnerHost, runnerPort, maxBodyBytes, quiet }
     })
   )
 }

@@ -1,0 +1,142 @@
+/**
+ * The whole service on a real HTTP listener (ephemeral port) over a fresh
+ * PostgreSQL database, with three seeded keys, plus a small client for it.
+ * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
+ */
+import { createServer } from "node:net"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpServer } from "effect/http"
+import * as App from "../../http/App.ts"
+import { ErrorBody } from "../../http/ErrorEnvelope.ts"
+import { type ServiceConfigShape, ServiceConfig } from "../../src/config/ServiceConfig.ts"
+import { testDatabase } from "./TestDatabase.ts"
+
+/** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
+export const Keys = {
+  a: "sk_test_acme_prod",
+  b: "sk_test_acme_staging",
+  c: "sk_test_globex_prod"
+} as const
+
+export const freePort = Effect.promise(
+  () =>
+    new Promise<number>((resolve, reject) => {
+      const server = createServer()
+      server.once("error", reject)
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        const port = typeof address === "object" && address !== null ? address.port : 0
+        server.close(() => resolve(port))
+      })
+    })
+)
+
+export const baseConfig = (databaseUrl: string | undefined, runnerPort: number): ServiceConfigShape => ({
+  port: 0,
+  host: "127.0.0.1",
+  databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
+  dataDir: "./.svc-data",
+  seedKeys: [
+    { key: Redacted.make(Keys.a), organizationId: "org_acme", workspaceId: "prod" },
+    { key: Redacted.make(Keys.b), organizationId: "org_acme", workspaceId: "staging" },
+    { key: Redacted.make(Keys.c), organizationId: "org_globex", workspaceId: "prod" }
+  ],
+  bands: {
+    lite: { route: "scripted", strict: true },
+    core: { route: "scripted", strict: true },
+    frontier: { route: null, strict: false }
+  },
+  runnerHost: "127.0.0.1",
+  runnerPort,
+  maxBodyBytes: 65_536,
+  quiet: true
+})
+
+export interface Reply {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+  readonly json: unknown
+}
+
+export interface RequestOptions {
+  readonly key?: string | null
+  readonly body?: unknown
+  readonly rawBody?: string
+  readonly headers?: Record<string, string>
+}
+
+export class TestApi extends Context.Service<TestApi, {
+  readonly url: string
+  readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<Reply>
+}>()("test/TestApi") {}
+
+const parse = (text: string): unknown => {
+  if (text === "") return undefined
+  return Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Unknown))(text)
+}
+
+const client = (url: string) => ({
+  url,
+  request: (method: string, path: string, options: RequestOptions = {}) =>
+    Effect.promise(async () => {
+      const headers: Record<string, string> = { ...options.headers }
+      const key = options.key === undefined ? Keys.a : options.key
+      if (key !== null) headers["authorization"] = `Bearer ${key}`
+      let body: string | undefined = options.rawBody
+      if (options.body !== undefined) {
+        body = JSON.stringify(options.body)
+        headers["content-type"] ??= "application/json"
+      }
+      const response = await fetch(url + path, { method, headers, body: body ?? null })
+      const text = await response.text()
+      return { status: response.status, headers: response.headers, text, json: parse(text) }
+    })
+})
+
+/** The service with the given configuration, reachable through TestApi. */
+export const layerWith = (config: ServiceConfigShape) =>
+  Layer.effect(TestApi)(
+    Effect.map(HttpServer.HttpServer, (server) => client(HttpServer.formatAddress(server.address)))
+  ).pipe(Layer.provide(App.layer), Layer.provide(Layer.succeed(ServiceConfig)(config)))
+
+/** The service on a fresh PostgreSQL database. */
+export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const db = yield* testDatabase
+      const runnerPort = yield* freePort
+      return layerWith({ ...baseConfig(db.url, runnerPort), ...overrides })
+    })
+  )
+
+// ---- assertions on replies --------------------------------------------------
+
+const decodeOrDie = <A>(schema: Schema.Decoder<A>, reply: Reply): Effect.Effect<A> =>
+  Schema.decodeUnknownEffect(schema)(reply.json).pipe(
+    Effect.mapError((e) => new Error(`unexpected body (${reply.status}): ${reply.text}\n${e.message}`)),
+    Effect.orDie
+  )
+
+/** Asserts the status and decodes the body. */
+export const expectOk = <A>(reply: Reply, status: number, schema: Schema.Decoder<A>): Effect.Effect<A> =>
+  reply.status === status
+    ? decodeOrDie(schema, reply)
+    : Effect.die(new Error(`expected ${status}, got ${reply.status}: ${reply.text}`))
+
+const Envelope = Schema.Struct({ error: ErrorBody })
+
+/** Asserts an error envelope: status, type, code, and request_id equal to X-Request-Id. */
+export const expectError = (reply: Reply, status: number, type: string, code: string): Effect.Effect<ErrorBody> =>
+  Effect.gen(function*() {
+    if (reply.status !== status) return yield* Effect.die(new Error(`expected ${status}, got ${reply.status}: ${reply.text}`))
+    const { error } = yield* decodeOrDie(Envelope, reply)
+    if (error.type !== type || error.code !== code) {
+      return yield* Effect.die(new Error(`expected ${type}/${code}, got ${error.type}/${error.code}: ${reply.text}`))
+    }
+    const requestId = reply.headers.get("x-request-id")
+    if (requestId === null || requestId !== error.request_id || !requestId.startsWith("req_")) {
+      return yield* Effect.die(new Error(`request_id ${error.request_id} does not match X-Request-Id ${requestId}`))
+    }
+    return error
+  })
