@@ -1,0 +1,119 @@
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { BandStatus } from "../../domain/Band.ts"
+import { Page } from "../../domain/Page.ts"
+import * as TestServer from "../support/TestServer.ts"
+
+const BandPage = Page(BandStatus)
+
+layer(TestServer.layer(), { timeout: 60_000 })("bands", (it) => {
+  it.effect("GET /v1/bands lists every band with its availability", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const reply = yield* api.request("GET", "/v1/bands")
+      const page = yield* TestServer.expectOk(reply, 200, BandPage)
+      assert.deepStrictEqual(page, {
+        object: "list",
+        data: [
+          { object: "band", name: "lite", available: true, strictAvailable: true },
+          { object: "band", name: "core", available: true, strictAvailable: true },
+          { object: "band", name: "frontier", available: false, strictAvailable: false }
+        ],
+        hasMore: false,
+        nextCursor: null,
+        limit: 3
+      })
+      // The wire body is exactly that, with no extra keys.
+      assert.deepStrictEqual(reply.json, page)
+      assert.isTrue((reply.headers.get("x-request-id") ?? "").startsWith("req_"))
+    }))
+
+  it.effect("every workspace sees the same deployment bands", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const a = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands"), 200, BandPage)
+      const b = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.b }), 200, BandPage)
+      const c = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.c }), 200, BandPage)
+      assert.deepStrictEqual(b, a)
+      assert.deepStrictEqual(c, a)
+    }))
+
+  it.effect("requires an API key", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      yield* TestServer.expectError(yield* api.request("GET", "/v1/bands", { key: null }), 401, "authentication_error", "invalid_api_key")
+      yield* TestServer.expectError(
+        yield* api.request("GET", "/v1/bands", { key: "sk_test_not_a_key" }),
+        401,
+        "authentication_error",
+        "invalid_api_key"
+      )
+    }))
+})
+
+layer(
+  TestServer.layer({
+    bands: {
+      lite: { route: "openai:gpt-x", strict: false },
+      core: { route: "scripted", strict: true },
+      frontier: { route: null, strict: false }
+    }
+  }),
+  { timeout: 60_000 }
+)("bands (lite without a strict route)", (it) => {
+  it.effect("reports lite available but not strict", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const page = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands"), 200, BandPage)
+      assert.deepStrictEqual(page, {
+        object: "list",
+        data: [
+          { object: "band", name: "lite", available: true, strictAvailable: false },
+          { object: "band", name: "core", available: true, strictAvailable: true },
+          { object: "band", name: "frontier", available: false, strictAvailable: false }
+        ],
+        hasMore: false,
+        nextCursor: null,
+        limit: 3
+      })
+    }))
+
+  it.effect("a band with a route may be used; one without may not", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const agent = yield* api.request("POST", "/v1/agents", { body: { band: "lite" } })
+      assert.strictEqual(agent.status, 200)
+      const refused = yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/agents", { body: { band: "frontier" } }),
+        400,
+        "invalid_request_error",
+        "invalid_request_error"
+      )
+      assert.strictEqual(refused.details?.["field"], "band")
+    }))
+})
+
+layer(
+  TestServer.layer({
+    bands: {
+      lite: { route: null, strict: true },
+      core: { route: "scripted", strict: false },
+      frontier: { route: "scripted", strict: true }
+    }
+  }),
+  { timeout: 60_000 }
+)("bands (strict without a route)", (it) => {
+  it.effect("a band without a route is neither available nor strict-available", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const page = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands"), 200, BandPage)
+      assert.deepStrictEqual(page.data, [
+        { object: "band", name: "lite", available: false, strictAvailable: false },
+        { object: "band", name: "core", available: true, strictAvailable: false },
+        { object: "band", name: "frontier", available: true, strictAvailable: true }
+      ])
+      assert.strictEqual(page.limit, 3)
+      assert.isFalse(page.hasMore)
+      assert.isNull(page.nextCursor)
+    }))
+})

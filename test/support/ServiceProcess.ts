@@ -1,0 +1,71 @@
+/**
+ * Runs the service as a real child process (`node src/main.ts`), waiting for
+ * its "Listening on" line: the process-level contract (`npm start`).
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { Effect, Scope } from "effect"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+
+export interface ServiceProcess {
+  readonly url: string
+  /** Everything the process printed so far. */
+  readonly output: () => string
+  readonly child: ChildProcess
+}
+
+const waitForExit = (child: ChildProcess) =>
+  Effect.callback<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+  })
+
+/** Stops the process with a signal and waits for it to exit. */
+export const stop = (p: ServiceProcess, signal: NodeJS.Signals = "SIGTERM") =>
+  Effect.suspend(() => {
+    p.child.kill(signal)
+    return waitForExit(p.child)
+  })
+
+/** Starts `node <script> args` with the given environment; interrupted or closed scopes kill it. */
+export const run = (script: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
+    const child = spawn(process.execPath, [script, ...args], { cwd: root, env: { ...process.env, ...env } })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()))
+    child.once("exit", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+  })
+
+export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess, Error, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.callback<ServiceProcess, Error>((resume) => {
+      const child = spawn(process.execPath, ["src/main.ts"], {
+        cwd: root,
+        env: { ...process.env, HOST: "127.0.0.1", ...env }
+      })
+      let out = ""
+      const onData = (d: Buffer) => {
+        out += d.toString()
+        const match = /Listening on (http:\/\/[^\s]+)/.exec(out)
+        if (match) resume(Effect.succeed({ url: match[1], output: () => out, child }))
+      }
+      child.stdout.on("data", onData)
+      child.stderr.on("data", onData)
+      child.once("exit", (code) => resume(Effect.fail(new Error(`service exited with ${code} before listening:\n${out}`))))
+      return Effect.sync(() => child.kill("SIGKILL"))
+    }),
+    (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
+  )
+
+export const request = (url: string, method: string, path: string, key: string, body?: unknown) =>
+  Effect.promise(async () => {
+    const response = await fetch(url + path, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? null : JSON.stringify(body)
+    })
+    return { status: response.status, text: await response.text() }
+  })
