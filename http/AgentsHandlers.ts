@@ -17,7 +17,7 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
       .handle("create", ({ payload, headers }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           idempotency.run(
-            { workspaceId: p.workspaceId, method: "POST", path: "/v1/agents", key: headers["idempotency-key"], body: payload },
+            { principal: p, method: "POST", path: "/v1/agents", key: headers["idempotency-key"], body: payload },
             { schema: Agent, status: 200 },
             agents.create(p, payload)
           )).pipe(envelope))

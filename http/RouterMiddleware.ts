@@ -58,7 +58,7 @@ export const layer = (
       yield* Effect.logError("unhandled failure", cause).pipe(
         Effect.annotateLogs({ reference, request_id: requestId })
       )
-      return rawEnvelope(500, "internal_error", `An internal error occurred (reference ${reference}).`, requestId, {
+      return rawEnvelope(500, "internal_error", "An internal error occurred; quote error.reference when reporting it.", requestId, {
         reference
       })
     })

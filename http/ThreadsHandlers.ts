@@ -18,7 +18,7 @@ export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =
       .handle("create", ({ payload, headers }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           idempotency.run(
-            { workspaceId: p.workspaceId, method: "POST", path: "/v1/threads", key: headers["idempotency-key"], body: payload },
+            { principal: p, method: "POST", path: "/v1/threads", key: headers["idempotency-key"], body: payload },
             { schema: ThreadCreated, status: 201, onReplay: (t) => ({ ...t, created: false }) },
             Effect.map(threads.create(p, payload), (t) => ({ ...t, created: true }))
           )).pipe(envelope))

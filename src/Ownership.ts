@@ -1,9 +1,13 @@
-/** Isolation: a resource of another workspace is 403, a missing one 404. */
+/**
+ * Isolation: a resource of another workspace is 403, a missing one 404. A
+ * workspace is identified by (organization, workspace): workspace names are
+ * only unique within their organization.
+ */
 import { Effect, Option } from "effect"
 import { NotFound, PermissionDenied } from "../domain/Errors.ts"
 import type { Principal } from "../domain/Principal.ts"
 
-export const requireOwned = <R extends { readonly workspaceId: string }>(
+export const requireOwned = <R extends { readonly organizationId: string; readonly workspaceId: string }>(
   principal: Principal,
   resource: string,
   id: string
@@ -12,7 +16,7 @@ export const requireOwned = <R extends { readonly workspaceId: string }>(
   Option.match(found, {
     onNone: () => Effect.fail(NotFound.of(resource, id)),
     onSome: (row) =>
-      row.workspaceId === principal.workspaceId
+      row.organizationId === principal.organizationId && row.workspaceId === principal.workspaceId
         ? Effect.succeed(row)
         : Effect.fail(
           new PermissionDenied({ message: `The ${resource.replaceAll("_", " ")} '${id}' belongs to another workspace.` })

@@ -76,7 +76,7 @@ export class Agents extends Context.Service<Agents, {
         getRow,
         list: Effect.fn("Agents.list")(function*(principal: Principal, page: PageRequest) {
           const { limit, after } = yield* pageWindow(page)
-          const rows = yield* repo.list(principal.workspaceId, limit, after)
+          const rows = yield* repo.list(principal.organizationId, principal.workspaceId, limit, after)
           return toPage(rows, limit, (row) => row.agent)
         }),
         update: Effect.fn("Agents.update")(function*(principal: Principal, id: string, patch: AgentPatch) {

@@ -7,12 +7,13 @@
  */
 import { Clock, Context, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { Conflict, InvalidRequest, Unavailable } from "../../domain/Errors.ts"
+import type { Principal } from "../../domain/Principal.ts"
 import { canonicalJson, sha256Hex } from "../CanonicalJson.ts"
 import { IdempotencyRepo, IdempotencyRetentionMs, type IdempotencyScope } from "../store/IdempotencyRepo.ts"
 import { toIso } from "../Time.ts"
 
 export interface IdempotentRequest {
-  readonly workspaceId: string
+  readonly principal: Principal
   readonly method: string
   readonly path: string
   readonly key: string | undefined
@@ -45,7 +46,13 @@ export class Idempotency extends Context.Service<Idempotency, {
           if (key.length === 0 || key.length > 255) {
             return yield* InvalidRequest.forField("Idempotency-Key", "Idempotency-Key must be 1 to 255 characters.")
           }
-          const scope: IdempotencyScope = { workspaceId: request.workspaceId, method: request.method, path: request.path, key }
+          const scope: IdempotencyScope = {
+            organizationId: request.principal.organizationId,
+            workspaceId: request.principal.workspaceId,
+            method: request.method,
+            path: request.path,
+            key
+          }
           const bodyHash = sha256Hex(canonicalJson(request.body))
           const now = yield* Clock.currentTimeMillis
           const claim = yield* repo.claim(scope, bodyHash, toIso(now), toIso(now - IdempotencyRetentionMs))

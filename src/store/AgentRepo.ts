@@ -43,7 +43,12 @@ const toRow = (r: typeof Row.Type): AgentRow => ({
 export class AgentRepo extends Context.Service<AgentRepo, {
   readonly insert: (row: AgentRow) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<Option.Option<AgentRow>>
-  readonly list: (workspaceId: string, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<AgentRow>>
+  readonly list: (
+    organizationId: string,
+    workspaceId: string,
+    limit: number,
+    after: Position | undefined
+  ) => Effect.Effect<ReadonlyArray<AgentRow>>
   readonly update: (agent: Agent) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
 }>()("svc/AgentRepo") {
@@ -64,12 +69,17 @@ export class AgentRepo extends Context.Service<AgentRepo, {
           const rows = yield* select(sql`SELECT * FROM agents WHERE id = ${id}`)
           return Option.fromNullishOr(rows[0])
         }),
-        list: Effect.fn("AgentRepo.list")(function*(workspaceId: string, limit: number, after: Position | undefined) {
+        list: Effect.fn("AgentRepo.list")(function*(
+          organizationId: string,
+          workspaceId: string,
+          limit: number,
+          after: Position | undefined
+        ) {
           return yield* select(
             after === undefined
-              ? sql`SELECT * FROM agents WHERE workspace_id = ${workspaceId}
+              ? sql`SELECT * FROM agents WHERE organization_id = ${organizationId} AND workspace_id = ${workspaceId}
                     ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
-              : sql`SELECT * FROM agents WHERE workspace_id = ${workspaceId}
+              : sql`SELECT * FROM agents WHERE organization_id = ${organizationId} AND workspace_id = ${workspaceId}
                     AND (created_at, id) < (${after.createdAt}, ${after.id})
                     ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
           )

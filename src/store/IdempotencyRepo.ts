@@ -1,5 +1,5 @@
 /**
- * Idempotency records (spec: Limits): keyed by (workspace, method, path, key),
+ * Idempotency records (spec: Limits): keyed by (organization, workspace, method, path, key),
  * remembering the body hash and the first response for 24 hours.
  */
 import { PgClient } from "@effect/sql-pg"
@@ -8,6 +8,7 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 export const IdempotencyRetentionMs = 24 * 60 * 60 * 1000
 
 export interface IdempotencyScope {
+  readonly organizationId: string
   readonly workspaceId: string
   readonly method: string
   readonly path: string
@@ -40,15 +41,15 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const where = (s: IdempotencyScope) =>
-        sql`workspace_id = ${s.workspaceId} AND method = ${s.method} AND path = ${s.path} AND key = ${s.key}`
+        sql`organization_id = ${s.organizationId} AND workspace_id = ${s.workspaceId} AND method = ${s.method} AND path = ${s.path} AND key = ${s.key}`
       return {
         claim: Effect.fn("IdempotencyRepo.claim")(
           function*(scope: IdempotencyScope, bodyHash: string, now: string, expiredBefore: string) {
             yield* sql`DELETE FROM idempotency_keys WHERE ${where(scope)} AND created_at < ${expiredBefore}`.pipe(
               Effect.orDie
             )
-            const inserted = yield* sql`INSERT INTO idempotency_keys (workspace_id, method, path, key, body_hash, state, created_at)
-              VALUES (${scope.workspaceId}, ${scope.method}, ${scope.path}, ${scope.key}, ${bodyHash}, 'pending', ${now})
+            const inserted = yield* sql`INSERT INTO idempotency_keys (organization_id, workspace_id, method, path, key, body_hash, state, created_at)
+              VALUES (${scope.organizationId}, ${scope.workspaceId}, ${scope.method}, ${scope.path}, ${scope.key}, ${bodyHash}, 'pending', ${now})
               ON CONFLICT DO NOTHING RETURNING key`.pipe(Effect.orDie)
             if (inserted.length > 0) return { _tag: "Claimed" } as const
             const rows = yield* sql`SELECT body_hash, state, status, response, created_at FROM idempotency_keys

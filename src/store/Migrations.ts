@@ -27,7 +27,7 @@ const m0001_foundation = Effect.gen(function*() {
     created_at text NOT NULL,
     updated_at text NOT NULL
   )`
-  yield* sql`CREATE INDEX agents_workspace_order ON agents (workspace_id, created_at DESC, id DESC)`
+  yield* sql`CREATE INDEX agents_workspace_order ON agents (organization_id, workspace_id, created_at DESC, id DESC)`
   yield* sql`CREATE TABLE threads (
     id text PRIMARY KEY,
     organization_id text NOT NULL,
@@ -46,6 +46,7 @@ const m0001_foundation = Effect.gen(function*() {
   )`
   yield* sql`CREATE INDEX threads_agent_order ON threads (agent_id, created_at DESC, id DESC)`
   yield* sql`CREATE TABLE idempotency_keys (
+    organization_id text NOT NULL,
     workspace_id text NOT NULL,
     method text NOT NULL,
     path text NOT NULL,
@@ -55,7 +56,7 @@ const m0001_foundation = Effect.gen(function*() {
     status integer,
     response jsonb,
     created_at text NOT NULL,
-    PRIMARY KEY (workspace_id, method, path, key)
+    PRIMARY KEY (organization_id, workspace_id, method, path, key)
   )`
   yield* sql`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`
 })

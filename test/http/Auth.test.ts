@@ -30,8 +30,8 @@ const makeFixture = Effect.gen(function*() {
     201,
     ThreadCreated
   )
-  const { created: _created, ...thread } = created
-  return { agent, thread: yield* Schema.decodeUnknownEffect(Thread)(thread).pipe(Effect.orDie) }
+  // The resource as GET returns it (without `created`).
+  return { agent, thread: yield* Schema.decodeUnknownEffect(Thread)(created).pipe(Effect.orDie) }
 })
 
 interface Route {
@@ -99,7 +99,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("authentication", (it) => {
       }))
   }
 
-  it.effect("a revoked-looking key of the right shape is still only 401, never 403 or 404", () =>
+  it.effect("an unknown key of valid shape is 401 before any lookup (never 403 or 404)", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const fixture = yield* makeFixture
@@ -232,6 +232,53 @@ layer(TestServer.layer(), { timeout: 60_000 })("workspace isolation", (it) => {
       for (const agent of aList.data) assert.notStrictEqual(agent.context[0]?.content, "owned by b")
     }))
 
+  it.effect("Idempotency-Key replays never cross workspaces or organizations", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const idempotencyKey = "idem-isolation-1"
+      const body = { context: "idempotent create by a" }
+      const headers = { "idempotency-key": idempotencyKey }
+      const first = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.a, body, headers }),
+        200,
+        Agent
+      )
+      const replay = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.a, body, headers }),
+        200,
+        Agent
+      )
+      assert.strictEqual(replay.id, first.id, "key a's own retry replays")
+      for (const other of others) {
+        const theirs = yield* TestServer.expectOk(
+          yield* api.request("POST", "/v1/agents", { key: other.key, body, headers }),
+          200,
+          Agent
+        )
+        assert.notStrictEqual(theirs.id, first.id, `${other.name} must not receive key a's agent as a replay`)
+        // The agent it got is its own.
+        yield* TestServer.expectOk(yield* api.request("GET", `/v1/agents/${theirs.id}`, { key: other.key }), 200, Agent)
+      }
+      // Same key, different body, from another tenant: its own create, not a conflict with key a's record.
+      const differentBody = yield* api.request("POST", "/v1/agents", {
+        key: TestServer.Keys.c,
+        body: { context: "different body" },
+        headers: { "idempotency-key": "idem-isolation-2" }
+      })
+      assert.strictEqual(differentBody.status, 200, differentBody.text)
+      yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.a, body: { context: "a's body" }, headers: { "idempotency-key": "idem-isolation-3" } }),
+        200,
+        Agent
+      )
+      const crossConflict = yield* api.request("POST", "/v1/agents", {
+        key: TestServer.Keys.c,
+        body: { context: "c's body" },
+        headers: { "idempotency-key": "idem-isolation-3" }
+      })
+      assert.strictEqual(crossConflict.status, 200, `key c must not see key a's idempotency record: ${crossConflict.text}`)
+    }))
+
   it.effect("a thread created by key b on its own agent is invisible to key a", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
@@ -281,7 +328,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("X-Request-Id", (it) => {
         { method: "POST", path: "/v1/threads", options: { body: { agentId: fixture.agent.id } }, status: 201 },
         { method: "GET", path: "/v1/agents", options: { key: null }, status: 401 },
         { method: "GET", path: "/v1/agents", options: { key: "unknown_key" }, status: 401 },
-        { method: "GET", path: `/v1/agents/${fixture.agent.id}`, options: { key: TestServer.Keys.c }, status: 403 },
+        { method: "GET", path: `/v1/agents/${fixture.agent.id}`, options: { key: TestServer.Keys.b }, status: 403 },
         { method: "GET", path: "/v1/agents/agent_doesnotexist", status: 404 },
         { method: "GET", path: "/v1/nothing", status: 404 },
         { method: "GET", path: "/nothing/at/all", options: { key: null }, status: 404 },
