@@ -17,6 +17,9 @@ import { nowIso } from "../Time.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
+/** An IANA zone name (`Europe/Paris`, `UTC`); Intl also accepts offsets such as `+02:00`, which are not zones. */
+const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
+
 export class Threads extends Context.Service<Threads, {
   readonly create: (principal: Principal, input: ThreadCreate) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
   readonly get: (principal: Principal, id: string) => Owned<Thread>
@@ -48,7 +51,7 @@ export class Threads extends Context.Service<Threads, {
           : Effect.fail(InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`))
 
       const checkTimeZone = (tz: string | null | undefined) =>
-        tz === null || tz === undefined || Option.isSome(DateTime.zoneMakeNamed(tz))
+        tz === null || tz === undefined || isIanaZone(tz)
           ? Effect.void
           : Effect.fail(InvalidRequest.forField("timeZone", `'${tz}' is not a valid IANA time zone.`))
 
