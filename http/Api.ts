@@ -3,12 +3,18 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AgentsApi } from "./AgentsApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
+import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
+import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
 
 export const Api = HttpApi.make("agent-service")
   .add(AgentsApi)
   .add(ThreadsApi)
   .add(BandsApi)
+  .add(SecretsApi)
+  .add(SecretContextsApi)
+  .add(HooksApi)
+  .add(ResultHandlersApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   .middleware(ApiFailures)

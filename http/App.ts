@@ -16,10 +16,34 @@ import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import * as Database from "../src/store/Database.ts"
 import * as Migrations from "../src/store/Migrations.ts"
+import { SignedDelivery } from "../src/delivery/SignedDelivery.ts"
+import { ToolApprovalHooks } from "../src/hooks/ToolApprovalHooks.ts"
+import { Outbound } from "../src/outbound/Outbound.ts"
+import { ResultHandlers } from "../src/resultHandlers/ResultHandlers.ts"
+import * as MasterKeys from "../src/secrets/MasterKeys.ts"
+import { SecretContexts } from "../src/secrets/SecretContexts.ts"
+import { Secrets } from "../src/secrets/Secrets.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import * as Server from "./Server.ts"
 
-const Services = Layer.mergeAll(Agents.layer, Threads.layer, Idempotency.layer, Idempotency.layerPurge, ApiKeys.layer, Bands.layer)
+const outboundLayer = Layer.unwrap(
+  Effect.map(ServiceConfig, (config) =>
+    Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers }))
+)
+
+const Adapters = Layer.mergeAll(Secrets.layer, SecretContexts.layer, ToolApprovalHooks.layer, ResultHandlers.layer).pipe(
+  Layer.provideMerge(SignedDelivery.layer)
+)
+
+const Services = Layer.mergeAll(
+  Agents.layer,
+  Threads.layer,
+  Idempotency.layer,
+  Idempotency.layerPurge,
+  ApiKeys.layer,
+  Bands.layer,
+  Adapters
+).pipe(Layer.provideMerge(Layer.mergeAll(MasterKeys.layer, outboundLayer)))
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
 export const layerServices = Layer.mergeAll(Services, Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)), Cluster.layer).pipe(

@@ -10,13 +10,23 @@ import { AgentsHandlers } from "./AgentsHandlers.ts"
 import { Api } from "./Api.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddleware.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
+import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
+import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 
 const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"]] as const
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
-  Layer.provide([AgentsHandlers, ThreadsHandlers, BandsHandlers]),
+  Layer.provide([
+    AgentsHandlers,
+    ThreadsHandlers,
+    BandsHandlers,
+    SecretsHandlers,
+    SecretContextsHandlers,
+    HooksHandlers,
+    ResultHandlersHandlers
+  ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )
 

@@ -24,6 +24,15 @@ export interface ServiceConfigShape {
   readonly maxBodyBytes: number
   /** Skips the per-request access log (SVC_QUIET=1). */
   readonly quiet: boolean
+  /** SVC_MASTER_KEY: the current key for secrets at rest; SVC_MASTER_KEY_PREVIOUS: older keys (decrypt only). */
+  readonly masterKey: Option.Option<Redacted.Redacted>
+  readonly previousMasterKeys: ReadonlyArray<Redacted.Redacted>
+  /** SVC_ALLOW_PRIVATE_URLS=1: http and private addresses allowed for registered URLs (unsafe in production). */
+  readonly allowPrivateUrls: boolean
+  /** SVC_DNS_SERVERS: resolvers for outbound hostnames (`host[:port]`, comma-separated); system resolver if empty. */
+  readonly dnsServers: ReadonlyArray<string>
+  /** SVC_PUBLIC_URL: the base URL clients reach this service at (hook `resolveUrl`s); default http://HOST:PORT. */
+  readonly publicUrl: string
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -52,14 +61,42 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
       const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
       const quiet = yield* Config.Boolean("SVC_QUIET").pipe(Config.withDefault(false))
-      return { port, host, databaseUrl, dataDir, seedKeys, bands, runnerHost, runnerPort, maxBodyBytes, quiet }
+      const masterKey = yield* Config.Redacted("SVC_MASTER_KEY").pipe(Config.option)
+      const previousMasterKeys = list(yield* Config.String("SVC_MASTER_KEY_PREVIOUS").pipe(Config.withDefault(""))).map((k) =>
+        Redacted.make(k)
+      )
+      const allowPrivateUrls = yield* Config.Boolean("SVC_ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false))
+      const dnsServers = list(yield* Config.String("SVC_DNS_SERVERS").pipe(Config.withDefault("")))
+      const publicUrl = (yield* Config.String("SVC_PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`))).replace(
+        /\/+$/,
+        ""
+      )
+      return {
+        port,
+        host,
+        databaseUrl,
+        dataDir,
+        seedKeys,
+        bands,
+        runnerHost,
+        runnerPort,
+        maxBodyBytes,
+        quiet,
+        masterKey,
+        previousMasterKeys,
+        allowPrivateUrls,
+        dnsServers,
+        publicUrl
+      }
     })
   )
 }
 
+const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+
 const parseSeedKeys = (raw: string) =>
   Effect.forEach(
-    raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
+    list(raw),
     (entry) => {
       const parts = entry.split(":")
       if (parts.length !== 3 || parts.some((p) => p.length === 0)) {

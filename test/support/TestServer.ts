@@ -18,6 +18,9 @@ export const Keys = {
   c: "sk_test_globex_prod"
 } as const
 
+/** A fixed 32-byte key (base64) so tests can also decrypt what the service stored. */
+export const testMasterKey = Buffer.alloc(32, 7).toString("base64")
+
 export const freePort = Effect.promise(
   () =>
     new Promise<number>((resolve, reject) => {
@@ -49,7 +52,12 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   runnerHost: "127.0.0.1",
   runnerPort,
   maxBodyBytes: 65_536,
-  quiet: true
+  quiet: true,
+  masterKey: Option.some(Redacted.make(testMasterKey)),
+  previousMasterKeys: [],
+  allowPrivateUrls: true,
+  dnsServers: [],
+  publicUrl: "http://svc.test"
 })
 
 export interface Reply {

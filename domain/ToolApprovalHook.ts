@@ -1,0 +1,83 @@
+/** Tool approval hooks (spec 4.10, 6.1). */
+import { Schema } from "effect"
+import { Metadata, MetadataPatch } from "./Metadata.ts"
+
+const opt = Schema.optionalKey
+
+/** Default and ceiling of a hook's requestTimeoutMs (spec 8). */
+export const HookTimeoutCeilingMs = 790_000
+
+export const OnHookError = Schema.Literals(["deny", "pause", "fail-run"])
+export type OnHookError = typeof OnHookError.Type
+
+const Name = Schema.String.check(Schema.isBetweenLength(1, 128, { message: "name must be 1 to 128 characters" }))
+const Url = Schema.String.check(Schema.isBetweenLength(1, 2048, { message: "url must be 1 to 2048 characters" }))
+export const SigningSecret = Schema.String.check(
+  Schema.isBetweenLength(1, 1024, { message: "secret must be 1 to 1024 characters" })
+)
+export const HookTimeout = Schema.Number.check(
+  Schema.isInt({ message: "requestTimeoutMs must be an integer" }),
+  Schema.isBetween({ minimum: 1, maximum: HookTimeoutCeilingMs }, {
+    message: `requestTimeoutMs must be between 1 and ${HookTimeoutCeilingMs}`
+  })
+)
+
+export const HookCreate = Schema.Struct({
+  name: Name,
+  url: Url,
+  secret: SigningSecret,
+  enabled: opt(Schema.Boolean),
+  onHookError: opt(OnHookError),
+  requestTimeoutMs: opt(Schema.NullOr(HookTimeout)),
+  metadata: opt(Metadata)
+}).annotate({ identifier: "ToolApprovalHookCreate" })
+export type HookCreate = typeof HookCreate.Type
+
+export const HookPatch = Schema.Struct({
+  name: opt(Name),
+  url: opt(Url),
+  enabled: opt(Schema.Boolean),
+  onHookError: opt(OnHookError),
+  requestTimeoutMs: opt(Schema.NullOr(HookTimeout)),
+  metadata: opt(MetadataPatch)
+}).annotate({ identifier: "ToolApprovalHookPatch" })
+export type HookPatch = typeof HookPatch.Type
+
+export const RotateSigningSecret = Schema.Struct({ secret: SigningSecret })
+
+export const HookConfig = Schema.Struct({
+  url: Schema.String,
+  enabled: Schema.Boolean,
+  onHookError: OnHookError,
+  requestTimeoutMs: Schema.Number
+})
+export type HookConfig = typeof HookConfig.Type
+
+export const ToolApprovalHook = Schema.Struct({
+  id: Schema.String,
+  object: Schema.Literal("tool_approval_hook"),
+  name: Schema.String,
+  url: Schema.String,
+  enabled: Schema.Boolean,
+  onHookError: OnHookError,
+  requestTimeoutMs: Schema.Number,
+  metadata: Metadata,
+  configVersion: Schema.Number,
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+}).annotate({ identifier: "ToolApprovalHook" })
+export type ToolApprovalHook = typeof ToolApprovalHook.Type
+
+/** What a hook answers (6.1): only decision and reason. */
+export const HookDecision = Schema.Struct({
+  decision: Schema.Literals(["allow", "deny", "pause"]),
+  reason: opt(Schema.String)
+})
+export type HookDecision = typeof HookDecision.Type
+
+export const HookTestResult = Schema.Struct({
+  delivered: Schema.Literal(true),
+  latencyMs: Schema.Number,
+  decision: Schema.Literals(["allow", "deny", "pause"]),
+  reason: opt(Schema.String)
+}).annotate({ identifier: "ToolApprovalHookTestResult" })

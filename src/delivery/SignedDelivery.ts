@@ -1,0 +1,92 @@
+/**
+ * One signed JSON POST to a user-registered URL through the guarded client:
+ * sent once, no retry, bounded by a timeout measured on `Clock` (so TestClock
+ * drives it in tests). Headers: Content-Type, Svc-Signature, Svc-Timestamp
+ * (unix seconds, the same `t` as in the signature), Svc-Request-Id, plus the
+ * caller's.
+ */
+import { Clock, Context, Data, Duration, Effect, Layer, type Redacted } from "effect"
+import { newIdSync } from "../Ids.ts"
+import { Outbound, UrlRefused } from "../outbound/Outbound.ts"
+import { signatureHeader } from "./Signature.ts"
+
+export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
+  readonly reason: "timeout" | "unreachable" | "refused" | "status"
+  readonly message: string
+  readonly status?: number
+}> {}
+
+export interface Delivery {
+  readonly url: string
+  readonly secret: Redacted.Redacted
+  readonly body: unknown
+  readonly timeoutMs: number
+  readonly headers?: Readonly<Record<string, string>>
+  /** Stable per logical delivery where the receiver deduplicates on it. */
+  readonly requestId?: string
+}
+
+export interface Delivered {
+  readonly status: number
+  readonly text: string
+  readonly latencyMs: number
+  readonly requestId: string
+}
+
+export class SignedDelivery extends Context.Service<SignedDelivery, {
+  readonly post: (delivery: Delivery) => Effect.Effect<Delivered, DeliveryFailed>
+}>()("svc/SignedDelivery") {
+  static readonly layer = Layer.effect(SignedDelivery)(
+    Effect.gen(function*() {
+      const outbound = yield* Outbound
+      return {
+        post: Effect.fn("SignedDelivery.post")(function*(delivery: Delivery) {
+          const body = JSON.stringify(delivery.body)
+          const started = yield* Clock.currentTimeMillis
+          const timestamp = Math.floor(started / 1000)
+          const requestId = delivery.requestId ?? newIdSync("request")
+          const headers = {
+            ...delivery.headers,
+            "content-type": "application/json",
+            "svc-signature": signatureHeader(delivery.secret, timestamp, body),
+            "svc-timestamp": String(timestamp),
+            "svc-request-id": requestId
+          }
+          const response = yield* Effect.tryPromise({
+            try: async (signal) => {
+              const r = await outbound.fetch(delivery.url, { method: "POST", headers, body, signal })
+              return { status: r.status, text: await r.text() }
+            },
+            catch: (cause) =>
+              cause instanceof UrlRefused
+                ? new DeliveryFailed({ reason: "refused", message: `the URL was refused: ${cause.message}` })
+                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${describe(cause)}` })
+          }).pipe(
+            Effect.timeoutOrElse({
+              duration: Duration.millis(delivery.timeoutMs),
+              orElse: () =>
+                Effect.fail(new DeliveryFailed({ reason: "timeout", message: `no response within ${delivery.timeoutMs} ms` }))
+            })
+          )
+          const latencyMs = (yield* Clock.currentTimeMillis) - started
+          if (response.status < 200 || response.status >= 300) {
+            return yield* new DeliveryFailed({
+              reason: "status",
+              status: response.status,
+              message: `${delivery.url} answered HTTP ${response.status}`
+            })
+          }
+          return { ...response, latencyMs, requestId }
+        })
+      }
+    })
+  )
+}
+
+const describe = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
+    return `${cause.message}${inner}`
+  }
+  return String(cause)
+}

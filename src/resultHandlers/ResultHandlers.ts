@@ -1,0 +1,105 @@
+/** Result handlers (spec 4.5): registration and secret rotation. Delivery comes with artifacts. */
+import { Context, Effect, Layer, Redacted } from "effect"
+import { InvalidRequest } from "../../domain/Errors.ts"
+import type { PageRequest } from "../../domain/Page.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import {
+  type ResultHandler,
+  ResultHandlerConfig,
+  type ResultHandlerCreate,
+  type ResultHandlerPatch,
+  ResultHandlerTimeout
+} from "../../domain/ResultHandler.ts"
+import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { canonicalJson } from "../CanonicalJson.ts"
+import { Outbound } from "../outbound/Outbound.ts"
+import { SecretBox } from "../secrets/SecretBox.ts"
+import { ResourceStore } from "../store/ResourceStore.ts"
+
+const make = Effect.gen(function*() {
+  const store = yield* ResourceStore
+  const box = yield* SecretBox
+  const outbound = yield* Outbound
+  const crud = makeCrud(store, {
+    table: "result_handlers",
+    idKind: "resultHandler",
+    resource: "result_handler",
+    uniqueNames: false,
+    config: ResultHandlerConfig,
+    view: (row, c): ResultHandler => ({
+      id: row.id,
+      object: "result_handler",
+      kind: c.kind,
+      name: row.name,
+      url: c.url,
+      requestTimeoutMs: c.requestTimeoutMs,
+      metadata: row.metadata,
+      configVersion: row.configVersion,
+      createdAt: row.createdAt,
+      updatedAt: row.updatedAt
+    })
+  })
+
+  const secretOf = (secret: unknown) =>
+    typeof secret === "string" && secret.length > 0 && secret.length <= 1024
+      ? Effect.succeed(Redacted.make(secret))
+      : Effect.fail(
+        InvalidRequest.forField(
+          "secret",
+          "A result handler needs a signing secret: a string of 1 to 1024 characters.",
+          "result_handler_secret_missing"
+        )
+      )
+
+  return {
+    create: Effect.fn("ResultHandlers.create")(function*(principal: Principal, input: ResultHandlerCreate) {
+      if (input.kind !== "artifact") {
+        return yield* InvalidRequest.forField(
+          "kind",
+          `Unsupported result handler kind ${JSON.stringify(input.kind) ?? "(missing)"}: only 'artifact' is supported.`,
+          "result_handler_invalid_kind"
+        )
+      }
+      const secret = yield* secretOf(input.secret)
+      const url = yield* outbound.checkUrl(input.url, "url")
+      return yield* crud.create(principal, {
+        name: input.name,
+        config: { kind: "artifact", url: url.toString(), requestTimeoutMs: input.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs },
+        metadata: input.metadata ?? {},
+        sealed: yield* box.seal(secret)
+      })
+    }),
+    get: crud.get,
+    list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
+    update: Effect.fn("ResultHandlers.update")(function*(principal: Principal, id: string, patch: ResultHandlerPatch) {
+      const current = yield* crud.load(principal, id)
+      const next: ResultHandlerConfig = {
+        kind: "artifact",
+        url: patch.url === undefined ? current.config.url : (yield* outbound.checkUrl(patch.url, "url")).toString(),
+        requestTimeoutMs: patch.requestTimeoutMs === undefined
+          ? current.config.requestTimeoutMs
+          : patch.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs
+      }
+      const name = patch.name ?? current.row.name
+      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
+      const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
+      return yield* crud.save(principal, current, { name, config: next, metadata, sealed: current.row.sealed }, structural)
+    }),
+    rotateSecret: Effect.fn("ResultHandlers.rotateSecret")(function*(principal: Principal, id: string, secret: unknown) {
+      const current = yield* crud.load(principal, id)
+      const sealed = yield* box.seal(yield* secretOf(secret))
+      return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
+    }),
+    remove: (principal: Principal, id: string) =>
+      crud.remove(principal, id, () =>
+        agentsReferencing(store, principal, [
+          { artifacts: { exports: { resultHandlerId: id } } },
+          { artifacts: { oversizedToolResults: { resultHandlerId: id } } }
+        ])),
+    requireRef: crud.requireRef
+  }
+})
+
+export class ResultHandlers extends Context.Service<ResultHandlers, Effect.Success<typeof make>>()("svc/ResultHandlers") {
+  static readonly layer = Layer.effect(ResultHandlers)(make).pipe(Layer.provide(ResourceStore.layer))
+}

@@ -1,0 +1,75 @@
+/**
+ * Encryption at rest for secret values and signing secrets: AES-256-GCM under
+ * a master key, with the key id stored beside each ciphertext so the master
+ * key can be rotated (old keys stay configured for decryption only).
+ *
+ * Master keys: SVC_MASTER_KEY (current, 32 bytes as base64 or 64 hex digits)
+ * and SVC_MASTER_KEY_PREVIOUS (comma-separated older keys). The embedded
+ * default generates `master.key` (mode 0600) in the data directory. A key's
+ * id is the first 16 hex digits of its SHA-256.
+ */
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import { Context, Effect, Layer, Redacted } from "effect"
+
+export interface Sealed {
+  /** base64 of iv (12 bytes) || tag (16 bytes) || ciphertext */
+  readonly ciphertext: string
+  readonly keyId: string
+}
+
+export interface MasterKey {
+  readonly id: string
+  readonly key: Buffer
+}
+
+export const keyIdOf = (key: Buffer): string => createHash("sha256").update(key).digest("hex").slice(0, 16)
+
+/** Parses a key given as base64 (32 bytes) or 64 hex digits. */
+export const parseMasterKey = (text: string): MasterKey | string => {
+  const trimmed = text.trim()
+  const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64")
+  if (key.length !== 32) return "a master key must be 32 bytes, given as base64 or as 64 hex digits"
+  return { id: keyIdOf(key), key }
+}
+
+export const generateMasterKey = (): string => randomBytes(32).toString("base64")
+
+export class SecretBox extends Context.Service<SecretBox, {
+  readonly currentKeyId: string
+  readonly seal: (plaintext: Redacted.Redacted) => Effect.Effect<Sealed>
+  /** Decrypts at the moment of use; a missing key or a tampered ciphertext is a defect. */
+  readonly open: (sealed: Sealed) => Effect.Effect<Redacted.Redacted>
+}>()("svc/SecretBox") {
+  static readonly make = (current: MasterKey, previous: ReadonlyArray<MasterKey>) => {
+    const keys = new Map([current, ...previous].map((k) => [k.id, k.key]))
+    return SecretBox.of({
+      currentKeyId: current.id,
+      seal: (plaintext) =>
+        Effect.sync(() => {
+          const iv = randomBytes(12)
+          const cipher = createCipheriv("aes-256-gcm", current.key, iv)
+          const body = Buffer.concat([cipher.update(Redacted.value(plaintext), "utf8"), cipher.final()])
+          return { ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64"), keyId: current.id }
+        }),
+      open: (sealed) =>
+        Effect.suspend(() => {
+          const key = keys.get(sealed.keyId)
+          if (key === undefined) {
+            return Effect.die(new Error(`no configured master key has id ${sealed.keyId} (set SVC_MASTER_KEY_PREVIOUS)`))
+          }
+          return Effect.try({
+            try: () => {
+              const raw = Buffer.from(sealed.ciphertext, "base64")
+              const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12))
+              decipher.setAuthTag(raw.subarray(12, 28))
+              return Redacted.make(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"))
+            },
+            catch: () => new Error(`a ciphertext sealed with key ${sealed.keyId} failed authentication`)
+          }).pipe(Effect.orDie)
+        })
+    })
+  }
+
+  static readonly layerKeys = (current: MasterKey, previous: ReadonlyArray<MasterKey>) =>
+    Layer.succeed(SecretBox)(SecretBox.make(current, previous))
+}
