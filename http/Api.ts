@@ -6,6 +6,7 @@ import { BandsApi } from "./BandsApi.ts"
 import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
 import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
+import { HttpConnectionsApi, ToolServersApi } from "./ToolsApi.ts"
 
 export const Api = HttpApi.make("agent-service")
   .add(AgentsApi)
@@ -15,6 +16,8 @@ export const Api = HttpApi.make("agent-service")
   .add(SecretContextsApi)
   .add(HooksApi)
   .add(ResultHandlersApi)
+  .add(ToolServersApi)
+  .add(HttpConnectionsApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   .middleware(ApiFailures)

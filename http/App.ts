@@ -24,6 +24,8 @@ import * as MasterKeys from "../src/secrets/MasterKeys.ts"
 import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Threads } from "../src/threads/Threads.ts"
+import { HttpConnections } from "../src/tools/HttpConnections.ts"
+import { ToolServers } from "../src/tools/ToolServers.ts"
 import * as Server from "./Server.ts"
 
 const outboundLayer = Layer.unwrap(
@@ -31,9 +33,13 @@ const outboundLayer = Layer.unwrap(
     Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers }))
 )
 
-const Adapters = Layer.mergeAll(Secrets.layer, SecretContexts.layer, ToolApprovalHooks.layer, ResultHandlers.layer).pipe(
-  Layer.provideMerge(SignedDelivery.layer)
-)
+const Adapters = Layer.mergeAll(
+  SecretContexts.layer,
+  ToolApprovalHooks.layer,
+  ResultHandlers.layer,
+  ToolServers.layer,
+  HttpConnections.layer
+).pipe(Layer.provideMerge(Layer.mergeAll(Secrets.layer, SignedDelivery.layer)))
 
 const Services = Layer.mergeAll(
   Agents.layer,

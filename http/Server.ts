@@ -14,6 +14,7 @@ import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
+import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
 
 const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"]] as const
 
@@ -25,7 +26,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     SecretsHandlers,
     SecretContextsHandlers,
     HooksHandlers,
-    ResultHandlersHandlers
+    ResultHandlersHandlers,
+    ToolServersHandlers,
+    HttpConnectionsHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

@@ -11,8 +11,10 @@ import { newId } from "../Ids.ts"
 import { requireOwned } from "../Ownership.ts"
 import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
+import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
+import { checkReferences } from "./AgentReferences.ts"
 
 export class Agents extends Context.Service<Agents, {
   readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
@@ -36,19 +38,22 @@ export class Agents extends Context.Service<Agents, {
       const repo = yield* AgentRepo
       const bands = yield* Bands
 
-      const checked = (config: AgentConfig | InvalidRequest): Effect.Effect<AgentConfig, InvalidRequest> => {
+      const store = yield* ResourceStore
+
+      /** Cross-field rules, then references to adapters of the caller's workspace. */
+      const checked = (principal: Principal, config: AgentConfig | InvalidRequest): Effect.Effect<AgentConfig, InvalidRequest> => {
         if (config instanceof InvalidRequest) return Effect.fail(config)
-        const broken = checkAll(config)
-        return broken === undefined ? Effect.succeed(config) : Effect.fail(broken)
+        const broken = checkConfig(config, bands.isAvailable)
+        if (broken !== undefined) return Effect.fail(broken)
+        return Effect.as(checkReferences(store, principal, config), config)
       }
-      const checkAll = (config: AgentConfig) => checkConfig(config, bands.isAvailable)
 
       const getRow = (principal: Principal, id: string) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<AgentRow>(principal, "agent", id)))
 
       return {
         create: Effect.fn("Agents.create")(function*(principal: Principal, input: AgentCreate) {
-          const config = yield* checked(buildConfig(input))
+          const config = yield* checked(principal, buildConfig(input))
           const now = yield* nowIso
           const agent: Agent = {
             id: yield* newId("agent"),
@@ -68,8 +73,8 @@ export class Agents extends Context.Service<Agents, {
           })
           return agent
         }),
-        validate: Effect.fn("Agents.validate")(function*(_principal: Principal, input: AgentCreate) {
-          yield* checked(buildConfig(input))
+        validate: Effect.fn("Agents.validate")(function*(principal: Principal, input: AgentCreate) {
+          yield* checked(principal, buildConfig(input))
           return { valid: true as const }
         }),
         get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.agent),
@@ -81,7 +86,7 @@ export class Agents extends Context.Service<Agents, {
         }),
         update: Effect.fn("Agents.update")(function*(principal: Principal, id: string, patch: AgentPatch) {
           const { agent } = yield* getRow(principal, id)
-          const config = yield* checked(applyPatch(agent, patch))
+          const config = yield* checked(principal, applyPatch(agent, patch))
           const metadata = applyMetadataPatch(agent.metadata, patch.metadata)
           if (typeof metadata === "string") return yield* InvalidRequest.forField("metadata", metadata)
           const before = canonicalJson(agentConfigOf(agent))
@@ -105,6 +110,6 @@ export class Agents extends Context.Service<Agents, {
         })
       }
     })
-  ).pipe(Layer.provide([AgentRepo.layer, Bands.layer]))
+  ).pipe(Layer.provide([AgentRepo.layer, Bands.layer, ResourceStore.layer]))
 }
 

@@ -1,0 +1,218 @@
+/**
+ * OpenAPI 3.x / Swagger 2.0 documents for HTTP connections (spec 4.7):
+ * loading (inline JSON or a URL through the guarded client; YAML refused),
+ * parsing and dereferencing with @apidevtools/swagger-parser (internal `$ref`s
+ * only: a document can never make the service read files or other URLs),
+ * mapping operations to tools (rules 1-2), and base URL resolution (rule 6).
+ */
+import SwaggerParser from "@apidevtools/swagger-parser"
+import { Data, Duration, Effect, Schema } from "effect"
+import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
+import { checkUrlShape } from "../outbound/UrlPolicy.ts"
+import type { GuardedFetch } from "../outbound/Outbound.ts"
+
+export const MaxSpecBytes = 5 * 1024 * 1024
+
+export class SpecFailure extends Data.TaggedError("SpecFailure")<{
+  readonly errorCode: "spec_unreachable" | "spec_invalid" | "base_url_missing"
+  readonly message: string
+}> {}
+
+const decodeJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
+
+const looksLikeYaml = (text: string): boolean => /^\s*(openapi|swagger)\s*:/m.test(text)
+
+/** How a `spec` field is given. */
+export type SpecSource =
+  | { readonly _tag: "Inline"; readonly text: string }
+  | { readonly _tag: "Url"; readonly url: string }
+  | { readonly _tag: "Invalid"; readonly message: string }
+
+export const classifySpec = (spec: string): SpecSource => {
+  const text = spec.trim()
+  if (text.startsWith("{")) return { _tag: "Inline", text }
+  if (looksLikeYaml(text)) {
+    return { _tag: "Invalid", message: "YAML documents are not supported; send the OpenAPI document as JSON (inline or by URL)." }
+  }
+  if (URL.canParse(text)) return { _tag: "Url", url: text }
+  return { _tag: "Invalid", message: "spec must be a URL to a JSON document, or the JSON document itself." }
+}
+
+/** The versions this service reads. */
+export const checkVersion = (doc: Readonly<Record<string, unknown>>): string | undefined => {
+  const openapi = doc["openapi"]
+  if (typeof openapi === "string" && /^3\.\d+(\.\d+)?/.test(openapi)) return undefined
+  if (doc["swagger"] === "2.0") return undefined
+  return "the document is neither OpenAPI 3.x (an `openapi: 3.x` field) nor Swagger 2.0 (`swagger: \"2.0\"`)"
+}
+
+const parseText = (text: string) =>
+  decodeJson(text).pipe(
+    Effect.mapError(() =>
+      new SpecFailure({
+        errorCode: "spec_invalid",
+        message: looksLikeYaml(text) ? "YAML documents are not supported; serve the document as JSON" : "the document is not valid JSON"
+      })
+    )
+  )
+
+export interface LoadedSpec {
+  readonly document: OpenAPI.Document
+  /** Where it was loaded from, for relative `servers[]` URLs. */
+  readonly url: URL | undefined
+}
+
+/** Parses and dereferences a JSON document of a supported version. */
+export const parse = (text: string, url: URL | undefined): Effect.Effect<LoadedSpec, SpecFailure> =>
+  Effect.gen(function*() {
+    const raw = yield* parseText(text)
+    const wrongVersion = checkVersion(raw)
+    if (wrongVersion !== undefined) return yield* new SpecFailure({ errorCode: "spec_invalid", message: wrongVersion })
+    const document = yield* Effect.tryPromise({
+      try: () =>
+        SwaggerParser.dereference(structuredClone(raw) as unknown as OpenAPI.Document, {
+          resolve: { external: false, file: false, http: false },
+          dereference: { circular: "ignore" }
+        }),
+      catch: (cause) =>
+        new SpecFailure({
+          errorCode: "spec_invalid",
+          message: `the document could not be parsed: ${cause instanceof Error ? cause.message : String(cause)}`
+        })
+    })
+    return { document, url }
+  })
+
+/** Loads (inline or by URL) and parses the document. */
+export const load = (spec: string, fetch: GuardedFetch, timeoutMs: number): Effect.Effect<LoadedSpec, SpecFailure> =>
+  Effect.gen(function*() {
+    const source = classifySpec(spec)
+    if (source._tag === "Invalid") return yield* new SpecFailure({ errorCode: "spec_invalid", message: source.message })
+    if (source._tag === "Inline") return yield* parse(source.text, undefined)
+    return yield* parse(yield* download(source.url, fetch, timeoutMs), new URL(source.url))
+  })
+
+const download = (url: string, fetch: GuardedFetch, timeoutMs: number) =>
+  Effect.tryPromise({
+    try: async (signal) => {
+      const response = await fetch(url, { headers: { accept: "application/json" }, signal })
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      const declared = Number(response.headers.get("content-length") ?? "0")
+      if (declared > MaxSpecBytes) throw new Error(`the document is larger than ${MaxSpecBytes} bytes`)
+      const body = await response.arrayBuffer()
+      if (body.byteLength > MaxSpecBytes) throw new Error(`the document is larger than ${MaxSpecBytes} bytes`)
+      return new TextDecoder().decode(body)
+    },
+    catch: (cause) =>
+      new SpecFailure({
+        errorCode: "spec_unreachable",
+        message: `could not load ${url}: ${cause instanceof Error ? cause.message : String(cause)}`
+      })
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.millis(timeoutMs),
+      orElse: () => Effect.fail(new SpecFailure({ errorCode: "spec_unreachable", message: `loading ${url} timed out` }))
+    })
+  )
+
+// ---- operations (rules 1-2) --------------------------------------------------
+
+const methods = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const
+export type Method = (typeof methods)[number]
+
+export interface Operation {
+  /** The tool's operation name: sanitized operationId, or `{method}_{path}`, suffixed on collision. */
+  readonly name: string
+  readonly operationId: string | undefined
+  readonly method: Method
+  readonly path: string
+  readonly summary: string | undefined
+  readonly description: string | undefined
+  readonly operation: OpenAPIV3.OperationObject | OpenAPIV2.OperationObject
+  readonly pathItem: OpenAPIV3.PathItemObject | OpenAPIV2.PathItemObject
+}
+
+/** Letters, digits, `_` and `-` only; runs of anything else become one `_`. */
+export const sanitize = (raw: string): string =>
+  raw.replace(/[^A-Za-z0-9_-]+/g, "_").replace(/_{2,}/g, "_").replace(/^_+|_+$/g, "")
+
+export const operations = (document: OpenAPI.Document): ReadonlyArray<Operation> => {
+  const out: Array<Operation> = []
+  const used = new Set<string>()
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    if (item === undefined || item === null) continue
+    const pathItem = item as OpenAPIV3.PathItemObject
+    for (const method of methods) {
+      const operation = pathItem[method]
+      if (operation === undefined) continue
+      const fromId = operation.operationId === undefined ? "" : sanitize(operation.operationId)
+      const base = fromId !== "" ? fromId : sanitize(`${method}_${path}`) || method
+      let name = base
+      for (let n = 2; used.has(name); n++) name = `${base}_${n}`
+      used.add(name)
+      out.push({
+        name,
+        operationId: operation.operationId,
+        method,
+        path,
+        summary: operation.summary,
+        description: operation.description,
+        operation,
+        pathItem
+      })
+    }
+  }
+  return out
+}
+
+/** `allowedOperations` names either the tool's operation name or the document's operationId. */
+export const allowed = (ops: ReadonlyArray<Operation>, allowedOperations: ReadonlyArray<string> | null) => {
+  if (allowedOperations === null) return ops
+  const names = new Set(allowedOperations)
+  return ops.filter((op) => names.has(op.name) || (op.operationId !== undefined && names.has(op.operationId)))
+}
+
+// ---- base URL (rule 6) -------------------------------------------------------
+
+const substituteVariables = (server: OpenAPIV3.ServerObject): string =>
+  server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default?.toString() ?? "")
+
+/**
+ * The first usable base URL: the explicit one, else the document's first
+ * `servers[]` entry that passes the URL policy (3.x; relative entries resolve
+ * against the document's URL), else `schemes`/`host`/`basePath` (2.0).
+ */
+export const resolveBaseUrl = (
+  loaded: LoadedSpec,
+  explicit: string | null,
+  allowPrivate: boolean
+): string | undefined => {
+  const usable = (candidate: string): string | undefined => {
+    const shape = checkUrlShape(candidate, allowPrivate)
+    return typeof shape === "string" ? undefined : shape.url.toString().replace(/\/$/, "")
+  }
+  if (explicit !== null) return usable(explicit)
+  const doc = loaded.document
+  if ("openapi" in doc) {
+    for (const server of doc.servers ?? []) {
+      const raw = substituteVariables(server)
+      const base = loaded.url?.toString()
+      const absolute = URL.canParse(raw)
+        ? raw
+        : base !== undefined && URL.canParse(raw, base)
+        ? new URL(raw, base).toString()
+        : undefined
+      const result = absolute === undefined ? undefined : usable(absolute)
+      if (result !== undefined) return result
+    }
+    return undefined
+  }
+  const v2 = doc as OpenAPIV2.Document
+  if (v2.host === undefined) return undefined
+  const schemes = v2.schemes ?? ["https"]
+  for (const scheme of ["https", "http"].filter((s) => schemes.includes(s))) {
+    const result = usable(`${scheme}://${v2.host}${v2.basePath ?? ""}`)
+    if (result !== undefined) return result
+  }
+  return undefined
+}
