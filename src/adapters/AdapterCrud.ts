@@ -53,18 +53,17 @@ export const makeCrud = <Config, View, const Resource extends string>(
     Effect.map(Effect.orDie(decode(row.config)), (config): Loaded<Config> => ({ row, config }))
   const view = (l: Loaded<Config>) => kind.view(l.row, l.config)
 
+  const conflict = (name: string) =>
+    new Conflict({
+      code: "name_conflict",
+      message: `A ${kind.resource.replaceAll("_", " ")} named '${name}' already exists in this organization.`,
+      details: { field: "name" }
+    })
+
   const checkName = (principal: Principal, name: string, selfId: string | undefined) =>
     kind.uniqueNames
       ? Effect.flatMap(store.findByName(kind.table, principal.organizationId, name), (found) =>
-        found._tag === "Some" && found.value.id !== selfId
-          ? Effect.fail(
-            new Conflict({
-              code: "name_conflict",
-              message: `A ${kind.resource.replaceAll("_", " ")} named '${name}' already exists in this organization.`,
-              details: { field: "name" }
-            })
-          )
-          : Effect.void)
+        found._tag === "Some" && found.value.id !== selfId ? Effect.fail(conflict(name)) : Effect.void)
       : Effect.void
 
   const load = (principal: Principal, id: string): Owned<Loaded<Config>> =>
@@ -105,7 +104,8 @@ export const makeCrud = <Config, View, const Resource extends string>(
         createdAt: now,
         updatedAt: now
       }
-      yield* store.insert(kind.table, row)
+      // The unique index decides races the check above cannot see.
+      yield* store.insert(kind.table, row).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict(draft.name))))
       return kind.view(row, draft.config)
     }),
     /** Saves a new state; configVersion increments when `structural`. */
@@ -125,7 +125,7 @@ export const makeCrud = <Config, View, const Resource extends string>(
         configVersion: structural ? current.row.configVersion + 1 : current.row.configVersion,
         updatedAt: yield* nowIso
       }
-      yield* store.update(kind.table, row)
+      yield* store.update(kind.table, row).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict(next.name))))
       return kind.view(row, next.config)
     }),
     remove: Effect.fn(`${kind.resource}.remove`)(function*(

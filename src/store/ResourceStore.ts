@@ -4,7 +4,8 @@
  * own schema.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import type { SqlError } from "effect/sql"
 import { Metadata } from "../../domain/Metadata.ts"
 import type { Sealed } from "../secrets/SecretBox.ts"
 import type { Position } from "./Cursor.ts"
@@ -61,8 +62,14 @@ export interface Referrer {
   readonly id: string
 }
 
+/** The organization already has a row of this kind with this name (unique index). */
+export class NameTaken extends Data.TaggedError("NameTaken")<{}> {}
+
+const nameTaken = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect.Effect<A, NameTaken, R> =>
+  Effect.catch(effect, (e) => (e.reason._tag === "UniqueViolation" ? Effect.fail(new NameTaken()) : Effect.die(e)))
+
 export interface ResourceStoreShape {
-  readonly insert: (table: AdapterTable, row: ResourceRow) => Effect.Effect<void>
+  readonly insert: (table: AdapterTable, row: ResourceRow) => Effect.Effect<void, NameTaken>
   readonly find: (table: AdapterTable, id: string) => Effect.Effect<Option.Option<ResourceRow>>
   readonly findByName: (table: AdapterTable, organizationId: string, name: string) => Effect.Effect<Option.Option<ResourceRow>>
   readonly list: (
@@ -72,7 +79,7 @@ export interface ResourceStoreShape {
     after: Position | undefined,
     filter?: ListFilter
   ) => Effect.Effect<ReadonlyArray<ResourceRow>>
-  readonly update: (table: AdapterTable, row: ResourceRow) => Effect.Effect<void>
+  readonly update: (table: AdapterTable, row: ResourceRow) => Effect.Effect<void, NameTaken>
   readonly remove: (table: AdapterTable, id: string) => Effect.Effect<void>
   /** Rows of `table` whose `column` JSON contains `probe` (jsonb @>), in the same workspace. */
   readonly referrers: (
@@ -96,7 +103,7 @@ export class ResourceStore extends Context.Service<ResourceStore, ResourceStoreS
               sealed, key_id, created_at, updated_at)
             VALUES (${r.id}, ${r.organizationId}, ${r.workspaceId}, ${r.name}, ${sql.json(r.config)}, ${sql.json(r.metadata)},
               ${r.configVersion}, ${r.sealed?.ciphertext ?? null}, ${r.sealed?.keyId ?? null}, ${r.createdAt}, ${r.updatedAt})`
-            .pipe(Effect.orDie)
+            .pipe(nameTaken)
         }),
         find: Effect.fn("ResourceStore.find")(function*(table: AdapterTable, id: string) {
           const rows = yield* select(sql`SELECT * FROM ${t(table)} WHERE id = ${id}`)
@@ -128,7 +135,7 @@ export class ResourceStore extends Context.Service<ResourceStore, ResourceStoreS
           yield* sql`UPDATE ${t(table)} SET name = ${r.name}, config = ${sql.json(r.config)}, metadata = ${sql.json(r.metadata)},
               config_version = ${r.configVersion}, sealed = ${r.sealed?.ciphertext ?? null}, key_id = ${r.sealed?.keyId ?? null},
               updated_at = ${r.updatedAt}
-            WHERE id = ${r.id}`.pipe(Effect.orDie)
+            WHERE id = ${r.id}`.pipe(nameTaken)
         }),
         remove: Effect.fn("ResourceStore.remove")(function*(table: AdapterTable, id: string) {
           yield* sql`DELETE FROM ${t(table)} WHERE id = ${id}`.pipe(Effect.orDie)
