@@ -7,6 +7,8 @@ import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
+import { RunEntityLive } from "../actors/RunEntityLive.ts"
+import { Runs } from "../actors/Runs.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { ApiKeys } from "../src/auth/ApiKeys.ts"
 import * as Bootstrap from "../src/auth/Bootstrap.ts"
@@ -23,6 +25,10 @@ import { ResultHandlers } from "../src/resultHandlers/ResultHandlers.ts"
 import * as MasterKeys from "../src/secrets/MasterKeys.ts"
 import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
+import { Models } from "../src/model/Models.ts"
+import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { EventLog } from "../src/runs/EventLog.ts"
+import { RunRepo } from "../src/runs/RunRepo.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
@@ -51,8 +57,18 @@ const Services = Layer.mergeAll(
   Adapters
 ).pipe(Layer.provideMerge(Layer.mergeAll(MasterKeys.layer, outboundLayer)))
 
+/** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
+const RunsLayer = Runs.layer.pipe(
+  Layer.provideMerge(RunEntityLive),
+  Layer.provideMerge(AgentLoop.layer),
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, EventLog.layer, Models.layer))
+)
+
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
-export const layerServices = Layer.mergeAll(Services, Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)), Cluster.layer).pipe(
+export const layerServices = Layer.mergeAll(
+  RunsLayer.pipe(Layer.provideMerge(Services), Layer.provideMerge(Cluster.layer)),
+  Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer))
+).pipe(
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer)
 )

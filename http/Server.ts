@@ -13,6 +13,7 @@ import { BandsHandlers } from "./BandsHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
+import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
 
@@ -28,7 +29,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     HooksHandlers,
     ResultHandlersHandlers,
     ToolServersHandlers,
-    HttpConnectionsHandlers
+    HttpConnectionsHandlers,
+    RunsHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

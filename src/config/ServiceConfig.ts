@@ -33,6 +33,8 @@ export interface ServiceConfigShape {
   readonly dnsServers: ReadonlyArray<string>
   /** SVC_PUBLIC_URL: the base URL clients reach this service at (hook `resolveUrl`s); default http://HOST:PORT. */
   readonly publicUrl: string
+  /** SVC_ROUTE_PRICES: `<route>=<input>/<output>` cents per 1,000 tokens, `;`-separated. */
+  readonly routePrices: string
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -71,7 +73,9 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         /\/+$/,
         ""
       )
+      const routePrices = yield* Config.String("SVC_ROUTE_PRICES").pipe(Config.withDefault(""))
       return {
+        routePrices,
         port,
         host,
         databaseUrl,

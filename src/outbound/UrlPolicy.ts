@@ -45,7 +45,7 @@ export const forbiddenAddress = (address: string): string | undefined => {
     // IPv4-mapped and -compatible forms carry an IPv4 address: judge that one.
     const mapped = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
     if (mapped) return forbiddenAddress(mapped[1])
-    const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
+    const hexMapped = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
     if (hexMapped) {
       const hi = parseInt(hexMapped[1], 16)
       const lo = parseInt(hexMapped[2], 16)

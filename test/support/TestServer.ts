@@ -57,7 +57,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   previousMasterKeys: [],
   allowPrivateUrls: true,
   dnsServers: [],
-  publicUrl: "http://svc.test"
+  publicUrl: "http://svc.test",
+  routePrices: ""
 })
 
 export interface Reply {
@@ -79,10 +80,10 @@ export class TestApi extends Context.Service<TestApi, {
   readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<Reply>
 }>()("test/TestApi") {}
 
-const parse = (text: string): unknown => {
-  if (text === "") return undefined
-  return Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Unknown))(text)
-}
+const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
+
+/** The body as JSON, or undefined when it is empty or not JSON (SSE, HTML). */
+const parse = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
 
 const client = (url: string) => ({
   url,

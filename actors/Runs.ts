@@ -1,0 +1,228 @@
+/**
+ * Runs (spec 4.2 messages / cancel / warm, 4.3): starting a run captures the
+ * configuration and plan, claims the thread atomically (409 thread_busy when
+ * another run holds it) and hands the run to its RunEntity; reads, lists,
+ * cancellation and the durable stream.
+ */
+import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { Conflict, InvalidRequest, NotFound, PermissionDenied } from "../domain/Errors.ts"
+import type { PageOf, PageRequest } from "../domain/Page.ts"
+import type { Principal } from "../domain/Principal.ts"
+import { isTerminal, type MessageInput, type Run, type RunReceipt, ZeroUsage } from "../domain/Run.ts"
+import { RunEntity } from "./RunEntity.ts"
+import { Agents } from "../src/agents/Agents.ts"
+import { Bands } from "../src/bands/Bands.ts"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
+import { newId } from "../src/Ids.ts"
+import { requireOwned } from "../src/Ownership.ts"
+import { pageWindow, toPage } from "../src/store/Cursor.ts"
+import { Threads } from "../src/threads/Threads.ts"
+import { nowIso } from "../src/Time.ts"
+import { ToolServers } from "../src/tools/ToolServers.ts"
+import { EventLog, type SequencedChunk } from "../src/runs/EventLog.ts"
+import { DefaultMaxSteps, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
+import { type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
+import * as StructuredOutput from "../src/runs/StructuredOutput.ts"
+import { Sharding } from "effect/cluster"
+
+export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict
+
+const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
+
+const inputText = (input: MessageInput["input"]) =>
+  Effect.gen(function*() {
+    if (typeof input === "string") {
+      if (input.length === 0) return yield* InvalidRequest.forField("input", "input must not be empty.")
+      return input
+    }
+    if ((input.attachments?.length ?? 0) > 0) {
+      return yield* InvalidRequest.forField(
+        "input.attachments",
+        "input.attachments references files, but this deployment has no files API: no such file exists."
+      )
+    }
+    if (input.text === undefined || input.text.length === 0) {
+      return yield* InvalidRequest.forField("input.text", "Object input needs non-empty text or at least one attachment.")
+    }
+    return input.text
+  })
+
+export class Runs extends Context.Service<Runs, {
+  readonly start: (
+    principal: Principal,
+    threadId: string,
+    input: MessageInput,
+    idempotencyKey: string | undefined
+  ) => Effect.Effect<RunReceipt, StartError>
+  readonly get: (principal: Principal, id: string) => Effect.Effect<Run, NotFound | PermissionDenied>
+  readonly list: (principal: Principal, filter: RunFilter, page: PageRequest) => Effect.Effect<PageOf<Run>, InvalidRequest>
+  readonly cancel: (principal: Principal, id: string) => Effect.Effect<Run, NotFound | PermissionDenied>
+  readonly cancelThread: (
+    principal: Principal,
+    threadId: string
+  ) => Effect.Effect<{ readonly id: string; readonly object: "thread.cancel"; readonly cancelledRunId: string | null }, NotFound | PermissionDenied>
+  readonly stream: (
+    principal: Principal,
+    id: string,
+    afterSeq: number
+  ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
+  readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
+}>()("svc/Runs") {
+  static readonly layer = Layer.effect(Runs)(
+    Effect.gen(function*() {
+      const repo = yield* RunRepo
+      const events = yield* EventLog
+      const threads = yield* Threads
+      const agents = yield* Agents
+      const bands = yield* Bands
+      const toolServers = yield* ToolServers
+      const config = yield* ServiceConfig
+      const sharding = yield* Sharding.Sharding
+      const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
+
+      const getRow = (principal: Principal, id: string) =>
+        repo.find(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
+
+      const start = Effect.fn("Runs.start")(function*(
+        principal: Principal,
+        threadId: string,
+        input: MessageInput,
+        idempotencyKey: string | undefined
+      ) {
+        const threadRow = yield* threads.getRow(principal, threadId)
+        const thread = threadRow.thread
+        const { agent } = yield* agents.getRow(principal, thread.agentId)
+        const text = yield* inputText(input.input)
+
+        const band = input.band ?? thread.band ?? agent.band
+        if (!bands.isAvailable(band)) {
+          return yield* InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`)
+        }
+        const inheritedStrict = agent.policies.dataHandling === "strict" || thread.dataHandling === "strict"
+        if (inheritedStrict && input.dataHandling === "standard") {
+          return yield* InvalidRequest.forField(
+            "dataHandling",
+            "This agent or thread requires strict data handling; a run cannot relax it to 'standard'."
+          )
+        }
+        const dataHandling = inheritedStrict || input.dataHandling === "strict" ? "strict" : "standard"
+        if (dataHandling === "strict" && !bands.isStrictAvailable(band)) {
+          return yield* InvalidRequest.forField(
+            "dataHandling",
+            `Strict data handling is required but band '${band}' has no verified zero-retention route.`,
+            "strict_data_handling_unavailable"
+          )
+        }
+        const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
+        if (!isIanaZone(timeZone)) return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
+        if (input.outputSchema !== undefined) {
+          const problem = StructuredOutput.schemaProblem(input.outputSchema)
+          if (problem !== undefined) return yield* InvalidRequest.forField("outputSchema", `outputSchema is not a valid JSON Schema: ${problem}.`)
+        }
+
+        const planned: Array<PlannedToolServer> = []
+        for (const serverId of agent.capabilities.mcp?.toolServerIds ?? []) {
+          const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
+          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, config: loaded.value.config })
+        }
+        const route = config.bands[band].route ?? "scripted"
+        const plan: RunPlan = {
+          input: text,
+          route,
+          context: [...agent.context, ...thread.context].map((b) => b.content),
+          skills: agent.capabilities.skills ?? [],
+          userInteraction: agent.capabilities.userInteraction === true,
+          toolServers: planned,
+          approvals: agent.approvals,
+          maxSteps: input.maxSteps ?? agent.policies.maxStepsDefault ?? DefaultMaxSteps,
+          maxDurationMs: input.maxDurationMs ?? agent.policies.maxDurationMsDefault,
+          budgetCents: input.budgetCents ?? null,
+          outputSchema: input.outputSchema ?? null,
+          streamProgress: input.streamProgress === true,
+          streamReasoning: input.streamReasoning === true
+        }
+        const now = yield* nowIso
+        const id = yield* newId("run")
+        const row: RunRow = {
+          id,
+          createdAt: now,
+          organizationId: principal.organizationId,
+          workspaceId: principal.workspaceId,
+          plan,
+          idempotencyKey: idempotencyKey ?? null,
+          run: {
+            id,
+            object: "run",
+            threadId,
+            agentId: agent.id,
+            status: "queued",
+            terminalReason: null,
+            usage: ZeroUsage,
+            config: { band, mediaFidelity: agent.policies.mediaFidelity, dataHandling, timeZone },
+            metadata: input.metadata ?? {},
+            createdAt: now,
+            startedAt: null,
+            completedAt: null
+          }
+        }
+        const claimed = yield* repo.createClaimed(row)
+        if (!claimed) {
+          const active = yield* repo.activeRun(threadId)
+          return yield* new Conflict({
+            code: "thread_busy",
+            message: "Another run is active on this thread; wait for it to finish or cancel it.",
+            details: { active_run_id: active }
+          })
+        }
+        yield* runClient(id).Start({ runId: id }, { discard: true }).pipe(Effect.orDie)
+        return {
+          runId: id,
+          threadId,
+          agentId: agent.id,
+          organizationId: principal.organizationId,
+          status: "queued" as const,
+          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+          createdAt: now
+        }
+      })
+
+      const cancelRun = (row: RunRow) =>
+        Effect.gen(function*() {
+          if (!isTerminal(row.run.status)) {
+            yield* runClient(row.id).Cancel({ runId: row.id }).pipe(Effect.orDie)
+          }
+          const after = yield* repo.find(row.id)
+          return Option.getOrElse(Option.map(after, (r) => r.run), () => row.run)
+        })
+
+      return {
+        start,
+        get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.run),
+        list: Effect.fn("Runs.list")(function*(principal: Principal, filter: RunFilter, page: PageRequest) {
+          const { limit, after } = yield* pageWindow(page)
+          const rows = yield* repo.list(principal, filter, limit, after)
+          return toPage(rows, limit, (row) => row.run)
+        }),
+        cancel: Effect.fn("Runs.cancel")(function*(principal: Principal, id: string) {
+          return yield* cancelRun(yield* getRow(principal, id))
+        }),
+        cancelThread: Effect.fn("Runs.cancelThread")(function*(principal: Principal, threadId: string) {
+          yield* threads.getRow(principal, threadId)
+          const active = yield* repo.activeRun(threadId)
+          if (active !== null) {
+            const row = yield* repo.find(active)
+            if (Option.isSome(row)) yield* cancelRun(row.value)
+          }
+          return { id: threadId, object: "thread.cancel" as const, cancelledRunId: active }
+        }),
+        stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: string, afterSeq: number) {
+          yield* getRow(principal, id)
+          return events.follow(id, afterSeq)
+        }),
+        warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
+          yield* threads.getRow(principal, threadId)
+        })
+      }
+    })
+  )
+}

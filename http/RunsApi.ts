@@ -1,0 +1,59 @@
+/** Contract of runs (4.3) and the run routes of threads (4.2). Streams are `text/event-stream` responses. */
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { Page, PageQuery } from "../domain/Page.ts"
+import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
+
+const params = { id: Schema.String }
+
+export const RunsApi = HttpApiGroup.make("runs")
+  .add(
+    HttpApiEndpoint.post("message", "/v1/threads/:id/messages", {
+      params,
+      payload: MessageInput,
+      headers: { ...IdempotencyHeaders, accept: Schema.optionalKey(Schema.String) },
+      // With `Accept: application/json`: the receipt. Otherwise the run's UI message stream (SSE).
+      success: RunReceipt
+    })
+  )
+  .add(
+    HttpApiEndpoint.get("warm", "/v1/threads/:id/messages", {
+      params,
+      query: { warm: Schema.Literal("1") },
+      success: HttpApiSchema.NoContent
+    })
+  )
+  .add(
+    HttpApiEndpoint.post("cancelThread", "/v1/threads/:id/cancel", {
+      params,
+      success: Schema.Struct({
+        id: Schema.String,
+        object: Schema.Literal("thread.cancel"),
+        cancelledRunId: Schema.NullOr(Schema.String)
+      })
+    })
+  )
+  .add(HttpApiEndpoint.post("start", "/v1/runs", { payload: RunStartInput, headers: IdempotencyHeaders, success: RunReceipt }))
+  .add(
+    HttpApiEndpoint.get("list", "/v1/runs", {
+      query: {
+        ...PageQuery,
+        agentId: Schema.optionalKey(Schema.String),
+        threadId: Schema.optionalKey(Schema.String),
+        status: Schema.optionalKey(RunStatus),
+        createdSince: Schema.optionalKey(Schema.String)
+      },
+      success: Page(Run)
+    })
+  )
+  .add(HttpApiEndpoint.get("get", "/v1/runs/:id", { params, success: Run }))
+  .add(
+    HttpApiEndpoint.get("stream", "/v1/runs/:id/stream", {
+      params,
+      headers: { "last-event-id": Schema.optionalKey(Schema.String) },
+      // The run's UI message stream (SSE); this schema only documents the JSON errors.
+      success: HttpApiSchema.NoContent
+    })
+  )
+  .add(HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }))

@@ -1,0 +1,69 @@
+/** Handlers of runs and the thread run routes. */
+import { Effect } from "effect"
+import { HttpApiBuilder } from "effect/http-api"
+import { Runs } from "../actors/Runs.ts"
+import { InvalidRequest } from "../domain/Errors.ts"
+import { RunReceipt } from "../domain/Run.ts"
+import { Idempotency } from "../src/idempotency/Idempotency.ts"
+import { Api } from "./Api.ts"
+import { CurrentPrincipal } from "./ApiMiddleware.ts"
+import { envelope } from "./ErrorEnvelope.ts"
+import { sseResponse } from "./SseResponse.ts"
+
+const wantsJson = (accept: string | undefined) => accept !== undefined && accept.includes("application/json")
+
+const parseLastEventId = (raw: string | undefined) => {
+  if (raw === undefined || raw === "") return Effect.succeed(0)
+  return /^\d{1,9}$/.test(raw)
+    ? Effect.succeed(Number(raw))
+    : Effect.fail(InvalidRequest.forField("Last-Event-ID", "Last-Event-ID must be a frame id this stream sent."))
+}
+
+export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
+  Effect.gen(function*() {
+    const runs = yield* Runs
+    const idempotency = yield* Idempotency
+    return handlers
+      .handle("message", ({ params, payload, headers }) =>
+        Effect.gen(function*() {
+          const p = yield* CurrentPrincipal
+          const key = headers["idempotency-key"] ?? payload.idempotencyKey
+          const receipt = yield* idempotency.run(
+            { principal: p, method: "POST", path: `/v1/threads/${params.id}/messages`, key, body: payload },
+            { schema: RunReceipt, status: 200 },
+            runs.start(p, params.id, payload, key)
+          )
+          if (wantsJson(headers.accept)) return receipt
+          return sseResponse(receipt.runId, yield* runs.stream(p, receipt.runId, 0))
+        }).pipe(envelope))
+      .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
+      .handle("cancelThread", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => runs.cancelThread(p, params.id)).pipe(envelope))
+      .handle("start", ({ payload, headers }) =>
+        Effect.gen(function*() {
+          const p = yield* CurrentPrincipal
+          const key = headers["idempotency-key"] ?? payload.idempotencyKey
+          const { threadId, ...input } = payload
+          return yield* idempotency.run(
+            { principal: p, method: "POST", path: "/v1/runs", key, body: payload },
+            { schema: RunReceipt, status: 200 },
+            runs.start(p, threadId, input, key)
+          )
+        }).pipe(envelope))
+      .handle("list", ({ query }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          runs.list(p, {
+            agentId: query.agentId,
+            threadId: query.threadId,
+            status: query.status,
+            createdSince: query.createdSince
+          }, query)).pipe(envelope))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.get(p, params.id)).pipe(envelope))
+      .handle("stream", ({ params, headers }) =>
+        Effect.gen(function*() {
+          const p = yield* CurrentPrincipal
+          const after = yield* parseLastEventId(headers["last-event-id"])
+          return sseResponse(params.id, yield* runs.stream(p, params.id, after))
+        }).pipe(envelope))
+      .handle("cancel", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope))
+  }))

@@ -1,0 +1,26 @@
+/**
+ * The AI SDK UI message stream over SSE: `id: <seq>` and `data: <chunk json>`
+ * per frame, `data: [DONE]` at the end, header `x-vercel-ai-ui-message-stream: v1`.
+ */
+import { Stream } from "effect"
+import { HttpServerResponse } from "effect/http"
+import type { SequencedChunk } from "../src/runs/EventLog.ts"
+
+const encoder = new TextEncoder()
+
+export const sseResponse = (runId: string, chunks: Stream.Stream<SequencedChunk>) =>
+  HttpServerResponse.stream(
+    chunks.pipe(
+      Stream.map((c) => encoder.encode(`id: ${c.seq}\ndata: ${JSON.stringify(c.chunk)}\n\n`)),
+      Stream.concat(Stream.succeed(encoder.encode("data: [DONE]\n\n")))
+    ),
+    {
+      contentType: "text/event-stream",
+      headers: {
+        "cache-control": "no-cache",
+        "x-vercel-ai-ui-message-stream": "v1",
+        "x-accel-buffering": "no",
+        "svc-run-id": runId
+      }
+    }
+  )

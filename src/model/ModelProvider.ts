@@ -1,0 +1,38 @@
+/**
+ * The contract every model route implements: one streamed model response per
+ * step. Providers translate the neutral conversation to their wire format and
+ * their stream back to these events; retries and errors are theirs to map.
+ */
+import { Data, type Stream } from "effect"
+import type { Message, ToolSpec } from "../../domain/Conversation.ts"
+
+export interface ModelRequest {
+  readonly system: string
+  readonly messages: ReadonlyArray<Message>
+  readonly tools: ReadonlyArray<ToolSpec>
+  /** JSON Schema of the structured result the final answer must satisfy. */
+  readonly outputSchema: Readonly<Record<string, unknown>> | undefined
+}
+
+export type ModelEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  | { readonly _tag: "ToolCall"; readonly id: string; readonly name: string; readonly input: unknown }
+  | {
+    readonly _tag: "Finish"
+    readonly reason: "stop" | "tool-calls" | "length" | "other"
+    readonly inputTokens: number
+    readonly outputTokens: number
+  }
+
+/** The provider stayed unavailable (after its retries) or answered something unusable. */
+export class ModelUnavailable extends Data.TaggedError("ModelUnavailable")<{ readonly message: string }> {}
+
+export interface ModelProvider {
+  /** `scripted`, `openai:<model>`, `anthropic:<model>`. */
+  readonly route: string
+  readonly stream: (request: ModelRequest) => Stream.Stream<ModelEvent, ModelUnavailable>
+}
+
+/** A rough token count (4 characters a token) for providers that report none. */
+export const estimateTokens = (text: string): number => Math.ceil(text.length / 4)

@@ -1,0 +1,321 @@
+/**
+ * The agent loop of one run: model step, tool calls, checkpoint, repeat,
+ * until the model answers without tool calls or a cap stops it. It resumes
+ * from the last checkpoint (never repeating a completed step), writes every
+ * chunk through the run's EventLog writer, and always ends with a terminal
+ * status: `completed` (caps end runs cleanly, with terminalReason set),
+ * `failed` (upstream_unavailable, pricing_unavailable, engine faults) or
+ * `cancelled` (interruption).
+ */
+import { Clock, Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
+import type { AssistantMessage, Message, ToolCall, ToolMessage, ToolSpec } from "../../domain/Conversation.ts"
+import { newIdSync } from "../Ids.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { costCents, Models, type Price } from "../model/Models.ts"
+import type { ModelProvider } from "../model/ModelProvider.ts"
+import { Outbound } from "../outbound/Outbound.ts"
+import { Secrets } from "../secrets/Secrets.ts"
+import { nowIso } from "../Time.ts"
+import * as McpTools from "../tools/McpTools.ts"
+import { EventLog, type Writer } from "./EventLog.ts"
+import type { RunPlan } from "./RunPlan.ts"
+import { RunRepo, type RunRow } from "./RunRepo.ts"
+import * as StructuredOutput from "./StructuredOutput.ts"
+
+type Outcome =
+  | { readonly _tag: "Completed"; readonly terminalReason: string | null; readonly output: unknown }
+  | { readonly _tag: "Failed"; readonly error: RunError; readonly terminalReason: string | null }
+
+const addUsage = (total: UsageTotal, step: { readonly inputTokens: number; readonly outputTokens: number }, price: Price) => ({
+  inputTokens: total.inputTokens + step.inputTokens,
+  outputTokens: total.outputTokens + step.outputTokens,
+  totalTokens: total.totalTokens + step.inputTokens + step.outputTokens,
+  costCents: total.costCents + costCents(price, step.inputTokens, step.outputTokens),
+  steps: total.steps + 1
+})
+
+/** The system prompt: durable context blocks, then the inline skills the model may load. */
+const systemPrompt = (plan: RunPlan): string => {
+  const parts = [...plan.context]
+  if (plan.skills.length > 0) {
+    parts.push(
+      "Skills you can load with the load_skill tool:\n" +
+        plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")
+    )
+  }
+  return parts.join("\n\n")
+}
+
+const loadSkillSpec: ToolSpec = {
+  name: "load_skill",
+  description: "Load the full instructions of one of your skills by name.",
+  inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] }
+}
+
+export class AgentLoop extends Context.Service<AgentLoop, {
+  /** Runs (or resumes) the run to a terminal state. Interruption cancels it. */
+  readonly execute: (runId: string) => Effect.Effect<void>
+  /** Finalizes a run that is not executing here as cancelled. */
+  readonly cancelIdle: (runId: string) => Effect.Effect<void>
+}>()("svc/AgentLoop") {
+  static readonly layer = Layer.effect(AgentLoop)(
+    Effect.gen(function*() {
+      const repo = yield* RunRepo
+      const events = yield* EventLog
+      const models = yield* Models
+      const outbound = yield* Outbound
+      const secrets = yield* Secrets
+
+      const finalize = Effect.fn("AgentLoop.finalize")(function*(
+        row: RunRow,
+        writer: Writer,
+        outcome: Outcome,
+        usage: UsageTotal
+      ) {
+        const now = yield* nowIso
+        if (outcome._tag === "Failed") {
+          yield* writer.emit({ type: "error", errorText: outcome.error.message })
+        }
+        const output = outcome._tag === "Completed" ? outcome.output : undefined
+        yield* writer.emit({
+          type: "data-svc-terminal",
+          data: { terminalReason: outcome.terminalReason, ...(output === undefined ? {} : { output }) }
+        })
+        yield* writer.emit({ type: "data-svc-usage", data: usage })
+        yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
+        yield* writer.flush
+        yield* repo.setStatus(row.id, {
+          status: outcome._tag === "Completed" ? "completed" : "failed",
+          terminalReason: outcome.terminalReason,
+          error: outcome._tag === "Failed" ? outcome.error : null,
+          usage,
+          completedAt: now
+        }, now)
+        yield* repo.releaseThread(row.run.threadId, row.id, now)
+      })
+
+      const finalizeCancelled = Effect.fn("AgentLoop.finalizeCancelled")(function*(row: RunRow, writer: Writer) {
+        const now = yield* nowIso
+        yield* writer.emit({ type: "abort", reason: "cancelled" })
+        yield* writer.flush
+        yield* repo.setStatus(row.id, { status: "cancelled", completedAt: now }, now)
+        yield* repo.releaseThread(row.run.threadId, row.id, now)
+      })
+
+      /** One model step: streams text and reasoning as chunks, collects tool calls. */
+      const modelStep = (model: ModelProvider, plan: RunPlan, writer: Writer, system: string, messages: ReadonlyArray<Message>, tools: ReadonlyArray<ToolSpec>) =>
+        Effect.gen(function*() {
+          let text = ""
+          let textId: string | undefined
+          let reasoningId: string | undefined
+          const calls: Array<ToolCall> = []
+          let tokens = { inputTokens: 0, outputTokens: 0 }
+          yield* model.stream({ system, messages, tools, outputSchema: plan.outputSchema ?? undefined }).pipe(
+            Stream.runForEach((event) =>
+              Effect.gen(function*() {
+                switch (event._tag) {
+                  case "ReasoningDelta": {
+                    if (!plan.streamReasoning) return
+                    if (reasoningId === undefined) {
+                      reasoningId = newIdSync("toolCall").replace("tc_", "rs_")
+                      yield* writer.emit({ type: "reasoning-start", id: reasoningId })
+                    }
+                    yield* writer.emit({ type: "reasoning-delta", id: reasoningId, delta: event.text })
+                    return
+                  }
+                  case "TextDelta": {
+                    if (textId === undefined) {
+                      textId = newIdSync("toolCall").replace("tc_", "txt_")
+                      yield* writer.emit({ type: "text-start", id: textId })
+                    }
+                    text += event.text
+                    yield* writer.emit({ type: "text-delta", id: textId, delta: event.text })
+                    return
+                  }
+                  case "ToolCall":
+                    calls.push({ id: event.id, name: event.name, input: event.input })
+                    return
+                  case "Finish":
+                    tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
+                    return
+                }
+              })
+            )
+          )
+          if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
+          if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
+          return { text, calls, tokens }
+        })
+
+      const execute = (runId: string): Effect.Effect<void> =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const found = yield* repo.find(runId)
+            if (Option.isNone(found) || isTerminal(found.value.run.status)) return
+            const row = found.value
+            const plan = row.plan
+            const writer = yield* events.writer(runId)
+            const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
+            let usage = row.run.usage ?? ZeroUsage
+
+            const body = Effect.gen(function*() {
+              const logged = yield* events.read(runId, 0)
+              if (logged.length === 0) yield* writer.emit({ type: "start", messageId: runId })
+              else {
+                // A step that was streaming when the previous executor died is replayed from scratch.
+                const opened = logged.filter((e) => e.chunk.type === "start-step").length
+                const closed = logged.filter((e) => e.chunk.type === "finish-step").length
+                if (opened > closed) yield* writer.emit({ type: "reset-step" })
+              }
+              const startedAt = row.run.startedAt ?? (yield* nowIso)
+              const now = yield* nowIso
+              yield* repo.setStatus(runId, { status: "running", startedAt }, now)
+
+              const model = models.provider(plan.route)
+              const price = models.price(plan.route)
+              if (model === undefined) {
+                return {
+                  _tag: "Failed",
+                  terminalReason: null,
+                  error: { type: "api_error", code: "upstream_unavailable", message: `Model route '${plan.route}' is not available.` }
+                } satisfies Outcome
+              }
+              if (price === undefined && plan.budgetCents !== null) {
+                return {
+                  _tag: "Failed",
+                  terminalReason: "pricing_unavailable",
+                  error: { type: "api_error", code: "pricing_unavailable", message: `No price is configured for route '${plan.route}'.` }
+                } satisfies Outcome
+              }
+              const effectivePrice = price ?? { inputCentsPer1k: 0, outputCentsPer1k: 0 }
+
+              const toolset = yield* McpTools.connectAll({
+                principal,
+                runId,
+                rootRunId: runId,
+                servers: plan.toolServers,
+                fetch: outbound.fetch,
+                reveal: secrets.reveal
+              })
+              for (const problem of toolset.problems) yield* writer.emit({ type: "error", errorText: problem })
+              const tools = [...toolset.specs, ...(plan.skills.length > 0 ? [loadSkillSpec] : [])]
+
+              const checkpoints = yield* repo.checkpoints(runId)
+              const history = yield* repo.history(row.run.threadId, row.run.createdAt)
+              const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
+              let step = checkpoints.length
+              const system = systemPrompt(plan)
+
+              const callTool = (call: ToolCall) =>
+                Effect.gen(function*() {
+                  if (call.name === "load_skill" && plan.skills.length > 0) {
+                    const name = typeof call.input === "object" && call.input !== null && "name" in call.input ? String(call.input.name) : ""
+                    const skill = plan.skills.find((s) => s.name === name)
+                    return skill === undefined
+                      ? { output: { error: `no skill named '${name}'` }, text: `Error: no skill named '${name}'.`, isError: true }
+                      : { output: { name: skill.name, loaded: true }, text: skill.body, isError: false }
+                  }
+                  const mcp = toolset.call(call.name, call.input)
+                  if (mcp !== undefined) return yield* mcp
+                  return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
+                })
+
+              while (true) {
+                if (step >= plan.maxSteps) return { _tag: "Completed", terminalReason: "max_steps_exceeded", output: undefined } satisfies Outcome
+                if (plan.budgetCents !== null && usage.costCents >= plan.budgetCents) {
+                  return { _tag: "Completed", terminalReason: "budget_exceeded", output: undefined } satisfies Outcome
+                }
+                yield* writer.emit({ type: "start-step" })
+                const result = yield* modelStep(model, plan, writer, system, messages, tools)
+                usage = addUsage(usage, result.tokens, effectivePrice)
+                const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
+                const toolMessages: Array<ToolMessage> = []
+                const outcomes = []
+                for (const call of result.calls) {
+                  yield* writer.emit({ type: "tool-input-start", toolCallId: call.id, toolName: call.name })
+                  yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+                }
+                // Tool calls of one step run concurrently, each a child fiber of the run.
+                const results = yield* Effect.forEach(result.calls, callTool, { concurrency: "unbounded" })
+                for (let i = 0; i < result.calls.length; i++) {
+                  const call = result.calls[i]
+                  const outcome = results[i]
+                  toolMessages.push({ role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError })
+                  outcomes.push({ call, outcome })
+                }
+                // Checkpoint before the step's effects are announced.
+                yield* repo.saveCheckpoint(runId, step, [assistant, ...toolMessages], usage, yield* nowIso)
+                yield* repo.setStatus(runId, { status: "running", usage }, yield* nowIso)
+                for (const { call, outcome } of outcomes) {
+                  yield* writer.emit(
+                    outcome.isError
+                      ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
+                      : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
+                  )
+                }
+                yield* writer.emit({ type: "finish-step" })
+                messages.push(assistant, ...toolMessages)
+                step += 1
+                if (result.calls.length === 0) {
+                  if (plan.outputSchema === null) return { _tag: "Completed", terminalReason: null, output: undefined } satisfies Outcome
+                  const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
+                  if (extracted._tag === "Invalid") yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })
+                  return {
+                    _tag: "Completed",
+                    terminalReason: null,
+                    output: extracted._tag === "Value" ? extracted.value : undefined
+                  } satisfies Outcome
+                }
+              }
+            })
+
+            const deadline = plan.maxDurationMs === null
+              ? undefined
+              : Date.parse(row.run.startedAt ?? row.run.createdAt) + plan.maxDurationMs
+            const remaining = deadline === undefined ? undefined : Math.max(0, deadline - (yield* Clock.currentTimeMillis))
+            const bounded: Effect.Effect<Outcome, never, Scope.Scope> = (remaining === undefined ? body : body.pipe(
+              Effect.timeoutOrElse({
+                duration: Duration.millis(remaining),
+                orElse: () => Effect.succeed({ _tag: "Completed", terminalReason: "max_duration_exceeded", output: undefined } satisfies Outcome)
+              })
+            )).pipe(
+              Effect.catchTag("ModelUnavailable", (e) =>
+                Effect.succeed({
+                  _tag: "Failed",
+                  terminalReason: null,
+                  error: { type: "api_error", code: "upstream_unavailable", message: `The model provider is unavailable: ${e.message}` }
+                } satisfies Outcome)),
+              Effect.catchDefect((defect) => {
+                const reference = newIdSync("incident")
+                return Effect.as(
+                  Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: runId })),
+                  {
+                    _tag: "Failed",
+                    terminalReason: "engine_fault",
+                    error: { type: "api_error", code: "internal_error", message: "The run failed because of an internal error.", reference }
+                  } satisfies Outcome
+                )
+              })
+            )
+            const outcome = yield* bounded.pipe(Effect.onInterrupt(() => finalizeCancelled(row, writer)))
+            yield* finalize(row, writer, outcome, usage)
+          })
+        )
+
+      const cancelIdle = (runId: string) =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const found = yield* repo.find(runId)
+            if (Option.isNone(found) || isTerminal(found.value.run.status)) return
+            const writer = yield* events.writer(runId)
+            if ((yield* events.lastSeq(runId)) === 0) yield* writer.emit({ type: "start", messageId: runId })
+            yield* finalizeCancelled(found.value, writer)
+          })
+        )
+
+      return { execute, cancelIdle }
+    })
+  )
+}
+

@@ -1,0 +1,150 @@
+/**
+ * The durable run stream. Every chunk gets a sequence number and is stored in
+ * `run_events` before anyone sees it; followers replay from the table and
+ * then follow new rows, woken by a signal: an in-process PubSub, fed on
+ * PostgreSQL by LISTEN/NOTIFY so any node can follow any run. A run has one
+ * writer (its RunEntity); the writer batches naturally: while one INSERT is in
+ * flight the next chunks accumulate and go in the next one.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Array as Arr, Context, Deferred, Effect, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+
+export type Chunk = { readonly type: string } & Readonly<Record<string, unknown>>
+export interface SequencedChunk {
+  readonly seq: number
+  readonly chunk: Chunk
+}
+
+const channel = "svc_run_events"
+const ChunkSchema = Schema.Record(Schema.String, Schema.Unknown)
+const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: ChunkSchema }))
+const decodeRows = Schema.decodeUnknownEffect(Rows)
+const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
+
+/** The chunk types after which a stream is over. */
+export const isStreamEnd = (chunk: Chunk): boolean => chunk.type === "finish" || chunk.type === "abort"
+
+const asChunk = (record: Readonly<Record<string, unknown>>): Chunk => ({ ...record, type: String(record["type"]) })
+
+export interface Writer {
+  /** Queues a chunk; returns its sequence number. */
+  readonly emit: (chunk: Chunk) => Effect.Effect<number>
+  /** Waits until every chunk emitted so far is stored and announced. */
+  readonly flush: Effect.Effect<void>
+}
+
+export class EventLog extends Context.Service<EventLog, {
+  readonly lastSeq: (runId: string) => Effect.Effect<number>
+  /** The run's single writer, continuing after the last stored sequence number. */
+  readonly writer: (runId: string) => Effect.Effect<Writer, never, Scope.Scope>
+  /** Stored chunks after `afterSeq`, then live ones, until a finish or abort chunk. */
+  readonly follow: (runId: string, afterSeq: number) => Stream.Stream<SequencedChunk>
+  /** Stored chunks after `afterSeq`, without following. */
+  readonly read: (runId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
+}>()("svc/EventLog") {
+  static readonly layer = Layer.effect(EventLog)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const config = yield* ServiceConfig
+      const distributed = Option.isSome(config.databaseUrl)
+      const signals = yield* PubSub.unbounded<string>()
+
+      if (distributed) {
+        // Wake local followers when another node writes.
+        const notifications = yield* sql.listen(channel).pipe(Effect.orDie)
+        yield* Effect.forkScoped(
+          Effect.forever(Effect.flatMap(Queue.take(notifications), (n) => PubSub.publish(signals, n.payload))).pipe(
+            Effect.catchCause(() => Effect.void)
+          )
+        )
+      }
+
+      const read = (runId: string, afterSeq: number) =>
+        sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT 1000`.pipe(
+          Effect.flatMap(decodeRows),
+          Effect.map((rows) => rows.map((r): SequencedChunk => ({ seq: r.seq, chunk: asChunk(r.chunk) }))),
+          Effect.orDie
+        )
+
+      const lastSeq = (runId: string) =>
+        sql`SELECT max(seq) AS max FROM run_events WHERE run_id = ${runId}`.pipe(
+          Effect.flatMap(Schema.decodeUnknownEffect(MaxSeqRows)),
+          Effect.map((rows) => Number(rows[0]?.max ?? 0)),
+          Effect.orDie
+        )
+
+      const announce = (runId: string) =>
+        distributed
+          ? Effect.andThen(PubSub.publish(signals, runId), sql.notify(channel, runId).pipe(Effect.orDie))
+          : PubSub.publish(signals, runId)
+
+      const writer = Effect.fn("EventLog.writer")(function*(runId: string) {
+        let seq = yield* lastSeq(runId)
+        const pending = yield* Queue.unbounded<
+          | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
+          | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void> }
+        >()
+        yield* Effect.forkScoped(
+          Effect.forever(
+            Effect.gen(function*() {
+              const batch = yield* Queue.takeAll(pending)
+              const rows = batch.flatMap((item): Array<Record<string, unknown>> =>
+                item._tag === "Chunk" ? [{ run_id: runId, seq: item.seq, chunk: sql.json(item.chunk) }] : []
+              )
+              if (Arr.isReadonlyArrayNonEmpty(rows)) {
+                yield* sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)
+                yield* announce(runId)
+              }
+              for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
+            })
+          )
+        )
+        const flush = Effect.gen(function*() {
+          const done = yield* Deferred.make<void>()
+          yield* Queue.offer(pending, { _tag: "Flush", done })
+          yield* Deferred.await(done)
+        })
+        // Whatever was emitted is stored before the writer goes away.
+        yield* Effect.addFinalizer(() => flush)
+        return {
+          emit: (chunk: Chunk) =>
+            Effect.suspend(() => {
+              seq += 1
+              const item = { _tag: "Chunk" as const, seq, chunk }
+              return Effect.as(Queue.offer(pending, item), item.seq)
+            }),
+          flush
+        }
+      })
+
+      const follow = (runId: string, afterSeq: number): Stream.Stream<SequencedChunk> =>
+        Stream.unwrap(
+          Effect.gen(function*() {
+            // Subscribe before the first read so that no wake-up is missed.
+            const subscription = yield* PubSub.subscribe(signals)
+            const waitForWrite = Effect.gen(function*() {
+              while (true) {
+                const ids = yield* PubSub.takeAll(subscription)
+                if (ids.includes(runId)) return
+              }
+            })
+            return Stream.paginate(afterSeq, (cursor: number) =>
+              Effect.gen(function*() {
+                const rows = yield* read(runId, cursor)
+                if (rows.length === 0) {
+                  yield* waitForWrite
+                  return [[], Option.some(cursor)] as const
+                }
+                const end = rows.findIndex((r) => isStreamEnd(r.chunk))
+                return end >= 0
+                  ? [rows.slice(0, end + 1), Option.none<number>()] as const
+                  : [rows, Option.some(rows[rows.length - 1].seq)] as const
+              }))
+          })
+        ).pipe(Stream.scoped)
+
+      return { lastSeq, writer, follow, read }
+    })
+  )
+}

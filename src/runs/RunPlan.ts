@@ -1,0 +1,37 @@
+/**
+ * What a run captures when it starts (spec 4.1 rule 5, 9.4): later edits to
+ * the agent or thread apply to the next run, never to this one.
+ */
+import { Schema } from "effect"
+import { AgentApprovals, AgentSkill } from "../../domain/Agent.ts"
+import { ToolServerConfig } from "../../domain/ToolServer.ts"
+
+export const PlannedToolServer = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  config: ToolServerConfig
+})
+export type PlannedToolServer = typeof PlannedToolServer.Type
+
+export const RunPlan = Schema.Struct({
+  /** The user's text for this turn. */
+  input: Schema.String,
+  /** Model route, e.g. `scripted` or `openai:gpt-4.1`. */
+  route: Schema.String,
+  /** Durable context frozen at start: agent blocks then thread blocks. */
+  context: Schema.Array(Schema.String),
+  skills: Schema.Array(AgentSkill),
+  userInteraction: Schema.Boolean,
+  toolServers: Schema.Array(PlannedToolServer),
+  approvals: Schema.NullOr(AgentApprovals),
+  maxSteps: Schema.Number,
+  maxDurationMs: Schema.NullOr(Schema.Number),
+  budgetCents: Schema.NullOr(Schema.Number),
+  outputSchema: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  streamProgress: Schema.Boolean,
+  streamReasoning: Schema.Boolean
+})
+export type RunPlan = typeof RunPlan.Type
+
+/** Without a run or agent cap, a run may take this many steps. */
+export const DefaultMaxSteps = 50

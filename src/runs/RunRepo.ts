@@ -1,0 +1,209 @@
+/** Persistence of runs, their checkpoints, and the thread's active-run claim. */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { type Message, Message as MessageSchema } from "../../domain/Conversation.ts"
+import { Metadata } from "../../domain/Metadata.ts"
+import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
+import type { Position } from "../store/Cursor.ts"
+import { RunPlan } from "./RunPlan.ts"
+
+export interface RunRow extends Position {
+  readonly run: Run
+  readonly organizationId: string
+  readonly workspaceId: string
+  readonly plan: RunPlan
+  readonly idempotencyKey: string | null
+}
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  workspace_id: Schema.String,
+  thread_id: Schema.String,
+  agent_id: Schema.String,
+  status: RunStatus,
+  terminal_reason: Schema.NullOr(Schema.String),
+  error: Schema.NullOr(RunError),
+  usage: UsageTotal,
+  config: RunConfig,
+  plan: RunPlan,
+  metadata: Metadata,
+  idempotency_key: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  started_at: Schema.NullOr(Schema.String),
+  completed_at: Schema.NullOr(Schema.String)
+})
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+
+const toRow = (r: typeof Row.Type): RunRow => ({
+  id: r.id,
+  createdAt: r.created_at,
+  organizationId: r.organization_id,
+  workspaceId: r.workspace_id,
+  plan: r.plan,
+  idempotencyKey: r.idempotency_key,
+  run: {
+    id: r.id,
+    object: "run",
+    threadId: r.thread_id,
+    agentId: r.agent_id,
+    status: r.status,
+    terminalReason: r.terminal_reason,
+    usage: r.usage,
+    ...(r.error === null ? {} : { error: r.error }),
+    config: r.config,
+    metadata: r.metadata,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    completedAt: r.completed_at
+  }
+})
+
+const Step = Schema.Struct({ step: Schema.Number, messages: Schema.Array(MessageSchema), usage: UsageTotal })
+const decodeSteps = Schema.decodeUnknownEffect(Schema.Array(Step))
+export type Checkpoint = typeof Step.Type
+
+export interface RunFilter {
+  readonly agentId?: string | undefined
+  readonly threadId?: string | undefined
+  readonly status?: Status | undefined
+  readonly createdSince?: string | undefined
+}
+
+export interface StatusChange {
+  readonly status: Status
+  readonly terminalReason?: string | null
+  readonly error?: typeof RunError.Type | null
+  readonly usage?: typeof UsageTotal.Type
+  readonly startedAt?: string
+  readonly completedAt?: string
+}
+
+export class RunRepo extends Context.Service<RunRepo, {
+  readonly insert: (row: RunRow) => Effect.Effect<void>
+  /** Claims the thread for the new run and inserts it, atomically; false when the thread is busy. */
+  readonly createClaimed: (row: RunRow) => Effect.Effect<boolean>
+  readonly find: (id: string) => Effect.Effect<Option.Option<RunRow>>
+  readonly list: (
+    scope: { readonly organizationId: string; readonly workspaceId: string },
+    filter: RunFilter,
+    limit: number,
+    after: Position | undefined
+  ) => Effect.Effect<ReadonlyArray<RunRow>>
+  readonly setStatus: (id: string, change: StatusChange, now: string) => Effect.Effect<void>
+  readonly checkpoints: (runId: string) => Effect.Effect<ReadonlyArray<Checkpoint>>
+  readonly saveCheckpoint: (
+    runId: string,
+    step: number,
+    messages: ReadonlyArray<Message>,
+    usage: typeof UsageTotal.Type,
+    now: string
+  ) => Effect.Effect<void>
+  /** The conversation of the thread's earlier runs: each run's user input, then its steps. */
+  readonly history: (threadId: string, beforeCreatedAt: string) => Effect.Effect<ReadonlyArray<Message>>
+  /** Marks the thread busy with `runId`; false when another run holds it. */
+  readonly claimThread: (threadId: string, runId: string, now: string) => Effect.Effect<boolean>
+  readonly releaseThread: (threadId: string, runId: string, now: string) => Effect.Effect<void>
+  readonly activeRun: (threadId: string) => Effect.Effect<string | null>
+}>()("svc/RunRepo") {
+  static readonly layer = Layer.effect(RunRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
+      const insert = Effect.fn("RunRepo.insert")(function*(row: RunRow) {
+          const r = row.run
+          yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
+              usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
+            VALUES (${r.id}, ${row.organizationId}, ${row.workspaceId}, ${r.threadId}, ${r.agentId}, ${r.status}, NULL, NULL,
+              ${sql.json(r.usage)}, ${sql.json(r.config)}, ${sql.json(row.plan)}, ${sql.json(r.metadata)},
+              ${row.idempotencyKey}, ${r.createdAt}, NULL, NULL, ${r.createdAt})`.pipe(Effect.orDie)
+        })
+      return {
+        insert,
+        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: RunRow) {
+          return yield* sql.withTransaction(
+            Effect.gen(function*() {
+              // The run row first: the claim references it, and the thread row lock serializes claimants.
+              yield* insert(row)
+              const claimed = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${row.id}, updated_at = ${row.createdAt}
+                WHERE id = ${row.run.threadId} AND active_run_id IS NULL RETURNING id`
+              if (claimed.length === 0) return yield* Effect.fail("busy" as const)
+              return true
+            })
+          ).pipe(
+            Effect.catch((e) => (e === "busy" ? Effect.succeed(false) : Effect.die(e)))
+          )
+        }),
+        find: Effect.fn("RunRepo.find")(function*(id: string) {
+          return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
+        }),
+        list: Effect.fn("RunRepo.list")(function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
+          const conditions = [
+            sql`organization_id = ${scope.organizationId}`,
+            sql`workspace_id = ${scope.workspaceId}`,
+            ...(filter.agentId === undefined ? [] : [sql`agent_id = ${filter.agentId}`]),
+            ...(filter.threadId === undefined ? [] : [sql`thread_id = ${filter.threadId}`]),
+            ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+            ...(filter.createdSince === undefined ? [] : [sql`created_at >= ${filter.createdSince}`]),
+            ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
+          ]
+          return yield* select(
+            sql`SELECT * FROM runs WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+          )
+        }),
+        setStatus: Effect.fn("RunRepo.setStatus")(function*(id: string, c: StatusChange, now: string) {
+          yield* sql`UPDATE runs SET status = ${c.status},
+              terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
+              error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(c.error)},
+              usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
+              started_at = ${c.startedAt === undefined ? sql`started_at` : c.startedAt},
+              completed_at = ${c.completedAt === undefined ? sql`completed_at` : c.completedAt},
+              updated_at = ${now}
+            WHERE id = ${id}`.pipe(Effect.orDie)
+        }),
+        checkpoints: Effect.fn("RunRepo.checkpoints")(function*(runId: string) {
+          return yield* sql`SELECT step, messages, usage FROM run_steps WHERE run_id = ${runId} ORDER BY step`.pipe(
+            Effect.flatMap(decodeSteps),
+            Effect.orDie
+          )
+        }),
+        saveCheckpoint: Effect.fn("RunRepo.saveCheckpoint")(function*(runId, step, messages, usage, now) {
+          yield* sql`INSERT INTO run_steps (run_id, step, messages, usage, created_at)
+            VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
+            ON CONFLICT (run_id, step) DO NOTHING`.pipe(Effect.orDie)
+        }),
+        history: Effect.fn("RunRepo.history")(function*(threadId: string, beforeCreatedAt: string) {
+          const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input,
+                COALESCE((SELECT jsonb_agg(s.messages ORDER BY s.step) FROM run_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
+              FROM runs r WHERE r.thread_id = ${threadId} AND r.created_at < ${beforeCreatedAt}
+              ORDER BY r.created_at, r.id`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({
+              id: Schema.String,
+              input: Schema.String,
+              steps: Schema.Array(Schema.Array(MessageSchema))
+            })))),
+            Effect.orDie
+          )
+          return rows.flatMap((r): Array<Message> => [{ role: "user", content: r.input }, ...r.steps.flat()])
+        }),
+        claimThread: Effect.fn("RunRepo.claimThread")(function*(threadId: string, runId: string, now: string) {
+          const rows = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${runId}, updated_at = ${now}
+            WHERE id = ${threadId} AND (active_run_id IS NULL OR active_run_id = ${runId}) RETURNING id`.pipe(Effect.orDie)
+          return rows.length > 0
+        }),
+        releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: string, runId: string, now: string) {
+          yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
+            WHERE id = ${threadId} AND active_run_id = ${runId}`.pipe(Effect.orDie)
+        }),
+        activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: string) {
+          const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ active_run_id: Schema.NullOr(Schema.String) })))),
+            Effect.orDie
+          )
+          return rows[0]?.active_run_id ?? null
+        })
+      }
+    })
+  )
+}

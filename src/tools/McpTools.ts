@@ -1,0 +1,136 @@
+/**
+ * The MCP tools of one run: every enabled server of the run's snapshot is
+ * connected once for the run (with bearer auth opened now, and Svc-Run-Id /
+ * Svc-Root-Run-Id headers), its tools listed, filtered and named
+ * `mcp__{server}__{tool}`. A server that cannot be reached contributes no
+ * tools (reported once as an `error` chunk); a disabled server's tools fail
+ * when called. Tool errors are results the model sees, never run failures.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import { Duration, Effect, Redacted, type Scope } from "effect"
+import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { ToolLimits } from "../../domain/ToolPolicy.ts"
+import type { GuardedFetch } from "../outbound/Outbound.ts"
+import type { PlannedToolServer } from "../runs/RunPlan.ts"
+import * as McpClient from "./McpClient.ts"
+import { exposedTools } from "./ToolServers.ts"
+
+export interface ToolOutcome {
+  /** What the stream shows as the tool's output. */
+  readonly output: unknown
+  /** What the model reads. */
+  readonly text: string
+  readonly isError: boolean
+}
+
+export interface McpToolset {
+  readonly specs: ReadonlyArray<ToolSpec>
+  /** Problems met while connecting (one message per unreachable server). */
+  readonly problems: ReadonlyArray<string>
+  /** Undefined when `name` is not an MCP tool of this run. */
+  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
+}
+
+const capDescription = (d: string | undefined): string =>
+  (d ?? "").length > ToolLimits.maxDescriptionChars ? (d ?? "").slice(0, ToolLimits.maxDescriptionChars) : d ?? ""
+
+const textOf = (result: CallToolResult): string => {
+  if (result.structuredContent !== undefined && result.content.length === 0) return JSON.stringify(result.structuredContent)
+  return result.content
+    .map((part) => (part.type === "text" ? part.text : JSON.stringify(part)))
+    .join("\n")
+}
+
+export const connectAll = (options: {
+  readonly principal: Principal
+  readonly runId: string
+  readonly rootRunId: string
+  readonly servers: ReadonlyArray<PlannedToolServer>
+  readonly fetch: GuardedFetch
+  readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
+}): Effect.Effect<McpToolset, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const specs: Array<ToolSpec> = []
+    const problems: Array<string> = []
+    const routes = new Map<string, { readonly server: PlannedToolServer; readonly tool: string; readonly client: Client | undefined }>()
+    for (const server of options.servers) {
+      const prefix = `mcp__${server.name}__`
+      if (!server.config.enabled) {
+        routes.set(prefix, { server, tool: "", client: undefined })
+        continue
+      }
+      const headers: Record<string, string> = { "svc-run-id": options.runId, "svc-root-run-id": options.rootRunId }
+      const connected = yield* Effect.gen(function*() {
+        if (server.config.auth.type === "bearer") {
+          const token = yield* options.reveal(options.principal, server.config.auth.secretId, "auth.secretId")
+          headers["authorization"] = `Bearer ${Redacted.value(token)}`
+        }
+        const client = yield* McpClient.connect(options.fetch, {
+          transport: server.config.transport,
+          url: server.config.url,
+          headers,
+          timeoutMs: server.config.requestTimeoutMs
+        })
+        const tools = yield* McpClient.listTools(client, server.config.requestTimeoutMs)
+        return { client, tools }
+      }).pipe(Effect.result)
+      if (connected._tag === "Failure") {
+        const cause = connected.failure
+        problems.push(
+          `Tool server '${server.name}' is unavailable for this run: ${
+            typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : "unknown error"
+          }`
+        )
+        continue
+      }
+      const { client, tools } = connected.success
+      const byName = new Map(tools.map((t) => [t.name, t]))
+      for (const ref of exposedTools(server.config, server.name, tools.map((t) => t.name))) {
+        const tool = byName.get(ref.name)
+        specs.push({
+          name: ref.namespacedName,
+          description: capDescription(tool?.description),
+          inputSchema: tool?.inputSchema ?? { type: "object" }
+        })
+        routes.set(ref.namespacedName, { server, tool: ref.name, client })
+      }
+    }
+
+    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
+      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.client === undefined && name.startsWith(key))?.[1]
+      if (route === undefined) return undefined
+      const { server, tool, client } = route
+      if (client === undefined) {
+        return Effect.succeed({
+          output: { error: `tool server '${server.name}' is disabled` },
+          text: `Error: tool server '${server.name}' is disabled.`,
+          isError: true
+        })
+      }
+      const args = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
+      return Effect.tryPromise({
+        try: (signal) =>
+          client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.config.requestTimeoutMs, signal }) as Promise<
+            CallToolResult
+          >,
+        catch: (cause) => cause
+      }).pipe(
+        Effect.timeoutOrElse({
+          duration: Duration.millis(server.config.requestTimeoutMs),
+          orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
+        }),
+        Effect.map((result): ToolOutcome => ({
+          output: result.structuredContent ?? result.content,
+          text: textOf(result),
+          isError: result.isError === true
+        })),
+        Effect.catch((cause) => {
+          const message = cause instanceof Error ? cause.message : String(cause)
+          return Effect.succeed({ output: { error: message }, text: `Error: ${message}`, isError: true })
+        })
+      )
+    }
+    return { specs, problems, call }
+  })

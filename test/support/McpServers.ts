@@ -1,0 +1,183 @@
+/**
+ * Real MCP servers for the tool-server tests, each closed with its scope:
+ * the reference `@modelcontextprotocol/server-everything` as a child process
+ * (Streamable HTTP or legacy HTTP+SSE), and a small SDK server on node:http
+ * that demands a bearer token and advertises the tool names a test chooses.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { fileURLToPath } from "node:url"
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { Effect, type Scope } from "effect"
+import { freePort } from "./TestServer.ts"
+
+const root = fileURLToPath(new URL("../..", import.meta.url))
+const everythingEntry = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+
+/** What server-everything advertises to a client without optional capabilities, in its order. */
+export const everythingTools = [
+  "echo",
+  "get-annotated-message",
+  "get-env",
+  "get-resource-links",
+  "get-resource-reference",
+  "get-structured-content",
+  "get-sum",
+  "get-tiny-image",
+  "gzip-file-as-resource",
+  "toggle-simulated-logging",
+  "toggle-subscriber-updates",
+  "trigger-long-running-operation",
+  "simulate-research-query"
+] as const
+
+export type EverythingTransport = "streamableHttp" | "sse"
+
+/** The line each transport prints once it listens. */
+const readyLine: Record<EverythingTransport, RegExp> = {
+  streamableHttp: /listening on port \d+/,
+  sse: /Server is running on port \d+/
+}
+
+const endpoint: Record<EverythingTransport, string> = { streamableHttp: "/mcp", sse: "/sse" }
+
+const waitForExit = (child: ChildProcess) =>
+  Effect.callback<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+  })
+
+export interface Running {
+  /** The MCP endpoint to register. */
+  readonly url: string
+}
+
+/** server-everything on a free port; ready once it printed its listening line, killed when the scope closes. */
+export const everything = (transport: EverythingTransport): Effect.Effect<Running, Error, Scope.Scope> =>
+  Effect.gen(function*() {
+    const port = yield* freePort
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [everythingEntry, transport], {
+          cwd: root,
+          env: { ...process.env, PORT: String(port) },
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+      ),
+      (child) =>
+        Effect.suspend(() => {
+          if (child.exitCode !== null || child.signalCode !== null) return Effect.void
+          child.kill("SIGKILL")
+          return waitForExit(child)
+        })
+    )
+    yield* Effect.callback<void, Error>((resume) => {
+      let out = ""
+      const onData = (d: Buffer) => {
+        out += d.toString()
+        if (readyLine[transport].test(out)) resume(Effect.void)
+      }
+      child.stdout?.on("data", onData)
+      child.stderr?.on("data", onData)
+      child.once("exit", (code) => resume(Effect.fail(new Error(`server-everything exited with ${code}:\n${out}`))))
+    })
+    return { url: `http://127.0.0.1:${port}${endpoint[transport]}` }
+  })
+
+// ---- a bearer-protected SDK server -------------------------------------------
+
+/** Listens on an ephemeral 127.0.0.1 port; closes (dropping open connections) with the scope. */
+export const listen = (handler: (req: IncomingMessage, res: ServerResponse) => void): Effect.Effect<number, never, Scope.Scope> =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.callback<Server>((resume) => {
+        const server = createServer(handler)
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.callback<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    ),
+    (server) => {
+      const address = server.address()
+      return typeof address === "object" && address !== null ? address.port : 0
+    }
+  )
+
+export interface BearerServer extends Running {
+  /** The Authorization header of every request received (null when absent), in order. */
+  readonly authorizations: () => ReadonlyArray<string | null>
+}
+
+/**
+ * A stateless Streamable HTTP MCP server built with the SDK that answers 401
+ * unless `Authorization: Bearer <token>` is sent, advertising `tools`.
+ */
+export const bearerServer = (
+  token: string,
+  tools: ReadonlyArray<string>
+): Effect.Effect<BearerServer, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const seen: Array<string | null> = []
+    const handle = async (req: IncomingMessage, res: ServerResponse) => {
+      seen.push(req.headers.authorization ?? null)
+      if (req.headers.authorization !== `Bearer ${token}`) {
+        res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" })
+        res.end(JSON.stringify({ error: "unauthorized" }))
+        return
+      }
+      if (req.method !== "POST") {
+        res.writeHead(405, { allow: "POST" })
+        res.end()
+        return
+      }
+      const server = new McpServer({ name: "bearer-test", version: "1.0.0" })
+      for (const name of tools) {
+        server.registerTool(name, { description: `tool ${name}` }, () => ({ content: [{ type: "text", text: name }] }))
+      }
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
+      res.on("close", () => {
+        void transport.close()
+        void server.close()
+      })
+      await server.connect(transport)
+      await transport.handleRequest(req, res)
+    }
+    const port = yield* listen((req, res) => {
+      handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500)
+        res.end()
+      })
+    })
+    return { url: `http://127.0.0.1:${port}/mcp`, authorizations: () => [...seen] }
+  })
+
+// ---- a server that never answers ----------------------------------------------
+
+export interface Holding {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  /** Completes once the first request has arrived (and is being held open). */
+  readonly arrived: Effect.Effect<void>
+}
+
+/** Accepts every request and never answers it (open connections are dropped with the scope). */
+export const holding: Effect.Effect<Holding, never, Scope.Scope> = Effect.gen(function*() {
+  let count = 0
+  const waiters: Array<() => void> = []
+  const port = yield* listen((req) => {
+    req.resume()
+    count += 1
+    for (const wake of waiters.splice(0)) wake()
+  })
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    arrived: Effect.callback<void>((resume) => {
+      if (count > 0) resume(Effect.void)
+      else waiters.push(() => resume(Effect.void))
+    })
+  }
+})
