@@ -55,7 +55,7 @@ const Services = Layer.mergeAll(
   ApiKeys.layer,
   Bands.layer,
   Adapters
-).pipe(Layer.provideMerge(Layer.mergeAll(MasterKeys.layer, outboundLayer)))
+).pipe(Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
 const RunsLayer = Runs.layer.pipe(
@@ -70,7 +70,9 @@ export const layerServices = Layer.mergeAll(
   Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer))
 ).pipe(
   Layer.provideMerge(Migrations.layer),
-  Layer.provideMerge(Database.layer)
+  Layer.provideMerge(Database.layer),
+  // Configuration problems stop the process before anything opens or listens.
+  Layer.provideMerge(MasterKeys.layer)
 )
 
 /** The whole service, listening on the configured host and port (port 0: any free port). */

@@ -1,7 +1,12 @@
 /** Launches the service: `npm start`. */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Layer } from "effect"
+import { Console, Effect, Layer } from "effect"
 import * as App from "../http/App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 
-Layer.launch(App.layer.pipe(Layer.provide(ServiceConfig.layer))).pipe(NodeRuntime.runMain)
+Layer.launch(App.layer.pipe(Layer.provide(ServiceConfig.layer))).pipe(
+  // A configuration mistake is reported as one clear line, not a stack trace.
+  Effect.catchTag("MasterKeyError", (e) =>
+    Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))),
+  NodeRuntime.runMain
+)

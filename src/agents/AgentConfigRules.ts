@@ -4,6 +4,7 @@
  * cross-field rules that a schema cannot express.
  */
 import {
+  type AgentArtifacts,
   type AgentConfig,
   type AgentCreate,
   type AgentPatch,
@@ -52,6 +53,10 @@ const resolvePolicies = (base: AgentPolicies, patch: AgentPatch["policies"]): Ag
   }
 }
 
+/** Artifacts resolve to their effective value: the stream projection defaults to 'durable-only'. */
+const resolveArtifacts = (a: AgentArtifacts | null | undefined): AgentArtifacts =>
+  a === undefined || a === null ? DefaultArtifacts : { ...a, stream: { urls: a.stream?.urls ?? "durable-only" } }
+
 export const buildConfig = (input: AgentCreate): AgentConfig | InvalidRequest => {
   const context = input.context === undefined ? [] : normalizeContext(input.context)
   if (context instanceof InvalidRequest) return context
@@ -59,7 +64,7 @@ export const buildConfig = (input: AgentCreate): AgentConfig | InvalidRequest =>
     context,
     band: input.band ?? DefaultBand,
     capabilities: input.capabilities ?? {},
-    artifacts: input.artifacts ?? DefaultArtifacts,
+    artifacts: resolveArtifacts(input.artifacts),
     workspace: input.workspace === undefined ? null : resolveWorkspace(input.workspace, null),
     approvals: input.approvals ?? null,
     policies: resolvePolicies(DefaultPolicies, input.policies ?? {})
@@ -74,7 +79,7 @@ export const applyPatch = (current: AgentConfig, patch: AgentPatch): AgentConfig
     context,
     band: patch.band ?? current.band,
     capabilities: patch.capabilities ?? current.capabilities,
-    artifacts: patch.artifacts === undefined ? current.artifacts : patch.artifacts ?? DefaultArtifacts,
+    artifacts: patch.artifacts === undefined ? current.artifacts : resolveArtifacts(patch.artifacts),
     workspace: patch.workspace === undefined
       ? current.workspace
       : patch.workspace === null

@@ -90,7 +90,7 @@ export class EventLog extends Context.Service<EventLog, {
             Effect.gen(function*() {
               const batch = yield* Queue.takeAll(pending)
               const rows = batch.flatMap((item): Array<Record<string, unknown>> =>
-                item._tag === "Chunk" ? [{ run_id: runId, seq: item.seq, chunk: sql.json(item.chunk) }] : []
+                item._tag === "Chunk" ? [{ run_id: runId, seq: item.seq, chunk: JSON.stringify(item.chunk) }] : []
               )
               if (Arr.isReadonlyArrayNonEmpty(rows)) {
                 yield* sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)

@@ -5,17 +5,15 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Data, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { generateMasterKey, type MasterKey, parseMasterKey, SecretBox } from "./SecretBox.ts"
 
-export class MasterKeyError extends Error {
-  override readonly name = "MasterKeyError"
-}
+export class MasterKeyError extends Data.TaggedError("MasterKeyError")<{ readonly message: string }> {}
 
 const parseOrFail = (text: string, source: string) => {
   const parsed = parseMasterKey(text)
-  return typeof parsed === "string" ? Effect.fail(new MasterKeyError(`${source}: ${parsed}`)) : Effect.succeed(parsed)
+  return typeof parsed === "string" ? Effect.fail(new MasterKeyError({ message: `${source}: ${parsed}` })) : Effect.succeed(parsed)
 }
 
 const keyFile = (dataDir: string) =>
@@ -37,9 +35,10 @@ export const layer: Layer.Layer<SecretBox, MasterKeyError, ServiceConfig> = Laye
       onNone: () =>
         Option.isSome(config.databaseUrl)
           ? Effect.fail(
-            new MasterKeyError(
-              "SVC_MASTER_KEY is required with DATABASE_URL: set it to 32 random bytes in base64 (for example `openssl rand -base64 32`)."
-            )
+            new MasterKeyError({
+              message:
+                "SVC_MASTER_KEY is required with DATABASE_URL: set it to 32 random bytes in base64 (for example `openssl rand -base64 32`)."
+            })
           )
           : Effect.flatMap(keyFile(config.dataDir), ({ file, text }) => parseOrFail(text, file))
     })

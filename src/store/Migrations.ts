@@ -136,7 +136,7 @@ const m0003_runs = Effect.gen(function*() {
   yield* sql`CREATE TABLE run_events (
     run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
     seq integer NOT NULL,
-    chunk jsonb NOT NULL,
+    chunk json NOT NULL,
     PRIMARY KEY (run_id, seq)
   )`
   yield* sql`CREATE TABLE run_steps (

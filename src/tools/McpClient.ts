@@ -51,7 +51,13 @@ export const connect = (fetch: GuardedFetch, target: McpTarget): Effect.Effect<C
         orElse: () => Effect.fail(new McpFailure({ message: `MCP handshake with ${target.url} timed out after ${target.timeoutMs} ms` }))
       })
     ),
-    (client) => Effect.promise(() => client.close().catch(() => undefined))
+    (client) =>
+      Effect.promise(async () => {
+        // Streamable HTTP sessions are ended explicitly (DELETE), so the server can free them.
+        const transport = client.transport
+        if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined)
+        await client.close().catch(() => undefined)
+      })
   )
 
 /** Every tool the server advertises (following pagination cursors). */
@@ -69,4 +75,9 @@ export const listTools = (client: Client, timeoutMs: number): Effect.Effect<Read
       return tools
     },
     catch: (cause) => new McpFailure({ message: `tools/list failed: ${describe(cause)}` })
-  })
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.millis(timeoutMs),
+      orElse: () => Effect.fail(new McpFailure({ message: `tools/list timed out after ${timeoutMs} ms` }))
+    })
+  )

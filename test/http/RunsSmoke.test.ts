@@ -1,5 +1,5 @@
 import { assert, layer } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { RunReceipt } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"

@@ -91,6 +91,7 @@ describe("service process", () => {
       const env = {
         DATABASE_URL: db.url,
         SVC_API_KEYS: "sk_proc_a:org_proc:prod",
+        SVC_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
         SVC_QUIET: "1",
         SVC_RUNNER_PORT: String(yield* freePort)
       }
