@@ -20,12 +20,20 @@ import { Threads } from "../src/threads/Threads.ts"
 import { nowIso } from "../src/Time.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
 import { EventLog, type SequencedChunk } from "../src/runs/EventLog.ts"
+import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { DefaultMaxSteps, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
 import { type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
 import * as StructuredOutput from "../src/runs/StructuredOutput.ts"
 import { Sharding } from "effect/cluster"
 
 export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict
+
+/** Only a message that is nothing but text can join a running turn. */
+const isPlainText = (input: MessageInput): boolean => {
+  const { input: body, metadata: _metadata, idempotencyKey: _key, ...options } = input
+  const textOnly = typeof body === "string" || (body.attachments === undefined || body.attachments.length === 0)
+  return textOnly && Object.keys(options).length === 0
+}
 
 const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
 
@@ -67,10 +75,16 @@ export class Runs extends Context.Service<Runs, {
     afterSeq: number
   ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
   readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
+  readonly withdrawFollowup: (
+    principal: Principal,
+    runId: string,
+    followupId: string
+  ) => Effect.Effect<{ readonly id: string; readonly object: "run.followup"; readonly deleted: true }, NotFound | PermissionDenied>
 }>()("svc/Runs") {
   static readonly layer = Layer.effect(Runs)(
     Effect.gen(function*() {
       const repo = yield* RunRepo
+      const followups = yield* FollowupRepo
       const events = yield* EventLog
       const threads = yield* Threads
       const agents = yield* Agents
@@ -82,6 +96,13 @@ export class Runs extends Context.Service<Runs, {
 
       const getRow = (principal: Principal, id: string) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
+
+      /** The Run resource: `queuedFollowups` appears whenever held messages remain. */
+      const present = (row: RunRow) =>
+        Effect.map(followups.queued(row.id), (queued): Run =>
+          queued.length === 0 && row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input"
+            ? row.run
+            : { ...row.run, queuedFollowups: queued })
 
       const start = Effect.fn("Runs.start")(function*(
         principal: Principal,
@@ -168,6 +189,17 @@ export class Runs extends Context.Service<Runs, {
         const claimed = yield* repo.createClaimed(row)
         if (!claimed) {
           const active = yield* repo.activeRun(threadId)
+          // A plain-text message is held for the active run's next turn boundary (spec 4.2, 4.3 rule 4).
+          if (active !== null && isPlainText(input)) {
+            const followupId = yield* newId("followup")
+            if (yield* followups.hold(active, followupId, text, now)) {
+              return yield* new Conflict({
+                code: "thread_busy",
+                message: "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it.",
+                details: { active_run_id: active, queued: true, followup_id: followupId }
+              })
+            }
+          }
           return yield* new Conflict({
             code: "thread_busy",
             message: "Another run is active on this thread; wait for it to finish or cancel it.",
@@ -192,16 +224,27 @@ export class Runs extends Context.Service<Runs, {
             yield* runClient(row.id).Cancel({ runId: row.id }).pipe(Effect.orDie)
           }
           const after = yield* repo.find(row.id)
-          return Option.getOrElse(Option.map(after, (r) => r.run), () => row.run)
+          return yield* present(Option.getOrElse(after, () => row))
         })
 
       return {
         start,
-        get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.run),
+        get: (principal, id) => Effect.flatMap(getRow(principal, id), present),
         list: Effect.fn("Runs.list")(function*(principal: Principal, filter: RunFilter, page: PageRequest) {
           const { limit, after } = yield* pageWindow(page)
           const rows = yield* repo.list(principal, filter, limit, after)
-          return toPage(rows, limit, (row) => row.run)
+          const runs = yield* Effect.forEach(rows, (row) => Effect.map(present(row), (run) => ({ ...row, run })))
+          return toPage(runs, limit, (row) => row.run)
+        }),
+        withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(function*(principal: Principal, runId: string, followupId: string) {
+          yield* getRow(principal, runId)
+          if (!(yield* followups.withdraw(runId, followupId))) {
+            return yield* new NotFound({
+              code: "followup_not_found",
+              message: `Follow-up '${followupId}' is not held for run '${runId}': it was withdrawn, already claimed for delivery, or the run has ended.`
+            })
+          }
+          return { id: followupId, object: "run.followup" as const, deleted: true as const }
         }),
         cancel: Effect.fn("Runs.cancel")(function*(principal: Principal, id: string) {
           return yield* cancelRun(yield* getRow(principal, id))

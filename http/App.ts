@@ -28,6 +28,7 @@ import { Secrets } from "../src/secrets/Secrets.ts"
 import { Models } from "../src/model/Models.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
 import { EventLog } from "../src/runs/EventLog.ts"
+import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
@@ -61,7 +62,7 @@ const Services = Layer.mergeAll(
 const RunsLayer = Runs.layer.pipe(
   Layer.provideMerge(RunEntityLive),
   Layer.provideMerge(AgentLoop.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, EventLog.layer, Models.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, EventLog.layer, Models.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

@@ -57,3 +57,9 @@ export const RunsApi = HttpApiGroup.make("runs")
     })
   )
   .add(HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }))
+  .add(
+    HttpApiEndpoint.delete("withdrawFollowup", "/v1/runs/:id/followups/:followupId", {
+      params: { id: Schema.String, followupId: Schema.String },
+      success: Schema.Struct({ id: Schema.String, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) })
+    })
+  )

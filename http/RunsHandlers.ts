@@ -66,4 +66,6 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
           return sseResponse(params.id, yield* runs.stream(p, params.id, after))
         }).pipe(envelope))
       .handle("cancel", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope))
+      .handle("withdrawFollowup", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope))
   }))

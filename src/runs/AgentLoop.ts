@@ -19,6 +19,7 @@ import { Secrets } from "../secrets/Secrets.ts"
 import { nowIso } from "../Time.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import { EventLog, type Writer } from "./EventLog.ts"
+import { FollowupRepo } from "./FollowupRepo.ts"
 import type { RunPlan } from "./RunPlan.ts"
 import { RunRepo, type RunRow } from "./RunRepo.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
@@ -62,6 +63,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
       const repo = yield* RunRepo
+      const followups = yield* FollowupRepo
       const events = yield* EventLog
       const models = yield* Models
       const outbound = yield* Outbound
@@ -84,23 +86,29 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         })
         yield* writer.emit({ type: "data-svc-usage", data: usage })
         yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
-        yield* writer.flush
-        yield* repo.setStatus(row.id, {
-          status: outcome._tag === "Completed" ? "completed" : "failed",
-          terminalReason: outcome.terminalReason,
-          error: outcome._tag === "Failed" ? outcome.error : null,
-          usage,
-          completedAt: now
-        }, now)
-        yield* repo.releaseThread(row.run.threadId, row.id, now)
+        yield* writer.commit(
+          Effect.andThen(
+            repo.setStatus(row.id, {
+              status: outcome._tag === "Completed" ? "completed" : "failed",
+              terminalReason: outcome.terminalReason,
+              error: outcome._tag === "Failed" ? outcome.error : null,
+              usage,
+              completedAt: now
+            }, now),
+            repo.releaseThread(row.run.threadId, row.id, now)
+          )
+        )
       })
 
       const finalizeCancelled = Effect.fn("AgentLoop.finalizeCancelled")(function*(row: RunRow, writer: Writer) {
         const now = yield* nowIso
         yield* writer.emit({ type: "abort", reason: "cancelled" })
-        yield* writer.flush
-        yield* repo.setStatus(row.id, { status: "cancelled", completedAt: now }, now)
-        yield* repo.releaseThread(row.run.threadId, row.id, now)
+        yield* writer.commit(
+          Effect.andThen(
+            repo.setStatus(row.id, { status: "cancelled", completedAt: now }, now),
+            repo.releaseThread(row.run.threadId, row.id, now)
+          )
+        )
       })
 
       /** One model step: streams text and reasoning as chunks, collects tool calls. */
@@ -221,7 +229,21 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
                 })
 
+              // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
+              let pendingUser: Array<Message> = []
+              const deliverFollowups = Effect.gen(function*() {
+                const claimed = yield* followups.claim(runId, yield* nowIso)
+                for (const f of claimed) {
+                  yield* writer.emit({ type: "data-svc-followup-replayed", data: { followupId: f.id, text: f.text } })
+                  const message: Message = { role: "user", content: f.text }
+                  messages.push(message)
+                  pendingUser.push(message)
+                }
+                return claimed.length
+              })
+
               while (true) {
+                yield* deliverFollowups
                 if (step >= plan.maxSteps) return { _tag: "Completed", terminalReason: "max_steps_exceeded", output: undefined } satisfies Outcome
                 if (plan.budgetCents !== null && usage.costCents >= plan.budgetCents) {
                   return { _tag: "Completed", terminalReason: "budget_exceeded", output: undefined } satisfies Outcome
@@ -245,7 +267,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   outcomes.push({ call, outcome })
                 }
                 // Checkpoint before the step's effects are announced.
-                yield* repo.saveCheckpoint(runId, step, [assistant, ...toolMessages], usage, yield* nowIso)
+                yield* repo.saveCheckpoint(runId, step, [...pendingUser, assistant, ...toolMessages], usage, yield* nowIso)
+                pendingUser = []
                 yield* repo.setStatus(runId, { status: "running", usage }, yield* nowIso)
                 for (const { call, outcome } of outcomes) {
                   yield* writer.emit(
@@ -258,6 +281,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 messages.push(assistant, ...toolMessages)
                 step += 1
                 if (result.calls.length === 0) {
+                  // A message held while the model answered opens one more step of this turn.
+                  if ((yield* deliverFollowups) > 0) continue
                   if (plan.outputSchema === null) return { _tag: "Completed", terminalReason: null, output: undefined } satisfies Outcome
                   const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
                   if (extracted._tag === "Invalid") yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })

@@ -32,6 +32,12 @@ export interface Writer {
   readonly emit: (chunk: Chunk) => Effect.Effect<number>
   /** Waits until every chunk emitted so far is stored and announced. */
   readonly flush: Effect.Effect<void>
+  /**
+   * Stores every chunk emitted so far and runs `effect` in the same
+   * transaction, before anyone is told: followers that see the final chunks
+   * also see what `effect` wrote (the run's terminal status).
+   */
+  readonly commit: (effect: Effect.Effect<void>) => Effect.Effect<void>
 }
 
 export class EventLog extends Context.Service<EventLog, {
@@ -83,7 +89,7 @@ export class EventLog extends Context.Service<EventLog, {
         let seq = yield* lastSeq(runId)
         const pending = yield* Queue.unbounded<
           | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
-          | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void> }
+          | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void>; readonly with?: Effect.Effect<void> }
         >()
         yield* Effect.forkScoped(
           Effect.forever(
@@ -92,19 +98,23 @@ export class EventLog extends Context.Service<EventLog, {
               const rows = batch.flatMap((item): Array<Record<string, unknown>> =>
                 item._tag === "Chunk" ? [{ run_id: runId, seq: item.seq, chunk: JSON.stringify(item.chunk) }] : []
               )
-              if (Arr.isReadonlyArrayNonEmpty(rows)) {
-                yield* sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)
-                yield* announce(runId)
-              }
+              const hooks = batch.flatMap((item) => (item._tag === "Flush" && item.with !== undefined ? [item.with] : []))
+              const insert = Arr.isReadonlyArrayNonEmpty(rows)
+                ? sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)
+                : Effect.void
+              yield* (hooks.length === 0 ? insert : sql.withTransaction(Effect.andThen(insert, Effect.all(hooks))).pipe(Effect.orDie))
+              if (rows.length > 0) yield* announce(runId)
               for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
             })
           )
         )
-        const flush = Effect.gen(function*() {
-          const done = yield* Deferred.make<void>()
-          yield* Queue.offer(pending, { _tag: "Flush", done })
-          yield* Deferred.await(done)
-        })
+        const commit = (effect?: Effect.Effect<void>) =>
+          Effect.gen(function*() {
+            const done = yield* Deferred.make<void>()
+            yield* Queue.offer(pending, effect === undefined ? { _tag: "Flush", done } : { _tag: "Flush", done, with: effect })
+            yield* Deferred.await(done)
+          })
+        const flush = commit()
         // Whatever was emitted is stored before the writer goes away.
         yield* Effect.addFinalizer(() => flush)
         return {
@@ -114,7 +124,8 @@ export class EventLog extends Context.Service<EventLog, {
               const item = { _tag: "Chunk" as const, seq, chunk }
               return Effect.as(Queue.offer(pending, item), item.seq)
             }),
-          flush
+          flush,
+          commit
         }
       })
 

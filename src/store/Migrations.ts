@@ -149,10 +149,26 @@ const m0003_runs = Effect.gen(function*() {
   )`
 })
 
+/** Plain-text messages held while a run is active, delivered at its next turn boundary. */
+const m0004_followups = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE run_followups (
+    seq bigserial,
+    id text PRIMARY KEY,
+    run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    text text NOT NULL,
+    status text NOT NULL,
+    queued_at text NOT NULL,
+    claimed_at text
+  )`
+  yield* sql`CREATE INDEX run_followups_run ON run_followups (run_id, seq)`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
-  "0003_runs": m0003_runs
+  "0003_runs": m0003_runs,
+  "0004_followups": m0004_followups
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

@@ -1,0 +1,547 @@
+/**
+ * Runs over a real HTTP listener on real PostgreSQL, with a real MCP peer:
+ * streams parsed and folded by the `ai` package, replay and Last-Event-ID,
+ * tool calls, busy threads and held follow-ups, cancellation, caps on
+ * TestClock, structured output, reasoning, strict data handling and the
+ * Run resource.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { Agent } from "../../domain/Agent.ts"
+import { Page } from "../../domain/Page.ts"
+import { Run, RunReceipt } from "../../domain/Run.ts"
+import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { ToolServer } from "../../domain/ToolServer.ts"
+import { gateServer } from "../support/GateMcpServer.ts"
+import * as TestServer from "../support/TestServer.ts"
+import { frames, parseWithAi } from "../support/UiStream.ts"
+
+type Api = TestServer.TestApi["Service"]
+
+const json = { accept: "application/json" }
+
+const setup = (api: Api, agentBody: Record<string, unknown> = {}, threadBody: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: agentBody }), 200, Agent)
+    const thread = yield* TestServer.expectOk(
+      yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, ...threadBody } }),
+      201,
+      ThreadCreated
+    )
+    return { agent, thread }
+  })
+
+/** Starts a run and returns its receipt (Accept: application/json). */
+const start = (api: Api, threadId: string, body: Record<string, unknown>) =>
+  Effect.flatMap(
+    api.request("POST", `/v1/threads/${threadId}/messages`, { body, headers: json }),
+    (reply) => TestServer.expectOk(reply, 200, RunReceipt)
+  )
+
+/** The whole stream of a run (it ends when the run ends), parsed by the `ai` package. */
+const streamOf = (api: Api, runId: string, lastEventId?: string) =>
+  Effect.gen(function*() {
+    const reply = yield* api.request("GET", `/v1/runs/${runId}/stream`, {
+      headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId }
+    })
+    assert.strictEqual(reply.status, 200, reply.text)
+    const parsed = yield* Effect.orDie(parseWithAi(reply.text))
+    return { reply, ...parsed }
+  })
+
+const getRun = (api: Api, runId: string) =>
+  Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
+
+const types = (chunks: ReadonlyArray<{ readonly type: string }>) => chunks.map((c) => c.type)
+
+const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
+  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
+
+const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
+  const found = chunks.find((c) => c.type === type)
+  return found !== undefined && "data" in found ? found.data : undefined
+}
+
+layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
+  it.effect("a message streams its run: SSE frames with ordered ids, headers, start.messageId = run id; the ai package folds it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, { context: "Be brief." })
+      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "hello" } })
+      assert.strictEqual(reply.status, 200)
+      assert.strictEqual(reply.headers.get("content-type"), "text/event-stream")
+      assert.strictEqual(reply.headers.get("x-vercel-ai-ui-message-stream"), "v1")
+      const runId = reply.headers.get("svc-run-id") ?? ""
+      assert.match(runId, /^run_[0-9A-Za-z]{22}$/)
+      const parsed = yield* Effect.orDie(parseWithAi(reply.text))
+      assert.deepStrictEqual(types(parsed.chunks), [
+        "start",
+        "start-step",
+        "text-start",
+        "text-delta",
+        "text-delta",
+        "text-end",
+        "finish-step",
+        "data-svc-terminal",
+        "data-svc-usage",
+        "finish"
+      ])
+      assert.deepStrictEqual(parsed.chunks[0], { type: "start", messageId: runId })
+      assert.deepStrictEqual(parsed.ids, parsed.chunks.map((_, i) => i + 1))
+      assert.strictEqual(frames(reply.text).at(-1)?.data, "[DONE]")
+      assert.strictEqual(parsed.message?.id, runId)
+      assert.strictEqual(textOf(parsed.message), "Echo: hello")
+      assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+
+      const run = yield* getRun(api, runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.terminalReason, null)
+      assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-usage"), run.usage)
+      assert.strictEqual(run.usage?.steps, 1)
+      assert.deepStrictEqual(run.config, { band: "core", mediaFidelity: "standard", dataHandling: "standard", timeZone: "UTC" })
+      assert.isNotNull(run.startedAt)
+      assert.isNotNull(run.completedAt)
+      const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
+      assert.strictEqual(after.status, "idle")
+    }))
+
+  it.effect("Accept: application/json answers a RunReceipt; the stream replays a finished run; Last-Event-ID resumes without gap or duplicate", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { agent, thread } = yield* setup(api)
+      const receipt = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok" })
+      assert.strictEqual(receipt.threadId, thread.id)
+      assert.strictEqual(receipt.agentId, agent.id)
+      assert.strictEqual(receipt.organizationId, "org_acme")
+      assert.strictEqual(receipt.status, "queued")
+      const full = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(full.ids, full.chunks.map((_, i) => i + 1))
+      const again = yield* streamOf(api, receipt.runId)
+      assert.strictEqual(again.reply.text, full.reply.text)
+      const resumed = yield* streamOf(api, receipt.runId, "5")
+      assert.deepStrictEqual(resumed.ids, full.ids.slice(5))
+      assert.deepStrictEqual(frames(resumed.reply.text).slice(0, -1), frames(full.reply.text).slice(5, -1))
+      const bad = yield* api.request("GET", `/v1/runs/${receipt.runId}/stream`, { headers: { "last-event-id": "abc" } })
+      yield* TestServer.expectError(bad, 400, "invalid_request_error", "invalid_request_error")
+      yield* TestServer.expectError(yield* api.request("GET", "/v1/runs/run_nope/stream"), 404, "not_found", "run_not_found")
+    }))
+
+  it.effect("POST /v1/runs starts a run; unknown thread is 404, another workspace's thread 403", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const receipt = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: { text: "hi" } } }),
+        200,
+        RunReceipt
+      )
+      const done = yield* streamOf(api, receipt.runId)
+      assert.strictEqual(textOf(done.message), "Echo: hi")
+      yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/runs", { body: { threadId: "thread_nope", input: "x" } }),
+        404,
+        "not_found",
+        "thread_not_found"
+      )
+      yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: "x" }, key: TestServer.Keys.b }),
+        403,
+        "permission_error",
+        "permission_denied"
+      )
+      yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: { attachments: [] } } }),
+        400,
+        "invalid_request_error",
+        "invalid_request_error"
+      )
+    }))
+
+  it.effect("MCP tools: calls reach the server with Svc-Run-Id / Svc-Root-Run-Id; errors and unknown tools are tool-output-error and the run goes on", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate1", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* start(api, thread.id, {
+        input: "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
+      })
+      const { chunks, message } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(
+        chunks.filter((c) => c.type.startsWith("tool-")),
+        [
+          { type: "tool-input-start", toolCallId: "call_1", toolName: "mcp__gate1__echo" },
+          { type: "tool-input-available", toolCallId: "call_1", toolName: "mcp__gate1__echo", input: { text: "hi" } },
+          { type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "hi" }] },
+          { type: "tool-input-start", toolCallId: "call_2", toolName: "mcp__gate1__fail" },
+          { type: "tool-input-available", toolCallId: "call_2", toolName: "mcp__gate1__fail", input: {} },
+          { type: "tool-output-error", toolCallId: "call_2", errorText: "it failed" },
+          { type: "tool-input-start", toolCallId: "call_3", toolName: "missing_tool" },
+          { type: "tool-input-available", toolCallId: "call_3", toolName: "missing_tool", input: {} },
+          { type: "tool-output-error", toolCallId: "call_3", errorText: "Error: there is no tool named 'missing_tool'." }
+        ]
+      )
+      assert.strictEqual(textOf(message), "all done")
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.usage?.steps, 4)
+      const posts = gate.headers().filter((h) => h["svc-run-id"] !== undefined)
+      assert.isAbove(posts.length, 0)
+      for (const h of posts) {
+        assert.strictEqual(h["svc-run-id"], receipt.runId)
+        assert.strictEqual(h["svc-root-run-id"], receipt.runId)
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("busy thread: 409 thread_busy; plain text is held, listed, withdrawable, then delivered at the next turn boundary", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate2", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate2__wait {}" })
+      yield* gate.waiting
+
+      const withOptions = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "not plain", maxSteps: 3 },
+        headers: json
+      })
+      const busy = yield* TestServer.expectError(withOptions, 409, "api_error", "thread_busy")
+      assert.deepStrictEqual(busy.details, { active_run_id: receipt.runId })
+
+      const first = yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "withdraw me" }, headers: json }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const firstId = String(first.details?.["followup_id"])
+      assert.deepStrictEqual(first.details, { active_run_id: receipt.runId, queued: true, followup_id: firstId })
+      assert.match(firstId, /^fu_/)
+      const second = yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: { text: "thanks" } } }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const secondId = String(second.details?.["followup_id"])
+
+      const running = yield* getRun(api, receipt.runId)
+      assert.strictEqual(running.status, "running")
+      assert.deepStrictEqual(running.queuedFollowups?.map((f) => [f.id, f.text]), [[firstId, "withdraw me"], [secondId, "thanks"]])
+
+      const withdrawn = yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${firstId}`)
+      assert.strictEqual(withdrawn.status, 200)
+      assert.deepStrictEqual(withdrawn.json, { id: firstId, object: "run.followup", deleted: true })
+      yield* TestServer.expectError(
+        yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${firstId}`),
+        404,
+        "not_found",
+        "followup_not_found"
+      )
+
+      yield* gate.open
+      const { chunks, message } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "data-svc-followup-replayed"), [
+        { type: "data-svc-followup-replayed", data: { followupId: secondId, text: "thanks" } }
+      ])
+      assert.strictEqual(textOf(message), "Echo: thanks")
+      const done = yield* getRun(api, receipt.runId)
+      assert.strictEqual(done.status, "completed")
+      assert.isUndefined(done.queuedFollowups)
+      yield* TestServer.expectError(
+        yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${secondId}`),
+        404,
+        "not_found",
+        "followup_not_found"
+      )
+    }).pipe(Effect.scoped))
+
+  it.effect("cancel interrupts the run: cancelled, stream ends with abort, thread freed; cancel again returns the final state", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate3", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate3__wait {}" })
+      yield* gate.waiting
+      const held = yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "later" }, headers: json }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
+      assert.strictEqual(cancelled.status, "cancelled")
+      assert.deepStrictEqual(cancelled.queuedFollowups?.map((f) => f.id), [held.details?.["followup_id"]])
+      const { chunks } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(chunks.at(-1), { type: "abort", reason: "cancelled" })
+      const again = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
+      assert.deepStrictEqual(again, cancelled)
+      const freed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
+      assert.strictEqual(freed.status, "idle")
+      const noop = yield* api.request("POST", `/v1/threads/${thread.id}/cancel`)
+      assert.deepStrictEqual(noop.json, { id: thread.id, object: "thread.cancel", cancelledRunId: null })
+    }).pipe(Effect.scoped))
+
+  it.effect("thread cancel cancels the active run", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate4", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate4__wait {}" })
+      yield* gate.waiting
+      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/cancel`)
+      assert.deepStrictEqual(reply.json, { id: thread.id, object: "thread.cancel", cancelledRunId: receipt.runId })
+      assert.strictEqual((yield* getRun(api, receipt.runId)).status, "cancelled")
+    }).pipe(Effect.scoped))
+
+  it.effect("maxSteps stops the run cleanly with max_steps_exceeded", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const receipt = yield* start(api, thread.id, { input: "/steps 5", maxSteps: 2 })
+      const { chunks } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_steps_exceeded" })
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.terminalReason, "max_steps_exceeded")
+      assert.strictEqual(run.usage?.steps, 2)
+    }))
+
+  it.effect("the agent's maxStepsDefault applies when the run sets none", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, { policies: { maxStepsDefault: 3 } })
+      const receipt = yield* start(api, thread.id, { input: "/steps 10" })
+      yield* streamOf(api, receipt.runId)
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.terminalReason, "max_steps_exceeded")
+      assert.strictEqual(run.usage?.steps, 3)
+    }))
+
+  it.effect("maxDurationMs on TestClock: a run blocked in a tool ends with max_duration_exceeded exactly at the deadline", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate5", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate5__wait {}", maxDurationMs: 5000 })
+      yield* gate.waiting
+      yield* TestClock.adjust("4999 millis")
+      assert.strictEqual((yield* getRun(api, receipt.runId)).status, "running")
+      yield* TestClock.adjust("1 millis")
+      const { chunks } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_duration_exceeded" })
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.terminalReason, "max_duration_exceeded")
+    }).pipe(Effect.scoped))
+
+  it.effect("outputSchema: the structured value is on data-svc-terminal; a non-matching answer leaves output undefined; an invalid schema is 400", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const schema = { type: "object", properties: { a: { type: "number" } }, required: ["a"] }
+      const good = yield* start(api, thread.id, { input: "/output {\"a\":1}", outputSchema: schema })
+      const goodStream = yield* streamOf(api, good.runId)
+      assert.deepStrictEqual(dataOf(goodStream.chunks, "data-svc-terminal"), { terminalReason: null, output: { a: 1 } })
+      const bad = yield* start(api, thread.id, { input: "/output {\"a\":\"x\"}", outputSchema: schema })
+      const badStream = yield* streamOf(api, bad.runId)
+      assert.deepStrictEqual(dataOf(badStream.chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.isTrue(badStream.chunks.some((c) => c.type === "error"))
+      const invalid = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "x", outputSchema: { type: "nonsense" } },
+        headers: json
+      })
+      const error = yield* TestServer.expectError(invalid, 400, "invalid_request_error", "invalid_request_error")
+      assert.strictEqual(error.details?.["field"], "outputSchema")
+    }))
+
+  it.effect("streamReasoning emits reasoning parts; without it none are streamed", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const on = yield* start(api, thread.id, { input: "/reason let me think\n/text done", streamReasoning: true })
+      const withReasoning = yield* streamOf(api, on.runId)
+      assert.deepStrictEqual(types(withReasoning.chunks).filter((t) => t.startsWith("reasoning")), [
+        "reasoning-start",
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning-delta",
+        "reasoning-end"
+      ])
+      const off = yield* start(api, thread.id, { input: "/reason let me think\n/text done" })
+      const without = yield* streamOf(api, off.runId)
+      assert.isFalse(types(without.chunks).some((t) => t.startsWith("reasoning")))
+    }))
+
+  it.effect("the model provider failing ends the run failed with upstream_unavailable and terminalReason null", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const receipt = yield* start(api, thread.id, { input: "/fail" })
+      const { chunks } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(types(chunks).slice(-4), ["error", "data-svc-terminal", "data-svc-usage", "finish"])
+      assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "error" })
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.terminalReason, null)
+      assert.strictEqual(run.error?.code, "upstream_unavailable")
+      assert.strictEqual(run.error?.type, "api_error")
+    }))
+
+  it.effect("config resolves band run -> thread -> agent, time zone run -> thread -> UTC; strict cannot be relaxed", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, { band: "lite" }, { timeZone: "Europe/Paris", dataHandling: "strict" })
+      const a = yield* start(api, thread.id, { input: "x" })
+      assert.deepStrictEqual((yield* getRun(api, a.runId)).config, {
+        band: "lite",
+        mediaFidelity: "standard",
+        dataHandling: "strict",
+        timeZone: "Europe/Paris"
+      })
+      yield* streamOf(api, a.runId)
+      const b = yield* start(api, thread.id, { input: "x", band: "core", timeZone: "Asia/Tokyo" })
+      assert.deepStrictEqual((yield* getRun(api, b.runId)).config.band, "core")
+      assert.deepStrictEqual((yield* getRun(api, b.runId)).config.timeZone, "Asia/Tokyo")
+      yield* streamOf(api, b.runId)
+      const relax = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "x", dataHandling: "standard" },
+        headers: json
+      })
+      yield* TestServer.expectError(relax, 400, "invalid_request_error", "invalid_request_error")
+      const unavailable = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "x", band: "frontier" }, headers: json })
+      yield* TestServer.expectError(unavailable, 400, "invalid_request_error", "invalid_request_error")
+    }))
+
+  it.effect("GET /v1/runs filters by agent, thread, status and createdSince, newest first, with cursors", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { agent, thread } = yield* setup(api)
+      const ids: Array<string> = []
+      for (let i = 0; i < 3; i++) {
+        yield* TestClock.adjust("1 second")
+        const r = yield* start(api, thread.id, { input: `n${i}` })
+        yield* streamOf(api, r.runId)
+        ids.push(r.runId)
+      }
+      const page1 = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}&limit=2`),
+        200,
+        Page(Run)
+      )
+      assert.deepStrictEqual(page1.data.map((r) => r.id), [ids[2], ids[1]])
+      assert.isTrue(page1.hasMore)
+      const page2 = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}&limit=2&cursor=${page1.nextCursor}`),
+        200,
+        Page(Run)
+      )
+      assert.deepStrictEqual(page2.data.map((r) => r.id), [ids[0]])
+      assert.isFalse(page2.hasMore)
+      const byAgent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?agentId=${agent.id}&status=completed`), 200, Page(Run))
+      assert.deepStrictEqual(byAgent.data.map((r) => r.id), [ids[2], ids[1], ids[0]])
+      const since = (yield* getRun(api, ids[1])).createdAt
+      const recent = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}&createdSince=${encodeURIComponent(since)}`),
+        200,
+        Page(Run)
+      )
+      assert.deepStrictEqual(recent.data.map((r) => r.id), [ids[2], ids[1]])
+      const none = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=failed`), 200, Page(Run))
+      assert.deepStrictEqual(none.data, [])
+      yield* TestServer.expectError(yield* api.request("GET", "/v1/runs?status=nope"), 400, "invalid_request_error", "invalid_request_error")
+      yield* TestServer.expectError(yield* api.request("GET", `/v1/runs/${ids[0]}`, { key: TestServer.Keys.c }), 403, "permission_error", "permission_denied")
+    }))
+
+  it.effect("Idempotency-Key on messages replays the receipt without starting a second run; warm answers 204", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const send = api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "once" },
+        headers: { ...json, "idempotency-key": "msg-1" }
+      })
+      const first = yield* TestServer.expectOk(yield* send, 200, RunReceipt)
+      assert.strictEqual(first.idempotencyKey, "msg-1")
+      yield* streamOf(api, first.runId)
+      const replay = yield* TestServer.expectOk(yield* send, 200, RunReceipt)
+      assert.deepStrictEqual(replay, first)
+      const list = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
+      assert.strictEqual(list.data.length, 1)
+      const warm = yield* api.request("GET", `/v1/threads/${thread.id}/messages?warm=1`)
+      assert.strictEqual(warm.status, 204)
+      assert.strictEqual(warm.text, "")
+    }))
+})
+
+layer(TestServer.layer({ routePrices: "scripted=1000/1000" }), { timeout: 60_000 })("runs with priced routes", (it) => {
+  it.effect("budgetCents stops the run with budget_exceeded once the metered cost reaches it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const receipt = yield* start(api, thread.id, { input: "/steps 4", budgetCents: 1 })
+      const { chunks } = yield* streamOf(api, receipt.runId)
+      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
+      const run = yield* getRun(api, receipt.runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.usage?.steps, 1)
+      assert.isAtLeast(run.usage?.costCents ?? 0, 1)
+      assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), run.usage)
+    }))
+})
+
+layer(
+  TestServer.layer({
+    bands: {
+      lite: { route: "scripted", strict: true },
+      core: { route: "scripted", strict: false },
+      frontier: { route: null, strict: false }
+    }
+  }),
+  { timeout: 60_000 }
+)("runs without a strict route", (it) => {
+  it.effect("strict requested or inherited with no verified route is 400 strict_data_handling_unavailable before inference", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const requested = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "x", dataHandling: "strict" },
+        headers: json
+      })
+      yield* TestServer.expectError(requested, 400, "invalid_request_error", "strict_data_handling_unavailable")
+      const strictAgent = yield* setup(api, { policies: { dataHandling: "strict" } })
+      const inherited = yield* api.request("POST", `/v1/threads/${strictAgent.thread.id}/messages`, { body: { input: "x" }, headers: json })
+      yield* TestServer.expectError(inherited, 400, "invalid_request_error", "strict_data_handling_unavailable")
+      const onLite = yield* start(api, strictAgent.thread.id, { input: "x", band: "lite" })
+      yield* streamOf(api, onLite.runId)
+      const runs = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
+      assert.deepStrictEqual(runs.data, [])
+    }))
+})
+
