@@ -7,7 +7,7 @@
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
-import { Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import { type MessageStorage, RunnerAddress, type Runners, type Sharding, SingleRunner } from "effect/cluster"
 import type { SqlClient } from "effect/sql"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -21,6 +21,14 @@ const fastFailover = {
   entityMessagePollInterval: "1 second"
 } as const
 
+/**
+ * The cluster's own timers (shard locks, health checks, message polling) run
+ * on the real clock, always: shard locks are compared with the database's
+ * time, so a virtual clock would expire them. Entity handlers keep their own
+ * clock (see RunEntityLive).
+ */
+const realClock = Layer.succeed(Clock.Clock)(Clock.Clock.defaultValue())
+
 export const layer: Layer.Layer<
   Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
   never,
@@ -28,7 +36,7 @@ export const layer: Layer.Layer<
 > = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
     Option.isNone(config.databaseUrl)
-      ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide(NodeCrypto.layerDigest), Layer.orDie)
+      ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
       : NodeClusterSocket.layer({
         storage: "sql",
         shardingConfig: {
@@ -36,6 +44,6 @@ export const layer: Layer.Layer<
           runnerListenAddress: Option.some(RunnerAddress.make("0.0.0.0", config.runnerPort)),
           ...fastFailover
         }
-      }).pipe(Layer.provide(NodeCrypto.layerDigest), Layer.orDie)
+      }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
   )
 )

@@ -36,9 +36,14 @@ const addUsage = (total: UsageTotal, step: { readonly inputTokens: number; reado
   steps: total.steps + 1
 })
 
-/** The system prompt: durable context blocks, then the inline skills the model may load. */
-const systemPrompt = (plan: RunPlan): string => {
-  const parts = [...plan.context]
+/** The system prompt: durable context blocks, the current time in the run's zone, then the inline skills. */
+const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string): string => {
+  const local = new Intl.DateTimeFormat("en-CA", {
+    timeZone,
+    dateStyle: "full",
+    timeStyle: "long"
+  }).format(nowMillis)
+  const parts = [...plan.context, `Current date and time: ${local} (${timeZone}).`]
   if (plan.skills.length > 0) {
     parts.push(
       "Skills you can load with the load_skill tool:\n" +
@@ -55,8 +60,13 @@ const loadSkillSpec: ToolSpec = {
 }
 
 export class AgentLoop extends Context.Service<AgentLoop, {
-  /** Runs (or resumes) the run to a terminal state. Interruption cancels it. */
-  readonly execute: (runId: string) => Effect.Effect<void>
+  /**
+   * Runs (or resumes) the run to a terminal state. An interruption finalizes
+   * it as cancelled only when `cancelRequested` says so; any other
+   * interruption (the runner stopping, the shard moving) leaves it to be
+   * resumed from its last checkpoint by the redelivered Start message.
+   */
+  readonly execute: (runId: string, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
   readonly cancelIdle: (runId: string) => Effect.Effect<void>
 }>()("svc/AgentLoop") {
@@ -156,7 +166,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           return { text, calls, tokens }
         })
 
-      const execute = (runId: string): Effect.Effect<void> =>
+      const execute = (runId: string, cancelRequested: Effect.Effect<boolean>): Effect.Effect<void> =>
         Effect.scoped(
           Effect.gen(function*() {
             const found = yield* repo.find(runId)
@@ -213,7 +223,16 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               const history = yield* repo.history(row.run.threadId, row.run.createdAt)
               const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
               let step = checkpoints.length
-              const system = systemPrompt(plan)
+              const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone)
+
+              /**
+               * streamProgress: one `data-svc-progress` part with a stable id, replaced in place; the
+               * first answer text, a new step or the terminal chunks supersede it (spec 6.2).
+               */
+              const progress = (text: string) =>
+                plan.streamProgress
+                  ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
+                  : Effect.void
 
               const callTool = (call: ToolCall) =>
                 Effect.gen(function*() {
@@ -249,6 +268,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   return { _tag: "Completed", terminalReason: "budget_exceeded", output: undefined } satisfies Outcome
                 }
                 yield* writer.emit({ type: "start-step" })
+                yield* progress("Thinking")
                 const result = yield* modelStep(model, plan, writer, system, messages, tools)
                 usage = addUsage(usage, result.tokens, effectivePrice)
                 const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
@@ -258,6 +278,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   yield* writer.emit({ type: "tool-input-start", toolCallId: call.id, toolName: call.name })
                   yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
                 }
+                if (result.calls.length > 0) yield* progress(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
                 // Tool calls of one step run concurrently, each a child fiber of the run.
                 const results = yield* Effect.forEach(result.calls, callTool, { concurrency: "unbounded" })
                 for (let i = 0; i < result.calls.length; i++) {
@@ -323,7 +344,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 )
               })
             )
-            const outcome = yield* bounded.pipe(Effect.onInterrupt(() => finalizeCancelled(row, writer)))
+            const outcome = yield* bounded.pipe(
+              Effect.onInterrupt(() =>
+                Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalizeCancelled(row, writer) : Effect.void))
+              )
+            )
             yield* finalize(row, writer, outcome, usage)
           })
         )

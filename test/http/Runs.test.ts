@@ -399,6 +399,25 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       assert.isFalse(types(without.chunks).some((t) => t.startsWith("reasoning")))
     }))
 
+  it.effect("streamProgress emits data-svc-progress snapshots under one stable id, replaced in place; without it none", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api)
+      const on = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok", streamProgress: true })
+      const { chunks, message } = yield* streamOf(api, on.runId)
+      const progress = chunks.filter((c) => c.type === "data-svc-progress")
+      assert.deepStrictEqual(progress.map((c) => ("data" in c ? c.data : undefined)), [
+        { kind: "activity", summaryAvailable: false, text: "Thinking" },
+        { kind: "activity", summaryAvailable: false, text: "Working: nothing" },
+        { kind: "activity", summaryAvailable: false, text: "Thinking" }
+      ])
+      assert.deepStrictEqual([...new Set(progress.map((c) => ("id" in c ? c.id : undefined)))], [`progress_${on.runId}`])
+      assert.strictEqual(message?.parts.filter((p) => p.type === "data-svc-progress").length, 1)
+      const off = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok" })
+      const without = yield* streamOf(api, off.runId)
+      assert.isFalse(types(without.chunks).includes("data-svc-progress"))
+    }))
+
   it.effect("the model provider failing ends the run failed with upstream_unavailable and terminalReason null", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

@@ -1,0 +1,155 @@
+/**
+ * The HTTP leg the model providers share: POST a JSON body to an
+ * operator-configured endpoint (so Node's `fetch`, not the guarded client used
+ * for user-registered URLs), retry what is transient, and hand back the
+ * response body as Server-Sent Events.
+ *
+ * Retried, with exponential backoff on the fiber's `Clock` (200 ms × 2^n, at
+ * most 4 retries, `Retry-After` seconds honoured): 429, 5xx, and connection
+ * failures before the first byte of the body arrived. Once a byte was read the
+ * caller may already have emitted events, so a broken stream fails at once.
+ * Interrupting the consumer aborts the request or cancels the body read.
+ */
+import { Data, Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
+import * as Sse from "effect/encoding/Sse"
+import { ModelUnavailable } from "./ModelProvider.ts"
+
+export interface ProviderRequest {
+  /** Names the provider in error messages, e.g. `openai:gpt-4.1`. */
+  readonly route: string
+  readonly url: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: unknown
+}
+
+const retryBase = Duration.millis(200)
+const maxRetries = 4
+/** A provider asking for more than this is treated as asking for this: a run has a clock of its own. */
+const maxRetryAfter = Duration.seconds(60)
+
+/** A failure worth another attempt; becomes `ModelUnavailable` when the retries run out. */
+class Transient extends Data.TaggedError("Transient")<{
+  readonly message: string
+  readonly retryAfter: Duration.Duration | undefined
+}> {}
+
+type AttemptError = Transient | ModelUnavailable
+
+/** Both OpenAI and Anthropic wrap errors as `{ error: { message } }` (Anthropic adds `type`). */
+const ErrorBody = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, type: Schema.optional(Schema.NullOr(Schema.String)) })
+})
+const decodeErrorBody = Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBody))
+
+/** The provider's own words for a failed response, or the start of its body. */
+const providerErrorMessage = (text: string): string =>
+  Option.match(decodeErrorBody(text), {
+    onNone: () => (text.trim() === "" ? "(empty body)" : text.trim().slice(0, 300)),
+    onSome: ({ error }) => (error.type ? `${error.type}: ${error.message}` : error.message)
+  })
+
+const causeText = (cause: unknown): string => {
+  if (cause instanceof Error) {
+    const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : ""
+    return `${cause.message}${inner}`
+  }
+  return String(cause)
+}
+
+const retryAfterOf = (response: Response): Duration.Duration | undefined => {
+  const raw = response.headers.get("retry-after")?.trim()
+  if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw)) return undefined
+  return Duration.min(Duration.seconds(Number(raw)), maxRetryAfter)
+}
+
+const rejected = (request: ProviderRequest, response: Response): Effect.Effect<never, AttemptError> =>
+  Effect.tryPromise(() => response.text()).pipe(
+    Effect.orElseSucceed(() => ""),
+    Effect.flatMap((text): Effect.Effect<never, AttemptError> => {
+      const detail = `${request.route} answered HTTP ${response.status}: ${providerErrorMessage(text)}`
+      return response.status === 429 || response.status >= 500
+        ? Effect.fail(new Transient({ message: detail, retryAfter: retryAfterOf(response) }))
+        : Effect.fail(new ModelUnavailable({ message: detail }))
+    })
+  )
+
+const open = (request: ProviderRequest): Effect.Effect<Response, AttemptError> =>
+  Effect.tryPromise({
+    try: (signal) =>
+      fetch(request.url, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "text/event-stream", ...request.headers },
+        body: JSON.stringify(request.body),
+        signal
+      }),
+    catch: (cause) =>
+      new Transient({ message: `${request.route} could not be reached: ${causeText(cause)}`, retryAfter: undefined })
+  }).pipe(Effect.flatMap((response) => (response.ok ? Effect.succeed(response) : rejected(request, response))))
+
+/** One attempt: the response body's bytes. Fails `Transient` only while nothing was received. */
+const attempt = (request: ProviderRequest): Stream.Stream<Uint8Array, AttemptError> =>
+  Stream.suspend(() => {
+    let received = false
+    return Stream.unwrap(Effect.map(open(request), ({ body }) =>
+      body === null ? Stream.empty : Stream.fromReadableStream<Uint8Array, AttemptError>({
+        evaluate: () => body,
+        onError: (cause): AttemptError => {
+          const message = `${request.route} stream broke: ${causeText(cause)}`
+          return received ? new ModelUnavailable({ message }) : new Transient({ message, retryAfter: undefined })
+        }
+      }))).pipe(
+        Stream.map((bytes) => {
+          received = true
+          return bytes
+        })
+      )
+  })
+
+const retrySchedule = Schedule.exponential(retryBase).pipe(
+  Schedule.setInputType<AttemptError>(),
+  Schedule.upTo({ times: maxRetries }),
+  Schedule.while(({ input }) => input._tag === "Transient"),
+  Schedule.modifyDelay(({ input, duration }) =>
+    Effect.succeed(input._tag === "Transient" && input.retryAfter !== undefined ? input.retryAfter : duration)
+  )
+)
+
+/** Splits decoded text into SSE events; `retry:` directives mean nothing to a one-shot request. */
+const sseEvents = <E>(text: Stream.Stream<string, E>, route: string): Stream.Stream<Sse.Event, E | ModelUnavailable> =>
+  Stream.suspend(() => {
+    let parsed: Array<Sse.Event> = []
+    const parser = Sse.makeParser((event) => {
+      if (event._tag === "Event") parsed.push(event)
+    })
+    return text.pipe(
+      Stream.flatMap((chunk) => {
+        const error = parser.feed(chunk)
+        if (error !== undefined) return Stream.fail(new ModelUnavailable({ message: `${route} stream broke: ${error.message}` }))
+        const out = parsed
+        parsed = []
+        return Stream.fromIterable(out)
+      })
+    )
+  })
+
+/** POSTs `request.body` and streams the response's Server-Sent Events, retrying as described above. */
+export const streamEvents = (request: ProviderRequest): Stream.Stream<Sse.Event, ModelUnavailable> =>
+  sseEvents(
+    attempt(request).pipe(
+      Stream.retry(retrySchedule),
+      Stream.catchTag("Transient", (error) =>
+        Stream.fail(new ModelUnavailable({ message: `${error.message} (gave up after ${maxRetries + 1} attempts)` }))),
+      Stream.decodeText
+    ),
+    request.route
+  )
+
+/** Decodes one event's JSON `data`; anything else is an unusable answer. */
+export const decodeData = <A>(schema: Schema.Decoder<A>, route: string) => {
+  const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(schema))
+  return (event: Sse.Event): Effect.Effect<A, ModelUnavailable> =>
+    Effect.mapError(
+      decode(event.data),
+      (issue) => new ModelUnavailable({ message: `${route} sent an unreadable ${event.event} event: ${issue.message}` })
+    )
+}
