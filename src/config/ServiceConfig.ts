@@ -35,6 +35,10 @@ export interface ServiceConfigShape {
   readonly publicUrl: string
   /** SVC_ROUTE_PRICES: `<route>=<input>/<output>` cents per 1,000 tokens, `;`-separated. */
   readonly routePrices: string
+  /** OPENAI_BASE_URL / OPENAI_API_KEY for `openai:<model>` routes (any OpenAI-compatible server). */
+  readonly openai: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
+  /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
+  readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -74,8 +78,18 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         ""
       )
       const routePrices = yield* Config.String("SVC_ROUTE_PRICES").pipe(Config.withDefault(""))
+      const openai = {
+        baseUrl: yield* Config.String("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
+        apiKey: yield* Config.Redacted("OPENAI_API_KEY").pipe(Config.option)
+      }
+      const anthropic = {
+        baseUrl: yield* Config.String("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
+        apiKey: yield* Config.Redacted("ANTHROPIC_API_KEY").pipe(Config.option)
+      }
       return {
         routePrices,
+        openai,
+        anthropic,
         port,
         host,
         databaseUrl,

@@ -58,7 +58,9 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   allowPrivateUrls: true,
   dnsServers: [],
   publicUrl: "http://svc.test",
-  routePrices: ""
+  routePrices: "",
+  openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
+  anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() }
 })
 
 export interface Reply {

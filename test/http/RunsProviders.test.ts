@@ -1,0 +1,173 @@
+/**
+ * Runs on real model routes: bands routed to `openai:` and `anthropic:`
+ * against @copilotkit/aimock over HTTP, through the whole service: streamed
+ * text, a tool call to a real MCP server and its follow-up, usage and cost
+ * from the provider's counts, pricing_unavailable, upstream_unavailable after
+ * retries on TestClock.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { TestClock } from "effect/testing"
+import { Agent } from "../../domain/Agent.ts"
+import { Run, RunReceipt } from "../../domain/Run.ts"
+import { ThreadCreated } from "../../domain/Thread.ts"
+import { ToolServer } from "../../domain/ToolServer.ts"
+import { aimock, redactedKey } from "../support/Aimock.ts"
+import { gateServer } from "../support/GateMcpServer.ts"
+import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
+
+type Api = TestServer.TestApi["Service"]
+
+const setup = (api: Api, agent: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const a = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: agent }), 200, Agent)
+    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: a.id } }), 201, ThreadCreated)
+  })
+
+const startRun = (api: Api, threadId: string, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const receipt = yield* TestServer.expectOk(
+      yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body, headers: { accept: "application/json" } }),
+      200,
+      RunReceipt
+    )
+    return receipt.runId
+  })
+
+const finish = (api: Api, runId: string) =>
+  Effect.gen(function*() {
+    const stream = yield* api.request("GET", `/v1/runs/${runId}/stream`)
+    const parsed = yield* Effect.orDie(parseWithAi(stream.text))
+    const run = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${runId}`), 200, Run)
+    return { ...parsed, run }
+  })
+
+const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
+  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
+
+/** The service's clock: the test's TestClock, reporting each sleep under 2 s (the retry backoffs; pool and server timers are longer) as it starts. */
+class Backoffs extends Context.Service<Backoffs, { readonly next: Effect.Effect<Duration.Duration> }>()("test/Backoffs") {}
+
+const probeClock = Effect.gen(function*() {
+  const inner = yield* Clock.clockWith(Effect.succeed)
+  const sleeps = yield* Queue.unbounded<Duration.Duration>()
+  const clock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
+    currentTimeMillis: inner.currentTimeMillis,
+    currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
+    currentTimeNanos: inner.currentTimeNanos,
+    monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: inner.monotonicTimeNanos,
+    sleep: (duration) =>
+      Duration.isLessThan(duration, Duration.seconds(2))
+        ? Effect.andThen(Queue.offer(sleeps, duration), inner.sleep(duration))
+        : inner.sleep(duration)
+  }
+  return { clock, next: Queue.take(sleeps) }
+})
+
+const Providers = Layer.unwrap(
+  Effect.gen(function*() {
+    const probe = yield* probeClock
+    const peer = yield* aimock((mock) => {
+      mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
+      mock.on({ userMessage: "echo please", hasToolResult: false }, {
+        toolCalls: [{ id: "call_e1", name: "mcp__gate9__echo", arguments: JSON.stringify({ text: "from the model" }) }],
+        usage: { prompt_tokens: 20, completion_tokens: 8 }
+      })
+      mock.onToolResult("call_e1", { content: "The tool said hello back.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      mock.onMessage("broken", { error: { message: "The server had an error", type: "server_error" }, status: 500 })
+    })
+    const server = TestServer.layer({
+      bands: {
+        lite: { route: "openai:unpriced", strict: false },
+        core: { route: "openai:gpt-test", strict: false },
+        frontier: { route: "anthropic:claude-test", strict: false }
+      },
+      routePrices: "openai:gpt-test=1000/2000;anthropic:claude-test=3/15",
+      openai: { baseUrl: `${peer.url}/v1`, apiKey: Option.some(redactedKey) },
+      anthropic: { baseUrl: `${peer.url}/v1`, apiKey: Option.some(redactedKey) }
+    })
+    return Layer.merge(
+      server.pipe(Layer.provide(Layer.succeed(Clock.Clock)(probe.clock))),
+      Layer.succeed(Backoffs)({ next: probe.next })
+    )
+  })
+)
+
+layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
+  it.effect("openai: the answer streams; usage and cost come from the provider's token counts", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const thread = yield* setup(api, {})
+      const { chunks, message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello" }))
+      assert.strictEqual(textOf(message), "Hi there, friend!")
+      assert.isAbove(chunks.filter((c) => c.type === "text-delta").length, 1)
+      assert.strictEqual(run.status, "completed")
+      assert.deepStrictEqual(run.usage, { inputTokens: 11, outputTokens: 4, totalTokens: 15, costCents: 19, steps: 1 })
+    }))
+
+  it.effect("openai: a tool call runs on the MCP server and the follow-up answer completes the turn", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate9", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const thread = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { chunks, message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "echo please" }))
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
+        { type: "tool-output-available", toolCallId: "call_e1", output: [{ type: "text", text: "from the model" }] }
+      ])
+      assert.strictEqual(textOf(message), "The tool said hello back.")
+      assert.deepStrictEqual(run.usage, { inputTokens: 50, outputTokens: 14, totalTokens: 64, costCents: 78, steps: 2 })
+    }).pipe(Effect.scoped))
+
+  it.effect("anthropic: the answer streams and is billed at the route's price", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const thread = yield* setup(api, { band: "frontier" })
+      const { message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello" }))
+      assert.strictEqual(textOf(message), "Hi there, friend!")
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.usage?.inputTokens, 11)
+      assert.strictEqual(run.usage?.outputTokens, 4)
+      assert.strictEqual(run.usage?.costCents, (11 * 3 + 4 * 15) / 1000)
+    }))
+
+  it.effect("a budget on a route without a price fails the run with pricing_unavailable before inference; nothing is billed", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const thread = yield* setup(api, { band: "lite" })
+      const { chunks, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello", budgetCents: 50 }))
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.terminalReason, "pricing_unavailable")
+      assert.strictEqual(run.error?.code, "pricing_unavailable")
+      assert.deepStrictEqual(run.usage, { inputTokens: 0, outputTokens: 0, totalTokens: 0, costCents: 0, steps: 0 })
+      assert.isFalse(chunks.some((c) => c.type === "start-step"))
+    }))
+
+  it.effect("a provider that stays unavailable fails the run with upstream_unavailable (terminalReason null) after its retries", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const thread = yield* setup(api, {})
+      const backoffs = yield* Backoffs
+      const runId = yield* startRun(api, thread.id, { input: "broken" })
+      // The retries back off on the service's clock; each wait is let through as it starts.
+      const waited: Array<number> = []
+      for (let i = 0; i < 4; i++) {
+        const wait = yield* backoffs.next
+        waited.push(Duration.toMillis(wait))
+        yield* TestClock.adjust(wait)
+      }
+      assert.deepStrictEqual(waited, [200, 400, 800, 1600])
+      const { run: failed } = yield* finish(api, runId)
+      assert.strictEqual(failed.status, "failed")
+      assert.strictEqual(failed.terminalReason, null)
+      assert.strictEqual(failed.error?.code, "upstream_unavailable")
+      assert.match(failed.error?.message ?? "", /HTTP 500/)
+    }))
+})
