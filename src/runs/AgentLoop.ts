@@ -278,7 +278,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   yield* writer.emit({ type: "tool-input-start", toolCallId: call.id, toolName: call.name })
                   yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
                 }
-                if (result.calls.length > 0) yield* progress(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
+                if (result.calls.length > 0) {
+                  yield* progress(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
+                  // A tool call is stored before it fires, so a resumed run knows the step was under way.
+                  yield* writer.flush
+                }
                 // Tool calls of one step run concurrently, each a child fiber of the run.
                 const results = yield* Effect.forEach(result.calls, callTool, { concurrency: "unbounded" })
                 for (let i = 0; i < result.calls.length; i++) {
