@@ -8,6 +8,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
+import { RunRecoveryLive } from "../actors/RunRecovery.ts"
 import { Runs } from "../actors/Runs.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { ApiKeys } from "../src/auth/ApiKeys.ts"
@@ -59,7 +60,7 @@ const Services = Layer.mergeAll(
 ).pipe(Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
-const RunsLayer = Runs.layer.pipe(
+const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive).pipe(
   Layer.provideMerge(RunEntityLive),
   Layer.provideMerge(AgentLoop.layer),
   Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, EventLog.layer, Models.layer))

@@ -37,6 +37,10 @@ export interface ServiceConfigShape {
   readonly routePrices: string
   /** OPENAI_BASE_URL / OPENAI_API_KEY for `openai:<model>` routes (any OpenAI-compatible server). */
   readonly openai: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
+  /** SVC_RUN_STALL_MS: an executing run heartbeats; one silent this long is re-dispatched by the recovery pass. */
+  readonly runStallMs: number
+  /** SVC_RECOVERY_INTERVAL_MS: how often the recovery pass looks for stalled runs. */
+  readonly recoveryIntervalMs: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
 }
@@ -86,7 +90,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         baseUrl: yield* Config.String("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
         apiKey: yield* Config.Redacted("ANTHROPIC_API_KEY").pipe(Config.option)
       }
+      const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))
+      const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(30_000))
       return {
+        runStallMs,
+        recoveryIntervalMs,
         routePrices,
         openai,
         anthropic,

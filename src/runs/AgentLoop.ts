@@ -7,11 +7,12 @@
  * `failed` (upstream_unavailable, pricing_unavailable, engine faults) or
  * `cancelled` (interruption).
  */
-import { Clock, Context, Duration, Effect, Layer, Option, type Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
 import type { AssistantMessage, Message, ToolCall, ToolMessage, ToolSpec } from "../../domain/Conversation.ts"
 import { newIdSync } from "../Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { costCents, Models, type Price } from "../model/Models.ts"
 import type { ModelProvider } from "../model/ModelProvider.ts"
 import { Outbound } from "../outbound/Outbound.ts"
@@ -69,6 +70,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
   readonly execute: (runId: string, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
   readonly cancelIdle: (runId: string) => Effect.Effect<void>
+  /** Finalizes a run that cannot be resumed: failed, terminalReason run_recovery_reaped. */
+  readonly reap: (runId: string) => Effect.Effect<void>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -78,6 +81,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const models = yield* Models
       const outbound = yield* Outbound
       const secrets = yield* Secrets
+      const config = yield* ServiceConfig
 
       const finalize = Effect.fn("AgentLoop.finalize")(function*(
         row: RunRow,
@@ -173,9 +177,21 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             if (Option.isNone(found) || isTerminal(found.value.run.status)) return
             const row = found.value
             const plan = row.plan
+            if (plan === undefined) {
+              return yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(
+                Effect.annotateLogs({ run_id: runId })
+              )
+            }
             const writer = yield* events.writer(runId)
             const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
             let usage = row.run.usage ?? ZeroUsage
+            // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
+            yield* Effect.forkScoped(
+              Effect.repeat(
+                Effect.flatMap(nowIso, (now) => repo.touch(runId, now)),
+                Schedule.spaced(Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4))))
+              )
+            )
 
             const body = Effect.gen(function*() {
               const logged = yield* events.read(runId, 0)
@@ -368,7 +384,27 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           })
         )
 
-      return { execute, cancelIdle }
+      const reap = (runId: string) =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const reference = newIdSync("incident")
+            const error: RunError = {
+              type: "api_error",
+              code: "internal_error",
+              message: "The run could not be resumed and was finalized by the recovery pass.",
+              reference
+            }
+            yield* Effect.logError("run reaped by the recovery pass").pipe(Effect.annotateLogs({ reference, run_id: runId }))
+            const writer = yield* events.writer(runId)
+            if ((yield* events.lastSeq(runId)) === 0) yield* writer.emit({ type: "start", messageId: runId })
+            yield* writer.emit({ type: "error", errorText: error.message })
+            yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
+            yield* writer.emit({ type: "finish", finishReason: "error" })
+            yield* writer.commit(Effect.flatMap(nowIso, (now) => repo.reap(runId, error, now)))
+          })
+        )
+
+      return { execute, cancelIdle, reap }
     })
   )
 }

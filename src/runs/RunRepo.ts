@@ -11,9 +11,12 @@ export interface RunRow extends Position {
   readonly run: Run
   readonly organizationId: string
   readonly workspaceId: string
-  readonly plan: RunPlan
+  /** Undefined when the stored plan cannot be read (the recovery pass finalizes such runs). */
+  readonly plan: RunPlan | undefined
   readonly idempotencyKey: string | null
 }
+
+const decodePlan = Schema.decodeUnknownOption(RunPlan)
 
 const Row = Schema.Struct({
   id: Schema.String,
@@ -26,7 +29,7 @@ const Row = Schema.Struct({
   error: Schema.NullOr(RunError),
   usage: UsageTotal,
   config: RunConfig,
-  plan: RunPlan,
+  plan: Schema.Unknown,
   metadata: Metadata,
   idempotency_key: Schema.NullOr(Schema.String),
   created_at: Schema.String,
@@ -40,7 +43,7 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   createdAt: r.created_at,
   organizationId: r.organization_id,
   workspaceId: r.workspace_id,
-  plan: r.plan,
+  plan: Option.getOrUndefined(decodePlan(r.plan)),
   idempotencyKey: r.idempotency_key,
   run: {
     id: r.id,
@@ -105,6 +108,14 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly claimThread: (threadId: string, runId: string, now: string) => Effect.Effect<boolean>
   readonly releaseThread: (threadId: string, runId: string, now: string) => Effect.Effect<void>
   readonly activeRun: (threadId: string) => Effect.Effect<string | null>
+  /** Heartbeat of an executing run. */
+  readonly touch: (runId: string, now: string) => Effect.Effect<void>
+  /** Active (not parked) runs with no heartbeat since `before`. */
+  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<string>>
+  /** Counts one more recovery attempt; returns the count. */
+  readonly bumpRecovery: (runId: string, now: string) => Effect.Effect<number>
+  /** Finalizes a run without reading its plan (the recovery pass's last resort). */
+  readonly reap: (runId: string, error: typeof RunError.Type, now: string) => Effect.Effect<void>
 }>()("svc/RunRepo") {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
@@ -195,6 +206,33 @@ export class RunRepo extends Context.Service<RunRepo, {
         releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: string, runId: string, now: string) {
           yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
             WHERE id = ${threadId} AND active_run_id = ${runId}`.pipe(Effect.orDie)
+        }),
+        touch: Effect.fn("RunRepo.touch")(function*(runId: string, now: string) {
+          yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+        }),
+        stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
+          const rows = yield* sql`SELECT id FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT 100`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String })))),
+            Effect.orDie
+          )
+          return rows.map((r) => r.id)
+        }),
+        bumpRecovery: Effect.fn("RunRepo.bumpRecovery")(function*(runId: string, now: string) {
+          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
+            WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
+            Effect.orDie
+          )
+          return rows[0]?.recovery_attempts ?? 0
+        }),
+        reap: Effect.fn("RunRepo.reap")(function*(runId: string, error: typeof RunError.Type, now: string) {
+          yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(error)},
+                completed_at = ${now}, updated_at = ${now}
+              WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled')`
+            yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now} WHERE active_run_id = ${runId}`
+          })).pipe(Effect.orDie)
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: string) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(

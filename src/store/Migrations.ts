@@ -164,11 +164,18 @@ const m0004_followups = Effect.gen(function*() {
   yield* sql`CREATE INDEX run_followups_run ON run_followups (run_id, seq)`
 })
 
+/** Recovery bookkeeping: how often the recovery pass re-dispatched a stalled run. */
+const m0005_recovery = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE runs ADD COLUMN recovery_attempts integer NOT NULL DEFAULT 0`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
   "0003_runs": m0003_runs,
-  "0004_followups": m0004_followups
+  "0004_followups": m0004_followups,
+  "0005_recovery": m0005_recovery
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

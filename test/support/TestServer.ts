@@ -59,6 +59,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   dnsServers: [],
   publicUrl: "http://svc.test",
   routePrices: "",
+  runStallMs: 120_000,
+  recoveryIntervalMs: 30_000,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() }
 })

@@ -1,0 +1,90 @@
+/**
+ * The recovery pass on TestClock: a run left active with no executor (its
+ * dispatch was lost) is started again and completes; a run that cannot be
+ * executed is finalized as run_recovery_reaped after three attempts, and its
+ * thread is freed.
+ */
+import { assert, layer } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { TestClock } from "effect/testing"
+import { Agent } from "../../domain/Agent.ts"
+import { Run, RunReceipt } from "../../domain/Run.ts"
+import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { testDatabase } from "../support/TestDatabase.ts"
+import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
+
+/** The service plus a SQL client on its database, to stage what a crash leaves behind. */
+const Harness = Layer.unwrap(
+  Effect.gen(function*() {
+    const db = yield* testDatabase
+    const runnerPort = yield* TestServer.freePort
+    return Layer.merge(
+      TestServer.layerWith(TestServer.baseConfig(db.url, runnerPort)),
+      PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.orDie)
+    )
+  })
+).pipe(Layer.provide(Reactivity.layer))
+
+layer(Harness, { timeout: 60_000 })("run recovery", (it) => {
+  it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after three attempts", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const sql = yield* PgClient.PgClient
+      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const thread = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+      const done = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "first" }, headers: { accept: "application/json" } }),
+        200,
+        RunReceipt
+      )
+      yield* api.request("GET", `/v1/runs/${done.runId}/stream`)
+      yield* TestClock.adjust("1 second")
+
+      // What a crash between committing a run and dispatching it leaves: a queued run holding the thread.
+      const lost = "run_lostdispatch0000000001"
+      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
+          created_at, updated_at)
+        SELECT ${lost}, organization_id, workspace_id, thread_id, agent_id, 'queued',
+          '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config,
+          jsonb_set(plan, '{input}', '"second"'), metadata, '1969-01-01T00:00:00.000Z', '1969-01-01T00:00:00.000Z'
+        FROM runs WHERE id = ${done.runId}`
+      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${lost} WHERE id = ${thread.id}`
+
+      // The recovery pass runs every 30 s of the service's clock: the next one finds the stalled run.
+      yield* TestClock.adjust("30 seconds")
+      const resumed = yield* api.request("GET", `/v1/runs/${lost}/stream`)
+      const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
+      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+      const resumedRun = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${lost}`), 200, Run)
+      assert.strictEqual(resumedRun.status, "completed")
+      const idle = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
+      assert.strictEqual(idle.status, "idle")
+
+      // A run whose stored plan cannot be executed, already re-dispatched three times: the next pass reaps it.
+      const broken = "run_brokenplan000000000001"
+      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
+          created_at, updated_at, recovery_attempts)
+        SELECT ${broken}, organization_id, workspace_id, thread_id, agent_id, 'running',
+          '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config, '{}'::jsonb, metadata,
+          '1969-01-01T00:00:00.000Z', '1969-01-01T00:00:00.000Z', 3
+        FROM runs WHERE id = ${done.runId}`
+      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${broken} WHERE id = ${thread.id}`
+      yield* TestClock.adjust("30 seconds")
+      yield* api.request("GET", `/v1/runs/${broken}/stream`)
+      const reaped = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${broken}`), 200, Run)
+      assert.strictEqual(reaped.status, "failed")
+      assert.strictEqual(reaped.terminalReason, "run_recovery_reaped")
+      assert.strictEqual(reaped.error?.code, "internal_error")
+      assert.match(reaped.error?.reference ?? "", /^inc_/)
+      const attempts = yield* sql`SELECT recovery_attempts FROM runs WHERE id = ${broken}`
+      assert.deepStrictEqual(attempts, [{ recovery_attempts: 4 }])
+      const stream = yield* api.request("GET", `/v1/runs/${broken}/stream`)
+      const reapedStream = yield* Effect.orDie(parseWithAi(stream.text))
+      assert.deepStrictEqual(reapedStream.chunks.map((c) => c.type), ["start", "error", "data-svc-terminal", "finish"])
+      const freed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
+      assert.strictEqual(freed.status, "idle")
+    }))
+})
