@@ -10,6 +10,7 @@ import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
 import { isTerminal, type MessageInput, type Run, type RunReceipt, ZeroUsage } from "../domain/Run.ts"
 import { RunEntity } from "./RunEntity.ts"
+import { ThreadEntity } from "./ThreadEntity.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { Bands } from "../src/bands/Bands.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
@@ -93,6 +94,7 @@ export class Runs extends Context.Service<Runs, {
       const config = yield* ServiceConfig
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
+      const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
 
       const getRow = (principal: Principal, id: string) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
@@ -186,27 +188,33 @@ export class Runs extends Context.Service<Runs, {
             completedAt: null
           }
         }
-        const claimed = yield* repo.createClaimed(row)
-        if (!claimed) {
-          const active = yield* repo.activeRun(threadId)
-          // A plain-text message is held for the active run's next turn boundary (spec 4.2, 4.3 rule 4).
-          if (active !== null && isPlainText(input)) {
-            const followupId = yield* newId("followup")
-            if (yield* followups.hold(active, followupId, text, now)) {
-              return yield* new Conflict({
-                code: "thread_busy",
-                message: "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it.",
-                details: { active_run_id: active, queued: true, followup_id: followupId }
-              })
-            }
+        const began = yield* threadClient(threadId).Begin({
+          prepared: {
+            run: row.run,
+            plan,
+            organizationId: row.organizationId,
+            workspaceId: row.workspaceId,
+            idempotencyKey: row.idempotencyKey,
+            holdableText: isPlainText(input) ? text : null
           }
-          return yield* new Conflict({
-            code: "thread_busy",
-            message: "Another run is active on this thread; wait for it to finish or cancel it.",
-            details: { active_run_id: active }
-          })
+        }).pipe(Effect.orDie)
+        if (began._tag === "Busy") {
+          // A plain-text message was held for the active run's next turn boundary (spec 4.2, 4.3 rule 4).
+          return yield* new Conflict(
+            began.followupId === null
+              ? {
+                code: "thread_busy",
+                message: "Another run is active on this thread; wait for it to finish or cancel it.",
+                details: { active_run_id: began.activeRunId }
+              }
+              : {
+                code: "thread_busy",
+                message:
+                  "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it.",
+                details: { active_run_id: began.activeRunId, queued: true, followup_id: began.followupId }
+              }
+          )
         }
-        yield* runClient(id).Start({ runId: id }, { discard: true }).pipe(Effect.orDie)
         return {
           runId: id,
           threadId,
@@ -251,12 +259,8 @@ export class Runs extends Context.Service<Runs, {
         }),
         cancelThread: Effect.fn("Runs.cancelThread")(function*(principal: Principal, threadId: string) {
           yield* threads.getRow(principal, threadId)
-          const active = yield* repo.activeRun(threadId)
-          if (active !== null) {
-            const row = yield* repo.find(active)
-            if (Option.isSome(row)) yield* cancelRun(row.value)
-          }
-          return { id: threadId, object: "thread.cancel" as const, cancelledRunId: active }
+          const cancelled = yield* threadClient(threadId).CancelActive({ threadId }).pipe(Effect.orDie)
+          return { id: threadId, object: "thread.cancel" as const, cancelledRunId: cancelled }
         }),
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: string, afterSeq: number) {
           yield* getRow(principal, id)

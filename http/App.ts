@@ -10,6 +10,7 @@ import { HttpRouter } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
 import { RunRecoveryLive } from "../actors/RunRecovery.ts"
 import { Runs } from "../actors/Runs.ts"
+import { ThreadEntityLive } from "../actors/ThreadEntityLive.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { ApiKeys } from "../src/auth/ApiKeys.ts"
 import * as Bootstrap from "../src/auth/Bootstrap.ts"
@@ -61,7 +62,7 @@ const Services = Layer.mergeAll(
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
 const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive).pipe(
-  Layer.provideMerge(RunEntityLive),
+  Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
   Layer.provideMerge(AgentLoop.layer),
   Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, EventLog.layer, Models.layer))
 )

@@ -1,0 +1,38 @@
+/**
+ * Protocol of the thread entity (one per thread id): it serializes the turns
+ * of its thread. `Begin` either starts the prepared run (claiming the thread)
+ * or reports the run that holds it, holding a plain-text message as a
+ * follow-up; `CancelActive` cancels whatever run holds the thread.
+ */
+import { Schema } from "effect"
+import { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { Run } from "../domain/Run.ts"
+import { RunPlan } from "../src/runs/RunPlan.ts"
+
+/** A run prepared by the API node: every field of its row. */
+export const PreparedRun = Schema.Struct({
+  run: Run,
+  plan: RunPlan,
+  organizationId: Schema.String,
+  workspaceId: Schema.String,
+  idempotencyKey: Schema.NullOr(Schema.String),
+  /** The message text, when it may be held as a follow-up of an active run. */
+  holdableText: Schema.NullOr(Schema.String)
+})
+export type PreparedRun = typeof PreparedRun.Type
+
+export const BeginResult = Schema.Union([
+  Schema.TaggedStruct("Started", {}),
+  Schema.TaggedStruct("Busy", { activeRunId: Schema.NullOr(Schema.String), followupId: Schema.NullOr(Schema.String) })
+])
+export type BeginResult = typeof BeginResult.Type
+
+export const Begin = Rpc.make("Begin", { payload: { prepared: PreparedRun }, success: BeginResult })
+
+export const CancelActive = Rpc.make("CancelActive", {
+  payload: { threadId: Schema.String },
+  success: Schema.NullOr(Schema.String)
+})
+
+export const ThreadEntity = Entity.make("Thread", [Begin, CancelActive])

@@ -1,0 +1,54 @@
+/**
+ * Behaviour of the thread entity. Turns of one thread are handled one at a
+ * time here; the conditional claim in the database remains the guarantee
+ * across nodes (a thread entity can move between runners).
+ */
+import { Clock, Effect, Layer } from "effect"
+import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
+import { RunRepo } from "../src/runs/RunRepo.ts"
+import { newId } from "../src/Ids.ts"
+import { nowIso } from "../src/Time.ts"
+import { RunEntity } from "./RunEntity.ts"
+import { ThreadEntity } from "./ThreadEntity.ts"
+
+export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => ThreadEntity.toLayer(
+  Effect.gen(function*() {
+    const repo = yield* RunRepo
+    const followups = yield* FollowupRepo
+    const runClient = yield* RunEntity.client
+    const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+    return ThreadEntity.of({
+      Begin: ({ payload: { prepared } }) =>
+        onOwnClock(Effect.gen(function*() {
+          const claimed = yield* repo.createClaimed({
+            id: prepared.run.id,
+            createdAt: prepared.run.createdAt,
+            organizationId: prepared.organizationId,
+            workspaceId: prepared.workspaceId,
+            plan: prepared.plan,
+            idempotencyKey: prepared.idempotencyKey,
+            run: prepared.run
+          })
+          if (claimed) {
+            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id }, { discard: true }).pipe(Effect.orDie)
+            return { _tag: "Started" as const }
+          }
+          const active = yield* repo.activeRun(prepared.run.threadId)
+          if (active !== null && prepared.holdableText !== null) {
+            const followupId = yield* newId("followup")
+            if (yield* followups.hold(active, followupId, prepared.holdableText, yield* nowIso)) {
+              return { _tag: "Busy" as const, activeRunId: active, followupId }
+            }
+          }
+          return { _tag: "Busy" as const, activeRunId: active, followupId: null }
+        })),
+      CancelActive: ({ payload }) =>
+        onOwnClock(Effect.gen(function*() {
+          const active = yield* repo.activeRun(payload.threadId)
+          if (active !== null) yield* runClient(active).Cancel({ runId: active }).pipe(Effect.orDie)
+          return active
+        }))
+    })
+  }),
+  { maxIdleTime: "1 minute" }
+)))
