@@ -8,7 +8,8 @@ Layer.launch(App.layer.pipe(Layer.provide(ServiceConfig.layer))).pipe(
   // A configuration mistake is reported as one clear line, not a stack trace.
   Effect.catchTags({
     MasterKeyError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1))),
-    RouteConfigError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
+    RouteConfigError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1))),
+    ConfigurationError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
   }),
   NodeRuntime.runMain
 )

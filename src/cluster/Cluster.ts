@@ -3,13 +3,15 @@
  * in-memory runner storage (PGlite has one connection, and SQL runner storage
  * reserves one for its locks). With DATABASE_URL: a socket runner whose shards
  * and locks live in PostgreSQL; start more processes with distinct
- * SVC_RUNNER_PORT values to scale out.
+ * SVC_RUNNER_PORT values to scale out. SVC_CLUSTER_ROLE=client makes a process
+ * serve the API only: it hosts no entities and sends every message to runners.
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import { Clock, Effect, Layer, Option } from "effect"
 import { type MessageStorage, RunnerAddress, type Runners, type Sharding, SingleRunner } from "effect/cluster"
 import type { SqlClient } from "effect/sql"
+import { ConfigurationError } from "../config/ConfigurationError.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 
 /** Failover settings measured in PLATFORM-NOTES (~4 s instead of ~30 s). */
@@ -31,12 +33,19 @@ const realClock = Layer.succeed(Clock.Clock)(Clock.Clock.defaultValue())
 
 export const layer: Layer.Layer<
   Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
-  never,
+  ConfigurationError,
   ServiceConfig | SqlClient.SqlClient
 > = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
-    Option.isNone(config.databaseUrl)
+    Option.isNone(config.databaseUrl) && config.clusterRole === "client"
+      ? Layer.unwrap(Effect.fail(new ConfigurationError({ message: "SVC_CLUSTER_ROLE=client needs DATABASE_URL: an embedded install is a single runner." })))
+      : Option.isNone(config.databaseUrl)
       ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
+      : config.clusterRole === "client"
+      ? NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: fastFailover }).pipe(
+        Layer.provide([NodeCrypto.layerDigest, realClock]),
+        Layer.orDie
+      )
       : NodeClusterSocket.layer({
         storage: "sql",
         shardingConfig: {

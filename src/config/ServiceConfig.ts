@@ -19,6 +19,8 @@ export interface ServiceConfigShape {
   /** `<key>:<organization>:<workspace>` entries from SVC_API_KEYS. */
   readonly seedKeys: ReadonlyArray<{ readonly key: Redacted.Redacted; readonly organizationId: string; readonly workspaceId: string }>
   readonly bands: Readonly<Record<Band, BandRoute>>
+  /** SVC_CLUSTER_ROLE: `runner` (hosts entities) or `client` (serves the API only; needs DATABASE_URL). */
+  readonly clusterRole: "runner" | "client"
   readonly runnerHost: string
   readonly runnerPort: number
   readonly maxBodyBytes: number
@@ -67,6 +69,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         })
         bands[band] = { route, strict }
       }
+      const clusterRole = yield* Config.Literals(["runner", "client"], "SVC_CLUSTER_ROLE").pipe(Config.withDefault("runner" as const))
       const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
       const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
@@ -104,6 +107,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         dataDir,
         seedKeys,
         bands,
+        clusterRole,
         runnerHost,
         runnerPort,
         maxBodyBytes,

@@ -49,6 +49,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
     core: { route: "scripted", strict: true },
     frontier: { route: null, strict: false }
   },
+  clusterRole: "runner",
   runnerHost: "127.0.0.1",
   runnerPort,
   maxBodyBytes: 65_536,
