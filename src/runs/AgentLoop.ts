@@ -186,17 +186,15 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
             let usage = row.run.usage ?? ZeroUsage
             // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
+            const beat = Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4)))
             yield* Effect.forkScoped(
-              Effect.repeat(
-                Effect.flatMap(nowIso, (now) => repo.touch(runId, now)),
-                Schedule.spaced(Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4))))
-              )
+              Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
             )
 
             const body = Effect.gen(function*() {
-              const logged = yield* events.read(runId, 0)
-              if (logged.length === 0) yield* writer.emit({ type: "start", messageId: runId })
+              if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
               else {
+                const logged = yield* events.read(runId, 0)
                 // A step that was streaming when the previous executor died is replayed from scratch.
                 const opened = logged.filter((e) => e.chunk.type === "start-step").length
                 const closed = logged.filter((e) => e.chunk.type === "finish-step").length
@@ -379,7 +377,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             const found = yield* repo.find(runId)
             if (Option.isNone(found) || isTerminal(found.value.run.status)) return
             const writer = yield* events.writer(runId)
-            if ((yield* events.lastSeq(runId)) === 0) yield* writer.emit({ type: "start", messageId: runId })
+            if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
             yield* finalizeCancelled(found.value, writer)
           })
         )
@@ -396,7 +394,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             }
             yield* Effect.logError("run reaped by the recovery pass").pipe(Effect.annotateLogs({ reference, run_id: runId }))
             const writer = yield* events.writer(runId)
-            if ((yield* events.lastSeq(runId)) === 0) yield* writer.emit({ type: "start", messageId: runId })
+            if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
             yield* writer.emit({ type: "error", errorText: error.message })
             yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
             yield* writer.emit({ type: "finish", finishReason: "error" })

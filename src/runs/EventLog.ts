@@ -9,11 +9,18 @@
 import { PgClient } from "@effect/sql-pg"
 import { Array as Arr, Context, Deferred, Effect, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { newIdSync } from "../Ids.ts"
 
 export type Chunk = { readonly type: string } & Readonly<Record<string, unknown>>
 export interface SequencedChunk {
   readonly seq: number
   readonly chunk: Chunk
+}
+
+/** A run's log grew: with the chunks when written on this node. */
+interface Signal {
+  readonly runId: string
+  readonly chunks: ReadonlyArray<SequencedChunk> | undefined
 }
 
 const channel = "svc_run_events"
@@ -28,6 +35,8 @@ export const isStreamEnd = (chunk: Chunk): boolean => chunk.type === "finish" ||
 const asChunk = (record: Readonly<Record<string, unknown>>): Chunk => ({ ...record, type: String(record["type"]) })
 
 export interface Writer {
+  /** The last sequence number stored when the writer opened (0: a fresh stream). */
+  readonly startSeq: number
   /** Queues a chunk; returns its sequence number. */
   readonly emit: (chunk: Chunk) => Effect.Effect<number>
   /** Waits until every chunk emitted so far is stored and announced. */
@@ -54,15 +63,20 @@ export class EventLog extends Context.Service<EventLog, {
       const sql = yield* PgClient.PgClient
       const config = yield* ServiceConfig
       const distributed = Option.isSome(config.databaseUrl)
-      const signals = yield* PubSub.unbounded<string>()
+      // Local writes carry their chunks, so followers on this node need not read them back;
+      // another node's write (a NOTIFY) only says that there is something to read.
+      const signals = yield* PubSub.unbounded<Signal>()
+      const node = newIdSync("request").slice(4)
 
       if (distributed) {
-        // Wake local followers when another node writes.
         const notifications = yield* sql.listen(channel).pipe(Effect.orDie)
         yield* Effect.forkScoped(
-          Effect.forever(Effect.flatMap(Queue.take(notifications), (n) => PubSub.publish(signals, n.payload))).pipe(
-            Effect.catchCause(() => Effect.void)
-          )
+          Effect.forever(
+            Effect.flatMap(Queue.take(notifications), (n) => {
+              const [from, runId] = n.payload.split(":")
+              return from === node || runId === undefined ? Effect.void : PubSub.publish(signals, { runId, chunks: undefined })
+            })
+          ).pipe(Effect.catchCause(() => Effect.void))
         )
       }
 
@@ -80,13 +94,14 @@ export class EventLog extends Context.Service<EventLog, {
           Effect.orDie
         )
 
-      const announce = (runId: string) =>
+      const announce = (runId: string, chunks: ReadonlyArray<SequencedChunk>) =>
         distributed
-          ? Effect.andThen(PubSub.publish(signals, runId), sql.notify(channel, runId).pipe(Effect.orDie))
-          : PubSub.publish(signals, runId)
+          ? Effect.andThen(PubSub.publish(signals, { runId, chunks }), sql.notify(channel, `${node}:${runId}`).pipe(Effect.orDie))
+          : PubSub.publish(signals, { runId, chunks })
 
       const writer = Effect.fn("EventLog.writer")(function*(runId: string) {
         let seq = yield* lastSeq(runId)
+        const startSeq = seq
         const pending = yield* Queue.unbounded<
           | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
           | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void>; readonly with?: Effect.Effect<void> }
@@ -103,7 +118,12 @@ export class EventLog extends Context.Service<EventLog, {
                 ? sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)
                 : Effect.void
               yield* (hooks.length === 0 ? insert : sql.withTransaction(Effect.andThen(insert, Effect.all(hooks))).pipe(Effect.orDie))
-              if (rows.length > 0) yield* announce(runId)
+              if (rows.length > 0) {
+                yield* announce(
+                  runId,
+                  batch.flatMap((item) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
+                )
+              }
               for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
             })
           )
@@ -118,6 +138,7 @@ export class EventLog extends Context.Service<EventLog, {
         // Whatever was emitted is stored before the writer goes away.
         yield* Effect.addFinalizer(() => flush)
         return {
+          startSeq,
           emit: (chunk: Chunk) =>
             Effect.suspend(() => {
               seq += 1
@@ -132,25 +153,31 @@ export class EventLog extends Context.Service<EventLog, {
       const follow = (runId: string, afterSeq: number): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
-            // Subscribe before the first read so that no wake-up is missed.
+            // Subscribe before the first read so that no write is missed.
             const subscription = yield* PubSub.subscribe(signals)
-            const waitForWrite = Effect.gen(function*() {
-              while (true) {
-                const ids = yield* PubSub.takeAll(subscription)
-                if (ids.includes(runId)) return
-              }
-            })
-            return Stream.paginate(afterSeq, (cursor: number) =>
+            /** Chunks announced after `cursor`: taken from local signals when they continue it, else read. */
+            const next = (cursor: number, mustRead: boolean) =>
               Effect.gen(function*() {
-                const rows = yield* read(runId, cursor)
-                if (rows.length === 0) {
-                  yield* waitForWrite
-                  return [[], Option.some(cursor)] as const
+                if (mustRead) return { rows: yield* read(runId, cursor), read: true }
+                while (true) {
+                  const mine = (yield* PubSub.takeAll(subscription)).filter((signal) => signal.runId === runId)
+                  if (mine.length === 0) continue
+                  if (mine.some((signal) => signal.chunks === undefined)) return { rows: yield* read(runId, cursor), read: true }
+                  const fresh = mine.flatMap((signal) => signal.chunks ?? []).filter((c) => c.seq > cursor)
+                  if (fresh.length === 0) continue
+                  const contiguous = fresh.every((c, i) => c.seq === cursor + 1 + i)
+                  return contiguous ? { rows: fresh, read: false } : { rows: yield* read(runId, cursor), read: true }
                 }
+              })
+            return Stream.paginate({ cursor: afterSeq, mustRead: true }, (state) =>
+              Effect.gen(function*() {
+                const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead)
+                if (rows.length === 0) return [[], Option.some({ cursor: state.cursor, mustRead: false })] as const
                 const end = rows.findIndex((r) => isStreamEnd(r.chunk))
-                return end >= 0
-                  ? [rows.slice(0, end + 1), Option.none<number>()] as const
-                  : [rows, Option.some(rows[rows.length - 1].seq)] as const
+                if (end >= 0) return [rows.slice(0, end + 1), Option.none()] as const
+                // A full page read from the table may have more behind it.
+                const more = wasRead && rows.length === 1000
+                return [rows, Option.some({ cursor: rows[rows.length - 1].seq, mustRead: more })] as const
               }))
           })
         ).pipe(Stream.scoped)

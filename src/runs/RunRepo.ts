@@ -180,9 +180,13 @@ export class RunRepo extends Context.Service<RunRepo, {
           )
         }),
         saveCheckpoint: Effect.fn("RunRepo.saveCheckpoint")(function*(runId, step, messages, usage, now) {
-          yield* sql`INSERT INTO run_steps (run_id, step, messages, usage, created_at)
-            VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
-            ON CONFLICT (run_id, step) DO NOTHING`.pipe(Effect.orDie)
+          // One statement: the step's checkpoint and the run's running total move together.
+          yield* sql`WITH saved AS (
+              INSERT INTO run_steps (run_id, step, messages, usage, created_at)
+              VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
+              ON CONFLICT (run_id, step) DO NOTHING
+            )
+            UPDATE runs SET usage = ${sql.json(usage)}, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
         history: Effect.fn("RunRepo.history")(function*(threadId: string, beforeCreatedAt: string) {
           const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input,
