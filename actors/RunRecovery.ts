@@ -4,7 +4,9 @@
  * their dispatch was lost) are started again through their entity (Start is
  * idempotent per run); a run still stalled after three attempts cannot be
  * resumed and is finalized as failed with terminalReason run_recovery_reaped.
- * It runs on the application's clock, so TestClock drives it in tests.
+ * Each pass also applies retention to the cluster's message storage (run
+ * messages are deleted a day after their run ended). It runs on the
+ * application's clock, so TestClock drives it in tests.
  */
 import { Clock, Duration, Effect, Layer, Schedule } from "effect"
 import { Singleton } from "effect/cluster"
@@ -15,6 +17,7 @@ import { nowIso, toIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
 
 export const MaxRecoveryAttempts = 3
+export const MessageRetentionMs = 24 * 60 * 60 * 1000
 
 export const RunRecoveryLive = Layer.unwrap(
   Effect.gen(function*() {
@@ -24,6 +27,7 @@ export const RunRecoveryLive = Layer.unwrap(
     const loop = yield* AgentLoop
     const pass = Effect.gen(function*() {
       const client = yield* RunEntity.client
+      yield* repo.purgeDeliveredMessages(toIso((yield* Clock.currentTimeMillis) - MessageRetentionMs))
       const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
       for (const runId of yield* repo.stalled(before)) {
         const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)

@@ -114,6 +114,12 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<string>>
   /** Counts one more recovery attempt; returns the count. */
   readonly bumpRecovery: (runId: string, now: string) => Effect.Effect<number>
+  /**
+   * Retention of the cluster's message storage, which keeps delivered
+   * messages forever: the persisted Start/Cancel messages of runs that ended
+   * before `cutoff`, and their replies, are deleted.
+   */
+  readonly purgeDeliveredMessages: (cutoff: string) => Effect.Effect<void>
   /** Finalizes a run without reading its plan (the recovery pass's last resort). */
   readonly reap: (runId: string, error: typeof RunError.Type, now: string) => Effect.Effect<void>
 }>()("svc/RunRepo") {
@@ -229,6 +235,15 @@ export class RunRepo extends Context.Service<RunRepo, {
             Effect.orDie
           )
           return rows[0]?.recovery_attempts ?? 0
+        }),
+        purgeDeliveredMessages: Effect.fn("RunRepo.purgeDeliveredMessages")(function*(cutoff: string) {
+          yield* sql`WITH deleted AS (
+              DELETE FROM cluster_messages m USING runs r
+              WHERE m.processed AND m.entity_type = 'Run' AND m.entity_id = r.id
+                AND r.completed_at IS NOT NULL AND r.completed_at < ${cutoff}
+              RETURNING m.request_id
+            )
+            DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
         }),
         reap: Effect.fn("RunRepo.reap")(function*(runId: string, error: typeof RunError.Type, now: string) {
           yield* sql.withTransaction(Effect.gen(function*() {

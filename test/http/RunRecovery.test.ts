@@ -12,6 +12,7 @@ import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { RunRepo } from "../../src/runs/RunRepo.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -21,9 +22,10 @@ const Harness = Layer.unwrap(
   Effect.gen(function*() {
     const db = yield* testDatabase
     const runnerPort = yield* TestServer.freePort
-    return Layer.merge(
+    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.orDie)
+    return Layer.mergeAll(
       TestServer.layerWith(TestServer.baseConfig(db.url, runnerPort)),
-      PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.orDie)
+      RunRepo.layer.pipe(Layer.provideMerge(sql))
     )
   })
 ).pipe(Layer.provide(Reactivity.layer))
@@ -86,5 +88,15 @@ layer(Harness, { timeout: 60_000 })("run recovery", (it) => {
       assert.deepStrictEqual(reapedStream.chunks.map((c) => c.type), ["start", "error", "data-svc-terminal", "finish"])
       const freed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
       assert.strictEqual(freed.status, "idle")
+
+      // Retention of the cluster's message storage: delivered run messages go once their run ended before the cutoff.
+      const countMessages = (runId: string) => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
+      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 1 }])
+      const repo = yield* RunRepo
+      yield* repo.purgeDeliveredMessages(done.createdAt)
+      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 1 }])
+      yield* repo.purgeDeliveredMessages("9999-01-01T00:00:00.000Z")
+      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 0 }])
+      assert.deepStrictEqual(yield* sql`SELECT count(*)::int AS n FROM cluster_replies`, [{ n: 0 }])
     }))
 })
