@@ -76,6 +76,8 @@ export class Runs extends Context.Service<Runs, {
     afterSeq: number
   ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
   readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
+  /** Cancels every active run of the agent's threads (before the agent is deleted). */
+  readonly cancelAgentRuns: (principal: Principal, agentId: string) => Effect.Effect<void, NotFound | PermissionDenied>
   readonly withdrawFollowup: (
     principal: Principal,
     runId: string,
@@ -268,6 +270,13 @@ export class Runs extends Context.Service<Runs, {
         }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
           yield* threads.getRow(principal, threadId)
+        }),
+        cancelAgentRuns: Effect.fn("Runs.cancelAgentRuns")(function*(principal: Principal, agentId: string) {
+          yield* agents.getRow(principal, agentId)
+          for (const status of ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"] as const) {
+            const active = yield* repo.list(principal, { agentId, status }, 100, undefined)
+            yield* Effect.forEach(active, cancelRun, { discard: true, concurrency: 8 })
+          }
         })
       }
     })

@@ -2,6 +2,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Agent } from "../domain/Agent.ts"
+import { Runs } from "../actors/Runs.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import { Api } from "./Api.ts"
@@ -11,6 +12,7 @@ import { envelope } from "./ErrorEnvelope.ts"
 export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
+    const runs = yield* Runs
     const idempotency = yield* Idempotency
     return handlers
       .handle("list", ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => agents.list(p, query)).pipe(envelope))
@@ -25,5 +27,8 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
       .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => agents.get(p, params.id)).pipe(envelope))
       .handle("update", ({ params, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) => agents.update(p, params.id, payload)).pipe(envelope))
-      .handle("delete", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => agents.remove(p, params.id)).pipe(envelope))
+      .handle("delete", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          // Active runs of its threads are cancelled first; the threads then go with the agent.
+          Effect.andThen(runs.cancelAgentRuns(p, params.id), agents.remove(p, params.id))).pipe(envelope))
   }))

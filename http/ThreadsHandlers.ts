@@ -2,6 +2,7 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ThreadCreated } from "../domain/Thread.ts"
+import { Runs } from "../actors/Runs.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { Api } from "./Api.ts"
@@ -11,6 +12,7 @@ import { envelope } from "./ErrorEnvelope.ts"
 export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =>
   Effect.gen(function*() {
     const threads = yield* Threads
+    const runs = yield* Runs
     const idempotency = yield* Idempotency
     return handlers
       .handle("list", ({ query }) =>
@@ -25,5 +27,8 @@ export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =
       .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => threads.get(p, params.id)).pipe(envelope))
       .handle("update", ({ params, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) => threads.update(p, params.id, payload)).pipe(envelope))
-      .handle("delete", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => threads.remove(p, params.id)).pipe(envelope))
+      .handle("delete", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          // An active run is cancelled first: a thread never disappears under a running turn.
+          Effect.andThen(runs.cancelThread(p, params.id), threads.remove(p, params.id))).pipe(envelope))
   }))

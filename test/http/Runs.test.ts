@@ -6,7 +6,7 @@
  * Run resource.
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { Page } from "../../domain/Page.ts"
@@ -313,6 +313,35 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       const reply = yield* api.request("POST", `/v1/threads/${thread.id}/cancel`)
       assert.deepStrictEqual(reply.json, { id: thread.id, object: "thread.cancel", cancelledRunId: receipt.runId })
       assert.strictEqual((yield* getRun(api, receipt.runId)).status, "cancelled")
+    }).pipe(Effect.scoped))
+
+  it.effect("deleting a thread or an agent with an active run cancels the run first", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate7", transport: "http", url: gate.url } }),
+        200,
+        ToolServer
+      )
+      const { agent, thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const first = yield* start(api, thread.id, { input: "/tool mcp__gate7__wait {}" })
+      yield* gate.waiting
+      const deleted = yield* api.request("DELETE", `/v1/threads/${thread.id}`)
+      assert.deepStrictEqual(deleted.json, { id: thread.id, object: "thread", deleted: true })
+      yield* TestServer.expectError(yield* api.request("GET", `/v1/runs/${first.runId}`), 404, "not_found", "run_not_found")
+
+      const other = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }),
+        201,
+        ThreadCreated
+      )
+      const second = yield* start(api, other.id, { input: "/tool mcp__gate7__wait {}" })
+      const streaming = yield* Effect.forkChild(api.request("GET", `/v1/runs/${second.runId}/stream`))
+      const gone = yield* api.request("DELETE", `/v1/agents/${agent.id}`)
+      assert.strictEqual(gone.status, 200)
+      const stream = yield* Effect.orDie(parseWithAi((yield* Fiber.join(streaming)).text))
+      assert.deepStrictEqual(stream.chunks.at(-1), { type: "abort", reason: "cancelled" })
     }).pipe(Effect.scoped))
 
   it.effect("maxSteps stops the run cleanly with max_steps_exceeded", () =>
