@@ -29,6 +29,16 @@ export interface Kind<Config, View, Resource extends string> {
   readonly view: (row: ResourceRow, config: Config) => View
 }
 
+/** The fields every adapter resource shows, straight from its row. */
+export const rowFields = (row: ResourceRow) => ({
+  id: row.id,
+  name: row.name,
+  metadata: row.metadata,
+  configVersion: row.configVersion,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt
+})
+
 export interface Loaded<Config> {
   readonly row: ResourceRow
   readonly config: Config

@@ -15,7 +15,7 @@ import {
   HookTimeoutCeilingMs,
   type ToolApprovalHook
 } from "../../domain/ToolApprovalHook.ts"
-import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
@@ -39,17 +39,12 @@ const make = Effect.gen(function*() {
     uniqueNames: false,
     config: HookConfig,
     view: (row, c): ToolApprovalHook => ({
-      id: row.id,
+      ...rowFields(row),
       object: "tool_approval_hook",
-      name: row.name,
       url: c.url,
       enabled: c.enabled,
       onHookError: c.onHookError,
-      requestTimeoutMs: c.requestTimeoutMs,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      requestTimeoutMs: c.requestTimeoutMs
     })
   })
 

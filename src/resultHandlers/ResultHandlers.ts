@@ -10,7 +10,7 @@ import {
   type ResultHandlerPatch,
   ResultHandlerTimeout
 } from "../../domain/ResultHandler.ts"
-import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
@@ -27,16 +27,11 @@ const make = Effect.gen(function*() {
     uniqueNames: false,
     config: ResultHandlerConfig,
     view: (row, c): ResultHandler => ({
-      id: row.id,
+      ...rowFields(row),
       object: "result_handler",
       kind: c.kind,
-      name: row.name,
       url: c.url,
-      requestTimeoutMs: c.requestTimeoutMs,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      requestTimeoutMs: c.requestTimeoutMs
     })
   })
 

@@ -9,7 +9,7 @@ import {
   type SecretContextCreate,
   type SecretContextPatch
 } from "../../domain/SecretContext.ts"
-import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { Secrets } from "./Secrets.ts"
@@ -24,14 +24,9 @@ const make = Effect.gen(function*() {
     uniqueNames: true,
     config: SecretContextConfig,
     view: (row, config): SecretContext => ({
-      id: row.id,
+      ...rowFields(row),
       object: "secret_context",
-      name: row.name,
-      projections: config.projections,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      projections: config.projections
     })
   })
 

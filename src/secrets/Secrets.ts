@@ -8,7 +8,7 @@ import { InvalidRequest } from "../../domain/Errors.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type Secret, SecretConfig, type SecretCreate, SecretLimits, type SecretPatch } from "../../domain/Secret.ts"
-import { makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { type ListFilter, ResourceStore } from "../store/ResourceStore.ts"
 import { SecretBox } from "./SecretBox.ts"
 
@@ -31,15 +31,10 @@ const make = Effect.gen(function*() {
     uniqueNames: true,
     config: SecretConfig,
     view: (row, config): Secret => ({
-      id: row.id,
+      ...rowFields(row),
       object: "secret",
-      name: row.name,
       source: config.source,
-      contentType: config.contentType,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      contentType: config.contentType
     })
   })
 

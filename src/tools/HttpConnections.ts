@@ -13,7 +13,7 @@ import {
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { ToolRef } from "../../domain/ToolPolicy.ts"
-import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { DefaultPolicy, namespacedToolName, resolvePolicy } from "../adapters/ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
@@ -43,14 +43,9 @@ const make = Effect.gen(function*() {
     uniqueNames: true,
     config: HttpConnectionConfig,
     view: (row, c): HttpConnection => ({
-      id: row.id,
+      ...rowFields(row),
       object: "http_connection",
-      name: row.name,
-      ...c,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      ...c
     })
   })
 

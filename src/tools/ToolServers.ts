@@ -15,7 +15,7 @@ import {
   type ToolServerCreate,
   type ToolServerPatch
 } from "../../domain/ToolServer.ts"
-import { agentsReferencing, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "../adapters/ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
@@ -52,14 +52,9 @@ const make = Effect.gen(function*() {
     uniqueNames: true,
     config: ToolServerConfig,
     view: (row, c): ToolServer => ({
-      id: row.id,
+      ...rowFields(row),
       object: "tool_server",
-      name: row.name,
-      ...c,
-      metadata: row.metadata,
-      configVersion: row.configVersion,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt
+      ...c
     })
   })
 
