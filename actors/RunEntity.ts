@@ -8,9 +8,10 @@ import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 
+/** `generation` counts the run's parks: each resume is its own persisted message. */
 export const Start = Rpc.make("Start", {
-  payload: { runId: Schema.String },
-  primaryKey: ({ runId }) => `start:${runId}`
+  payload: { runId: Schema.String, generation: Schema.Number },
+  primaryKey: ({ runId, generation }) => `start:${runId}:${generation}`
 }).annotate(ClusterSchema.Persisted, true)
 
 export const Cancel = Rpc.make("Cancel", {

@@ -4,12 +4,13 @@
  * their dispatch was lost) are started again through their entity (Start is
  * idempotent per run); a run still stalled after three attempts cannot be
  * resumed and is finalized as failed with terminalReason run_recovery_reaped.
- * Each pass also applies retention to the cluster's message storage (run
+ * Each pass also cancels parked runs past their max-park window
+ * (interaction_timeout) and applies retention to the cluster's message storage (run
  * messages are deleted a day after their run ended). It runs on the
  * application's clock, so TestClock drives it in tests.
  */
-import { Clock, Duration, Effect, Layer, Schedule } from "effect"
-import { Singleton } from "effect/cluster"
+import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
@@ -19,22 +20,35 @@ import { RunEntity } from "./RunEntity.ts"
 export const MaxRecoveryAttempts = 3
 export const MessageRetentionMs = 24 * 60 * 60 * 1000
 
+/** One recovery pass, runnable on its own (tests call it after moving the clock). */
+export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: Effect.Effect<void> }>()("svc/RunRecovery") {
+  static readonly layer = Layer.effect(RunRecovery)(Effect.gen(function*() {
+    const config = yield* ServiceConfig
+    const repo = yield* RunRepo
+    const loop = yield* AgentLoop
+    const sharding = yield* Sharding.Sharding
+    const pass = Effect.gen(function*() {
+      const client = yield* RunEntity.client
+      yield* repo.purgeDeliveredMessages(toIso((yield* Clock.currentTimeMillis) - MessageRetentionMs))
+      // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
+      for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* loop.expire(runId)
+      const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
+      for (const { id: runId, generation } of yield* repo.stalled(before)) {
+        const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)
+        if (attempts > MaxRecoveryAttempts) yield* loop.reap(runId)
+        else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
+      }
+    }).pipe(Effect.provideService(Sharding.Sharding, sharding))
+    return { pass }
+  }))
+}
+
+/** The pass as a cluster singleton, every SVC_RECOVERY_INTERVAL_MS of the application's clock. */
 export const RunRecoveryLive = Layer.unwrap(
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
     const config = yield* ServiceConfig
-    const repo = yield* RunRepo
-    const loop = yield* AgentLoop
-    const pass = Effect.gen(function*() {
-      const client = yield* RunEntity.client
-      yield* repo.purgeDeliveredMessages(toIso((yield* Clock.currentTimeMillis) - MessageRetentionMs))
-      const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
-      for (const runId of yield* repo.stalled(before)) {
-        const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)
-        if (attempts > MaxRecoveryAttempts) yield* loop.reap(runId)
-        else yield* client(runId).Start({ runId }, { discard: true }).pipe(Effect.orDie)
-      }
-    })
+    const { pass } = yield* RunRecovery
     return Singleton.make(
       "svc/RunRecovery",
       Effect.repeat(

@@ -23,7 +23,7 @@ import { ToolServers } from "../src/tools/ToolServers.ts"
 import { EventLog, type SequencedChunk } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { DefaultMaxSteps, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
-import { type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
+import { type NewRunRow, type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
 import * as StructuredOutput from "../src/runs/StructuredOutput.ts"
 import { Sharding } from "effect/cluster"
 
@@ -168,7 +168,7 @@ export class Runs extends Context.Service<Runs, {
         }
         const now = yield* nowIso
         const id = yield* newId("run")
-        const row: RunRow = {
+        const row: NewRunRow = {
           id,
           createdAt: now,
           organizationId: principal.organizationId,
@@ -202,6 +202,13 @@ export class Runs extends Context.Service<Runs, {
         }).pipe(Effect.orDie)
         if (began._tag === "Busy") {
           // A plain-text message was held for the active run's next turn boundary (spec 4.2, 4.3 rule 4).
+          if (began.resolvedInteractionId !== null) {
+            return yield* new Conflict({
+              code: "thread_busy",
+              message: "The run waits on an interaction; this message answered it. Do not re-send it.",
+              details: { active_run_id: began.activeRunId, resolved_interaction_id: began.resolvedInteractionId }
+            })
+          }
           return yield* new Conflict(
             began.followupId === null
               ? {
@@ -266,7 +273,12 @@ export class Runs extends Context.Service<Runs, {
         }),
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: string, afterSeq: number) {
           yield* getRow(principal, id)
-          return events.follow(id, afterSeq)
+          const settled = Effect.map(repo.find(id), (row) =>
+            Option.match(row, {
+              onNone: () => true,
+              onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
+            }))
+          return events.follow(id, afterSeq, settled)
         }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
           yield* threads.getRow(principal, threadId)

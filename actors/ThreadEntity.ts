@@ -24,7 +24,11 @@ export type PreparedRun = typeof PreparedRun.Type
 
 export const BeginResult = Schema.Union([
   Schema.TaggedStruct("Started", {}),
-  Schema.TaggedStruct("Busy", { activeRunId: Schema.NullOr(Schema.String), followupId: Schema.NullOr(Schema.String) })
+  Schema.TaggedStruct("Busy", {
+    activeRunId: Schema.NullOr(Schema.String),
+    followupId: Schema.NullOr(Schema.String),
+    resolvedInteractionId: Schema.NullOr(Schema.String)
+  })
 ])
 export type BeginResult = typeof BeginResult.Type
 

@@ -8,6 +8,7 @@ import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
 import { newId } from "../src/Ids.ts"
 import { nowIso } from "../src/Time.ts"
+import { Interactions } from "./Interactions.ts"
 import { RunEntity } from "./RunEntity.ts"
 import { ThreadEntity } from "./ThreadEntity.ts"
 
@@ -15,6 +16,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
   Effect.gen(function*() {
     const repo = yield* RunRepo
     const followups = yield* FollowupRepo
+    const interactions = yield* Interactions
     const runClient = yield* RunEntity.client
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
     return ThreadEntity.of({
@@ -30,17 +32,22 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             run: prepared.run
           })
           if (claimed) {
-            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id }, { discard: true }).pipe(Effect.orDie)
+            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id, generation: 0 }, { discard: true }).pipe(Effect.orDie)
             return { _tag: "Started" as const }
           }
           const active = yield* repo.activeRun(prepared.run.threadId)
           if (active !== null && prepared.holdableText !== null) {
+            // Text that answers the run's lone pending approval or free-text question is consumed as the answer.
+            const answered = yield* interactions.answerWithText(active, prepared.holdableText)
+            if (answered !== undefined) {
+              return { _tag: "Busy" as const, activeRunId: active, followupId: null, resolvedInteractionId: answered }
+            }
             const followupId = yield* newId("followup")
             if (yield* followups.hold(active, followupId, prepared.holdableText, yield* nowIso)) {
-              return { _tag: "Busy" as const, activeRunId: active, followupId }
+              return { _tag: "Busy" as const, activeRunId: active, followupId, resolvedInteractionId: null }
             }
           }
-          return { _tag: "Busy" as const, activeRunId: active, followupId: null }
+          return { _tag: "Busy" as const, activeRunId: active, followupId: null, resolvedInteractionId: null }
         })),
       CancelActive: ({ payload }) =>
         onOwnClock(Effect.gen(function*() {

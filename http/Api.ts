@@ -5,6 +5,7 @@ import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
 import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
 import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
+import { InteractionsApi } from "./InteractionsApi.ts"
 import { RunsApi } from "./RunsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
 import { HttpConnectionsApi, ToolServersApi } from "./ToolsApi.ts"
@@ -20,6 +21,7 @@ export const Api = HttpApi.make("agent-service")
   .add(ToolServersApi)
   .add(HttpConnectionsApi)
   .add(RunsApi)
+  .add(InteractionsApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   .middleware(ApiFailures)

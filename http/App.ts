@@ -8,7 +8,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
-import { RunRecoveryLive } from "../actors/RunRecovery.ts"
+import { Interactions } from "../actors/Interactions.ts"
+import { RunRecovery, RunRecoveryLive } from "../actors/RunRecovery.ts"
 import { Runs } from "../actors/Runs.ts"
 import { ThreadEntityLive } from "../actors/ThreadEntityLive.ts"
 import { Agents } from "../src/agents/Agents.ts"
@@ -29,6 +30,7 @@ import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Models } from "../src/model/Models.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { InteractionRepo } from "../src/interactions/InteractionRepo.ts"
 import { EventLog } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
@@ -61,10 +63,11 @@ const Services = Layer.mergeAll(
 ).pipe(Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
-const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive).pipe(
+const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideMerge(RunRecovery.layer))).pipe(
   Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
+  Layer.provideMerge(Interactions.layer),
   Layer.provideMerge(AgentLoop.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, EventLog.layer, Models.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, EventLog.layer, Models.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
@@ -82,7 +85,8 @@ export const layerServices = Layer.mergeAll(
 export const layer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
     HttpRouter.serve(Server.layer({ maxBodyBytes: config.maxBodyBytes }), { disableLogger: config.quiet }).pipe(
-      Layer.provide(layerServices),
+      // The services are part of the output so tests can reach them (e.g. RunRecovery); main ignores it.
+      Layer.provideMerge(layerServices),
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
     ))
 )

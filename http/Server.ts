@@ -13,6 +13,7 @@ import { BandsHandlers } from "./BandsHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
+import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
@@ -30,7 +31,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     ResultHandlersHandlers,
     ToolServersHandlers,
     HttpConnectionsHandlers,
-    RunsHandlers
+    RunsHandlers,
+    InteractionsHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

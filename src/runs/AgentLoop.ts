@@ -7,8 +7,9 @@
  * `failed` (upstream_unavailable, pricing_unavailable, engine faults) or
  * `cancelled` (interruption).
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Scope, Stream } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, type Scope, Stream } from "effect"
 import type { AssistantMessage, Message, ToolCall, ToolMessage, ToolSpec } from "../../domain/Conversation.ts"
+import { AskQuestionInput, type Interaction, type QuestionRequest } from "../../domain/Interaction.ts"
 import { newIdSync } from "../Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
@@ -17,9 +18,11 @@ import { costCents, Models, type Price } from "../model/Models.ts"
 import type { ModelProvider } from "../model/ModelProvider.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
-import { nowIso } from "../Time.ts"
+import { nowIso, toIso } from "../Time.ts"
 import * as McpTools from "../tools/McpTools.ts"
-import { EventLog, type Writer } from "./EventLog.ts"
+import { type Chunk, EventLog, type Writer } from "./EventLog.ts"
+import { InteractionRepo } from "../interactions/InteractionRepo.ts"
+import { type ParkRecord, parkWindowMs } from "./Park.ts"
 import { FollowupRepo } from "./FollowupRepo.ts"
 import type { RunPlan } from "./RunPlan.ts"
 import { RunRepo, type RunRow } from "./RunRepo.ts"
@@ -28,6 +31,83 @@ import * as StructuredOutput from "./StructuredOutput.ts"
 type Outcome =
   | { readonly _tag: "Completed"; readonly terminalReason: string | null; readonly output: unknown }
   | { readonly _tag: "Failed"; readonly error: RunError; readonly terminalReason: string | null }
+  | { readonly _tag: "Parked" }
+
+type Gate =
+  | { readonly _tag: "Run" }
+  | { readonly _tag: "Question"; readonly request: QuestionRequest }
+  | { readonly _tag: "Invalid"; readonly outcome: McpTools.ToolOutcome }
+
+/** A tool call's result: what the model reads and the chunk that announces it. */
+interface Settled {
+  readonly message: ToolMessage
+  readonly chunk: Chunk
+}
+
+const settle = (call: ToolCall, outcome: McpTools.ToolOutcome): Settled => ({
+  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError },
+  chunk: outcome.isError
+    ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
+    : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
+})
+
+const inCallOrder = (calls: ReadonlyArray<ToolCall>, settled: ReadonlyArray<Settled>): Array<Settled> =>
+  calls.flatMap((call) => settled.filter((s) => s.message.toolCallId === call.id))
+
+const decodeAskQuestion = Schema.decodeUnknownOption(AskQuestionInput)
+
+/** The stored request: question flags resolved to booleans. */
+const toRequest = (input: AskQuestionInput): QuestionRequest => ({
+  title: input.title,
+  ...(input.details === undefined ? {} : { details: input.details }),
+  ...(input.questions === undefined ? {} : {
+    questions: input.questions.map((q) => ({
+      id: q.id,
+      prompt: q.prompt,
+      ...(q.options === undefined ? {} : { options: q.options }),
+      multiple: q.multiple ?? false,
+      multiline: q.multiline ?? false,
+      allowOther: q.allowOther ?? false
+    }))
+  }),
+  ...(input.actions === undefined ? {} : { actions: input.actions })
+})
+
+/** What a resumed step's question call returns to the model: the person's answers. */
+const answerText = (interaction: Interaction): string =>
+  interaction.status === "cancelled"
+    ? "The user dismissed the question without answering."
+    : JSON.stringify({ answers: interaction.resolution?.["inputResponses"] ?? [], ...(interaction.reason === null ? {} : { reason: interaction.reason }) })
+
+const askQuestionSpec: ToolSpec = {
+  name: "ask_question",
+  description:
+    "Ask the user one or more questions and wait for the answers. Use options for choices; multiple allows several; multiline or allowOther allow free text; actions are buttons that answer the whole request.",
+  inputSchema: {
+    type: "object",
+    properties: {
+      title: { type: "string" },
+      details: { type: "string" },
+      questions: {
+        type: "array",
+        items: {
+          type: "object",
+          properties: {
+            id: { type: "string" },
+            prompt: { type: "string" },
+            options: { type: "array", items: { type: "object", properties: { id: { type: "string" }, label: { type: "string" } }, required: ["id", "label"] } },
+            multiple: { type: "boolean" },
+            multiline: { type: "boolean" },
+            allowOther: { type: "boolean" }
+          },
+          required: ["id", "prompt"]
+        }
+      },
+      actions: { type: "array", items: { type: "object", properties: { id: { type: "string" }, label: { type: "string" } }, required: ["id", "label"] } }
+    },
+    required: ["title"]
+  }
+}
 
 const addUsage = (total: UsageTotal, step: { readonly inputTokens: number; readonly outputTokens: number }, price: Price) => ({
   inputTokens: total.inputTokens + step.inputTokens,
@@ -70,6 +150,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
   readonly execute: (runId: string, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
   readonly cancelIdle: (runId: string) => Effect.Effect<void>
+  /** A parked run past its max-park window: cancelled with interaction_timeout, interactions cancelled, thread freed. */
+  readonly expire: (runId: string) => Effect.Effect<void>
   /** Finalizes a run that cannot be resumed: failed, terminalReason run_recovery_reaped. */
   readonly reap: (runId: string) => Effect.Effect<void>
 }>()("svc/AgentLoop") {
@@ -77,6 +159,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
     Effect.gen(function*() {
       const repo = yield* RunRepo
       const followups = yield* FollowupRepo
+      const interactions = yield* InteractionRepo
       const events = yield* EventLog
       const models = yield* Models
       const outbound = yield* Outbound
@@ -90,6 +173,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         usage: UsageTotal
       ) {
         const now = yield* nowIso
+        if (outcome._tag === "Parked") {
+          // The stream of this turn ends here; it goes on in the same log when the run resumes.
+          yield* writer.emit({ type: "finish", finishReason: "other" })
+          return yield* writer.flush
+        }
         if (outcome._tag === "Failed") {
           yield* writer.emit({ type: "error", errorText: outcome.error.message })
         }
@@ -118,10 +206,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         const now = yield* nowIso
         yield* writer.emit({ type: "abort", reason: "cancelled" })
         yield* writer.commit(
-          Effect.andThen(
+          Effect.all([
             repo.setStatus(row.id, { status: "cancelled", completedAt: now }, now),
-            repo.releaseThread(row.run.threadId, row.id, now)
-          )
+            repo.releaseThread(row.run.threadId, row.id, now),
+            interactions.cancelPending(row.id, now),
+            repo.clearPark(row.id, now)
+          ], { discard: true })
         )
       })
 
@@ -202,6 +292,36 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               }
               const startedAt = row.run.startedAt ?? (yield* nowIso)
               const now = yield* nowIso
+              if (row.park !== null) {
+                // A parked step resumes only once every interaction it waits on is settled.
+                const all = yield* interactions.ofRun(runId)
+                const byId = new Map(all.map((i) => [i.id, i.interaction]))
+                const waiting = row.park.pending.map((p) => ({ p, interaction: byId.get(p.interactionId) }))
+                if (waiting.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
+                  return { _tag: "Parked" } satisfies Outcome
+                }
+                yield* writer.emit({ type: "start", messageId: runId })
+                yield* writer.emit({ type: "start-step" })
+                const park = row.park
+                const calls = park.assistant.toolCalls
+                const answered: Array<Settled> = waiting.flatMap(({ p, interaction }) => {
+                  const call = calls.find((c) => c.id === p.toolCallId)
+                  if (call === undefined || interaction === undefined) return []
+                  return [settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false })]
+                })
+                for (const a of answered) {
+                  const call = calls.find((c) => c.id === a.message.toolCallId)
+                  if (call !== undefined) {
+                    yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+                  }
+                }
+                const earlier: Array<Settled> = park.settled.map((m) => ({ message: m, chunk: { type: "noop" } }))
+                const results = inCallOrder(calls, [...earlier, ...answered])
+                yield* repo.saveCheckpoint(runId, park.step, [...park.pendingUser, park.assistant, ...results.map((r) => r.message)], usage, now)
+                for (const a of answered) yield* writer.emit(a.chunk)
+                yield* writer.emit({ type: "finish-step" })
+                yield* repo.unpark(runId, now)
+              }
               yield* repo.setStatus(runId, { status: "running", startedAt }, now)
 
               const model = models.provider(plan.route)
@@ -231,7 +351,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 reveal: secrets.reveal
               })
               for (const problem of toolset.problems) yield* writer.emit({ type: "error", errorText: problem })
-              const tools = [...toolset.specs, ...(plan.skills.length > 0 ? [loadSkillSpec] : [])]
+              const tools = [
+                ...toolset.specs,
+                ...(plan.skills.length > 0 ? [loadSkillSpec] : []),
+                ...(plan.userInteraction ? [askQuestionSpec] : [])
+              ]
 
               const checkpoints = yield* repo.checkpoints(runId)
               const history = yield* repo.history(row.run.threadId, row.run.createdAt)
@@ -248,6 +372,70 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
                   : Effect.void
 
+              /** Whether a call runs now, waits for a person, or is refused before it runs. */
+              const gate = (call: ToolCall): Gate => {
+                if (call.name === "ask_question" && plan.userInteraction) {
+                  const input = decodeAskQuestion(call.input)
+                  return Option.isSome(input)
+                    ? { _tag: "Question", request: toRequest(input.value) }
+                    : {
+                      _tag: "Invalid",
+                      outcome: {
+                        output: { error: "invalid ask_question input" },
+                        text: "Error: ask_question needs { title, details?, questions?: [{ id, prompt, options?, multiple?, multiline?, allowOther? }], actions? }.",
+                        isError: true
+                      }
+                    }
+                }
+                return { _tag: "Run" }
+              }
+
+              const openQuestion = (parked: RunRow, stepNumber: number, call: ToolCall, request: QuestionRequest) =>
+                Effect.gen(function*() {
+                  const now = yield* nowIso
+                  const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(plan.maxDurationMs))
+                  const id = newIdSync("interaction")
+                  yield* interactions.insert({
+                    id,
+                    createdAt: now,
+                    organizationId: parked.organizationId,
+                    workspaceId: parked.workspaceId,
+                    deadline,
+                    interaction: {
+                      id,
+                      object: "interaction",
+                      runId,
+                      rootRunId: runId,
+                      workerRef: null,
+                      threadId: parked.run.threadId,
+                      agentId: parked.run.agentId,
+                      kind: "question",
+                      status: "pending",
+                      stepNumber: stepNumber + 1,
+                      toolName: call.name,
+                      toolCallId: call.id,
+                      hookId: null,
+                      input: call.input,
+                      decision: null,
+                      reason: null,
+                      request,
+                      resolution: null,
+                      expiresAt: deadline,
+                      createdAt: now,
+                      resolvedAt: null,
+                      updatedAt: now
+                    }
+                  })
+                  return {
+                    deadline,
+                    pending: { toolCallId: call.id, interactionId: id, kind: "question" as const },
+                    chunk: {
+                      type: "data-svc-input-requested",
+                      data: { interactionId: id, toolCallId: call.id, request: { kind: "question", ...request }, expiresAt: deadline }
+                    }
+                  }
+                })
+
               const callTool = (call: ToolCall) =>
                 Effect.gen(function*() {
                   if (call.name === "load_skill" && plan.skills.length > 0) {
@@ -260,6 +448,15 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   const mcp = toolset.call(call.name, call.input)
                   if (mcp !== undefined) return yield* mcp
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
+                })
+
+              /** The step's messages are checkpointed before its results are announced. */
+              const completeStep = (stepNumber: number, users: ReadonlyArray<Message>, assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
+                Effect.gen(function*() {
+                  yield* repo.saveCheckpoint(runId, stepNumber, [...users, assistant, ...results.map((r) => r.message)], usage, yield* nowIso)
+                  for (const r of results) yield* writer.emit(r.chunk)
+                  yield* writer.emit({ type: "finish-step" })
+                  messages.push(assistant, ...results.map((r) => r.message))
                 })
 
               // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
@@ -286,8 +483,6 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 const result = yield* modelStep(model, plan, writer, system, messages, tools)
                 usage = addUsage(usage, result.tokens, effectivePrice)
                 const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
-                const toolMessages: Array<ToolMessage> = []
-                const outcomes = []
                 for (const call of result.calls) {
                   yield* writer.emit({ type: "tool-input-start", toolCallId: call.id, toolName: call.name })
                   yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
@@ -297,27 +492,36 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   // A tool call is stored before it fires, so a resumed run knows the step was under way.
                   yield* writer.flush
                 }
-                // Tool calls of one step run concurrently, each a child fiber of the run.
-                const results = yield* Effect.forEach(result.calls, callTool, { concurrency: "unbounded" })
-                for (let i = 0; i < result.calls.length; i++) {
-                  const call = result.calls[i]
-                  const outcome = results[i]
-                  toolMessages.push({ role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError })
-                  outcomes.push({ call, outcome })
+                // Calls that need a human park the step; the others run now, concurrently, each a child fiber.
+                const gates = result.calls.map((call) => ({ call, gate: gate(call) }))
+                const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
+                const ran = yield* Effect.forEach(runnable, (call) => Effect.map(callTool(call), (outcome) => settle(call, outcome)), {
+                  concurrency: "unbounded"
+                })
+                const settled: Array<Settled> = [
+                  ...ran,
+                  ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : []))
+                ]
+                const questions = gates.flatMap((g) => (g.gate._tag === "Question" ? [{ call: g.call, request: g.gate.request }] : []))
+                if (questions.length > 0) {
+                  const pending = yield* Effect.forEach(questions, ({ call, request }) =>
+                    openQuestion(row, step, call, request))
+                  const record: ParkRecord = {
+                    step,
+                    pendingUser,
+                    assistant,
+                    settled: inCallOrder(result.calls, settled).map((s) => s.message),
+                    pending: pending.map((p) => p.pending),
+                    usage
+                  }
+                  // The step is stored before its settled results and the questions are announced.
+                  yield* repo.park(runId, record, "waiting_for_input", pending[0].deadline, yield* nowIso)
+                  for (const s of inCallOrder(result.calls, settled)) yield* writer.emit(s.chunk)
+                  for (const p of pending) yield* writer.emit(p.chunk)
+                  return { _tag: "Parked" } satisfies Outcome
                 }
-                // Checkpoint before the step's effects are announced.
-                yield* repo.saveCheckpoint(runId, step, [...pendingUser, assistant, ...toolMessages], usage, yield* nowIso)
+                yield* completeStep(step, pendingUser, assistant, inCallOrder(result.calls, settled))
                 pendingUser = []
-                yield* repo.setStatus(runId, { status: "running", usage }, yield* nowIso)
-                for (const { call, outcome } of outcomes) {
-                  yield* writer.emit(
-                    outcome.isError
-                      ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
-                      : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
-                  )
-                }
-                yield* writer.emit({ type: "finish-step" })
-                messages.push(assistant, ...toolMessages)
                 step += 1
                 if (result.calls.length === 0) {
                   // A message held while the model answered opens one more step of this turn.
@@ -402,7 +606,30 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           })
         )
 
-      return { execute, cancelIdle, reap }
+      const expire = (runId: string) =>
+        Effect.scoped(
+          Effect.gen(function*() {
+            const found = yield* repo.find(runId)
+            if (Option.isNone(found)) return
+            const row = found.value
+            if (row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input") return
+            const writer = yield* events.writer(runId)
+            yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
+            yield* writer.emit({ type: "data-svc-usage", data: row.run.usage ?? ZeroUsage })
+            yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
+            const now = yield* nowIso
+            yield* writer.commit(
+              Effect.all([
+                repo.setStatus(runId, { status: "cancelled", terminalReason: "interaction_timeout", completedAt: now }, now),
+                repo.releaseThread(row.run.threadId, runId, now),
+                interactions.cancelPending(runId, now),
+                repo.clearPark(runId, now)
+              ], { discard: true })
+            )
+          })
+        )
+
+      return { execute, cancelIdle, reap, expire }
     })
   )
 }

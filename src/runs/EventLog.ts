@@ -29,7 +29,7 @@ const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: ChunkSchema
 const decodeRows = Schema.decodeUnknownEffect(Rows)
 const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
 
-/** The chunk types after which a stream is over. */
+/** The chunk types after which a stream is over, unless more follow (a resumed run). */
 export const isStreamEnd = (chunk: Chunk): boolean => chunk.type === "finish" || chunk.type === "abort"
 
 const asChunk = (record: Readonly<Record<string, unknown>>): Chunk => ({ ...record, type: String(record["type"]) })
@@ -53,8 +53,12 @@ export class EventLog extends Context.Service<EventLog, {
   readonly lastSeq: (runId: string) => Effect.Effect<number>
   /** The run's single writer, continuing after the last stored sequence number. */
   readonly writer: (runId: string) => Effect.Effect<Writer, never, Scope.Scope>
-  /** Stored chunks after `afterSeq`, then live ones, until a finish or abort chunk. */
-  readonly follow: (runId: string, afterSeq: number) => Stream.Stream<SequencedChunk>
+  /**
+   * Stored chunks after `afterSeq`, then live ones, until a finish or abort
+   * chunk with nothing after it while `settled` holds (the run ended or is
+   * parked; a resuming run goes on in the same log).
+   */
+  readonly follow: (runId: string, afterSeq: number, settled: Effect.Effect<boolean>) => Stream.Stream<SequencedChunk>
   /** Stored chunks after `afterSeq`, without following. */
   readonly read: (runId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
 }>()("svc/EventLog") {
@@ -150,7 +154,7 @@ export class EventLog extends Context.Service<EventLog, {
         }
       })
 
-      const follow = (runId: string, afterSeq: number): Stream.Stream<SequencedChunk> =>
+      const follow = (runId: string, afterSeq: number, settled: Effect.Effect<boolean>): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
             // Subscribe before the first read so that no write is missed.
@@ -169,15 +173,23 @@ export class EventLog extends Context.Service<EventLog, {
                   return contiguous ? { rows: fresh, read: false } : { rows: yield* read(runId, cursor), read: true }
                 }
               })
-            return Stream.paginate({ cursor: afterSeq, mustRead: true }, (state) =>
+            // A finish or abort ends the stream when nothing follows it; a parked run's log goes on after its
+            // `finish` once it resumes, so a replay reads past it.
+            return Stream.paginate({ cursor: afterSeq, mustRead: true, endIfEmpty: false }, (state) =>
               Effect.gen(function*() {
                 const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead)
-                if (rows.length === 0) return [[], Option.some({ cursor: state.cursor, mustRead: false })] as const
-                const end = rows.findIndex((r) => isStreamEnd(r.chunk))
-                if (end >= 0) return [rows.slice(0, end + 1), Option.none()] as const
+                if (rows.length === 0) {
+                  return state.endIfEmpty && (yield* settled)
+                    ? [[], Option.none()] as const
+                    : [[], Option.some({ cursor: state.cursor, mustRead: false, endIfEmpty: state.endIfEmpty })] as const
+                }
+                const last = rows[rows.length - 1]
+                if (isStreamEnd(last.chunk)) {
+                  return [rows, Option.some({ cursor: last.seq, mustRead: true, endIfEmpty: true })] as const
+                }
                 // A full page read from the table may have more behind it.
                 const more = wasRead && rows.length === 1000
-                return [rows, Option.some({ cursor: rows[rows.length - 1].seq, mustRead: more })] as const
+                return [rows, Option.some({ cursor: last.seq, mustRead: more, endIfEmpty: false })] as const
               }))
           })
         ).pipe(Stream.scoped)

@@ -5,6 +5,7 @@ import { type Message, Message as MessageSchema } from "../../domain/Conversatio
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
 import type { Position } from "../store/Cursor.ts"
+import { ParkRecord } from "./Park.ts"
 import { RunPlan } from "./RunPlan.ts"
 
 export interface RunRow extends Position {
@@ -14,7 +15,14 @@ export interface RunRow extends Position {
   /** Undefined when the stored plan cannot be read (the recovery pass finalizes such runs). */
   readonly plan: RunPlan | undefined
   readonly idempotencyKey: string | null
+  /** Bumped at each park, so each resume is a distinct persisted Start. */
+  readonly generation: number
+  readonly park: ParkRecord | null
+  readonly parkDeadline: string | null
 }
+
+/** What creating a run needs: a new run has no park. */
+export type NewRunRow = Omit<RunRow, "generation" | "park" | "parkDeadline">
 
 const decodePlan = Schema.decodeUnknownOption(RunPlan)
 
@@ -34,7 +42,10 @@ const Row = Schema.Struct({
   idempotency_key: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   started_at: Schema.NullOr(Schema.String),
-  completed_at: Schema.NullOr(Schema.String)
+  completed_at: Schema.NullOr(Schema.String),
+  generation: Schema.Number,
+  park: Schema.NullOr(ParkRecord),
+  park_deadline: Schema.NullOr(Schema.String)
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
 
@@ -45,6 +56,9 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   workspaceId: r.workspace_id,
   plan: Option.getOrUndefined(decodePlan(r.plan)),
   idempotencyKey: r.idempotency_key,
+  generation: r.generation,
+  park: r.park,
+  parkDeadline: r.park_deadline,
   run: {
     id: r.id,
     object: "run",
@@ -83,9 +97,9 @@ export interface StatusChange {
 }
 
 export class RunRepo extends Context.Service<RunRepo, {
-  readonly insert: (row: RunRow) => Effect.Effect<void>
+  readonly insert: (row: NewRunRow) => Effect.Effect<void>
   /** Claims the thread for the new run and inserts it, atomically; false when the thread is busy. */
-  readonly createClaimed: (row: RunRow) => Effect.Effect<boolean>
+  readonly createClaimed: (row: NewRunRow) => Effect.Effect<boolean>
   readonly find: (id: string) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
@@ -108,10 +122,23 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly claimThread: (threadId: string, runId: string, now: string) => Effect.Effect<boolean>
   readonly releaseThread: (threadId: string, runId: string, now: string) => Effect.Effect<void>
   readonly activeRun: (threadId: string) => Effect.Effect<string | null>
+  /** Parks the run: stores the step, sets the waiting status and deadline, bumps the generation. */
+  readonly park: (
+    runId: string,
+    record: ParkRecord,
+    status: "waiting_for_approval" | "waiting_for_input",
+    deadline: string,
+    now: string
+  ) => Effect.Effect<void>
+  readonly unpark: (runId: string, now: string) => Effect.Effect<void>
+  /** Drops the parked step (the run ended while parked). */
+  readonly clearPark: (runId: string, now: string) => Effect.Effect<void>
+  /** Parked runs whose deadline passed. */
+  readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<string>>
   /** Heartbeat of an executing run. */
   readonly touch: (runId: string, now: string) => Effect.Effect<void>
   /** Active (not parked) runs with no heartbeat since `before`. */
-  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly generation: number }>>
   /** Counts one more recovery attempt; returns the count. */
   readonly bumpRecovery: (runId: string, now: string) => Effect.Effect<number>
   /**
@@ -128,7 +155,7 @@ export class RunRepo extends Context.Service<RunRepo, {
       const sql = yield* PgClient.PgClient
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
-      const insert = Effect.fn("RunRepo.insert")(function*(row: RunRow) {
+      const insert = Effect.fn("RunRepo.insert")(function*(row: NewRunRow) {
           const r = row.run
           yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
               usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
@@ -138,7 +165,7 @@ export class RunRepo extends Context.Service<RunRepo, {
         })
       return {
         insert,
-        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: RunRow) {
+        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: NewRunRow) {
           return yield* sql.withTransaction(
             Effect.gen(function*() {
               // The run row first: the claim references it, and the thread row lock serializes claimants.
@@ -217,16 +244,35 @@ export class RunRepo extends Context.Service<RunRepo, {
           yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
             WHERE id = ${threadId} AND active_run_id = ${runId}`.pipe(Effect.orDie)
         }),
-        touch: Effect.fn("RunRepo.touch")(function*(runId: string, now: string) {
-          yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+        park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
+          yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(record)}, park_deadline = ${deadline},
+              generation = generation + 1, usage = ${sql.json(record.usage)}, updated_at = ${now}
+            WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
-        stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
-          const rows = yield* sql`SELECT id FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
-            ORDER BY updated_at LIMIT 100`.pipe(
+        unpark: Effect.fn("RunRepo.unpark")(function*(runId: string, now: string) {
+          yield* sql`UPDATE runs SET status = 'running', park = NULL, park_deadline = NULL, updated_at = ${now}
+            WHERE id = ${runId}`.pipe(Effect.orDie)
+        }),
+        clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: string, now: string) {
+          yield* sql`UPDATE runs SET park = NULL, park_deadline = NULL, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+        }),
+        parkExpired: Effect.fn("RunRepo.parkExpired")(function*(now: string) {
+          const rows = yield* sql`SELECT id FROM runs WHERE status IN ('waiting_for_approval', 'waiting_for_input')
+            AND park_deadline <= ${now} ORDER BY park_deadline LIMIT 100`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String })))),
             Effect.orDie
           )
           return rows.map((r) => r.id)
+        }),
+        touch: Effect.fn("RunRepo.touch")(function*(runId: string, now: string) {
+          yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+        }),
+        stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
+          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT 100`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String, generation: Schema.Number })))),
+            Effect.orDie
+          )
         }),
         bumpRecovery: Effect.fn("RunRepo.bumpRecovery")(function*(runId: string, now: string) {
           const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}

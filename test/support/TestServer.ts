@@ -112,7 +112,7 @@ const client = (url: string) => ({
 export const layerWith = (config: ServiceConfigShape) =>
   Layer.effect(TestApi)(
     Effect.map(HttpServer.HttpServer, (server) => client(HttpServer.formatAddress(server.address)))
-  ).pipe(Layer.provide(App.layer), Layer.provide(Layer.succeed(ServiceConfig)(config)))
+  ).pipe(Layer.provideMerge(App.layer), Layer.provide(Layer.succeed(ServiceConfig)(config)))
 
 /** The service on a fresh PostgreSQL database. */
 export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>

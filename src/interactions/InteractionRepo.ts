@@ -1,0 +1,162 @@
+/** Persistence of interactions. */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import {
+  type Interaction,
+  InteractionKind,
+  type InteractionKind as Kind,
+  InteractionStatus,
+  type InteractionStatus as Status,
+  QuestionRequest
+} from "../../domain/Interaction.ts"
+import type { Position } from "../store/Cursor.ts"
+
+export interface InteractionRow extends Position {
+  readonly interaction: Interaction
+  readonly organizationId: string
+  readonly workspaceId: string
+  /** The park deadline, kept after resolution (expiresAt shows it only while pending). */
+  readonly deadline: string | null
+}
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  organization_id: Schema.String,
+  workspace_id: Schema.String,
+  run_id: Schema.String,
+  root_run_id: Schema.String,
+  worker_ref: Schema.NullOr(Schema.String),
+  thread_id: Schema.String,
+  agent_id: Schema.String,
+  kind: InteractionKind,
+  status: InteractionStatus,
+  step_number: Schema.Number,
+  tool_name: Schema.String,
+  tool_call_id: Schema.String,
+  hook_id: Schema.NullOr(Schema.String),
+  input: Schema.Unknown,
+  preview: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  decision: Schema.NullOr(Schema.Literals(["allow", "deny", "cancel"])),
+  reason: Schema.NullOr(Schema.String),
+  request: Schema.NullOr(QuestionRequest),
+  resolution: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  expires_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  resolved_at: Schema.NullOr(Schema.String),
+  updated_at: Schema.String
+})
+const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+
+const toRow = (r: typeof Row.Type): InteractionRow => ({
+  id: r.id,
+  createdAt: r.created_at,
+  organizationId: r.organization_id,
+  workspaceId: r.workspace_id,
+  deadline: r.expires_at,
+  interaction: {
+    id: r.id,
+    object: "interaction",
+    runId: r.run_id,
+    rootRunId: r.root_run_id,
+    workerRef: r.worker_ref,
+    threadId: r.thread_id,
+    agentId: r.agent_id,
+    kind: r.kind,
+    status: r.status,
+    stepNumber: r.step_number,
+    toolName: r.tool_name,
+    toolCallId: r.tool_call_id,
+    hookId: r.hook_id,
+    input: r.input,
+    ...(r.preview === null ? {} : { preview: r.preview }),
+    decision: r.decision,
+    reason: r.reason,
+    request: r.request,
+    resolution: r.resolution,
+    expiresAt: r.status === "pending" ? r.expires_at : null,
+    createdAt: r.created_at,
+    resolvedAt: r.resolved_at,
+    updatedAt: r.updated_at
+  }
+})
+
+export interface InteractionFilter {
+  readonly runId?: string | undefined
+  readonly status?: Status | undefined
+  readonly kind?: Kind | undefined
+}
+
+export interface Settlement {
+  readonly status: "resolved" | "cancelled"
+  readonly decision: "allow" | "deny" | "cancel" | null
+  readonly reason: string | null
+  readonly resolution: Record<string, unknown> | null
+}
+
+export class InteractionRepo extends Context.Service<InteractionRepo, {
+  readonly insert: (row: InteractionRow) => Effect.Effect<void>
+  readonly find: (id: string) => Effect.Effect<Option.Option<InteractionRow>>
+  readonly list: (
+    scope: { readonly organizationId: string; readonly workspaceId: string },
+    filter: InteractionFilter,
+    limit: number,
+    after: Position | undefined
+  ) => Effect.Effect<ReadonlyArray<InteractionRow>>
+  readonly ofRun: (runId: string) => Effect.Effect<ReadonlyArray<InteractionRow>>
+  /** Settles a pending interaction; false when it was no longer pending. */
+  readonly settle: (id: string, settlement: Settlement, now: string) => Effect.Effect<boolean>
+  /** Cancels every pending interaction of the run (run cancelled or timed out). */
+  readonly cancelPending: (runId: string, now: string) => Effect.Effect<void>
+}>()("svc/InteractionRepo") {
+  static readonly layer = Layer.effect(InteractionRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
+      const json = (v: unknown) => (v === null || v === undefined ? null : sql.json(v))
+      return {
+        insert: Effect.fn("InteractionRepo.insert")(function*(row: InteractionRow) {
+          const i = row.interaction
+          yield* sql`INSERT INTO interactions (id, organization_id, workspace_id, run_id, root_run_id, worker_ref, thread_id,
+              agent_id, kind, status, step_number, tool_name, tool_call_id, hook_id, input, preview, decision, reason, request,
+              resolution, expires_at, created_at, resolved_at, updated_at)
+            VALUES (${i.id}, ${row.organizationId}, ${row.workspaceId}, ${i.runId}, ${i.rootRunId}, ${i.workerRef}, ${i.threadId},
+              ${i.agentId}, ${i.kind}, ${i.status}, ${i.stepNumber}, ${i.toolName}, ${i.toolCallId}, ${i.hookId}, ${json(i.input)},
+              ${json(i.preview)}, ${i.decision}, ${i.reason}, ${json(i.request)}, ${json(i.resolution)}, ${row.deadline},
+              ${i.createdAt}, ${i.resolvedAt}, ${i.updatedAt})`.pipe(Effect.orDie)
+        }),
+        find: Effect.fn("InteractionRepo.find")(function*(id: string) {
+          return Option.fromNullishOr((yield* select(sql`SELECT * FROM interactions WHERE id = ${id}`))[0])
+        }),
+        list: Effect.fn("InteractionRepo.list")(function*(scope, filter: InteractionFilter, limit: number, after) {
+          const conditions = [
+            sql`organization_id = ${scope.organizationId}`,
+            sql`workspace_id = ${scope.workspaceId}`,
+            ...(filter.runId === undefined ? [] : [sql`(run_id = ${filter.runId} OR root_run_id = ${filter.runId})`]),
+            ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+            ...(filter.kind === undefined ? [] : [sql`kind = ${filter.kind}`]),
+            ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
+          ]
+          return yield* select(
+            sql`SELECT * FROM interactions WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+          )
+        }),
+        ofRun: Effect.fn("InteractionRepo.ofRun")(function*(runId: string) {
+          return yield* select(sql`SELECT * FROM interactions WHERE run_id = ${runId} ORDER BY created_at, id`)
+        }),
+        settle: Effect.fn("InteractionRepo.settle")(function*(id: string, s: Settlement, now: string) {
+          const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${s.reason},
+              resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}
+            WHERE id = ${id} AND status = 'pending' RETURNING id`.pipe(Effect.orDie)
+          return rows.length > 0
+        }),
+        cancelPending: Effect.fn("InteractionRepo.cancelPending")(function*(runId: string, now: string) {
+          yield* sql`UPDATE interactions SET status = 'cancelled',
+              decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
+              resolved_at = ${now}, updated_at = ${now}
+            WHERE run_id = ${runId} AND status = 'pending'`.pipe(Effect.orDie)
+        })
+      }
+    })
+  )
+}

@@ -1,0 +1,30 @@
+/**
+ * A parked step (spec 3.1 waiting states): what a resumed run needs to finish
+ * the step it stopped in. Stored on the run; the parked run holds no fiber.
+ */
+import { Schema } from "effect"
+import { AssistantMessage, Message, ToolMessage } from "../../domain/Conversation.ts"
+import { UsageTotal } from "../../domain/Run.ts"
+
+export const PendingCall = Schema.Struct({
+  toolCallId: Schema.String,
+  interactionId: Schema.String,
+  kind: Schema.Literals(["approval_request", "question"])
+})
+export type PendingCall = typeof PendingCall.Type
+
+export const ParkRecord = Schema.Struct({
+  step: Schema.Number,
+  /** Follow-ups delivered at the start of the step. */
+  pendingUser: Schema.Array(Message),
+  assistant: AssistantMessage,
+  /** Results of the step's calls that did not wait (run, denied). */
+  settled: Schema.Array(ToolMessage),
+  pending: Schema.Array(PendingCall),
+  usage: UsageTotal
+})
+export type ParkRecord = typeof ParkRecord.Type
+
+/** About 14 days, or maxDurationMs when that is longer (spec 8). */
+export const MaxParkMs = 14 * 24 * 60 * 60 * 1000
+export const parkWindowMs = (maxDurationMs: number | null): number => Math.max(MaxParkMs, maxDurationMs ?? 0)
