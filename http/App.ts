@@ -30,6 +30,7 @@ import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Models } from "../src/model/Models.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { ApprovalMemory } from "../src/interactions/ApprovalMemory.ts"
 import { InteractionRepo } from "../src/interactions/InteractionRepo.ts"
 import { EventLog } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
@@ -67,7 +68,7 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
   Layer.provideMerge(Interactions.layer),
   Layer.provideMerge(AgentLoop.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, EventLog.layer, Models.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, EventLog.layer, Models.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

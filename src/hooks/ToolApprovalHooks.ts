@@ -109,6 +109,12 @@ const make = Effect.gen(function*() {
     remove: (principal: Principal, id: string) =>
       crud.remove(principal, id, () => agentsReferencing(store, principal, [{ approvals: { toolExecution: { hookId: id } } }])),
     requireRef: crud.requireRef,
+    /** The agent's hook for a run: undefined when it is disabled (policy only, no hook call) or gone. */
+    forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: string) {
+      const loaded = yield* crud.load(principal, id).pipe(Effect.option)
+      if (loaded._tag === "None" || !loaded.value.config.enabled || loaded.value.row.sealed === null) return undefined
+      return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }
+    }),
     /** `POST /v1/tool-approval-hooks/:id/test`: a synthetic review; any failure is 502 service_unavailable. */
     test: Effect.fn("ToolApprovalHooks.test")(function*(principal: Principal, id: string) {
       const current = yield* crud.load(principal, id)

@@ -22,6 +22,8 @@ import { nowIso, toIso } from "../Time.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import { type Chunk, EventLog, type Writer } from "./EventLog.ts"
 import { InteractionRepo } from "../interactions/InteractionRepo.ts"
+import { ApprovalMemory } from "../interactions/ApprovalMemory.ts"
+import { ToolApprovalHooks } from "../hooks/ToolApprovalHooks.ts"
 import { type ParkRecord, parkWindowMs } from "./Park.ts"
 import { FollowupRepo } from "./FollowupRepo.ts"
 import type { RunPlan } from "./RunPlan.ts"
@@ -36,7 +38,30 @@ type Outcome =
 type Gate =
   | { readonly _tag: "Run" }
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
+  | {
+    readonly _tag: "Approval"
+    readonly hookId: string | null
+    readonly reason: string | null
+    /** Approval 'once': an approval of this exact call is remembered for the thread. */
+    readonly remember: boolean
+    /** The id the hook already saw (its request's `id`). */
+    readonly interactionId?: string
+  }
+  | { readonly _tag: "Denied"; readonly reason: string | null }
+  | { readonly _tag: "FailRun"; readonly message: string }
   | { readonly _tag: "Invalid"; readonly outcome: McpTools.ToolOutcome }
+
+/** A denied call: the model reads the reason verbatim; the stream shows tool-output-denied. */
+const denied = (call: ToolCall, reason: string | null): Settled => ({
+  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: reason ?? "The tool call was denied.", isError: true },
+  chunk: { type: "tool-output-denied", toolCallId: call.id }
+})
+
+/** A short summary for people reviewing a call. */
+const previewOf = (call: ToolCall): Record<string, unknown> => ({
+  toolName: call.name,
+  summary: `${call.name}(${JSON.stringify(call.input).slice(0, 200)})`
+})
 
 /** A tool call's result: what the model reads and the chunk that announces it. */
 interface Settled {
@@ -160,6 +185,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const repo = yield* RunRepo
       const followups = yield* FollowupRepo
       const interactions = yield* InteractionRepo
+      const memory = yield* ApprovalMemory
+      const hooks = yield* ToolApprovalHooks
       const events = yield* EventLog
       const models = yield* Models
       const outbound = yield* Outbound
@@ -283,7 +310,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
 
             const body = Effect.gen(function*() {
               if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
-              else {
+              else if (row.park === null) {
                 const logged = yield* events.read(runId, 0)
                 // A step that was streaming when the previous executor died is replayed from scratch.
                 const opened = logged.filter((e) => e.chunk.type === "start-step").length
@@ -291,38 +318,16 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 if (opened > closed) yield* writer.emit({ type: "reset-step" })
               }
               const startedAt = row.run.startedAt ?? (yield* nowIso)
-              const now = yield* nowIso
-              if (row.park !== null) {
-                // A parked step resumes only once every interaction it waits on is settled.
-                const all = yield* interactions.ofRun(runId)
+
+              // A parked step resumes only once every interaction it waits on is settled.
+              const parkedOn = row.park === null ? [] : yield* Effect.map(interactions.ofRun(runId), (all) => {
                 const byId = new Map(all.map((i) => [i.id, i.interaction]))
-                const waiting = row.park.pending.map((p) => ({ p, interaction: byId.get(p.interactionId) }))
-                if (waiting.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
-                  return { _tag: "Parked" } satisfies Outcome
-                }
-                yield* writer.emit({ type: "start", messageId: runId })
-                yield* writer.emit({ type: "start-step" })
-                const park = row.park
-                const calls = park.assistant.toolCalls
-                const answered: Array<Settled> = waiting.flatMap(({ p, interaction }) => {
-                  const call = calls.find((c) => c.id === p.toolCallId)
-                  if (call === undefined || interaction === undefined) return []
-                  return [settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false })]
-                })
-                for (const a of answered) {
-                  const call = calls.find((c) => c.id === a.message.toolCallId)
-                  if (call !== undefined) {
-                    yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
-                  }
-                }
-                const earlier: Array<Settled> = park.settled.map((m) => ({ message: m, chunk: { type: "noop" } }))
-                const results = inCallOrder(calls, [...earlier, ...answered])
-                yield* repo.saveCheckpoint(runId, park.step, [...park.pendingUser, park.assistant, ...results.map((r) => r.message)], usage, now)
-                for (const a of answered) yield* writer.emit(a.chunk)
-                yield* writer.emit({ type: "finish-step" })
-                yield* repo.unpark(runId, now)
+                return (row.park?.pending ?? []).map((p) => ({ p, interaction: byId.get(p.interactionId) }))
+              })
+              if (parkedOn.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
+                return { _tag: "Parked" } satisfies Outcome
               }
-              yield* repo.setStatus(runId, { status: "running", startedAt }, now)
+              yield* repo.setStatus(runId, { status: "running", startedAt }, yield* nowIso)
 
               const model = models.provider(plan.route)
               const price = models.price(plan.route)
@@ -356,12 +361,10 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 ...(plan.skills.length > 0 ? [loadSkillSpec] : []),
                 ...(plan.userInteraction ? [askQuestionSpec] : [])
               ]
-
-              const checkpoints = yield* repo.checkpoints(runId)
-              const history = yield* repo.history(row.run.threadId, row.run.createdAt)
-              const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
-              let step = checkpoints.length
               const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone)
+              const hookId = plan.approvals?.toolExecution?.hookId
+              const hook = hookId === undefined ? undefined : yield* hooks.forRun(principal, hookId)
+              const autoAllow = new Set(plan.approvals?.autoAllow ?? [])
 
               /**
                * streamProgress: one `data-svc-progress` part with a stable id, replaced in place; the
@@ -371,70 +374,6 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 plan.streamProgress
                   ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
                   : Effect.void
-
-              /** Whether a call runs now, waits for a person, or is refused before it runs. */
-              const gate = (call: ToolCall): Gate => {
-                if (call.name === "ask_question" && plan.userInteraction) {
-                  const input = decodeAskQuestion(call.input)
-                  return Option.isSome(input)
-                    ? { _tag: "Question", request: toRequest(input.value) }
-                    : {
-                      _tag: "Invalid",
-                      outcome: {
-                        output: { error: "invalid ask_question input" },
-                        text: "Error: ask_question needs { title, details?, questions?: [{ id, prompt, options?, multiple?, multiline?, allowOther? }], actions? }.",
-                        isError: true
-                      }
-                    }
-                }
-                return { _tag: "Run" }
-              }
-
-              const openQuestion = (parked: RunRow, stepNumber: number, call: ToolCall, request: QuestionRequest) =>
-                Effect.gen(function*() {
-                  const now = yield* nowIso
-                  const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(plan.maxDurationMs))
-                  const id = newIdSync("interaction")
-                  yield* interactions.insert({
-                    id,
-                    createdAt: now,
-                    organizationId: parked.organizationId,
-                    workspaceId: parked.workspaceId,
-                    deadline,
-                    interaction: {
-                      id,
-                      object: "interaction",
-                      runId,
-                      rootRunId: runId,
-                      workerRef: null,
-                      threadId: parked.run.threadId,
-                      agentId: parked.run.agentId,
-                      kind: "question",
-                      status: "pending",
-                      stepNumber: stepNumber + 1,
-                      toolName: call.name,
-                      toolCallId: call.id,
-                      hookId: null,
-                      input: call.input,
-                      decision: null,
-                      reason: null,
-                      request,
-                      resolution: null,
-                      expiresAt: deadline,
-                      createdAt: now,
-                      resolvedAt: null,
-                      updatedAt: now
-                    }
-                  })
-                  return {
-                    deadline,
-                    pending: { toolCallId: call.id, interactionId: id, kind: "question" as const },
-                    chunk: {
-                      type: "data-svc-input-requested",
-                      data: { interactionId: id, toolCallId: call.id, request: { kind: "question", ...request }, expiresAt: deadline }
-                    }
-                  }
-                })
 
               const callTool = (call: ToolCall) =>
                 Effect.gen(function*() {
@@ -449,6 +388,168 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   if (mcp !== undefined) return yield* mcp
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
                 })
+
+              /**
+               * Whether a call runs now, waits for a person, or is refused (spec 2.1.5, 4.6 rule 4, 6.1):
+               * autoAllow, then the connection's approval policy, then the agent's hook for calls the
+               * policy did not waive; without a hook a call the policy gates waits for a person.
+               */
+              const gate = (call: ToolCall, stepNumber: number): Effect.Effect<Gate> =>
+                Effect.gen(function*() {
+                  if (call.name === "ask_question" && plan.userInteraction) {
+                    const input = decodeAskQuestion(call.input)
+                    return Option.isSome(input)
+                      ? { _tag: "Question", request: toRequest(input.value) } satisfies Gate
+                      : {
+                        _tag: "Invalid",
+                        outcome: {
+                          output: { error: "invalid ask_question input" },
+                          text: "Error: ask_question needs { title, details?, questions?: [{ id, prompt, options?, multiple?, multiline?, allowOther? }], actions? }.",
+                          isError: true
+                        }
+                      } satisfies Gate
+                  }
+                  if (autoAllow.has(call.name)) return { _tag: "Run" } satisfies Gate
+                  const policy = toolset.policyOf(call.name)
+                  const gated = policy !== undefined && policy.approval !== null && policy.approval !== "never" &&
+                    (policy.gatedTools === null || policy.gatedTools.includes(policy.originalName))
+                  const waived = policy !== undefined && policy.approval !== null && !gated
+                  if (waived) return { _tag: "Run" } satisfies Gate
+                  const remember = gated && policy?.approval === "once"
+                  if (remember && (yield* memory.has(row.run.threadId, call.name, call.input))) return { _tag: "Run" } satisfies Gate
+                  if (hook === undefined) {
+                    return gated ? { _tag: "Approval", hookId: null, reason: null, remember } satisfies Gate : { _tag: "Run" } satisfies Gate
+                  }
+                  const interactionId = newIdSync("interaction")
+                  const answer = yield* hooks.review(hook, {
+                    type: "tool_execution_review",
+                    id: interactionId,
+                    runId,
+                    rootRunId: runId,
+                    threadId: row.run.threadId,
+                    agentId: row.run.agentId,
+                    stepNumber: stepNumber + 1,
+                    toolName: call.name,
+                    toolCallId: call.id,
+                    input: call.input,
+                    preview: previewOf(call),
+                    resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`
+                  }).pipe(Effect.result)
+                  if (answer._tag === "Failure") {
+                    const failure = answer.failure.message
+                    yield* writer.emit({ type: "error", errorText: `Approval hook failed: ${failure}` })
+                    switch (hook.config.onHookError) {
+                      case "pause":
+                        return { _tag: "Approval", hookId: hook.id, reason: null, remember, interactionId } satisfies Gate
+                      case "fail-run":
+                        return { _tag: "FailRun", message: `The approval hook failed: ${failure}` } satisfies Gate
+                      default:
+                        return { _tag: "Denied", reason: "The approval hook could not be reached, so the call was denied." } satisfies Gate
+                    }
+                  }
+                  const { decision } = answer.success
+                  if (decision.decision === "allow") {
+                    if (remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
+                    return { _tag: "Run" } satisfies Gate
+                  }
+                  if (decision.decision === "deny") return { _tag: "Denied", reason: decision.reason ?? null } satisfies Gate
+                  return { _tag: "Approval", hookId: hook.id, reason: decision.reason ?? null, remember, interactionId } satisfies Gate
+                })
+
+              /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
+              const openInteraction = (stepNumber: number, call: ToolCall, waits: Extract<Gate, { _tag: "Question" | "Approval" }>) =>
+                Effect.gen(function*() {
+                  const now = yield* nowIso
+                  const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(plan.maxDurationMs))
+                  const id = waits._tag === "Approval" && waits.interactionId !== undefined ? waits.interactionId : newIdSync("interaction")
+                  const approval = waits._tag === "Approval"
+                  yield* interactions.insert({
+                    id,
+                    createdAt: now,
+                    organizationId: row.organizationId,
+                    workspaceId: row.workspaceId,
+                    deadline,
+                    interaction: {
+                      id,
+                      object: "interaction",
+                      runId,
+                      rootRunId: runId,
+                      workerRef: null,
+                      threadId: row.run.threadId,
+                      agentId: row.run.agentId,
+                      kind: approval ? "approval_request" : "question",
+                      status: "pending",
+                      stepNumber: stepNumber + 1,
+                      toolName: call.name,
+                      toolCallId: call.id,
+                      hookId: approval ? waits.hookId : null,
+                      input: call.input,
+                      ...(approval ? { preview: previewOf(call) } : {}),
+                      decision: null,
+                      reason: approval ? waits.reason : null,
+                      request: approval ? null : waits.request,
+                      resolution: null,
+                      expiresAt: deadline,
+                      createdAt: now,
+                      resolvedAt: null,
+                      updatedAt: now
+                    }
+                  })
+                  const request = approval
+                    ? {
+                      kind: "approval_request",
+                      toolName: call.name,
+                      input: call.input,
+                      preview: previewOf(call),
+                      options: ["approve", "deny"],
+                      ...(waits.reason === null ? {} : { reason: waits.reason })
+                    }
+                    : { kind: "question", ...waits.request }
+                  return {
+                    deadline,
+                    pending: {
+                      toolCallId: call.id,
+                      interactionId: id,
+                      kind: approval ? "approval_request" as const : "question" as const,
+                      remember: approval && waits.remember
+                    },
+                    chunk: { type: "data-svc-input-requested", data: { interactionId: id, toolCallId: call.id, request, expiresAt: deadline } }
+                  }
+                })
+
+              // Resuming a parked step: settle each call from its interaction, then checkpoint the step.
+              if (row.park !== null) {
+                const park = row.park
+                const calls = park.assistant.toolCalls
+                yield* writer.emit({ type: "start", messageId: runId })
+                yield* writer.emit({ type: "start-step" })
+                const answered: Array<Settled> = []
+                for (const { p, interaction } of parkedOn) {
+                  const call = calls.find((c) => c.id === p.toolCallId)
+                  if (call === undefined || interaction === undefined) continue
+                  yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+                  if (interaction.kind === "question") {
+                    answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
+                  } else if (interaction.decision === "allow") {
+                    if (p.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
+                    answered.push(settle(call, yield* callTool(call)))
+                  } else {
+                    answered.push(denied(call, interaction.reason))
+                  }
+                }
+                const earlier: Array<Settled> = park.settled.map((m) => ({ message: m, chunk: { type: "noop" } }))
+                const results = inCallOrder(calls, [...earlier, ...answered])
+                usage = park.usage
+                yield* repo.saveCheckpoint(runId, park.step, [...park.pendingUser, park.assistant, ...results.map((r) => r.message)], usage, yield* nowIso)
+                for (const a of inCallOrder(calls, answered)) yield* writer.emit(a.chunk)
+                yield* writer.emit({ type: "finish-step" })
+                yield* repo.unpark(runId, yield* nowIso)
+              }
+
+              const checkpoints = yield* repo.checkpoints(runId)
+              const history = yield* repo.history(row.run.threadId, row.run.createdAt)
+              const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
+              let step = checkpoints.length
 
               /** The step's messages are checkpointed before its results are announced. */
               const completeStep = (stepNumber: number, users: ReadonlyArray<Message>, assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
@@ -492,32 +593,43 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   // A tool call is stored before it fires, so a resumed run knows the step was under way.
                   yield* writer.flush
                 }
-                // Calls that need a human park the step; the others run now, concurrently, each a child fiber.
-                const gates = result.calls.map((call) => ({ call, gate: gate(call) }))
+                // Each call is gated first (hooks answer one at a time); the ones allowed then run
+                // concurrently, each a child fiber of the run; the ones waiting for a person park the step.
+                const gates: Array<{ readonly call: ToolCall; readonly gate: Gate }> = []
+                for (const call of result.calls) gates.push({ call, gate: yield* gate(call, step) })
+                const failRun = gates.find((g) => g.gate._tag === "FailRun")
+                if (failRun !== undefined && failRun.gate._tag === "FailRun") {
+                  return {
+                    _tag: "Failed",
+                    terminalReason: null,
+                    error: { type: "api_error", code: "approval_hook_failed", message: failRun.gate.message }
+                  } satisfies Outcome
+                }
                 const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
                 const ran = yield* Effect.forEach(runnable, (call) => Effect.map(callTool(call), (outcome) => settle(call, outcome)), {
                   concurrency: "unbounded"
                 })
                 const settled: Array<Settled> = [
                   ...ran,
-                  ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : []))
+                  ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : [])),
+                  ...gates.flatMap((g) => (g.gate._tag === "Denied" ? [denied(g.call, g.gate.reason)] : []))
                 ]
-                const questions = gates.flatMap((g) => (g.gate._tag === "Question" ? [{ call: g.call, request: g.gate.request }] : []))
-                if (questions.length > 0) {
-                  const pending = yield* Effect.forEach(questions, ({ call, request }) =>
-                    openQuestion(row, step, call, request))
+                const waits = gates.flatMap((g) => (g.gate._tag === "Question" || g.gate._tag === "Approval" ? [{ call: g.call, gate: g.gate }] : []))
+                if (waits.length > 0) {
+                  const opened = yield* Effect.forEach(waits, ({ call, gate: w }) => openInteraction(step, call, w))
                   const record: ParkRecord = {
                     step,
                     pendingUser,
                     assistant,
                     settled: inCallOrder(result.calls, settled).map((s) => s.message),
-                    pending: pending.map((p) => p.pending),
+                    pending: opened.map((o) => o.pending),
                     usage
                   }
-                  // The step is stored before its settled results and the questions are announced.
-                  yield* repo.park(runId, record, "waiting_for_input", pending[0].deadline, yield* nowIso)
+                  const status = opened.some((o) => o.pending.kind === "approval_request") ? "waiting_for_approval" : "waiting_for_input"
+                  // The step is stored before its settled results and the requests are announced.
+                  yield* repo.park(runId, record, status, opened[0].deadline, yield* nowIso)
                   for (const s of inCallOrder(result.calls, settled)) yield* writer.emit(s.chunk)
-                  for (const p of pending) yield* writer.emit(p.chunk)
+                  for (const o of opened) yield* writer.emit(o.chunk)
                   return { _tag: "Parked" } satisfies Outcome
                 }
                 yield* completeStep(step, pendingUser, assistant, inCallOrder(result.calls, settled))

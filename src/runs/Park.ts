@@ -9,7 +9,9 @@ import { UsageTotal } from "../../domain/Run.ts"
 export const PendingCall = Schema.Struct({
   toolCallId: Schema.String,
   interactionId: Schema.String,
-  kind: Schema.Literals(["approval_request", "question"])
+  kind: Schema.Literals(["approval_request", "question"]),
+  /** Approval 'once': remember the approval for the thread when granted. */
+  remember: Schema.Boolean
 })
 export type PendingCall = typeof PendingCall.Type
 

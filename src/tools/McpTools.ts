@@ -31,6 +31,14 @@ export interface McpToolset {
   readonly problems: ReadonlyArray<string>
   /** Undefined when `name` is not an MCP tool of this run. */
   readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
+  /** The approval policy of the server a tool name belongs to, with the tool's original name. */
+  readonly policyOf: (name: string) => ToolPolicyRef | undefined
+}
+
+export interface ToolPolicyRef {
+  readonly approval: "once" | "always" | "never" | null
+  readonly gatedTools: ReadonlyArray<string> | null
+  readonly originalName: string
 }
 
 const capDescription = (d: string | undefined): string =>
@@ -132,5 +140,11 @@ export const connectAll = (options: {
         })
       )
     }
-    return { specs, problems, call }
+    const policyOf = (name: string): ToolPolicyRef | undefined => {
+      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.client === undefined && name.startsWith(key))?.[1]
+      if (route === undefined) return undefined
+      const originalName = route.tool === "" ? name.slice(`mcp__${route.server.name}__`.length) : route.tool
+      return { approval: route.server.config.approval, gatedTools: route.server.config.gatedTools, originalName }
+    }
+    return { specs, problems, call, policyOf }
   })
