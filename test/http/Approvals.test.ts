@@ -1,0 +1,276 @@
+/**
+ * Approvals (spec 2.1.5, 3.1, 4.4, 4.6 rule 4, 6.1), against a real MCP
+ * server and a real hook server that verifies every delivery with `stripe`:
+ * autoAllow, the hook's allow / deny / pause, onHookError, the connection's
+ * approval policy (always, never, gatedTools, once remembered per thread),
+ * a disabled hook, approving by plain text.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Clock, Effect, Layer } from "effect"
+import Stripe from "stripe"
+import { Agent } from "../../domain/Agent.ts"
+import { Interaction } from "../../domain/Interaction.ts"
+import { Page } from "../../domain/Page.ts"
+import { Run } from "../../domain/Run.ts"
+import { ThreadCreated } from "../../domain/Thread.ts"
+import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
+import { ToolServer } from "../../domain/ToolServer.ts"
+import { gateServer } from "../support/GateMcpServer.ts"
+import { HookServer, reply } from "../support/HookServer.ts"
+import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
+
+type Api = TestServer.TestApi["Service"]
+
+const stripe = new Stripe("sk_test_unused")
+const hookSecret = "whsec_approvals_test"
+
+/** Registers a gate MCP server under `name` with the given policy, and an agent using it (and the hook). */
+const setup = (api: Api, name: string, policy: Record<string, unknown>, agentExtra: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const gate = yield* gateServer
+    const server = yield* TestServer.expectOk(
+      yield* api.request("POST", "/v1/tool-servers", { body: { name, transport: "http", url: gate.url, ...policy } }),
+      200,
+      ToolServer
+    )
+    const agent = yield* TestServer.expectOk(
+      yield* api.request("POST", "/v1/agents", { body: { capabilities: { mcp: { toolServerIds: [server.id] } }, ...agentExtra } }),
+      200,
+      Agent
+    )
+    const thread = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+    return { gate, server, agent, thread }
+  })
+
+const hookFor = (api: Api, origin: string, extra: Record<string, unknown> = {}) =>
+  Effect.flatMap(
+    api.request("POST", "/v1/tool-approval-hooks", { body: { name: "reviewer", url: `${origin}/review`, secret: hookSecret, ...extra } }),
+    (r) => TestServer.expectOk(r, 200, ToolApprovalHook)
+  )
+
+const send = (api: Api, threadId: string, input: string) =>
+  Effect.gen(function*() {
+    const reply = yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body: { input } })
+    const runId = reply.headers.get("svc-run-id") ?? ""
+    return { runId, parsed: yield* Effect.orDie(parseWithAi(reply.text)) }
+  })
+
+const getRun = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
+const pendingOf = (api: Api, runId: string) =>
+  Effect.map(
+    Effect.flatMap(api.request("GET", `/v1/interactions?runId=${runId}&status=pending`), (r) => TestServer.expectOk(r, 200, Page(Interaction))),
+    (p) => p.data
+  )
+const streamOf = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}/stream`), (r) => Effect.orDie(parseWithAi(r.text)))
+const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
+  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
+
+const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
+
+const Harness = Layer.mergeAll(TestServer.layer(), HookServer.layer)
+
+layer(Harness, { timeout: 60_000 })("approvals", (it) => {
+  it.effect("the hook allows: a signed tool_execution_review (verified by stripe) with the 6.1 body, then the tool runs", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(api, hooks.origin)
+      const { thread, agent } = yield* setup(api, "allowed", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      yield* hooks.answerWith(reply(200, { decision: "allow" }))
+      const before = (yield* hooks.received).length
+      const { runId, parsed } = yield* send(api, thread.id, echo("allowed", "hi"))
+      assert.strictEqual(textOf(parsed.message), "Result: hi")
+      const delivery = (yield* hooks.received)[before]
+      const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+      const signature = String(delivery.headers["svc-signature"])
+      stripe.webhooks.constructEvent(delivery.body, signature, hookSecret, 300, undefined, now)
+      assert.strictEqual(delivery.headers["svc-timestamp"], signature.slice(2, signature.indexOf(",")))
+      assert.match(String(delivery.headers["svc-request-id"]), /^req_/)
+      const body = JSON.parse(delivery.body) as Record<string, unknown>
+      assert.match(String(body["id"]), /^tar_/)
+      assert.deepStrictEqual(body, {
+        type: "tool_execution_review",
+        id: body["id"],
+        runId,
+        rootRunId: runId,
+        threadId: thread.id,
+        agentId: agent.id,
+        stepNumber: 1,
+        toolName: "mcp__allowed__echo",
+        toolCallId: "call_1",
+        input: { text: "hi" },
+        preview: body["preview"],
+        resolveUrl: `http://svc.test/v1/interactions/${String(body["id"])}/resolve`
+      })
+      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+    }).pipe(Effect.scoped))
+
+  it.effect("autoAllow: the tool runs without review and the hook is never called", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(api, hooks.origin)
+      const { thread } = yield* setup(api, "trusted", { approval: "always" }, {
+        approvals: { toolExecution: { hookId: hook.id }, autoAllow: ["mcp__trusted__echo"] }
+      })
+      const before = (yield* hooks.received).length
+      const { parsed } = yield* send(api, thread.id, echo("trusted", "free"))
+      assert.strictEqual(textOf(parsed.message), "Result: free")
+      assert.strictEqual((yield* hooks.received).length, before)
+    }).pipe(Effect.scoped))
+
+  it.effect("the hook denies: tool-output-denied, the model reads the reason verbatim, the tool never runs", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(api, hooks.origin)
+      const { thread } = yield* setup(api, "denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
+      const { parsed } = yield* send(api, thread.id, echo("denied", "x"))
+      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.strictEqual(textOf(parsed.message), "Result: Not on Fridays.")
+      // The tool never ran: no output for the call.
+      assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-available" || c.type === "tool-output-error"))
+    }).pipe(Effect.scoped))
+
+  it.effect("the hook pauses: waiting_for_approval with an approval_request; approving runs the tool, denying does not", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(api, hooks.origin)
+      const { thread } = yield* setup(api, "paused", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      yield* hooks.answerWith(reply(200, { decision: "pause", reason: "Needs a human." }))
+      const first = yield* send(api, thread.id, echo("paused", "one"))
+      assert.deepStrictEqual(first.parsed.chunks.at(-1), { type: "finish", finishReason: "other" })
+      const requested = first.parsed.chunks.find((c) => c.type === "data-svc-input-requested")
+      assert.isDefined(requested)
+      const [pending] = yield* pendingOf(api, first.runId)
+      assert.strictEqual(pending.kind, "approval_request")
+      assert.strictEqual(pending.hookId, hook.id)
+      assert.strictEqual(pending.reason, "Needs a human.")
+      assert.deepStrictEqual(pending.input, { text: "one" })
+      assert.strictEqual(pending.request, null)
+      assert.strictEqual((yield* getRun(api, first.runId)).status, "waiting_for_approval")
+      // requestId must be the interaction's own id; optionId approve or deny.
+      yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { inputResponses: [{ requestId: "x", optionId: "approve" }] } }),
+        400,
+        "invalid_request_error",
+        "invalid_request_error"
+      )
+      yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { inputResponses: [{ requestId: pending.id, optionId: "maybe" }] } }),
+        400,
+        "invalid_request_error",
+        "invalid_request_error"
+      )
+      const approved = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { inputResponses: [{ requestId: pending.id, optionId: "approve" }], reason: "ok by me" }
+        }),
+        200,
+        Interaction
+      )
+      assert.strictEqual(approved.decision, "allow")
+      assert.strictEqual(approved.reason, "ok by me")
+      const resumed = yield* streamOf(api, first.runId)
+      assert.strictEqual(textOf(resumed.message), "Result: one")
+      assert.strictEqual((yield* getRun(api, first.runId)).status, "completed")
+
+      const second = yield* send(api, thread.id, echo("paused", "two"))
+      const [again] = yield* pendingOf(api, second.runId)
+      const rejected = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/interactions/${again.id}/resolve`, {
+          body: { inputResponses: [{ requestId: again.id, optionId: "deny" }], reason: "Too risky." }
+        }),
+        200,
+        Interaction
+      )
+      assert.strictEqual(rejected.decision, "deny")
+      const after = yield* streamOf(api, second.runId)
+      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.strictEqual(textOf(after.message), "Result: Too risky.")
+    }).pipe(Effect.scoped))
+
+  it.effect("onHookError: a failing hook denies (default), pauses, or fails the run", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      yield* hooks.answerWith(reply(500, { oops: true }))
+      const deny = yield* hookFor(api, hooks.origin)
+      const a = yield* setup(api, "hookerr1", {}, { approvals: { toolExecution: { hookId: deny.id } } })
+      const denied = yield* send(api, a.thread.id, echo("hookerr1", "x"))
+      assert.isTrue(denied.parsed.chunks.some((c) => c.type === "tool-output-denied"))
+      assert.strictEqual((yield* getRun(api, denied.runId)).status, "completed")
+
+      const pause = yield* hookFor(api, hooks.origin, { onHookError: "pause" })
+      const b = yield* setup(api, "hookerr2", {}, { approvals: { toolExecution: { hookId: pause.id } } })
+      const paused = yield* send(api, b.thread.id, echo("hookerr2", "x"))
+      assert.strictEqual((yield* getRun(api, paused.runId)).status, "waiting_for_approval")
+
+      const fail = yield* hookFor(api, hooks.origin, { onHookError: "fail-run" })
+      const c = yield* setup(api, "hookerr3", {}, { approvals: { toolExecution: { hookId: fail.id } } })
+      const failed = yield* send(api, c.thread.id, echo("hookerr3", "x"))
+      const run = yield* getRun(api, failed.runId)
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.error?.code, "approval_hook_failed")
+      assert.deepStrictEqual(failed.parsed.chunks.at(-1), { type: "finish", finishReason: "error" })
+    }).pipe(Effect.scoped))
+
+  it.effect("connection policy without a hook: always parks; never and ungated tools run; once is remembered per thread for the exact input", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const always = yield* setup(api, "always1", { approval: "always" })
+      const parked = yield* send(api, always.thread.id, echo("always1", "x"))
+      const [pending] = yield* pendingOf(api, parked.runId)
+      assert.strictEqual(pending.hookId, null)
+      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+
+      const never = yield* setup(api, "never1", { approval: "never" })
+      assert.strictEqual(textOf((yield* send(api, never.thread.id, echo("never1", "n"))).parsed.message), "Result: n")
+
+      const gated = yield* setup(api, "gated1", { approval: "always", gatedTools: ["fail"] })
+      assert.strictEqual(textOf((yield* send(api, gated.thread.id, echo("gated1", "g"))).parsed.message), "Result: g")
+      const gatedFail = yield* send(api, gated.thread.id, "/tool mcp__gated1__fail {}")
+      assert.strictEqual((yield* getRun(api, gatedFail.runId)).status, "waiting_for_approval")
+
+      const once = yield* setup(api, "once1", { approval: "once" })
+      const firstOnce = yield* send(api, once.thread.id, echo("once1", "same"))
+      const [ask] = yield* pendingOf(api, firstOnce.runId)
+      yield* api.request("POST", `/v1/interactions/${ask.id}/resolve`, { body: { inputResponses: [{ requestId: ask.id, optionId: "approve" }] } })
+      yield* streamOf(api, firstOnce.runId)
+      const remembered = yield* send(api, once.thread.id, echo("once1", "same"))
+      assert.strictEqual(textOf(remembered.parsed.message), "Result: same")
+      assert.strictEqual((yield* getRun(api, remembered.runId)).status, "completed")
+      const other = yield* send(api, once.thread.id, echo("once1", "different"))
+      assert.strictEqual((yield* getRun(api, other.runId)).status, "waiting_for_approval")
+    }).pipe(Effect.scoped))
+
+  it.effect("a disabled hook is never called: the policy alone decides", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(api, hooks.origin, { enabled: false })
+      const before = (yield* hooks.received).length
+      const open = yield* setup(api, "offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      assert.strictEqual(textOf((yield* send(api, open.thread.id, echo("offhook1", "o"))).parsed.message), "Result: o")
+      const gated = yield* setup(api, "offhook2", { approval: "always" }, { approvals: { toolExecution: { hookId: hook.id } } })
+      const parked = yield* send(api, gated.thread.id, echo("offhook2", "p"))
+      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* hooks.received).length, before)
+    }).pipe(Effect.scoped))
+
+  it.effect("plain text answers a lone pending approval: 'yes' approves, with 409 thread_busy and resolved_interaction_id", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, "texty", { approval: "always" })
+      const parked = yield* send(api, thread.id, echo("texty", "t"))
+      const [pending] = yield* pendingOf(api, parked.runId)
+      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "yes" }, headers: { accept: "application/json" } })
+      const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
+      assert.deepStrictEqual(busy.details, { active_run_id: parked.runId, resolved_interaction_id: pending.id })
+      const resumed = yield* streamOf(api, parked.runId)
+      assert.strictEqual(textOf(resumed.message), "Result: t")
+    }).pipe(Effect.scoped))
+})
