@@ -43,6 +43,8 @@ export interface ServiceConfigShape {
   readonly runStallMs: number
   /** SVC_RECOVERY_INTERVAL_MS: how often the recovery pass looks for stalled runs. */
   readonly recoveryIntervalMs: number
+  /** SVC_MAX_PARK_MS: the max-park window (default 14 days; a longer maxDurationMs extends it). */
+  readonly maxParkMs: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
 }
@@ -95,9 +97,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       }
       const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))
       const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(30_000))
+      const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       return {
         runStallMs,
         recoveryIntervalMs,
+        maxParkMs,
         routePrices,
         openai,
         anthropic,

@@ -460,7 +460,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               const openInteraction = (stepNumber: number, call: ToolCall, waits: Extract<Gate, { _tag: "Question" | "Approval" }>) =>
                 Effect.gen(function*() {
                   const now = yield* nowIso
-                  const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(plan.maxDurationMs))
+                  const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(config.maxParkMs, plan.maxDurationMs))
                   const id = waits._tag === "Approval" && waits.interactionId !== undefined ? waits.interactionId : newIdSync("interaction")
                   const approval = waits._tag === "Approval"
                   yield* interactions.insert({

@@ -27,6 +27,5 @@ export const ParkRecord = Schema.Struct({
 })
 export type ParkRecord = typeof ParkRecord.Type
 
-/** About 14 days, or maxDurationMs when that is longer (spec 8). */
-export const MaxParkMs = 14 * 24 * 60 * 60 * 1000
-export const parkWindowMs = (maxDurationMs: number | null): number => Math.max(MaxParkMs, maxDurationMs ?? 0)
+/** The max-park window (SVC_MAX_PARK_MS, about 14 days), or maxDurationMs when that is longer (spec 8). */
+export const parkWindowMs = (maxParkMs: number, maxDurationMs: number | null): number => Math.max(maxParkMs, maxDurationMs ?? 0)
