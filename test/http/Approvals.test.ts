@@ -6,7 +6,8 @@
  * a disabled hook, approving by plain text.
  */
 import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import Stripe from "stripe"
 import { Agent } from "../../domain/Agent.ts"
 import { Interaction } from "../../domain/Interaction.ts"
@@ -16,7 +17,7 @@ import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { HookServer, reply } from "../support/HookServer.ts"
+import { HookServer, hold, reply, replyText } from "../support/HookServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 
@@ -216,6 +217,43 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.error?.code, "approval_hook_failed")
       assert.deepStrictEqual(failed.parsed.chunks.at(-1), { type: "finish", finishReason: "error" })
+    }).pipe(Effect.scoped))
+
+  it.effect("a garbage answer and a hook too slow for requestTimeoutMs (TestClock) both apply onHookError", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      yield* hooks.answerWith(replyText(200, "not json at all"))
+      const garbage = yield* hookFor(api, hooks.origin)
+      const a = yield* setup(api, "garbage1", {}, { approvals: { toolExecution: { hookId: garbage.id } } })
+      const denied = yield* send(api, a.thread.id, echo("garbage1", "x"))
+      assert.isTrue(denied.parsed.chunks.some((c) => c.type === "tool-output-denied"))
+      assert.isTrue(denied.parsed.errors.some((e) => e.startsWith("Approval hook failed")))
+
+      yield* hooks.answerWith(hold)
+      const slow = yield* hookFor(api, hooks.origin, { requestTimeoutMs: 5000, onHookError: "pause" })
+      const b = yield* setup(api, "slow1", {}, { approvals: { toolExecution: { hookId: slow.id } } })
+      const before = (yield* hooks.received).length
+      const started = yield* Effect.forkChild(send(api, b.thread.id, echo("slow1", "y")))
+      yield* hooks.awaitRequest(before + 1)
+      yield* TestClock.adjust("5 seconds")
+      const parked = yield* Fiber.join(started)
+      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      yield* hooks.releaseHeld
+      yield* hooks.answerWith(reply(200, { decision: "allow" }))
+    }).pipe(Effect.scoped))
+
+  it.effect("cancelling a run parked on an approval gives the interaction decision 'cancel' and expiresAt null", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, "cancelme", { approval: "always" })
+      const parked = yield* send(api, thread.id, echo("cancelme", "c"))
+      const [pending] = yield* pendingOf(api, parked.runId)
+      yield* api.request("POST", `/v1/runs/${parked.runId}/cancel`)
+      const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${pending.id}`), 200, Interaction)
+      assert.strictEqual(after.status, "cancelled")
+      assert.strictEqual(after.decision, "cancel")
+      assert.strictEqual(after.expiresAt, null)
     }).pipe(Effect.scoped))
 
   it.effect("connection policy without a hook: always parks; never and ungated tools run; once is remembered per thread for the exact input", () =>
