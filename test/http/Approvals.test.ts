@@ -311,4 +311,19 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       const resumed = yield* streamOf(api, parked.runId)
       assert.strictEqual(textOf(resumed.message), "Result: t")
     }).pipe(Effect.scoped))
+
+  it.effect("every delivery this suite's hook server received carries a valid Stripe-compatible signature", () =>
+    Effect.gen(function*() {
+      const hooks = yield* HookServer
+      const received = yield* hooks.received
+      assert.strictEqual(received.length, 9)
+      for (const delivery of received) {
+        const signature = String(delivery.headers["svc-signature"])
+        const t = Number(signature.slice(2, signature.indexOf(",")))
+        // Verified against the delivery's own timestamp: the signature, not the clock, is what this checks.
+        stripe.webhooks.constructEvent(delivery.body, signature, hookSecret, 300, undefined, t)
+        assert.strictEqual(delivery.headers["content-type"], "application/json")
+        assert.match(String(delivery.headers["svc-request-id"]), /^req_/)
+      }
+    }))
 })
