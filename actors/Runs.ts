@@ -19,10 +19,11 @@ import { requireOwned } from "../src/Ownership.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { nowIso } from "../src/Time.ts"
+import { HttpConnections } from "../src/tools/HttpConnections.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
 import { EventLog, type SequencedChunk } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
-import { DefaultMaxSteps, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
+import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
 import { type NewRunRow, type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
 import * as StructuredOutput from "../src/runs/StructuredOutput.ts"
 import { Sharding } from "effect/cluster"
@@ -93,6 +94,7 @@ export class Runs extends Context.Service<Runs, {
       const agents = yield* Agents
       const bands = yield* Bands
       const toolServers = yield* ToolServers
+      const httpConnections = yield* HttpConnections
       const config = yield* ServiceConfig
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
@@ -150,6 +152,14 @@ export class Runs extends Context.Service<Runs, {
           const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
           if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, config: loaded.value.config })
         }
+        const plannedHttp: Array<PlannedHttpConnection> = []
+        for (const connectionId of agent.capabilities.http?.connectionIds ?? []) {
+          const loaded = yield* httpConnections.load(principal, connectionId).pipe(Effect.option)
+          if (Option.isSome(loaded)) {
+            const { row, config: connection } = loaded.value
+            plannedHttp.push({ id: connectionId, name: row.name, configVersion: row.configVersion, config: connection })
+          }
+        }
         const route = config.bands[band].route ?? "scripted"
         const plan: RunPlan = {
           input: text,
@@ -158,6 +168,7 @@ export class Runs extends Context.Service<Runs, {
           skills: agent.capabilities.skills ?? [],
           userInteraction: agent.capabilities.userInteraction === true,
           toolServers: planned,
+          httpConnections: plannedHttp,
           approvals: agent.approvals,
           maxSteps: input.maxSteps ?? agent.policies.maxStepsDefault ?? DefaultMaxSteps,
           maxDurationMs: input.maxDurationMs ?? agent.policies.maxDurationMsDefault,

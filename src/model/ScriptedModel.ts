@@ -4,6 +4,7 @@
  * directives, one step each, in order:
  *
  *   /tool <name> <json input>   call tool <name> (input defaults to {})
+ *   /tools <json array>         call several tools in one step: [{ "name", "input" }, ...]
  *   /text <text>                answer with <text> (ends the turn)
  *   /output <json>              answer with this JSON as the structured result
  *   /reason <text>              think <text> (reasoning) before the next answer
@@ -19,7 +20,7 @@ import type { Message } from "../../domain/Conversation.ts"
 import { estimateTokens, type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 
 type Action =
-  | { readonly _tag: "Tool"; readonly name: string; readonly input: unknown }
+  | { readonly _tag: "Tool"; readonly calls: ReadonlyArray<{ readonly name: string; readonly input: unknown }> }
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Output"; readonly json: string }
   | { readonly _tag: "Fail" }
@@ -44,14 +45,23 @@ export const parseScript = (message: string): Script => {
     const [, directive, rest] = match
     if (directive === "tool") {
       const [, name = "", input = ""] = /^(\S+)\s*(.*)$/.exec(rest) ?? []
-      actions.push({ _tag: "Tool", name, input: parseInput(input) })
+      actions.push({ _tag: "Tool", calls: [{ name, input: parseInput(input) }] })
+    } else if (directive === "tools") {
+      const list = parseInput(rest)
+      const calls = Array.isArray(list)
+        ? list.map((c: unknown) => {
+          const call = typeof c === "object" && c !== null ? (c as Record<string, unknown>) : {}
+          return { name: String(call["name"] ?? ""), input: call["input"] ?? {} }
+        })
+        : []
+      actions.push({ _tag: "Tool", calls })
     } else if (directive === "text") actions.push({ _tag: "Text", text: rest })
     else if (directive === "output") actions.push({ _tag: "Output", json: rest })
     else if (directive === "reason") reasoning = rest
     else if (directive === "fail") actions.push({ _tag: "Fail" })
     else if (directive === "steps") {
       const n = Math.max(1, Math.min(1000, Number.parseInt(rest, 10) || 1))
-      for (let i = 1; i < n; i++) actions.push({ _tag: "Tool", name: "noop", input: { step: i } })
+      for (let i = 1; i < n; i++) actions.push({ _tag: "Tool", calls: [{ name: "noop", input: { step: i } }] })
       actions.push({ _tag: "Text", text: `Finished after ${n} steps.` })
     }
   }
@@ -97,9 +107,12 @@ export const ScriptedModel: ModelProvider = {
         case "Fail":
           return Stream.fail(new ModelUnavailable({ message: "the scripted model was told to fail (/fail)" }))
         case "Tool": {
-          const id = `call_${state.step + 1}`
-          events.push({ _tag: "ToolCall", id, name: action.name, input: action.input })
-          const out = estimateTokens(JSON.stringify(action.input) + action.name)
+          // One call is `call_<step>`; several in one step are `call_<step>_<n>`.
+          action.calls.forEach((call, i) => {
+            const id = action.calls.length === 1 ? `call_${state.step + 1}` : `call_${state.step + 1}_${i + 1}`
+            events.push({ _tag: "ToolCall", id, name: call.name, input: call.input })
+          })
+          const out = estimateTokens(action.calls.map((c) => JSON.stringify(c.input) + c.name).join(""))
           events.push({ _tag: "Finish", reason: "tool-calls", inputTokens, outputTokens: out })
           break
         }

@@ -19,7 +19,9 @@ import type { ModelProvider } from "../model/ModelProvider.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { nowIso, toIso } from "../Time.ts"
+import * as HttpTools from "../tools/HttpTools.ts"
 import * as McpTools from "../tools/McpTools.ts"
+import * as SpecCache from "../tools/SpecCache.ts"
 import { type Chunk, EventLog, type Writer } from "./EventLog.ts"
 import { InteractionRepo } from "../interactions/InteractionRepo.ts"
 import { ApprovalMemory } from "../interactions/ApprovalMemory.ts"
@@ -34,6 +36,8 @@ type Outcome =
   | { readonly _tag: "Completed"; readonly terminalReason: string | null; readonly output: unknown }
   | { readonly _tag: "Failed"; readonly error: RunError; readonly terminalReason: string | null }
   | { readonly _tag: "Parked" }
+  /** Started again (a redelivered Start) while its interactions are still pending: nothing to add to the stream. */
+  | { readonly _tag: "StillParked" }
 
 type Gate =
   | { readonly _tag: "Run" }
@@ -192,6 +196,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const outbound = yield* Outbound
       const secrets = yield* Secrets
       const config = yield* ServiceConfig
+      const specs = SpecCache.make(outbound.fetch)
 
       const finalize = Effect.fn("AgentLoop.finalize")(function*(
         row: RunRow,
@@ -199,6 +204,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         outcome: Outcome,
         usage: UsageTotal
       ) {
+        if (outcome._tag === "StillParked") return
         const now = yield* nowIso
         if (outcome._tag === "Parked") {
           // The stream of this turn ends here; it goes on in the same log when the run resumes.
@@ -325,7 +331,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 return (row.park?.pending ?? []).map((p) => ({ p, interaction: byId.get(p.interactionId) }))
               })
               if (parkedOn.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
-                return { _tag: "Parked" } satisfies Outcome
+                return { _tag: "StillParked" } satisfies Outcome
               }
               yield* repo.setStatus(runId, { status: "running", startedAt }, yield* nowIso)
 
@@ -356,8 +362,21 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 reveal: secrets.reveal
               })
               for (const problem of toolset.problems) yield* writer.emit({ type: "error", errorText: problem })
+              const http = yield* HttpTools.connectAll({
+                principal,
+                runId,
+                connections: plan.httpConnections,
+                fetch: outbound.fetch,
+                cache: specs,
+                allowPrivate: outbound.allowPrivate,
+                reveal: secrets.reveal
+              })
+              for (const { connectionId, name, errorCode, message } of http.unavailable) {
+                yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
+              }
               const tools = [
                 ...toolset.specs,
+                ...http.specs,
                 ...(plan.skills.length > 0 ? [loadSkillSpec] : []),
                 ...(plan.userInteraction ? [askQuestionSpec] : [])
               ]
@@ -386,6 +405,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   }
                   const mcp = toolset.call(call.name, call.input)
                   if (mcp !== undefined) return yield* mcp
+                  const api = http.call(call.name, call.input)
+                  if (api !== undefined) return yield* api
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
                 })
 
@@ -410,7 +431,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                       } satisfies Gate
                   }
                   if (autoAllow.has(call.name)) return { _tag: "Run" } satisfies Gate
-                  const policy = toolset.policyOf(call.name)
+                  const policy = toolset.policyOf(call.name) ?? http.policyOf(call.name)
                   const gated = policy !== undefined && policy.approval !== null && policy.approval !== "never" &&
                     (policy.gatedTools === null || policy.gatedTools.includes(policy.originalName))
                   const waived = policy !== undefined && policy.approval !== null && !gated

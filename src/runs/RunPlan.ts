@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { AgentApprovals, AgentSkill } from "../../domain/Agent.ts"
+import { HttpConnectionConfig } from "../../domain/HttpConnection.ts"
 import { ToolServerConfig } from "../../domain/ToolServer.ts"
 
 export const PlannedToolServer = Schema.Struct({
@@ -12,6 +13,15 @@ export const PlannedToolServer = Schema.Struct({
   config: ToolServerConfig
 })
 export type PlannedToolServer = typeof PlannedToolServer.Type
+
+/** An HTTP connection as the run saw it; configVersion keys the spec cache. */
+export const PlannedHttpConnection = Schema.Struct({
+  id: Schema.String,
+  name: Schema.String,
+  configVersion: Schema.Number,
+  config: HttpConnectionConfig
+})
+export type PlannedHttpConnection = typeof PlannedHttpConnection.Type
 
 export const RunPlan = Schema.Struct({
   /** The user's text for this turn. */
@@ -23,6 +33,7 @@ export const RunPlan = Schema.Struct({
   skills: Schema.Array(AgentSkill),
   userInteraction: Schema.Boolean,
   toolServers: Schema.Array(PlannedToolServer),
+  httpConnections: Schema.Array(PlannedHttpConnection),
   approvals: Schema.NullOr(AgentApprovals),
   maxSteps: Schema.Number,
   maxDurationMs: Schema.NullOr(Schema.Number),

@@ -1,0 +1,259 @@
+/**
+ * HTTP connections as tools (spec 4.7 rules 2-9): each allowed operation is
+ * `api__{connection}__{operation}` with path, query, header and cookie
+ * parameters as top-level properties and the request body under `body`. A
+ * call rebuilds the request, sends it through the guarded client, and returns
+ * `{ status, statusText, body }` (non-2xx included). The credential goes
+ * where the operation's security requirement says, and only to the exact
+ * bound `baseUrl` origin. A connection that is disabled or whose document
+ * cannot be loaded contributes no tools and is reported. Operations marked
+ * `x-svc-read-only: true` run concurrently with each other; every other call
+ * of the connection set runs alone (rule 7).
+ */
+import { Duration, Effect, Option, Redacted, Schema, Semaphore } from "effect"
+import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
+import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { ToolLimits } from "../../domain/ToolPolicy.ts"
+import type { GuardedFetch } from "../outbound/Outbound.ts"
+import { exposedOperations } from "./HttpConnections.ts"
+import type { PlannedHttpConnection } from "../runs/RunPlan.ts"
+import type { ToolOutcome, ToolPolicyRef } from "./McpTools.ts"
+import * as OpenApiSpec from "./OpenApiSpec.ts"
+import type { SpecCache } from "./SpecCache.ts"
+
+export interface HttpToolset {
+  readonly specs: ReadonlyArray<ToolSpec>
+  /** `data-svc-http-connection-unavailable` chunks to emit. */
+  readonly unavailable: ReadonlyArray<{ readonly connectionId: string; readonly name: string; readonly errorCode: string; readonly message: string }>
+  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
+  /** The approval policy of the connection a tool belongs to, with the operation's original name. */
+  readonly policyOf: (name: string) => ToolPolicyRef | undefined
+}
+
+interface Param {
+  readonly name: string
+  readonly in: "path" | "query" | "header" | "cookie"
+  readonly required: boolean
+  readonly schema: Record<string, unknown>
+  readonly description: string | undefined
+}
+
+const asRecord = (u: unknown): Record<string, unknown> => (typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {})
+
+/** Parameters of the path item and the operation (the operation's win), in both document versions. */
+const parametersOf = (op: OpenApiSpec.Operation): { readonly params: ReadonlyArray<Param>; readonly body: Record<string, unknown> | undefined; readonly bodyRequired: boolean } => {
+  const all = [...(op.pathItem.parameters ?? []), ...(op.operation.parameters ?? [])].map(asRecord)
+  const byKey = new Map<string, Record<string, unknown>>()
+  for (const p of all) byKey.set(`${String(p["in"])}:${String(p["name"])}`, p)
+  const params: Array<Param> = []
+  let body: Record<string, unknown> | undefined
+  let bodyRequired = false
+  for (const p of byKey.values()) {
+    const where = p["in"]
+    if (where === "body") {
+      body = asRecord(p["schema"])
+      bodyRequired = p["required"] === true
+      continue
+    }
+    if (where !== "path" && where !== "query" && where !== "header" && where !== "cookie") continue
+    // OpenAPI 3 has `schema`; Swagger 2.0 puts type/format/items/enum on the parameter itself.
+    const schema = p["schema"] !== undefined
+      ? asRecord(p["schema"])
+      : Object.fromEntries(Object.entries(p).filter(([k]) => ["type", "format", "items", "enum", "default", "minimum", "maximum"].includes(k)))
+    params.push({
+      name: String(p["name"]),
+      in: where,
+      required: where === "path" || p["required"] === true,
+      schema,
+      description: typeof p["description"] === "string" ? p["description"] : undefined
+    })
+  }
+  const requestBody = asRecord((op.operation as OpenAPIV3.OperationObject).requestBody)
+  const content = asRecord(requestBody["content"])
+  const json = asRecord(content["application/json"] ?? Object.values(content)[0])
+  if (json["schema"] !== undefined) {
+    body = asRecord(json["schema"])
+    bodyRequired = requestBody["required"] === true
+  }
+  return { params, body, bodyRequired }
+}
+
+/** The tool's input schema: parameters as top-level properties, the body under `body`. */
+export const inputSchemaOf = (op: OpenApiSpec.Operation): Record<string, unknown> => {
+  const { params, body, bodyRequired } = parametersOf(op)
+  const properties: Record<string, unknown> = {}
+  const required: Array<string> = []
+  for (const p of params) {
+    properties[p.name] = p.description === undefined ? p.schema : { ...p.schema, description: p.description }
+    if (p.required) required.push(p.name)
+  }
+  if (body !== undefined) {
+    properties["body"] = body
+    if (bodyRequired) required.push("body")
+  }
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}) }
+}
+
+type Placement =
+  | { readonly in: "authorization"; readonly scheme: "Bearer" | "Basic" }
+  | { readonly in: "header" | "query" | "cookie"; readonly name: string }
+
+/** Where the credential goes, from the operation's effective security requirement (rule 4). */
+const placementOf = (doc: OpenAPI.Document, op: OpenApiSpec.Operation): Placement => {
+  const requirements = (op.operation.security ?? doc.security ?? []) as ReadonlyArray<Record<string, unknown>>
+  const schemes = asRecord(
+    "components" in doc ? asRecord(doc.components)["securitySchemes"] : (doc as OpenAPIV2.Document).securityDefinitions
+  )
+  for (const requirement of requirements) {
+    for (const name of Object.keys(requirement)) {
+      const scheme = asRecord(schemes[name])
+      const type = scheme["type"]
+      if (type === "apiKey") {
+        const where = scheme["in"]
+        if (where === "header" || where === "query" || where === "cookie") return { in: where, name: String(scheme["name"]) }
+      }
+      if (type === "basic" || (type === "http" && String(scheme["scheme"]).toLowerCase() === "basic")) {
+        return { in: "authorization", scheme: "Basic" }
+      }
+      if (type === "http" || type === "oauth2" || type === "openIdConnect") return { in: "authorization", scheme: "Bearer" }
+    }
+  }
+  return { in: "authorization", scheme: "Bearer" }
+}
+
+const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
+
+const scalar = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v))
+
+/** Rebuilds the operation's request from the tool input. */
+export const buildRequest = (
+  baseUrl: string,
+  op: OpenApiSpec.Operation,
+  input: Record<string, unknown>
+): { readonly url: URL; readonly headers: Record<string, string>; readonly body: string | undefined } => {
+  const { params } = parametersOf(op)
+  const path = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => encodeURIComponent(scalar(input[name] ?? "")))
+  const url = new URL(baseUrl.replace(/\/+$/, "") + path)
+  const headers: Record<string, string> = { accept: "application/json" }
+  const cookies: Array<string> = []
+  for (const p of params) {
+    const value = input[p.name]
+    if (value === undefined || p.in === "path") continue
+    if (p.in === "query") {
+      for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(p.name, scalar(v))
+    } else if (p.in === "header") headers[p.name.toLowerCase()] = scalar(value)
+    else cookies.push(`${p.name}=${encodeURIComponent(scalar(value))}`)
+  }
+  if (cookies.length > 0) headers["cookie"] = cookies.join("; ")
+  const body = input["body"] === undefined ? undefined : JSON.stringify(input["body"])
+  if (body !== undefined) headers["content-type"] = "application/json"
+  return { url, headers, body }
+}
+
+/** Read-only calls share this many permits; any other call takes them all. */
+const Permits = 1_024
+
+export const connectAll = (options: {
+  readonly principal: Principal
+  readonly runId: string
+  readonly connections: ReadonlyArray<PlannedHttpConnection>
+  readonly fetch: GuardedFetch
+  readonly cache: SpecCache
+  readonly allowPrivate: boolean
+  readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
+}): Effect.Effect<HttpToolset> =>
+  Effect.gen(function*() {
+    const specs: Array<ToolSpec> = []
+    const unavailable: Array<{ connectionId: string; name: string; errorCode: string; message: string }> = []
+    const routes = new Map<
+      string,
+      { readonly connection: PlannedHttpConnection; readonly op: OpenApiSpec.Operation; readonly doc: OpenAPI.Document; readonly baseUrl: string }
+    >()
+    const lanes = yield* Semaphore.make(Permits)
+    for (const connection of options.connections) {
+      if (!connection.config.enabled) {
+        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "policy_denied", message: "The connection is disabled." })
+        continue
+      }
+      const loaded = yield* options.cache.load(connection.id, connection.configVersion, connection.config.spec, connection.config.requestTimeoutMs).pipe(Effect.result)
+      if (loaded._tag === "Failure") {
+        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: loaded.failure.errorCode, message: loaded.failure.message })
+        continue
+      }
+      const baseUrl = OpenApiSpec.resolveBaseUrl(loaded.success, connection.config.baseUrl, options.allowPrivate)
+      if (baseUrl === undefined) {
+        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "base_url_missing", message: "No usable base URL." })
+        continue
+      }
+      const doc = loaded.success.document
+      for (const { operation, ref } of exposedOperations(connection.name, OpenApiSpec.operations(doc), connection.config.allowedOperations)) {
+        const description = operation.summary ?? operation.description ?? `${operation.method.toUpperCase()} ${operation.path}`
+        specs.push({
+          name: ref.namespacedName,
+          description: description.slice(0, ToolLimits.maxDescriptionChars),
+          inputSchema: inputSchemaOf(operation)
+        })
+        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl })
+      }
+    }
+
+    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
+      const route = routes.get(name)
+      if (route === undefined) return undefined
+      const { connection, op, doc, baseUrl } = route
+      const permits = asRecord(op.operation)["x-svc-read-only"] === true ? 1 : Permits
+      return Semaphore.withPermits(lanes, permits)(Effect.gen(function*() {
+        const request = buildRequest(baseUrl, op, asRecord(input))
+        const auth = connection.config.auth
+        if (auth.type === "bearer") {
+          // The credential is only ever attached for the exact bound origin (rule 5).
+          const bound = connection.config.baseUrl === null ? undefined : new URL(connection.config.baseUrl).origin
+          if (bound === undefined || request.url.origin !== bound) {
+            return { output: { error: "refused" }, text: `Error: the request to ${request.url.origin} was refused: the credential is bound to ${bound ?? "no origin"}.`, isError: true }
+          }
+          const token = Redacted.value(yield* options.reveal(options.principal, auth.secretId, "auth.secretId").pipe(Effect.orDie))
+          const placement = placementOf(doc, op)
+          if (placement.in === "authorization") request.headers["authorization"] = `${placement.scheme} ${token}`
+          else if (placement.in === "header") request.headers[placement.name.toLowerCase()] = token
+          else if (placement.in === "query") request.url.searchParams.set(placement.name, token)
+          else request.headers["cookie"] = [request.headers["cookie"], `${placement.name}=${encodeURIComponent(token)}`].filter(Boolean).join("; ")
+        }
+        const response = yield* Effect.tryPromise({
+          try: async (signal) => {
+            const r = await options.fetch(request.url, {
+              method: op.method.toUpperCase(),
+              headers: { ...request.headers, "svc-run-id": options.runId, "svc-root-run-id": options.runId },
+              ...(request.body === undefined ? {} : { body: request.body }),
+              signal
+            })
+            return { status: r.status, statusText: r.statusText, text: await r.text() }
+          },
+          catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
+        }).pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(connection.config.requestTimeoutMs),
+            orElse: () => Effect.fail(new Error(`no response within ${connection.config.requestTimeoutMs} ms`))
+          }),
+          Effect.result
+        )
+        if (response._tag === "Failure") {
+          return { output: { error: response.failure.message }, text: `Error: ${response.failure.message}`, isError: true }
+        }
+        const { status, statusText, text } = response.success
+        const body = Option.getOrElse(decodeJson(text), () => text)
+        const output = { status, statusText, body }
+        // A non-2xx answer is a result for the model, not an error (rule 3).
+        return { output, text: JSON.stringify(output), isError: false }
+      }))
+    }
+
+    const policyOf = (name: string): ToolPolicyRef | undefined => {
+      const route = routes.get(name)
+      return route === undefined
+        ? undefined
+        : { approval: route.connection.config.approval, gatedTools: route.connection.config.gatedTools, originalName: route.op.name }
+    }
+
+    return { specs, unavailable, call, policyOf }
+  })

@@ -1,0 +1,332 @@
+/**
+ * HTTP connections as run tools (spec 4.7 rules 2-9), against a real API on a
+ * local listener that serves its own OpenAPI document: parameters and body
+ * rebuilt into the request, the credential placed per the operation's
+ * security scheme, non-2xx answers returned to the model, the connection's
+ * approval policy, the per-(connection, configVersion) spec cache, and the
+ * `data-svc-http-connection-unavailable` chunk for disabled or broken
+ * connections, and read-only operations running together while others run
+ * one at a time.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { Agent } from "../../domain/Agent.ts"
+import { HttpConnection } from "../../domain/HttpConnection.ts"
+import { Run } from "../../domain/Run.ts"
+import { Secret } from "../../domain/Secret.ts"
+import { ThreadCreated } from "../../domain/Thread.ts"
+import { SpecTtlMs } from "../../src/tools/SpecCache.ts"
+import * as ApiServer from "../support/ApiServer.ts"
+import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
+
+type Api = TestServer.TestApi["Service"]
+
+const token = "tok-http-tools-0123456789"
+
+const petSchema = { type: "object", properties: { name: { type: "string" }, tag: { type: "string" } }, required: ["name"] }
+
+/** An OpenAPI 3.0 document whose operations use each credential placement of rule 4. */
+const document = JSON.stringify({
+  openapi: "3.0.3",
+  info: { title: "Pets", version: "1.0.0" },
+  components: {
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer" },
+      keyHeader: { type: "apiKey", in: "header", name: "X-Api-Key" },
+      keyQuery: { type: "apiKey", in: "query", name: "key" },
+      keyCookie: { type: "apiKey", in: "cookie", name: "sid" },
+      basic: { type: "http", scheme: "basic" }
+    }
+  },
+  security: [{ bearer: [] }],
+  paths: {
+    "/pets/{petId}": {
+      parameters: [{ name: "petId", in: "path", required: true, schema: { type: "integer" } }],
+      get: {
+        operationId: "getPetById",
+        summary: "Find a pet",
+        "x-svc-read-only": true,
+        parameters: [
+          { name: "verbose", in: "query", schema: { type: "boolean" } },
+          { name: "X-Trace", in: "header", schema: { type: "string" } },
+          { name: "lang", in: "cookie", schema: { type: "string" } }
+        ],
+        responses: { "200": { description: "OK" } }
+      },
+      delete: { operationId: "deletePet", security: [{ basic: [] }], responses: { "204": { description: "gone" } } }
+    },
+    "/pets": {
+      post: {
+        operationId: "addPet",
+        security: [{ keyHeader: [] }],
+        requestBody: { required: true, content: { "application/json": { schema: petSchema } } },
+        responses: { "201": { description: "Created" } }
+      },
+      get: {
+        operationId: "listPets",
+        security: [{ keyQuery: [] }],
+        parameters: [{ name: "tags", in: "query", schema: { type: "array", items: { type: "string" } } }],
+        responses: { "200": { description: "OK" } }
+      }
+    },
+    "/session": { get: { operationId: "whoAmI", security: [{ keyCookie: [] }], responses: { "200": { description: "OK" } } } }
+  }
+})
+
+/** 404 for pet 404, 201 for a POST, otherwise 200; every body echoes what arrived. */
+const respond = (request: ApiServer.Received) => {
+  if (request.path.startsWith("/pets/404")) return { status: 404, body: { error: "no such pet" } }
+  return { status: request.method === "POST" ? 201 : 200, body: { seen: `${request.method} ${request.path}` } }
+}
+
+const connect = (api: Api, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const connection = yield* TestServer.expectOk(yield* api.request("POST", "/v1/http-connections", { body }), 200, HttpConnection)
+    const agent = yield* TestServer.expectOk(
+      yield* api.request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] } } } }),
+      200,
+      Agent
+    )
+    const thread = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+    return { connection, thread }
+  })
+
+/** A connection to a fresh API with bearer auth bound to its origin. */
+const setup = (api: Api, name: string, extra: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const server = yield* ApiServer.serve(document, respond)
+    const secret = yield* TestServer.expectOk(
+      yield* api.request("POST", "/v1/secrets", { body: { name: `${name}-token`, value: token } }),
+      200,
+      Secret
+    )
+    const made = yield* connect(api, {
+      name,
+      spec: `${server.origin}/openapi.json`,
+      baseUrl: server.origin,
+      auth: { type: "bearer", secretId: secret.id },
+      ...extra
+    })
+    return { server, ...made }
+  })
+
+const send = (api: Api, threadId: string, input: string) =>
+  Effect.gen(function*() {
+    const reply = yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body: { input } })
+    const runId = reply.headers.get("svc-run-id") ?? ""
+    return { runId, parsed: yield* Effect.orDie(parseWithAi(reply.text)) }
+  })
+
+const call = (tool: string, input: unknown) => `/tool ${tool} ${JSON.stringify(input)}`
+/** Several calls in one model step. */
+const calls = (...list: ReadonlyArray<readonly [string, unknown]>) =>
+  `/tools ${JSON.stringify(list.map(([name, input]) => ({ name, input })))}`
+const getRun = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
+
+type Chunk = { readonly type: string } & Record<string, unknown>
+const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
+const errorsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
+const unavailableOf = (chunks: ReadonlyArray<Chunk>) =>
+  chunks.filter((c) => c.type === "data-svc-http-connection-unavailable").map((c) => c["data"])
+
+layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it) => {
+  it.effect("a call rebuilds the request: path, query, header and cookie parameters, the bearer token, the run headers", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread } = yield* setup(api, "pets")
+      const { runId, parsed } = yield* send(
+        api,
+        thread.id,
+        call("api__pets__getPetById", { petId: 42, verbose: true, "X-Trace": "abc", lang: "fr" })
+      )
+      const [request] = server.received()
+      assert.strictEqual(request.method, "GET")
+      assert.strictEqual(request.path, "/pets/42?verbose=true")
+      assert.strictEqual(request.headers["x-trace"], "abc")
+      assert.strictEqual(request.headers["cookie"], "lang=fr")
+      assert.strictEqual(request.headers["authorization"], `Bearer ${token}`)
+      assert.strictEqual(request.headers["svc-run-id"], runId)
+      assert.strictEqual(request.headers["svc-root-run-id"], runId)
+      const output = { status: 200, statusText: "OK", body: { seen: "GET /pets/42?verbose=true" } }
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [output])
+      assert.strictEqual(
+        (parsed.message?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(""),
+        `Result: ${JSON.stringify(output)}`
+      )
+      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+    }).pipe(Effect.scoped))
+
+  it.effect("the body nests under `body`; apiKey schemes place the token in the named header, query parameter or cookie; basic rewrites the scheme", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread } = yield* setup(api, "keys")
+      const { parsed } = yield* send(
+        api,
+        thread.id,
+        [
+          call("api__keys__addPet", { body: { name: "Rex", tag: "dog" } }),
+          call("api__keys__listPets", { tags: ["a", "b"] }),
+          call("api__keys__whoAmI", {}),
+          call("api__keys__deletePet", { petId: 7 })
+        ].join("\n")
+      )
+      const [add, list, who, del] = server.received()
+      assert.strictEqual(add.method, "POST")
+      assert.strictEqual(add.path, "/pets")
+      assert.strictEqual(add.headers["content-type"], "application/json")
+      assert.deepStrictEqual(JSON.parse(add.body), { name: "Rex", tag: "dog" })
+      assert.strictEqual(add.headers["x-api-key"], token)
+      assert.isUndefined(add.headers["authorization"])
+      assert.strictEqual(list.path, `/pets?tags=a&tags=b&key=${token}`)
+      assert.isUndefined(list.headers["authorization"])
+      assert.strictEqual(who.headers["cookie"], `sid=${token}`)
+      assert.strictEqual(del.method, "DELETE")
+      assert.strictEqual(del.headers["authorization"], `Basic ${token}`)
+      assert.deepStrictEqual(outputsOf(parsed.chunks).map((o) => (o as { status: number }).status), [201, 200, 200, 200])
+    }).pipe(Effect.scoped))
+
+  it.effect("a non-2xx answer is returned to the model as a result, and the run completes", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, "missing")
+      const { runId, parsed } = yield* send(api, thread.id, call("api__missing__getPetById", { petId: 404 }))
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ status: 404, statusText: "Not Found", body: { error: "no such pet" } }])
+      assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-error"))
+      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+    }).pipe(Effect.scoped))
+
+  it.effect("allowedOperations: an operation left out is no tool of the run", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread } = yield* setup(api, "limited", { allowedOperations: ["getPetById"] })
+      const { parsed } = yield* send(api, thread.id, call("api__limited__addPet", { body: { name: "Rex" } }))
+      assert.deepStrictEqual(server.received(), [])
+      assert.deepStrictEqual(errorsOf(parsed.chunks), ["Error: there is no tool named 'api__limited__addPet'."])
+    }).pipe(Effect.scoped))
+
+  it.effect("approval 'always' with gatedTools naming the operation parks the run before the request is sent", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread } = yield* setup(api, "gated", { approval: "always", gatedTools: ["addPet"] })
+      const free = yield* send(api, thread.id, call("api__gated__getPetById", { petId: 1 }))
+      assert.strictEqual((yield* getRun(api, free.runId)).status, "completed")
+      const gated = yield* send(api, thread.id, call("api__gated__addPet", { body: { name: "Rex" } }))
+      assert.strictEqual((yield* getRun(api, gated.runId)).status, "waiting_for_approval")
+      assert.deepStrictEqual(server.received().map((r) => r.method), ["GET"])
+    }).pipe(Effect.scoped))
+
+  it.effect("the parsed spec is cached per (connection, configVersion) for the TTL; a structural update reloads it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread, connection } = yield* setup(api, "cached")
+      const ping = call("api__cached__getPetById", { petId: 1 })
+      yield* send(api, thread.id, ping)
+      yield* send(api, thread.id, ping)
+      assert.strictEqual(server.specLoads(), 1)
+      yield* TestClock.adjust(SpecTtlMs)
+      yield* send(api, thread.id, ping)
+      assert.strictEqual(server.specLoads(), 2)
+      yield* TestServer.expectOk(
+        yield* api.request("PATCH", `/v1/http-connections/${connection.id}`, { body: { allowedOperations: ["getPetById"] } }),
+        200,
+        HttpConnection
+      )
+      yield* send(api, thread.id, ping)
+      assert.strictEqual(server.specLoads(), 3)
+      assert.strictEqual(server.received().length, 4)
+    }).pipe(Effect.scoped))
+
+  it.effect("a disabled connection emits policy_denied, is never loaded and offers no tools; the run completes", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread, connection } = yield* setup(api, "off", { enabled: false })
+      const { runId, parsed } = yield* send(api, thread.id, call("api__off__getPetById", { petId: 1 }))
+      assert.deepStrictEqual(unavailableOf(parsed.chunks), [
+        { connectionId: connection.id, name: "off", errorCode: "policy_denied", message: "The connection is disabled." }
+      ])
+      assert.strictEqual(server.specLoads(), 0)
+      assert.deepStrictEqual(server.received(), [])
+      assert.deepStrictEqual(errorsOf(parsed.chunks), ["Error: there is no tool named 'api__off__getPetById'."])
+      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+    }).pipe(Effect.scoped))
+
+  it.effect("a spec that cannot be loaded or parsed, or has no base URL, degrades the connection to zero tools for the turn", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread, connection } = yield* setup(api, "broken")
+      server.setSpec(undefined)
+      const unreachable = yield* send(api, thread.id, "hello")
+      server.setSpec("{ not json")
+      yield* TestServer.expectOk(
+        yield* api.request("PATCH", `/v1/http-connections/${connection.id}`, { body: { allowedOperations: ["getPetById"] } }),
+        200,
+        HttpConnection
+      )
+      const invalid = yield* send(api, thread.id, "hello")
+      const codes = [unreachable, invalid].map((r) => unavailableOf(r.parsed.chunks).map((d) => (d as { errorCode: string }).errorCode))
+      assert.deepStrictEqual(codes, [["spec_unreachable"], ["spec_invalid"]])
+      assert.strictEqual((yield* getRun(api, invalid.runId)).status, "completed")
+      assert.deepStrictEqual(
+        (invalid.parsed.message?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(""),
+        "Echo: hello"
+      )
+
+      // Authless, no baseUrl and no servers[] in the document: nowhere to send requests.
+      const noServers = yield* ApiServer.serve(document, respond)
+      const authless = yield* connect(api, { name: "nowhere", spec: `${noServers.origin}/openapi.json` })
+      const { parsed } = yield* send(api, authless.thread.id, "hello")
+      assert.deepStrictEqual(unavailableOf(parsed.chunks), [
+        { connectionId: authless.connection.id, name: "nowhere", errorCode: "base_url_missing", message: "No usable base URL." }
+      ])
+    }).pipe(Effect.scoped))
+
+  it.effect("x-svc-read-only operations of one step run together; other calls run one at a time", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      // Reads are held until two are open at once (a serialized pair would be released by the
+      // fallback alone and leave maxInFlight at 1); writes are answered after a short delay,
+      // long enough for a concurrent second write to arrive.
+      let release: () => void = () => {}
+      const bothOpen = new Promise<void>((resolve) => {
+        release = resolve
+      })
+      const server = yield* ApiServer.serve(document, async (request, inFlight) => {
+        if (request.method === "GET") {
+          if (inFlight >= 2) release()
+          await Promise.race([bothOpen, new Promise((resolve) => setTimeout(resolve, 2_000))])
+        } else {
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        return respond(request)
+      })
+      const { thread } = yield* connect(api, { name: "lanes", spec: `${server.origin}/openapi.json`, baseUrl: server.origin })
+      const reads = yield* send(api, thread.id, calls(["api__lanes__getPetById", { petId: 1 }], ["api__lanes__getPetById", { petId: 2 }]))
+      assert.strictEqual(server.maxInFlight(), 2)
+      assert.deepStrictEqual(outputsOf(reads.parsed.chunks).map((o) => (o as { status: number }).status), [200, 200])
+
+      const writes = ApiServer.serve(document, async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        return respond(request)
+      })
+      const serial = yield* writes
+      const other = yield* connect(api, { name: "serial", spec: `${serial.origin}/openapi.json`, baseUrl: serial.origin })
+      const { parsed } = yield* send(
+        api,
+        other.thread.id,
+        calls(
+          ["api__serial__addPet", { body: { name: "a" } }],
+          ["api__serial__addPet", { body: { name: "b" } }],
+          ["api__serial__deletePet", { petId: 3 }],
+          ["api__serial__getPetById", { petId: 4 }]
+        )
+      )
+      assert.strictEqual(serial.received().length, 4)
+      assert.strictEqual(serial.maxInFlight(), 1)
+      assert.deepStrictEqual(
+        parsed.chunks.filter((c) => c.type === "tool-output-available").map((c) => c["toolCallId"]).sort(),
+        ["call_1_1", "call_1_2", "call_1_3", "call_1_4"]
+      )
+    }).pipe(Effect.scoped))
+})
