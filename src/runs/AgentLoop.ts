@@ -22,6 +22,7 @@ import { nowIso, toIso } from "../Time.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
+import * as ToolResults from "../tools/ToolResults.ts"
 import { type Chunk, EventLog, type Writer } from "./EventLog.ts"
 import { InteractionRepo } from "../interactions/InteractionRepo.ts"
 import { ApprovalMemory } from "../interactions/ApprovalMemory.ts"
@@ -74,7 +75,7 @@ interface Settled {
 }
 
 const settle = (call: ToolCall, outcome: McpTools.ToolOutcome): Settled => ({
-  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError },
+  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.modelText ?? outcome.text, isError: outcome.isError },
   chunk: outcome.isError
     ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
     : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
@@ -147,7 +148,7 @@ const addUsage = (total: UsageTotal, step: { readonly inputTokens: number; reado
 })
 
 /** The system prompt: durable context blocks, the current time in the run's zone, then the inline skills. */
-const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string): string => {
+const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, untrustedTools: boolean): string => {
   const local = new Intl.DateTimeFormat("en-CA", {
     timeZone,
     dateStyle: "full",
@@ -160,6 +161,7 @@ const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string): strin
         plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")
     )
   }
+  if (untrustedTools) parts.push(ToolResults.untrustedNotice)
   return parts.join("\n\n")
 }
 
@@ -380,7 +382,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 ...(plan.skills.length > 0 ? [loadSkillSpec] : []),
                 ...(plan.userInteraction ? [askQuestionSpec] : [])
               ]
-              const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone)
+              const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, toolset.untrusted || http.untrusted)
               const hookId = plan.approvals?.toolExecution?.hookId
               const hook = hookId === undefined ? undefined : yield* hooks.forRun(principal, hookId)
               const autoAllow = new Set(plan.approvals?.autoAllow ?? [])
@@ -403,10 +405,17 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                       ? { output: { error: `no skill named '${name}'` }, text: `Error: no skill named '${name}'.`, isError: true }
                       : { output: { name: skill.name, loaded: true }, text: skill.body, isError: false }
                   }
-                  const mcp = toolset.call(call.name, call.input)
-                  if (mcp !== undefined) return yield* mcp
-                  const api = http.call(call.name, call.input)
-                  if (api !== undefined) return yield* api
+                  const external = toolset.call(call.name, call.input) ?? http.call(call.name, call.input)
+                  if (external !== undefined) {
+                    const outcome = yield* external
+                    if (outcome.overflow !== undefined) {
+                      yield* writer.emit({
+                        type: "data-svc-tool-result-overflow",
+                        data: { toolCallId: call.id, toolName: call.name, ...outcome.overflow, recovery: "none" }
+                      })
+                    }
+                    return outcome
+                  }
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
                 })
 

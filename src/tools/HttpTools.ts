@@ -19,6 +19,7 @@ import type { GuardedFetch } from "../outbound/Outbound.ts"
 import { exposedOperations } from "./HttpConnections.ts"
 import type { PlannedHttpConnection } from "../runs/RunPlan.ts"
 import type { ToolOutcome, ToolPolicyRef } from "./McpTools.ts"
+import * as ToolResults from "./ToolResults.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import type { SpecCache } from "./SpecCache.ts"
 
@@ -29,6 +30,8 @@ export interface HttpToolset {
   readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
   /** The approval policy of the connection a tool belongs to, with the operation's original name. */
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
+  /** Whether some tool's results reach the model in the untrusted envelope. */
+  readonly untrusted: boolean
 }
 
 interface Param {
@@ -168,7 +171,13 @@ export const connectAll = (options: {
     const unavailable: Array<{ connectionId: string; name: string; errorCode: string; message: string }> = []
     const routes = new Map<
       string,
-      { readonly connection: PlannedHttpConnection; readonly op: OpenApiSpec.Operation; readonly doc: OpenAPI.Document; readonly baseUrl: string }
+      {
+        readonly connection: PlannedHttpConnection
+        readonly op: OpenApiSpec.Operation
+        readonly doc: OpenAPI.Document
+        readonly baseUrl: string
+        readonly trusted: boolean
+      }
     >()
     const lanes = yield* Semaphore.make(Permits)
     for (const connection of options.connections) {
@@ -194,14 +203,16 @@ export const connectAll = (options: {
           description: description.slice(0, ToolLimits.maxDescriptionChars),
           inputSchema: inputSchemaOf(operation)
         })
-        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl })
+        // x-svc-trusted: false forces the envelope; true never elevates an untrusted connection (rule 7).
+        const trusted = connection.config.trusted && asRecord(operation.operation)["x-svc-trusted"] !== false
+        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl, trusted })
       }
     }
 
     const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
       const route = routes.get(name)
       if (route === undefined) return undefined
-      const { connection, op, doc, baseUrl } = route
+      const { connection, op, doc, baseUrl, trusted } = route
       const permits = asRecord(op.operation)["x-svc-read-only"] === true ? 1 : Permits
       return Semaphore.withPermits(lanes, permits)(Effect.gen(function*() {
         const request = buildRequest(baseUrl, op, asRecord(input))
@@ -244,7 +255,10 @@ export const connectAll = (options: {
         const body = Option.getOrElse(decodeJson(text), () => text)
         const output = { status, statusText, body }
         // A non-2xx answer is a result for the model, not an error (rule 3).
-        return { output, text: JSON.stringify(output), isError: false }
+        return ToolResults.shape(name, { output, text: JSON.stringify(output), isError: false }, {
+          trusted,
+          resultCapBytes: connection.config.resultCapBytes
+        })
       }))
     }
 
@@ -255,5 +269,5 @@ export const connectAll = (options: {
         : { approval: route.connection.config.approval, gatedTools: route.connection.config.gatedTools, originalName: route.op.name }
     }
 
-    return { specs, unavailable, call, policyOf }
+    return { specs, unavailable, call, policyOf, untrusted: [...routes.values()].some((r) => !r.trusted) }
   })

@@ -15,14 +15,19 @@ import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 import type { PlannedToolServer } from "../runs/RunPlan.ts"
 import * as McpClient from "./McpClient.ts"
+import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
 
 export interface ToolOutcome {
   /** What the stream shows as the tool's output. */
   readonly output: unknown
-  /** What the model reads. */
+  /** The result as text: an error's `errorText` on the stream, and what the model reads unless `modelText` says otherwise. */
   readonly text: string
+  /** What the model reads when it differs from `text` (the untrusted envelope). */
+  readonly modelText?: string
   readonly isError: boolean
+  /** Set when the result was over the tool's resultCapBytes and was cut down. */
+  readonly overflow?: { readonly bytes: number; readonly capBytes: number }
 }
 
 export interface McpToolset {
@@ -33,6 +38,8 @@ export interface McpToolset {
   readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
   /** The approval policy of the server a tool name belongs to, with the tool's original name. */
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
+  /** Whether some tool's results reach the model in the untrusted envelope. */
+  readonly untrusted: boolean
 }
 
 export interface ToolPolicyRef {
@@ -129,11 +136,13 @@ export const connectAll = (options: {
           duration: Duration.millis(server.config.requestTimeoutMs),
           orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
         }),
-        Effect.map((result): ToolOutcome => ({
-          output: result.structuredContent ?? result.content,
-          text: textOf(result),
-          isError: result.isError === true
-        })),
+        Effect.map((result): ToolOutcome =>
+          ToolResults.shape(name, {
+            output: result.structuredContent ?? result.content,
+            text: textOf(result),
+            isError: result.isError === true
+          }, server.config)
+        ),
         Effect.catch((cause) => {
           const message = cause instanceof Error ? cause.message : String(cause)
           return Effect.succeed({ output: { error: message }, text: `Error: ${message}`, isError: true })
@@ -146,5 +155,6 @@ export const connectAll = (options: {
       const originalName = route.tool === "" ? name.slice(`mcp__${route.server.name}__`.length) : route.tool
       return { approval: route.server.config.approval, gatedTools: route.server.config.gatedTools, originalName }
     }
-    return { specs, problems, call, policyOf }
+    const untrusted = options.servers.some((s) => s.config.enabled && !s.config.trusted)
+    return { specs, problems, call, policyOf, untrusted }
   })

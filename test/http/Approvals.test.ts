@@ -68,6 +68,8 @@ const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string
   (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
 
 const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
+/** The scripted model's answer after the echo tool: the result as it read it, in the untrusted envelope (servers are untrusted by default). */
+const echoed = (server: string, text: string) => `Result: <untrusted_data source="mcp__${server}__echo">\n${text}\n</untrusted_data>`
 
 const Harness = Layer.mergeAll(TestServer.layer(), HookServer.layer)
 
@@ -81,7 +83,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       yield* hooks.answerWith(reply(200, { decision: "allow" }))
       const before = (yield* hooks.received).length
       const { runId, parsed } = yield* send(api, thread.id, echo("allowed", "hi"))
-      assert.strictEqual(textOf(parsed.message), "Result: hi")
+      assert.strictEqual(textOf(parsed.message), echoed("allowed", "hi"))
       const delivery = (yield* hooks.received)[before]
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const signature = String(delivery.headers["svc-signature"])
@@ -117,7 +119,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       })
       const before = (yield* hooks.received).length
       const { parsed } = yield* send(api, thread.id, echo("trusted", "free"))
-      assert.strictEqual(textOf(parsed.message), "Result: free")
+      assert.strictEqual(textOf(parsed.message), echoed("trusted", "free"))
       assert.strictEqual((yield* hooks.received).length, before)
     }).pipe(Effect.scoped))
 
@@ -176,7 +178,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       assert.strictEqual(approved.decision, "allow")
       assert.strictEqual(approved.reason, "ok by me")
       const resumed = yield* streamOf(api, first.runId)
-      assert.strictEqual(textOf(resumed.message), "Result: one")
+      assert.strictEqual(textOf(resumed.message), echoed("paused", "one"))
       assert.strictEqual((yield* getRun(api, first.runId)).status, "completed")
 
       const second = yield* send(api, thread.id, echo("paused", "two"))
@@ -266,10 +268,10 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
 
       const never = yield* setup(api, "never1", { approval: "never" })
-      assert.strictEqual(textOf((yield* send(api, never.thread.id, echo("never1", "n"))).parsed.message), "Result: n")
+      assert.strictEqual(textOf((yield* send(api, never.thread.id, echo("never1", "n"))).parsed.message), echoed("never1", "n"))
 
       const gated = yield* setup(api, "gated1", { approval: "always", gatedTools: ["fail"] })
-      assert.strictEqual(textOf((yield* send(api, gated.thread.id, echo("gated1", "g"))).parsed.message), "Result: g")
+      assert.strictEqual(textOf((yield* send(api, gated.thread.id, echo("gated1", "g"))).parsed.message), echoed("gated1", "g"))
       const gatedFail = yield* send(api, gated.thread.id, "/tool mcp__gated1__fail {}")
       assert.strictEqual((yield* getRun(api, gatedFail.runId)).status, "waiting_for_approval")
 
@@ -279,7 +281,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       yield* api.request("POST", `/v1/interactions/${ask.id}/resolve`, { body: { inputResponses: [{ requestId: ask.id, optionId: "approve" }] } })
       yield* streamOf(api, firstOnce.runId)
       const remembered = yield* send(api, once.thread.id, echo("once1", "same"))
-      assert.strictEqual(textOf(remembered.parsed.message), "Result: same")
+      assert.strictEqual(textOf(remembered.parsed.message), echoed("once1", "same"))
       assert.strictEqual((yield* getRun(api, remembered.runId)).status, "completed")
       const other = yield* send(api, once.thread.id, echo("once1", "different"))
       assert.strictEqual((yield* getRun(api, other.runId)).status, "waiting_for_approval")
@@ -292,7 +294,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       const hook = yield* hookFor(api, hooks.origin, { enabled: false })
       const before = (yield* hooks.received).length
       const open = yield* setup(api, "offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
-      assert.strictEqual(textOf((yield* send(api, open.thread.id, echo("offhook1", "o"))).parsed.message), "Result: o")
+      assert.strictEqual(textOf((yield* send(api, open.thread.id, echo("offhook1", "o"))).parsed.message), echoed("offhook1", "o"))
       const gated = yield* setup(api, "offhook2", { approval: "always" }, { approvals: { toolExecution: { hookId: hook.id } } })
       const parked = yield* send(api, gated.thread.id, echo("offhook2", "p"))
       assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
@@ -309,7 +311,7 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: parked.runId, resolved_interaction_id: pending.id })
       const resumed = yield* streamOf(api, parked.runId)
-      assert.strictEqual(textOf(resumed.message), "Result: t")
+      assert.strictEqual(textOf(resumed.message), echoed("texty", "t"))
     }).pipe(Effect.scoped))
 
   it.effect("every delivery this suite's hook server received carries a valid Stripe-compatible signature", () =>

@@ -67,6 +67,7 @@ const document = JSON.stringify({
       get: {
         operationId: "listPets",
         security: [{ keyQuery: [] }],
+        "x-svc-trusted": false,
         parameters: [{ name: "tags", in: "query", schema: { type: "array", items: { type: "string" } } }],
         responses: { "200": { description: "OK" } }
       }
@@ -75,9 +76,11 @@ const document = JSON.stringify({
   }
 })
 
-/** 404 for pet 404, 201 for a POST, otherwise 200; every body echoes what arrived. */
+/** 404 for pet 404, a long list or a long text for pets 900 / 901, 201 for a POST, otherwise 200; other bodies echo what arrived. */
 const respond = (request: ApiServer.Received) => {
   if (request.path.startsWith("/pets/404")) return { status: 404, body: { error: "no such pet" } }
+  if (request.path.startsWith("/pets/900")) return { status: 200, body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) }
+  if (request.path.startsWith("/pets/901")) return { status: 200, body: { story: "é".repeat(2_000) } }
   return { status: request.method === "POST" ? 201 : 200, body: { seen: `${request.method} ${request.path}` } }
 }
 
@@ -128,8 +131,8 @@ const getRun = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/
 type Chunk = { readonly type: string } & Record<string, unknown>
 const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
 const errorsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
-const unavailableOf = (chunks: ReadonlyArray<Chunk>) =>
-  chunks.filter((c) => c.type === "data-svc-http-connection-unavailable").map((c) => c["data"])
+const dataOf = (chunks: ReadonlyArray<Chunk>, type: string) => chunks.filter((c) => c.type === type).map((c) => c["data"])
+const unavailableOf = (chunks: ReadonlyArray<Chunk>) => dataOf(chunks, "data-svc-http-connection-unavailable")
 
 layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it) => {
   it.effect("a call rebuilds the request: path, query, header and cookie parameters, the bearer token, the run headers", () =>
@@ -153,7 +156,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
       assert.deepStrictEqual(outputsOf(parsed.chunks), [output])
       assert.strictEqual(
         (parsed.message?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join(""),
-        `Result: ${JSON.stringify(output)}`
+        `Result: <untrusted_data source="api__pets__getPetById">\n${JSON.stringify(output)}\n</untrusted_data>`
       )
       assert.strictEqual((yield* getRun(api, runId)).status, "completed")
     }).pipe(Effect.scoped))
@@ -328,5 +331,52 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
         parsed.chunks.filter((c) => c.type === "tool-output-available").map((c) => c["toolCallId"]).sort(),
         ["call_1_1", "call_1_2", "call_1_3", "call_1_4"]
       )
+    }).pipe(Effect.scoped))
+
+  it.effect("trusted: a trusted connection's results reach the model as they are; x-svc-trusted: false forces the envelope", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, "trusty", { trusted: true })
+      const plain = yield* send(api, thread.id, call("api__trusty__getPetById", { petId: 5 }))
+      const forced = yield* send(api, thread.id, call("api__trusty__listPets", {}))
+      const answer = (r: typeof plain) => (r.parsed.message?.parts ?? []).flatMap((p) => (p.type === "text" ? [p.text] : [])).join("")
+      assert.strictEqual(answer(plain), `Result: ${JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets/5" } })}`)
+      assert.strictEqual(
+        answer(forced),
+        `Result: <untrusted_data source="api__trusty__listPets">\n${
+          JSON.stringify({ status: 200, statusText: "OK", body: { seen: `GET /pets?key=${token}` } })
+        }\n</untrusted_data>`
+      )
+    }).pipe(Effect.scoped))
+
+  it.effect("resultCapBytes: a long list becomes a { total, shown, items } digest, other results keep their head; each emits data-svc-tool-result-overflow", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup(api, "capped", { resultCapBytes: 1_024, trusted: true })
+      const { parsed } = yield* send(
+        api,
+        thread.id,
+        calls(["api__capped__getPetById", { petId: 900 }], ["api__capped__getPetById", { petId: 901 }])
+      )
+      const overflows = dataOf(parsed.chunks, "data-svc-tool-result-overflow")
+      const fullList = JSON.stringify({ status: 200, statusText: "OK", body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) })
+      const fullText = JSON.stringify({ status: 200, statusText: "OK", body: { story: "é".repeat(2_000) } })
+      assert.sameDeepMembers(overflows, [
+        { toolCallId: "call_1_1", toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullList), capBytes: 1_024, recovery: "none" },
+        { toolCallId: "call_1_2", toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullText), capBytes: 1_024, recovery: "none" }
+      ])
+      const byCall = new Map(
+        parsed.chunks.flatMap((c) => (c.type === "tool-output-available" ? [[c.toolCallId, c.output] as const] : []))
+      )
+      const digest = byCall.get("call_1_1") as { total: number; shown: number; items: ReadonlyArray<unknown> }
+      assert.strictEqual(digest.total, 200)
+      assert.isAbove(digest.shown, 0)
+      assert.deepStrictEqual(digest.items, Array.from({ length: digest.shown }, (_, i) => ({ id: i, name: `pet ${i}` })))
+      assert.isAtMost(Buffer.byteLength(JSON.stringify(digest)), 1_024)
+      const head = byCall.get("call_1_2") as { truncated: true; head: string }
+      assert.strictEqual(head.truncated, true)
+      assert.isTrue(fullText.startsWith(head.head))
+      assert.isAtMost(Buffer.byteLength(head.head), 1_024)
+      assert.isAbove(Buffer.byteLength(head.head), 1_020)
     }).pipe(Effect.scoped))
 })
