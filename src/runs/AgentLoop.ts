@@ -165,6 +165,9 @@ const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, untrus
   return parts.join("\n\n")
 }
 
+const skillNameOf = (input: unknown): string =>
+  typeof input === "object" && input !== null && "name" in input ? String(input.name) : ""
+
 const loadSkillSpec: ToolSpec = {
   name: "load_skill",
   description: "Load the full instructions of one of your skills by name.",
@@ -396,10 +399,30 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
                   : Effect.void
 
-              const callTool = (call: ToolCall) =>
+              /**
+               * requiredSkills: the tool runs once the model loaded one of the named skills with
+               * load_skill in this run: in an earlier step or in the same one (`stepCalls`). Earlier
+               * turns reach the model as text only, so a new run loads the skill again.
+               */
+              const skillProblem = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) =>
+                Effect.gen(function*() {
+                  const required = [...toolset.requiredSkillsOf(call.name), ...http.requiredSkillsOf(call.name)]
+                  if (required.length === 0) return undefined
+                  const available = required.filter((name) => plan.skills.some((s) => s.name === name))
+                  if (available.length === 0) {
+                    return `Error: '${call.name}' requires the skill ${required.map((n) => `'${n}'`).join(" or ")}, which this agent does not have; the tool cannot be called.`
+                  }
+                  const earlier = (yield* repo.checkpoints(runId)).flatMap((c) => c.messages).flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))
+                  const loaded = [...earlier, ...stepCalls].some((c) => c.name === "load_skill" && available.includes(skillNameOf(c.input)))
+                  return loaded
+                    ? undefined
+                    : `Error: '${call.name}' can only be used after loading the skill ${available.map((n) => `'${n}'`).join(" or ")} with load_skill.`
+                })
+
+              const callTool = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) =>
                 Effect.gen(function*() {
                   if (call.name === "load_skill" && plan.skills.length > 0) {
-                    const name = typeof call.input === "object" && call.input !== null && "name" in call.input ? String(call.input.name) : ""
+                    const name = skillNameOf(call.input)
                     const skill = plan.skills.find((s) => s.name === name)
                     return skill === undefined
                       ? { output: { error: `no skill named '${name}'` }, text: `Error: no skill named '${name}'.`, isError: true }
@@ -407,6 +430,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   }
                   const external = toolset.call(call.name, call.input) ?? http.call(call.name, call.input)
                   if (external !== undefined) {
+                    const problem = yield* skillProblem(call, stepCalls)
+                    if (problem !== undefined) return { output: { error: problem }, text: problem, isError: true }
                     const outcome = yield* external
                     if (outcome.overflow !== undefined) {
                       yield* writer.emit({
@@ -562,7 +587,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                     answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
                   } else if (interaction.decision === "allow") {
                     if (p.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
-                    answered.push(settle(call, yield* callTool(call)))
+                    answered.push(settle(call, yield* callTool(call, calls)))
                   } else {
                     answered.push(denied(call, interaction.reason))
                   }
@@ -636,7 +661,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                   } satisfies Outcome
                 }
                 const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
-                const ran = yield* Effect.forEach(runnable, (call) => Effect.map(callTool(call), (outcome) => settle(call, outcome)), {
+                const ran = yield* Effect.forEach(runnable, (call) => Effect.map(callTool(call, result.calls), (outcome) => settle(call, outcome)), {
                   concurrency: "unbounded"
                 })
                 const settled: Array<Settled> = [

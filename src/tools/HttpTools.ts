@@ -32,6 +32,8 @@ export interface HttpToolset {
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
   /** Whether some tool's results reach the model in the untrusted envelope. */
   readonly untrusted: boolean
+  /** The skills one of which must be loaded before the tool runs: x-svc-required-skills, else the connection's. */
+  readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
 }
 
 interface Param {
@@ -177,6 +179,7 @@ export const connectAll = (options: {
         readonly doc: OpenAPI.Document
         readonly baseUrl: string
         readonly trusted: boolean
+        readonly requiredSkills: ReadonlyArray<string>
       }
     >()
     const lanes = yield* Semaphore.make(Permits)
@@ -205,7 +208,8 @@ export const connectAll = (options: {
         })
         // x-svc-trusted: false forces the envelope; true never elevates an untrusted connection (rule 7).
         const trusted = connection.config.trusted && asRecord(operation.operation)["x-svc-trusted"] !== false
-        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl, trusted })
+        const skills = asRecord(operation.operation)["x-svc-required-skills"] ?? connection.config.requiredSkills
+        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl, trusted, requiredSkills: ToolResults.skillList(skills) })
       }
     }
 
@@ -269,5 +273,12 @@ export const connectAll = (options: {
         : { approval: route.connection.config.approval, gatedTools: route.connection.config.gatedTools, originalName: route.op.name }
     }
 
-    return { specs, unavailable, call, policyOf, untrusted: [...routes.values()].some((r) => !r.trusted) }
+    return {
+      specs,
+      unavailable,
+      call,
+      policyOf,
+      untrusted: [...routes.values()].some((r) => !r.trusted),
+      requiredSkillsOf: (name) => routes.get(name)?.requiredSkills ?? []
+    }
   })

@@ -40,6 +40,8 @@ export interface McpToolset {
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
   /** Whether some tool's results reach the model in the untrusted envelope. */
   readonly untrusted: boolean
+  /** The skills one of which must be loaded before the tool runs (empty: none). */
+  readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
 }
 
 export interface ToolPolicyRef {
@@ -156,5 +158,9 @@ export const connectAll = (options: {
       return { approval: route.server.config.approval, gatedTools: route.server.config.gatedTools, originalName }
     }
     const untrusted = options.servers.some((s) => s.config.enabled && !s.config.trusted)
-    return { specs, problems, call, policyOf, untrusted }
+    const requiredSkillsOf = (name: string): ReadonlyArray<string> => {
+      const route = routes.get(name)
+      return route === undefined ? [] : ToolResults.skillList(route.server.config.requiredSkills)
+    }
+    return { specs, problems, call, policyOf, untrusted, requiredSkillsOf }
   })

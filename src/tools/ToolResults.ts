@@ -94,3 +94,7 @@ export const shape = (
     ...(capped.overflowBytes === undefined ? {} : { overflow: { bytes: capped.overflowBytes, capBytes: traits.resultCapBytes } })
   }
 }
+
+/** `requiredSkills` as a list: a string is one skill, null none. */
+export const skillList = (skills: unknown): ReadonlyArray<string> =>
+  typeof skills === "string" ? [skills] : Array.isArray(skills) ? skills.map(String) : []

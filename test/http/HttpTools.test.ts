@@ -72,6 +72,7 @@ const document = JSON.stringify({
         responses: { "200": { description: "OK" } }
       }
     },
+    "/exam": { post: { operationId: "examine", "x-svc-required-skills": ["vet"], responses: { "200": { description: "OK" } } } },
     "/session": { get: { operationId: "whoAmI", security: [{ keyCookie: [] }], responses: { "200": { description: "OK" } } } }
   }
 })
@@ -84,11 +85,11 @@ const respond = (request: ApiServer.Received) => {
   return { status: request.method === "POST" ? 201 : 200, body: { seen: `${request.method} ${request.path}` } }
 }
 
-const connect = (api: Api, body: Record<string, unknown>) =>
+const connect = (api: Api, body: Record<string, unknown>, capabilities: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const connection = yield* TestServer.expectOk(yield* api.request("POST", "/v1/http-connections", { body }), 200, HttpConnection)
     const agent = yield* TestServer.expectOk(
-      yield* api.request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] } } } }),
+      yield* api.request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] }, ...capabilities } } }),
       200,
       Agent
     )
@@ -97,7 +98,7 @@ const connect = (api: Api, body: Record<string, unknown>) =>
   })
 
 /** A connection to a fresh API with bearer auth bound to its origin. */
-const setup = (api: Api, name: string, extra: Record<string, unknown> = {}) =>
+const setup = (api: Api, name: string, extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const server = yield* ApiServer.serve(document, respond)
     const secret = yield* TestServer.expectOk(
@@ -111,7 +112,7 @@ const setup = (api: Api, name: string, extra: Record<string, unknown> = {}) =>
       baseUrl: server.origin,
       auth: { type: "bearer", secretId: secret.id },
       ...extra
-    })
+    }, capabilities)
     return { server, ...made }
   })
 
@@ -378,5 +379,36 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
       assert.isTrue(fullText.startsWith(head.head))
       assert.isAtMost(Buffer.byteLength(head.head), 1_024)
       assert.isAbove(Buffer.byteLength(head.head), 1_020)
+    }).pipe(Effect.scoped))
+
+  it.effect("requiredSkills: a tool runs once a named skill is loaded in the run (in the same step or earlier); a skill the agent lacks leaves it un-callable", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const skills = [{ name: "petcare", description: "Caring for pets", body: "Be gentle with pets." }]
+      const { server, thread } = yield* setup(api, "skilled", { requiredSkills: "petcare" }, { skills })
+      const early = yield* send(api, thread.id, call("api__skilled__getPetById", { petId: 1 }))
+      assert.deepStrictEqual(errorsOf(early.parsed.chunks), [
+        "Error: 'api__skilled__getPetById' can only be used after loading the skill 'petcare' with load_skill."
+      ])
+      assert.deepStrictEqual(server.received(), [])
+
+      const same = yield* send(api, thread.id, calls(["load_skill", { name: "petcare" }], ["api__skilled__getPetById", { petId: 2 }]))
+      assert.deepStrictEqual(errorsOf(same.parsed.chunks), [])
+      assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/2"])
+
+      // Loaded in an earlier step of the run: later steps may use the tool.
+      const steps = yield* send(api, thread.id, [call("load_skill", { name: "petcare" }), call("api__skilled__getPetById", { petId: 3 })].join("\n"))
+      assert.deepStrictEqual(outputsOf(steps.parsed.chunks).at(-1), { status: 200, statusText: "OK", body: { seen: "GET /pets/3" } })
+
+      // A new run starts without the skill: earlier turns reach the model as text only, without the skill's body.
+      const next = yield* send(api, thread.id, call("api__skilled__getPetById", { petId: 5 }))
+      assert.strictEqual(errorsOf(next.parsed.chunks).length, 1)
+
+      // x-svc-required-skills overrides the connection's: 'vet' is no skill of this agent.
+      const lacking = yield* send(api, thread.id, calls(["load_skill", { name: "petcare" }], ["api__skilled__examine", {}]))
+      assert.deepStrictEqual(errorsOf(lacking.parsed.chunks), [
+        "Error: 'api__skilled__examine' requires the skill 'vet', which this agent does not have; the tool cannot be called."
+      ])
+      assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/2", "/pets/3"])
     }).pipe(Effect.scoped))
 })
