@@ -6,6 +6,7 @@
  *   /tool <name> <json input>   call tool <name> (input defaults to {})
  *   /tools <json array>         call several tools in one step: [{ "name", "input" }, ...]
  *   /text <text>                answer with <text> (ends the turn)
+ *   /show-tools                 answer with the tools offered in this step, as JSON [{ name, inputSchema }]
  *   /output <json>              answer with this JSON as the structured result
  *   /reason <text>              think <text> (reasoning) before the next answer
  *   /steps <n>                  take n steps: n-1 calls of the absent tool `noop`, then an answer
@@ -24,6 +25,7 @@ type Action =
   | { readonly _tag: "Text"; readonly text: string }
   | { readonly _tag: "Output"; readonly json: string }
   | { readonly _tag: "Fail" }
+  | { readonly _tag: "ShowTools" }
 
 interface Script {
   readonly actions: ReadonlyArray<Action>
@@ -40,7 +42,7 @@ export const parseScript = (message: string): Script => {
   const actions: Array<Action> = []
   let reasoning: string | undefined
   for (const line of message.split("\n")) {
-    const match = /^\/(\w+)\s?(.*)$/.exec(line.trim())
+    const match = /^\/([\w-]+)\s?(.*)$/.exec(line.trim())
     if (!match) continue
     const [, directive, rest] = match
     if (directive === "tool") {
@@ -59,6 +61,7 @@ export const parseScript = (message: string): Script => {
     else if (directive === "output") actions.push({ _tag: "Output", json: rest })
     else if (directive === "reason") reasoning = rest
     else if (directive === "fail") actions.push({ _tag: "Fail" })
+    else if (directive === "show-tools") actions.push({ _tag: "ShowTools" })
     else if (directive === "steps") {
       const n = Math.max(1, Math.min(1000, Number.parseInt(rest, 10) || 1))
       for (let i = 1; i < n; i++) actions.push({ _tag: "Tool", calls: [{ name: "noop", input: { step: i } }] })
@@ -117,8 +120,13 @@ export const ScriptedModel: ModelProvider = {
           break
         }
         case "Text":
-        case "Output": {
-          const text = action._tag === "Text" ? action.text : action.json
+        case "Output":
+        case "ShowTools": {
+          const text = action._tag === "Text"
+            ? action.text
+            : action._tag === "Output"
+            ? action.json
+            : JSON.stringify(request.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })))
           for (const w of words(text)) events.push({ _tag: "TextDelta", text: w })
           events.push({ _tag: "Finish", reason: "stop", inputTokens, outputTokens: estimateTokens(text) })
           break

@@ -148,7 +148,7 @@ const addUsage = (total: UsageTotal, step: { readonly inputTokens: number; reado
 })
 
 /** The system prompt: durable context blocks, the current time in the run's zone, then the inline skills. */
-const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, untrustedTools: boolean): string => {
+const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, untrustedTools: boolean, deferredTools: boolean): string => {
   const local = new Intl.DateTimeFormat("en-CA", {
     timeZone,
     dateStyle: "full",
@@ -161,9 +161,24 @@ const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, untrus
         plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")
     )
   }
+  if (deferredTools) {
+    parts.push("Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them.")
+  }
   if (untrustedTools) parts.push(ToolResults.untrustedNotice)
   return parts.join("\n\n")
 }
+
+const loadToolsSpec: ToolSpec = {
+  name: "load_tools",
+  description: "Load the full input schemas of tools listed without one, by name, before calling them.",
+  inputSchema: { type: "object", properties: { names: { type: "array", items: { type: "string" } } }, required: ["names"] }
+}
+
+/** What a deferred tool offers until its schema is loaded. */
+const DeferredSchema = { type: "object", additionalProperties: true }
+
+const namesOf = (input: unknown): ReadonlyArray<string> =>
+  typeof input === "object" && input !== null && "names" in input && Array.isArray(input.names) ? input.names.map(String) : []
 
 const skillNameOf = (input: unknown): string =>
   typeof input === "object" && input !== null && "name" in input ? String(input.name) : ""
@@ -379,13 +394,20 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               for (const { connectionId, name, errorCode, message } of http.unavailable) {
                 yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
               }
-              const tools = [
-                ...toolset.specs,
-                ...http.specs,
+              /**
+               * Deferred loading (spec 4.6 rule 3): a deferred tool is offered with its name and
+               * description only until the model loads its schema with load_tools in this run.
+               */
+              const deferred = new Set([...toolset.deferred, ...http.deferred])
+              const loadedSchemas = new Set<string>()
+              const externalSpecs = [...toolset.specs, ...http.specs]
+              const toolsNow = (): ReadonlyArray<ToolSpec> => [
+                ...externalSpecs.map((spec) => (deferred.has(spec.name) && !loadedSchemas.has(spec.name) ? { ...spec, inputSchema: DeferredSchema } : spec)),
+                ...(deferred.size > 0 ? [loadToolsSpec] : []),
                 ...(plan.skills.length > 0 ? [loadSkillSpec] : []),
                 ...(plan.userInteraction ? [askQuestionSpec] : [])
               ]
-              const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, toolset.untrusted || http.untrusted)
+              const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, toolset.untrusted || http.untrusted, deferred.size > 0)
               const hookId = plan.approvals?.toolExecution?.hookId
               const hook = hookId === undefined ? undefined : yield* hooks.forRun(principal, hookId)
               const autoAllow = new Set(plan.approvals?.autoAllow ?? [])
@@ -421,6 +443,17 @@ export class AgentLoop extends Context.Service<AgentLoop, {
 
               const callTool = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) =>
                 Effect.gen(function*() {
+                  if (call.name === "load_tools" && deferred.size > 0) {
+                    const names = namesOf(call.input)
+                    const found = externalSpecs.filter((spec) => names.includes(spec.name))
+                    for (const spec of found) loadedSchemas.add(spec.name)
+                    const unknown = names.filter((n) => !found.some((spec) => spec.name === n))
+                    return {
+                      output: { loaded: found.map((spec) => spec.name), unknown },
+                      text: JSON.stringify({ tools: found, ...(unknown.length > 0 ? { unknown } : {}) }),
+                      isError: false
+                    }
+                  }
                   if (call.name === "load_skill" && plan.skills.length > 0) {
                     const name = skillNameOf(call.input)
                     const skill = plan.skills.find((s) => s.name === name)
@@ -605,6 +638,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               const history = yield* repo.history(row.run.threadId, row.run.createdAt)
               const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
               let step = checkpoints.length
+              // Schemas loaded in earlier steps of this run stay loaded.
+              for (const m of messages) if (m.role === "assistant") for (const c of m.toolCalls) if (c.name === "load_tools") namesOf(c.input).forEach((n) => loadedSchemas.add(n))
 
               /** The step's messages are checkpointed before its results are announced. */
               const completeStep = (stepNumber: number, users: ReadonlyArray<Message>, assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
@@ -636,7 +671,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 }
                 yield* writer.emit({ type: "start-step" })
                 yield* progress("Thinking")
-                const result = yield* modelStep(model, plan, writer, system, messages, tools)
+                const result = yield* modelStep(model, plan, writer, system, messages, toolsNow())
                 usage = addUsage(usage, result.tokens, effectivePrice)
                 const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
                 for (const call of result.calls) {

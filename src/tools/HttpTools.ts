@@ -34,6 +34,8 @@ export interface HttpToolset {
   readonly untrusted: boolean
   /** The skills one of which must be loaded before the tool runs: x-svc-required-skills, else the connection's. */
   readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
+  /** Tools whose input schemas load on demand: x-svc-defer, else the connection's `defer` (null or true). */
+  readonly deferred: ReadonlySet<string>
 }
 
 interface Param {
@@ -183,6 +185,7 @@ export const connectAll = (options: {
       }
     >()
     const lanes = yield* Semaphore.make(Permits)
+    const deferred = new Set<string>()
     for (const connection of options.connections) {
       if (!connection.config.enabled) {
         unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "policy_denied", message: "The connection is disabled." })
@@ -208,6 +211,8 @@ export const connectAll = (options: {
         })
         // x-svc-trusted: false forces the envelope; true never elevates an untrusted connection (rule 7).
         const trusted = connection.config.trusted && asRecord(operation.operation)["x-svc-trusted"] !== false
+        const defer = asRecord(operation.operation)["x-svc-defer"]
+        if (typeof defer === "boolean" ? defer : connection.config.defer !== false) deferred.add(ref.namespacedName)
         const skills = asRecord(operation.operation)["x-svc-required-skills"] ?? connection.config.requiredSkills
         routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl, trusted, requiredSkills: ToolResults.skillList(skills) })
       }
@@ -279,6 +284,7 @@ export const connectAll = (options: {
       call,
       policyOf,
       untrusted: [...routes.values()].some((r) => !r.trusted),
-      requiredSkillsOf: (name) => routes.get(name)?.requiredSkills ?? []
+      requiredSkillsOf: (name) => routes.get(name)?.requiredSkills ?? [],
+      deferred
     }
   })

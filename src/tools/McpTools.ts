@@ -42,6 +42,8 @@ export interface McpToolset {
   readonly untrusted: boolean
   /** The skills one of which must be loaded before the tool runs (empty: none). */
   readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
+  /** Tools whose input schemas load on demand (`defer` null or true). */
+  readonly deferred: ReadonlySet<string>
 }
 
 export interface ToolPolicyRef {
@@ -162,5 +164,6 @@ export const connectAll = (options: {
       const route = routes.get(name)
       return route === undefined ? [] : ToolResults.skillList(route.server.config.requiredSkills)
     }
-    return { specs, problems, call, policyOf, untrusted, requiredSkillsOf }
+    const deferred = new Set([...routes.entries()].flatMap(([name, r]) => (r.client !== undefined && r.server.config.defer !== false ? [name] : [])))
+    return { specs, problems, call, policyOf, untrusted, requiredSkillsOf, deferred }
   })

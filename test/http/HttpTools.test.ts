@@ -61,6 +61,7 @@ const document = JSON.stringify({
       post: {
         operationId: "addPet",
         security: [{ keyHeader: [] }],
+        "x-svc-defer": false,
         requestBody: { required: true, content: { "application/json": { schema: petSchema } } },
         responses: { "201": { description: "Created" } }
       },
@@ -410,5 +411,45 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
         "Error: 'api__skilled__examine' requires the skill 'vet', which this agent does not have; the tool cannot be called."
       ])
       assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/2", "/pets/3"])
+    }).pipe(Effect.scoped))
+
+  it.effect("defer: deferred tools are offered without a schema until load_tools loads it in the run; x-svc-defer and defer: false always send it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const answer = (r: { readonly parsed: { readonly message?: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined } }) =>
+        JSON.parse((r.parsed.message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" ? [String(p.text)] : [])).join("")) as ReadonlyArray<
+          { readonly name: string; readonly inputSchema: Record<string, unknown> }
+        >
+      const allowedOperations = ["getPetById", "addPet"]
+      const { thread } = yield* setup(api, "lazy", { allowedOperations })
+      const deferredSchema = { type: "object", additionalProperties: true }
+      const getPetSchema = {
+        type: "object",
+        properties: { petId: { type: "integer" }, verbose: { type: "boolean" }, "X-Trace": { type: "string" }, lang: { type: "string" } },
+        required: ["petId"]
+      }
+      const addPetSchema = { type: "object", properties: { body: petSchema }, required: ["body"] }
+      const loadTools = {
+        name: "load_tools",
+        inputSchema: { type: "object", properties: { names: { type: "array", items: { type: "string" } } }, required: ["names"] }
+      }
+      assert.deepStrictEqual(answer(yield* send(api, thread.id, "/show-tools")), [
+        { name: "api__lazy__getPetById", inputSchema: deferredSchema },
+        { name: "api__lazy__addPet", inputSchema: addPetSchema },
+        loadTools
+      ])
+      const loaded = yield* send(api, thread.id, `${call("load_tools", { names: ["api__lazy__getPetById", "nope"] })}\n/show-tools`)
+      assert.deepStrictEqual(outputsOf(loaded.parsed.chunks), [{ loaded: ["api__lazy__getPetById"], unknown: ["nope"] }])
+      assert.deepStrictEqual(answer(loaded), [
+        { name: "api__lazy__getPetById", inputSchema: getPetSchema },
+        { name: "api__lazy__addPet", inputSchema: addPetSchema },
+        loadTools
+      ])
+
+      const eager = yield* setup(api, "eager", { allowedOperations, defer: false })
+      assert.deepStrictEqual(answer(yield* send(api, eager.thread.id, "/show-tools")), [
+        { name: "api__eager__getPetById", inputSchema: getPetSchema },
+        { name: "api__eager__addPet", inputSchema: addPetSchema }
+      ])
     }).pipe(Effect.scoped))
 })
