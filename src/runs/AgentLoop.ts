@@ -441,7 +441,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                     : `Error: '${call.name}' can only be used after loading the skill ${available.map((n) => `'${n}'`).join(" or ")} with load_skill.`
                 })
 
-              const callTool = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) =>
+              /** `resumed`: the call was made before the run parked and runs now that it was approved. */
+              const callTool = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>, resumed = false) =>
                 Effect.gen(function*() {
                   if (call.name === "load_tools" && deferred.size > 0) {
                     const names = namesOf(call.input)
@@ -473,6 +474,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                       })
                     }
                     return outcome
+                  }
+                  if (resumed) {
+                    // The call was decided before the park; the tool is gone from what the run reconnected to.
+                    const text =
+                      `tools_changed: '${call.name}' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run.`
+                    return { output: { error: { code: "tools_changed", message: text } }, text, isError: true }
                   }
                   return { output: { error: `unknown tool '${call.name}'` }, text: `Error: there is no tool named '${call.name}'.`, isError: true }
                 })
@@ -620,7 +627,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                     answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
                   } else if (interaction.decision === "allow") {
                     if (p.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
-                    answered.push(settle(call, yield* callTool(call, calls)))
+                    answered.push(settle(call, yield* callTool(call, calls, true)))
                   } else {
                     answered.push(denied(call, interaction.reason))
                   }

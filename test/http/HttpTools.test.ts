@@ -13,6 +13,8 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { HttpConnection } from "../../domain/HttpConnection.ts"
+import { Interaction } from "../../domain/Interaction.ts"
+import { Page } from "../../domain/Page.ts"
 import { Run } from "../../domain/Run.ts"
 import { Secret } from "../../domain/Secret.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
@@ -451,5 +453,36 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
         { name: "api__eager__getPetById", inputSchema: getPetSchema },
         { name: "api__eager__addPet", inputSchema: addPetSchema }
       ])
+    }).pipe(Effect.scoped))
+
+  it.effect("tools_changed: an approved call whose operation left the document while the run waited fails with that code", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { server, thread } = yield* setup(api, "shifting", { approval: "always" })
+      const parked = yield* send(api, thread.id, call("api__shifting__addPet", { body: { name: "Rex" } }))
+      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      const pending = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions?runId=${parked.runId}&status=pending`),
+        200,
+        Page(Interaction)
+      )
+      // The document drops addPet and the cached copy expires before the approval arrives.
+      const reduced = JSON.parse(document) as { paths: Record<string, Record<string, unknown>> }
+      delete reduced.paths["/pets"]?.["post"]
+      server.setSpec(JSON.stringify(reduced))
+      yield* TestClock.adjust(SpecTtlMs)
+      yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/interactions/${pending.data[0].id}/resolve`, {
+          body: { inputResponses: [{ requestId: pending.data[0].id, optionId: "approve" }] }
+        }),
+        200,
+        Interaction
+      )
+      const stream = yield* Effect.flatMap(api.request("GET", `/v1/runs/${parked.runId}/stream`), (r) => Effect.orDie(parseWithAi(r.text)))
+      assert.deepStrictEqual(errorsOf(stream.chunks), [
+        "tools_changed: 'api__shifting__addPet' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
+      ])
+      assert.deepStrictEqual(server.received(), [])
+      assert.strictEqual((yield* getRun(api, parked.runId)).status, "completed")
     }).pipe(Effect.scoped))
 })
