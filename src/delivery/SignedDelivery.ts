@@ -9,6 +9,7 @@ import { Clock, Context, Data, Duration, Effect, Layer, type Redacted } from "ef
 import { newIdSync } from "../Ids.ts"
 import { Outbound, UrlRefused } from "../outbound/Outbound.ts"
 import { signatureHeader } from "./Signature.ts"
+import { errorText } from "../ErrorText.ts"
 
 export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
   readonly reason: "timeout" | "unreachable" | "refused" | "status"
@@ -60,7 +61,7 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
             catch: (cause) =>
               cause instanceof UrlRefused
                 ? new DeliveryFailed({ reason: "refused", message: `the URL was refused: ${cause.message}` })
-                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${describe(cause)}` })
+                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${errorText(cause)}` })
           }).pipe(
             Effect.timeoutOrElse({
               duration: Duration.millis(delivery.timeoutMs),
@@ -81,12 +82,4 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
       }
     })
   )
-}
-
-const describe = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
-    return `${cause.message}${inner}`
-  }
-  return String(cause)
 }

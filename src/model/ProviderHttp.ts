@@ -13,6 +13,7 @@
 import { Data, Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { ModelUnavailable } from "./ModelProvider.ts"
+import { errorText } from "../ErrorText.ts"
 
 export interface ProviderRequest {
   /** Names the provider in error messages, e.g. `openai:gpt-4.1`. */
@@ -48,14 +49,6 @@ const providerErrorMessage = (text: string): string =>
     onSome: ({ error }) => (error.type ? `${error.type}: ${error.message}` : error.message)
   })
 
-const causeText = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : ""
-    return `${cause.message}${inner}`
-  }
-  return String(cause)
-}
-
 const retryAfterOf = (response: Response): Duration.Duration | undefined => {
   const raw = response.headers.get("retry-after")?.trim()
   if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw)) return undefined
@@ -83,7 +76,7 @@ const open = (request: ProviderRequest): Effect.Effect<Response, AttemptError> =
         signal
       }),
     catch: (cause) =>
-      new Transient({ message: `${request.route} could not be reached: ${causeText(cause)}`, retryAfter: undefined })
+      new Transient({ message: `${request.route} could not be reached: ${errorText(cause)}`, retryAfter: undefined })
   }).pipe(Effect.flatMap((response) => (response.ok ? Effect.succeed(response) : rejected(request, response))))
 
 /** One attempt: the response body's bytes. Fails `Transient` only while nothing was received. */
@@ -94,7 +87,7 @@ const attempt = (request: ProviderRequest): Stream.Stream<Uint8Array, AttemptErr
       body === null ? Stream.empty : Stream.fromReadableStream<Uint8Array, AttemptError>({
         evaluate: () => body,
         onError: (cause): AttemptError => {
-          const message = `${request.route} stream broke: ${causeText(cause)}`
+          const message = `${request.route} stream broke: ${errorText(cause)}`
           return received ? new ModelUnavailable({ message }) : new Transient({ message, retryAfter: undefined })
         }
       }))).pipe(

@@ -15,6 +15,7 @@ import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
+import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 import { exposedOperations } from "./HttpConnections.ts"
 import type { PlannedHttpConnection } from "../runs/RunPlan.ts"
@@ -249,7 +250,7 @@ export const connectAll = (options: {
             })
             return { status: r.status, statusText: r.statusText, text: await r.text() }
           },
-          catch: (cause) => (cause instanceof Error ? cause : new Error(String(cause)))
+          catch: (cause) => new Error(errorText(cause))
         }).pipe(
           Effect.timeoutOrElse({
             duration: Duration.millis(connection.config.requestTimeoutMs),

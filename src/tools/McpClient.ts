@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Data, Duration, Effect, type Scope } from "effect"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
+import { errorText } from "../ErrorText.ts"
 
 export class McpFailure extends Data.TaggedError("McpFailure")<{ readonly message: string }> {}
 
@@ -22,14 +23,6 @@ export interface McpTarget {
 }
 
 const clientInfo = { name: "agent-service", version: "1.0.0" }
-
-const describe = (cause: unknown): string => {
-  if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error && cause.cause.message !== cause.message ? ` (${cause.cause.message})` : ""
-    return cause.message + inner
-  }
-  return String(cause)
-}
 
 /** Connects and performs the initialize handshake; closes the session when the scope ends. */
 export const connect = (fetch: GuardedFetch, target: McpTarget): Effect.Effect<Client, McpFailure, Scope.Scope> =>
@@ -44,7 +37,7 @@ export const connect = (fetch: GuardedFetch, target: McpTarget): Effect.Effect<C
         await client.connect(transport, { timeout: target.timeoutMs })
         return client
       },
-      catch: (cause) => new McpFailure({ message: `MCP handshake with ${target.url} failed: ${describe(cause)}` })
+      catch: (cause) => new McpFailure({ message: `MCP handshake with ${target.url} failed: ${errorText(cause)}` })
     }).pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(target.timeoutMs),
@@ -74,7 +67,7 @@ export const listTools = (client: Client, timeoutMs: number): Effect.Effect<Read
       }
       return tools
     },
-    catch: (cause) => new McpFailure({ message: `tools/list failed: ${describe(cause)}` })
+    catch: (cause) => new McpFailure({ message: `tools/list failed: ${errorText(cause)}` })
   }).pipe(
     Effect.timeoutOrElse({
       duration: Duration.millis(timeoutMs),

@@ -485,4 +485,31 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
       assert.deepStrictEqual(server.received(), [])
       assert.strictEqual((yield* getRun(api, parked.runId)).status, "completed")
     }).pipe(Effect.scoped))
+
+  it.effect("a redirect to another origin is followed without the credential", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const elsewhere = yield* ApiServer.serve(document, respond)
+      const server = yield* ApiServer.serve(document, (request) =>
+        request.path === "/pets/77"
+          ? { status: 307, body: {}, headers: { location: `${elsewhere.origin}/pets/78` } }
+          : respond(request))
+      const secret = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/secrets", { body: { name: "moved-token", value: token } }),
+        200,
+        Secret
+      )
+      const { thread } = yield* connect(api, {
+        name: "moved",
+        spec: `${server.origin}/openapi.json`,
+        baseUrl: server.origin,
+        auth: { type: "bearer", secretId: secret.id }
+      })
+      const { parsed } = yield* send(api, thread.id, call("api__moved__getPetById", { petId: 77 }))
+      assert.strictEqual(server.received()[0]?.headers["authorization"], `Bearer ${token}`)
+      const [followed] = elsewhere.received()
+      assert.strictEqual(followed.path, "/pets/78")
+      assert.isUndefined(followed.headers["authorization"])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ status: 200, statusText: "OK", body: { seen: "GET /pets/78" } }])
+    }).pipe(Effect.scoped))
 })

@@ -8,12 +8,15 @@
 import { assert, layer } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { Agent } from "../../domain/Agent.ts"
 import { HttpConnection } from "../../domain/HttpConnection.ts"
 import { ResultHandler } from "../../domain/ResultHandler.ts"
 import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
+import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
@@ -48,7 +51,8 @@ const records = {
   "loop.example.com": "127.0.0.1",
   "good.example.com": "93.184.215.14",
   "down.example.com": "93.184.215.14",
-  "rebind.example.com": "93.184.215.14"
+  "rebind.example.com": "93.184.215.14",
+  "api-rebind.example.com": "93.184.215.14"
 }
 
 /** Refused because of what the name resolves to (or that it does not resolve). */
@@ -307,5 +311,35 @@ layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (
       )
       const error = yield* TestServer.expectError(reply, 502, "api_error", "service_unavailable")
       assert.include(error.message, "10.0.0.7", "the refusal names the private address the name now resolves to")
+    }))
+
+  it.effect("an HTTP tool call to a base URL whose name turned loopback is refused at call time, without a connection", () =>
+    Effect.gen(function*() {
+      const dns = yield* DnsServer
+      const spec = JSON.stringify({
+        openapi: "3.0.3",
+        info: { title: "t", version: "1" },
+        paths: { "/ping": { get: { operationId: "ping", responses: { "200": { description: "OK" } } } } }
+      })
+      const connection = yield* TestServer.expectOk(
+        yield* request("POST", "/v1/http-connections", { body: { name: uniqueName("hc"), spec, baseUrl: "https://api-rebind.example.com" } }),
+        200,
+        HttpConnection
+      )
+      const agent = yield* TestServer.expectOk(
+        yield* request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] } } } }),
+        200,
+        Agent
+      )
+      const thread = yield* TestServer.expectOk(yield* request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+      yield* dns.setA("api-rebind.example.com", "127.0.0.1")
+      const reply = yield* request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: `/tool api__${connection.name}__ping {}` }
+      }).pipe(Effect.ensuring(dns.setA("api-rebind.example.com", "93.184.215.14")))
+      const parsed = yield* Effect.orDie(parseWithAi(reply.text))
+      const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+      assert.strictEqual(errors.length, 1)
+      assert.include(errors[0], "127.0.0.1", "the refusal names the loopback address the name now resolves to")
+      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
     }))
 })

@@ -33,6 +33,7 @@ export interface ApiServer {
 export interface Reply {
   readonly status: number
   readonly body: unknown
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 export const serve = (
@@ -60,9 +61,9 @@ export const serve = (
         received.push(request)
         inFlight++
         maxInFlight = Math.max(maxInFlight, inFlight)
-        void Promise.resolve(respond(request, inFlight)).then(({ status, body }) => {
+        void Promise.resolve(respond(request, inFlight)).then(({ status, body, headers }) => {
           inFlight--
-          res.writeHead(status, { "content-type": "application/json" })
+          res.writeHead(status, { "content-type": "application/json", ...headers })
           res.end(JSON.stringify(body))
         })
       })
