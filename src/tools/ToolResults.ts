@@ -34,10 +34,9 @@ export const headWithin = (text: string, bytes: number): string => {
   return code >= 0xd800 && code <= 0xdbff ? text.slice(0, lo - 1) : text.slice(0, lo)
 }
 
-/** The list a result is shaped as: a JSON array, or the array `body` of an HTTP result. */
+/** The list a result is shaped as: the array `body` of an HTTP result, or text that is a JSON array (MCP content parts are not one). */
 const listOf = (outcome: ToolOutcome): ReadonlyArray<unknown> | undefined => {
   const output = outcome.output
-  if (Array.isArray(output)) return output
   if (typeof output === "object" && output !== null && "body" in output && Array.isArray(output.body)) return output.body
   try {
     const parsed: unknown = JSON.parse(outcome.text)
@@ -62,13 +61,20 @@ export const cap = (outcome: ToolOutcome, capBytes: number): Capped => {
   const bytes = byteLength(outcome.text)
   if (bytes <= capBytes) return { outcome, overflowBytes: undefined }
   const list = listOf(outcome)
+  const items: Array<unknown> = []
   if (list !== undefined) {
-    const items: Array<unknown> = []
+    // Sized as we go: the digest's frame, then each item and its comma.
+    let used = 0
     for (const item of list) {
-      const next = JSON.stringify({ total: list.length, shown: items.length + 1, items: [...items, item] })
-      if (byteLength(next) > capBytes) break
+      const itemBytes = byteLength(JSON.stringify(item) ?? "null") + (items.length > 0 ? 1 : 0)
+      const frame = byteLength(JSON.stringify({ total: list.length, shown: items.length + 1, items: [] }))
+      if (frame + used + itemBytes > capBytes) break
+      used += itemBytes
       items.push(item)
     }
+  }
+  // A digest showing nothing says less than the head of the text.
+  if (list !== undefined && items.length > 0) {
     const digest = { total: list.length, shown: items.length, items }
     const notice = `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: showing ${items.length} of ${list.length} items.]`
     return { outcome: { output: digest, text: `${JSON.stringify(digest)}\n${notice}`, isError: outcome.isError }, overflowBytes: bytes }

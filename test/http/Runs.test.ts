@@ -199,6 +199,49 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       }
     }).pipe(Effect.scoped))
 
+
+  it.effect("MCP tools share the tool policy: defer false sends the schema, requiredSkills waits for load_skill, resultCapBytes cuts the result", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* TestServer.expectOk(
+        yield* api.request("POST", "/v1/tool-servers", {
+          body: { name: "gate8", transport: "http", url: gate.url, defer: false, requiredSkills: "echoing", resultCapBytes: 1_024, allowedTools: ["echo"] }
+        }),
+        200,
+        ToolServer
+      )
+      const skills = [{ name: "echoing", description: "Echo things", body: "Echo carefully." }]
+      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] }, skills } })
+      const shown = yield* streamOf(api, (yield* start(api, thread.id, { input: "/show-tools" })).runId)
+      const offered = JSON.parse(textOf(shown.message)) as ReadonlyArray<{ readonly name: string; readonly inputSchema: Record<string, unknown> }>
+      assert.deepStrictEqual(offered.map((t) => t.name), ["mcp__gate8__echo", "load_skill"])
+      assert.deepStrictEqual(Object.keys(offered[0].inputSchema["properties"] as object), ["text"])
+
+      const early = yield* streamOf(api, (yield* start(api, thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId)
+      assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
+        {
+          type: "tool-output-error",
+          toolCallId: "call_1",
+          errorText: "Error: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
+        }
+      ])
+
+      const long = "x".repeat(3_000)
+      const calls = [{ name: "load_skill", input: { name: "echoing" } }, { name: "mcp__gate8__echo", input: { text: long } }]
+      const capped = yield* streamOf(api, (yield* start(api, thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
+      assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
+        toolCallId: "call_1_2",
+        toolName: "mcp__gate8__echo",
+        bytes: 3_000,
+        capBytes: 1_024,
+        recovery: "none"
+      })
+      assert.deepStrictEqual(
+        capped.chunks.find((c) => c.type === "tool-output-available" && c.toolCallId === "call_1_2"),
+        { type: "tool-output-available", toolCallId: "call_1_2", output: { truncated: true, head: "x".repeat(1_024) } }
+      )
+    }))
   it.effect("busy thread: 409 thread_busy; plain text is held, listed, withdrawable, then delivered at the next turn boundary", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
