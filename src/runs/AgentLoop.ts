@@ -646,7 +646,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...checkpoints.flatMap((c) => c.messages)]
               let step = checkpoints.length
               // Schemas loaded in earlier steps of this run stay loaded.
-              for (const m of messages) if (m.role === "assistant") for (const c of m.toolCalls) if (c.name === "load_tools") namesOf(c.input).forEach((n) => loadedSchemas.add(n))
+              for (const c of messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))) {
+                if (c.name === "load_tools") for (const n of namesOf(c.input)) loadedSchemas.add(n)
+              }
 
               /** The step's messages are checkpointed before its results are announced. */
               const completeStep = (stepNumber: number, users: ReadonlyArray<Message>, assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
