@@ -8,6 +8,8 @@
  * connections, and read-only operations running together while others run
  * one at a time.
  */
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
@@ -533,5 +535,30 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
         `Error: the request to http://127.0.0.2:9 was refused: the credential is bound to ${server.origin}.`
       ])
       assert.deepStrictEqual(server.received(), [])
+    }).pipe(Effect.scoped))
+
+  it.effect("form bodies: formData parameters are sent url-encoded, or as multipart when the operation consumes it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const petstore = readFileSync(fileURLToPath(new URL("../../node_modules/@readme/oas-examples/2.0/json/petstore.json", import.meta.url)), "utf8")
+      const server = yield* ApiServer.serve(petstore, respond)
+      const { thread } = yield* connect(api, {
+        name: "forms",
+        spec: `${server.origin}/openapi.json`,
+        baseUrl: server.origin,
+        allowedOperations: ["updatePetWithForm", "uploadFile"]
+      })
+      const sent = yield* send(api, thread.id, [
+        call("api__forms__updatePetWithForm", { petId: 5, body: { name: "Rex", status: "sold" } }),
+        call("api__forms__uploadFile", { petId: 5, body: { additionalMetadata: "checked" } })
+      ].join("\n"))
+      assert.deepStrictEqual(errorsOf(sent.parsed.chunks), [])
+      const [form, multipart] = server.received()
+      assert.strictEqual(form.path, "/pet/5")
+      assert.match(String(form.headers["content-type"]), /^application\/x-www-form-urlencoded/)
+      assert.strictEqual(form.body, "name=Rex&status=sold")
+      assert.strictEqual(multipart.path, "/pet/5/uploadImage")
+      assert.match(String(multipart.headers["content-type"]), /^multipart\/form-data; boundary=/)
+      assert.match(multipart.body, /name="additionalMetadata"\r\n\r\nchecked\r\n/)
     }).pipe(Effect.scoped))
 })

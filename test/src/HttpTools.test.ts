@@ -45,4 +45,23 @@ describe("HTTP tool input schemas", () => {
       assert.deepStrictEqual(Object.keys(del["properties"] as object).sort(), ["api_key", "petId"])
       assert.deepStrictEqual(del["required"], ["petId"])
     }))
+
+  it.effect("Swagger 2.0 formData parameters become one object under body", () =>
+    Effect.gen(function*() {
+      const ops = yield* operationsOf("2.0/json/petstore.json")
+      assert.deepStrictEqual(inputSchemaOf(named(ops, "updatePetWithForm")), {
+        type: "object",
+        properties: {
+          petId: { type: "integer", format: "int64", description: "ID of pet that needs to be updated" },
+          body: {
+            type: "object",
+            properties: {
+              name: { type: "string", description: "Updated name of the pet" },
+              status: { type: "string", description: "Updated status of the pet" }
+            }
+          }
+        },
+        required: ["petId"]
+      })
+    }))
 })
