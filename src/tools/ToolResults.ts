@@ -4,7 +4,10 @@
  * items, anything else to its head) with a notice, and results of untrusted
  * tools are wrapped in an envelope the system prompt explains.
  */
+import { Option, Schema } from "effect"
 import type { ToolOutcome } from "./McpTools.ts"
+
+const decodeList = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Array(Schema.Unknown)))
 
 export const UntrustedTag = "untrusted_data"
 
@@ -38,12 +41,7 @@ export const headWithin = (text: string, bytes: number): string => {
 const listOf = (outcome: ToolOutcome): ReadonlyArray<unknown> | undefined => {
   const output = outcome.output
   if (typeof output === "object" && output !== null && "body" in output && Array.isArray(output.body)) return output.body
-  try {
-    const parsed: unknown = JSON.parse(outcome.text)
-    return Array.isArray(parsed) ? parsed : undefined
-  } catch {
-    return undefined
-  }
+  return Option.getOrUndefined(decodeList(outcome.text))
 }
 
 export interface Capped {

@@ -308,20 +308,16 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
   it.effect("x-svc-read-only operations of one step run together; other calls run one at a time", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      // Reads are held until two are open at once (a serialized pair would be released by the
-      // fallback alone and leave maxInFlight at 1); writes are answered after a short delay,
-      // long enough for a concurrent second write to arrive.
+      // Reads are held until two are open at once: serialized reads would never get there, and the
+      // test would fail on its timeout. Writes are answered after a short simulated latency, long
+      // enough for a concurrent second write to arrive while the first is open.
       let release: () => void = () => {}
       const bothOpen = new Promise<void>((resolve) => {
         release = resolve
       })
       const server = yield* ApiServer.serve(document, async (request, inFlight) => {
-        if (request.method === "GET") {
-          if (inFlight >= 2) release()
-          await Promise.race([bothOpen, new Promise((resolve) => setTimeout(resolve, 2_000))])
-        } else {
-          await new Promise((resolve) => setTimeout(resolve, 50))
-        }
+        if (inFlight >= 2) release()
+        await bothOpen
         return respond(request)
       })
       const { thread } = yield* connect(api, { name: "lanes", spec: `${server.origin}/openapi.json`, baseUrl: server.origin })
@@ -329,11 +325,10 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections as tools", (it)
       assert.strictEqual(server.maxInFlight(), 2)
       assert.deepStrictEqual(outputsOf(reads.parsed.chunks).map((o) => (o as { status: number }).status), [200, 200])
 
-      const writes = ApiServer.serve(document, async (request) => {
+      const serial = yield* ApiServer.serve(document, async (request) => {
         await new Promise((resolve) => setTimeout(resolve, 50))
         return respond(request)
       })
-      const serial = yield* writes
       const other = yield* connect(api, { name: "serial", spec: `${serial.origin}/openapi.json`, baseUrl: serial.origin })
       const { parsed } = yield* send(
         api,
