@@ -12,12 +12,14 @@
 import { Clock, Effect, Fiber, Layer, Ref, Semaphore } from "effect"
 import { Rpc } from "effect/rpc"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { Finalize } from "../src/runs/Finalize.ts"
 import { RunEntity } from "./RunEntity.ts"
 
 // The clock is taken when the layer is built: the cluster runs each instance's build in its own context.
 export const RunEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => RunEntity.toLayer(
   Effect.gen(function*() {
     const loop = yield* AgentLoop
+    const finalize = yield* Finalize
     const running = yield* Ref.make<Fiber.Fiber<void> | undefined>(undefined)
     const cancelRequested = yield* Ref.make(false)
     const oneAtATime = yield* Semaphore.make(1)
@@ -36,7 +38,7 @@ export const RunEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => Run
         onOwnClock(Effect.gen(function*() {
           yield* Ref.set(cancelRequested, true)
           const fiber = yield* Ref.get(running)
-          if (fiber === undefined) return yield* loop.cancelIdle(payload.runId)
+          if (fiber === undefined) return yield* finalize.cancelIdle(payload.runId)
           yield* Fiber.interrupt(fiber)
         }))
     })

@@ -12,7 +12,7 @@
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
-import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { Finalize } from "../src/runs/Finalize.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
@@ -25,17 +25,17 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
   static readonly layer = Layer.effect(RunRecovery)(Effect.gen(function*() {
     const config = yield* ServiceConfig
     const repo = yield* RunRepo
-    const loop = yield* AgentLoop
+    const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
     const pass = Effect.gen(function*() {
       const client = yield* RunEntity.client
       yield* repo.purgeDeliveredMessages(toIso((yield* Clock.currentTimeMillis) - MessageRetentionMs))
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
-      for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* loop.expire(runId)
+      for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)
       const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
       for (const { id: runId, generation } of yield* repo.stalled(before)) {
         const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)
-        if (attempts > MaxRecoveryAttempts) yield* loop.reap(runId)
+        if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
         else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
       }
     }).pipe(Effect.provideService(Sharding.Sharding, sharding))

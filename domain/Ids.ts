@@ -7,6 +7,9 @@ export const IdPrefix = {
   resultHandler: "rh_",
   interaction: "tar_",
   toolCall: "tc_",
+  /** Stream part ids of a step's answer text and reasoning. */
+  textPart: "txt_",
+  reasoningPart: "rs_",
   request: "req_",
   organization: "org_",
   apiKey: "key_",

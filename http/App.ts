@@ -30,6 +30,11 @@ import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Models } from "../src/model/Models.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
+import { Finalize } from "../src/runs/Finalize.ts"
+import { Parking } from "../src/runs/Parking.ts"
+import { RunTools } from "../src/runs/RunTools.ts"
+import { StepLoop } from "../src/runs/StepLoop.ts"
+import { ToolGate } from "../src/runs/ToolGate.ts"
 import { ApprovalMemory } from "../src/interactions/ApprovalMemory.ts"
 import { InteractionRepo } from "../src/interactions/InteractionRepo.ts"
 import { EventLog } from "../src/runs/EventLog.ts"
@@ -68,6 +73,8 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
   Layer.provideMerge(Interactions.layer),
   Layer.provideMerge(AgentLoop.layer),
+  Layer.provideMerge(StepLoop.layer),
+  Layer.provideMerge(Layer.mergeAll(Parking.layer, ToolGate.layer, RunTools.layer, Finalize.layer)),
   Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, EventLog.layer, Models.layer))
 )
 

@@ -9,13 +9,10 @@
 import { PgClient } from "@effect/sql-pg"
 import { Array as Arr, Context, Deferred, Effect, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { Chunk, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import { newIdSync } from "../Ids.ts"
 
-export type Chunk = { readonly type: string } & Readonly<Record<string, unknown>>
-export interface SequencedChunk {
-  readonly seq: number
-  readonly chunk: Chunk
-}
+export type { SequencedChunk } from "../../domain/Chunk.ts"
 
 /** A run's log grew: with the chunks when written on this node. */
 interface Signal {
@@ -24,15 +21,10 @@ interface Signal {
 }
 
 const channel = "svc_run_events"
-const ChunkSchema = Schema.Record(Schema.String, Schema.Unknown)
-const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: ChunkSchema }))
+const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
 const decodeRows = Schema.decodeUnknownEffect(Rows)
 const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
 
-/** The chunk types after which a stream is over, unless more follow (a resumed run). */
-export const isStreamEnd = (chunk: Chunk): boolean => chunk.type === "finish" || chunk.type === "abort"
-
-const asChunk = (record: Readonly<Record<string, unknown>>): Chunk => ({ ...record, type: String(record["type"]) })
 
 export interface Writer {
   /** The last sequence number stored when the writer opened (0: a fresh stream). */
@@ -87,7 +79,7 @@ export class EventLog extends Context.Service<EventLog, {
       const read = (runId: string, afterSeq: number) =>
         sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT 1000`.pipe(
           Effect.flatMap(decodeRows),
-          Effect.map((rows) => rows.map((r): SequencedChunk => ({ seq: r.seq, chunk: asChunk(r.chunk) }))),
+          Effect.map((rows): ReadonlyArray<SequencedChunk> => rows),
           Effect.orDie
         )
 

@@ -20,24 +20,18 @@ import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 import { exposedOperations } from "./HttpConnections.ts"
 import type { PlannedHttpConnection } from "../runs/RunPlan.ts"
-import type { ToolOutcome, ToolPolicyRef } from "./McpTools.ts"
+import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import type { SpecCache } from "./SpecCache.ts"
 
-export interface HttpToolset {
-  readonly specs: ReadonlyArray<ToolSpec>
+/**
+ * HTTP operations as tools: requiredSkillsOf reads x-svc-required-skills, else the connection's;
+ * deferred holds x-svc-defer, else the connection's `defer` (null or true).
+ */
+export interface HttpToolset extends ToolFamily {
   /** `data-svc-http-connection-unavailable` chunks to emit. */
   readonly unavailable: ReadonlyArray<{ readonly connectionId: string; readonly name: string; readonly errorCode: string; readonly message: string }>
-  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
-  /** The approval policy of the connection a tool belongs to, with the operation's original name. */
-  readonly policyOf: (name: string) => ToolPolicyRef | undefined
-  /** Whether some tool's results reach the model in the untrusted envelope. */
-  readonly untrusted: boolean
-  /** The skills one of which must be loaded before the tool runs: x-svc-required-skills, else the connection's. */
-  readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
-  /** Tools whose input schemas load on demand: x-svc-defer, else the connection's `defer` (null or true). */
-  readonly deferred: ReadonlySet<string>
 }
 
 interface Param {

@@ -15,42 +15,16 @@ import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 import type { PlannedToolServer } from "../runs/RunPlan.ts"
 import * as McpClient from "./McpClient.ts"
+import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
 
-export interface ToolOutcome {
-  /** What the stream shows as the tool's output. */
-  readonly output: unknown
-  /** The result as text: an error's `errorText` on the stream, and what the model reads unless `modelText` says otherwise. */
-  readonly text: string
-  /** What the model reads when it differs from `text` (the untrusted envelope). */
-  readonly modelText?: string
-  readonly isError: boolean
-  /** Set when the result was over the tool's resultCapBytes and was cut down. */
-  readonly overflow?: { readonly bytes: number; readonly capBytes: number }
-}
-
-export interface McpToolset {
-  readonly specs: ReadonlyArray<ToolSpec>
+/** MCP tools: `deferred` holds tools whose server's `defer` is null or true. */
+export interface McpToolset extends ToolFamily {
   /** Problems met while connecting (one message per unreachable server). */
   readonly problems: ReadonlyArray<string>
-  /** Undefined when `name` is not an MCP tool of this run. */
-  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
-  /** The approval policy of the server a tool name belongs to, with the tool's original name. */
-  readonly policyOf: (name: string) => ToolPolicyRef | undefined
-  /** Whether some tool's results reach the model in the untrusted envelope. */
-  readonly untrusted: boolean
-  /** The skills one of which must be loaded before the tool runs (empty: none). */
-  readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
-  /** Tools whose input schemas load on demand (`defer` null or true). */
-  readonly deferred: ReadonlySet<string>
 }
 
-export interface ToolPolicyRef {
-  readonly approval: "once" | "always" | "never" | null
-  readonly gatedTools: ReadonlyArray<string> | null
-  readonly originalName: string
-}
 
 const capDescription = (d: string | undefined): string =>
   (d ?? "").length > ToolLimits.maxDescriptionChars ? (d ?? "").slice(0, ToolLimits.maxDescriptionChars) : d ?? ""

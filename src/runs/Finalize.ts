@@ -1,0 +1,122 @@
+/**
+ * How a run ends: completed or failed (terminal chunks, usage receipt, status
+ * and the thread released in the transaction that stores the last chunks),
+ * cancelled (by a person, or a park past its window), or reaped by the
+ * recovery pass. A parked turn's stream ends with `finish` 'other' and goes on
+ * when the run resumes.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { newIdSync } from "../Ids.ts"
+import { InteractionRepo } from "../interactions/InteractionRepo.ts"
+import { nowIso } from "../Time.ts"
+import { EventLog, type Writer } from "./EventLog.ts"
+import type { Outcome } from "./Outcome.ts"
+import { RunRepo, type RunRow } from "./RunRepo.ts"
+
+export class Finalize extends Context.Service<Finalize, {
+  /** Records the loop's outcome. */
+  readonly outcome: (row: RunRow, writer: Writer, outcome: Outcome, usage: UsageTotal) => Effect.Effect<void>
+  /** The run's fiber was interrupted by a cancel. */
+  readonly cancelled: (row: RunRow, writer: Writer) => Effect.Effect<void>
+  /** Finalizes a run that is not executing here as cancelled. */
+  readonly cancelIdle: (runId: string) => Effect.Effect<void>
+  /** A parked run past its max-park window: cancelled with interaction_timeout, interactions cancelled, thread freed. */
+  readonly expire: (runId: string) => Effect.Effect<void>
+  /** Finalizes a run that cannot be resumed: failed, terminalReason run_recovery_reaped. */
+  readonly reap: (runId: string) => Effect.Effect<void>
+}>()("svc/Finalize") {
+  static readonly layer = Layer.effect(Finalize)(
+    Effect.gen(function*() {
+      const repo = yield* RunRepo
+      const interactions = yield* InteractionRepo
+      const events = yield* EventLog
+
+      /** Ends a run that did not complete: status, thread, pending interactions and park, with the last chunks. */
+      const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
+        Effect.flatMap(nowIso, (now) =>
+          writer.commit(
+            Effect.all([
+              repo.setStatus(row.id, { status: "cancelled", ...(terminalReason === null ? {} : { terminalReason }), completedAt: now }, now),
+              repo.releaseThread(row.run.threadId, row.id, now),
+              interactions.cancelPending(row.id, now),
+              repo.clearPark(row.id, now)
+            ], { discard: true })
+          ))
+
+      const outcome = Effect.fn("Finalize.outcome")(function*(row: RunRow, writer: Writer, outcome: Outcome, usage: UsageTotal) {
+        if (outcome._tag === "StillParked") return
+        if (outcome._tag === "Parked") {
+          // The stream of this turn ends here; it goes on in the same log when the run resumes.
+          yield* writer.emit({ type: "finish", finishReason: "other" })
+          return yield* writer.flush
+        }
+        const now = yield* nowIso
+        if (outcome._tag === "Failed") yield* writer.emit({ type: "error", errorText: outcome.error.message })
+        const output = outcome._tag === "Completed" ? outcome.output : undefined
+        yield* writer.emit({
+          type: "data-svc-terminal",
+          data: { terminalReason: outcome.terminalReason, ...(output === undefined ? {} : { output }) }
+        })
+        yield* writer.emit({ type: "data-svc-usage", data: usage })
+        yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
+        yield* writer.commit(
+          Effect.andThen(
+            repo.setStatus(row.id, {
+              status: outcome._tag === "Completed" ? "completed" : "failed",
+              terminalReason: outcome.terminalReason,
+              error: outcome._tag === "Failed" ? outcome.error : null,
+              usage,
+              completedAt: now
+            }, now),
+            repo.releaseThread(row.run.threadId, row.id, now)
+          )
+        )
+      })
+
+      const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer) {
+        yield* writer.emit({ type: "abort", reason: "cancelled" })
+        yield* stop(row, writer, null)
+      })
+
+      const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: string) {
+        const found = yield* repo.find(runId)
+        if (Option.isNone(found) || isTerminal(found.value.run.status)) return
+        const writer = yield* events.writer(runId)
+        if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
+        yield* cancelled(found.value, writer)
+      }, Effect.scoped)
+
+      const reap = Effect.fn("Finalize.reap")(function*(runId: string) {
+        const reference = newIdSync("incident")
+        const error: RunError = {
+          type: "api_error",
+          code: "internal_error",
+          message: "The run could not be resumed and was finalized by the recovery pass.",
+          reference
+        }
+        yield* Effect.logError("run reaped by the recovery pass").pipe(Effect.annotateLogs({ reference, run_id: runId }))
+        const writer = yield* events.writer(runId)
+        if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
+        yield* writer.emit({ type: "error", errorText: error.message })
+        yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
+        yield* writer.emit({ type: "finish", finishReason: "error" })
+        yield* writer.commit(Effect.flatMap(nowIso, (now) => repo.reap(runId, error, now)))
+      }, Effect.scoped)
+
+      const expire = Effect.fn("Finalize.expire")(function*(runId: string) {
+        const found = yield* repo.find(runId)
+        if (Option.isNone(found)) return
+        const row = found.value
+        if (row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input") return
+        const writer = yield* events.writer(runId)
+        yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
+        yield* writer.emit({ type: "data-svc-usage", data: row.run.usage ?? ZeroUsage })
+        yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
+        yield* stop(row, writer, "interaction_timeout")
+      }, Effect.scoped)
+
+      return { outcome, cancelled, cancelIdle, reap, expire }
+    })
+  )
+}

@@ -1,0 +1,73 @@
+/**
+ * One model step: the provider's stream becomes chunks (text and, when asked
+ * for, reasoning) on the run's log as it arrives; tool calls and token counts
+ * are collected for the loop.
+ */
+import { Effect, Stream } from "effect"
+import type { ToolCall } from "../../domain/Conversation.ts"
+import type { UsageTotal } from "../../domain/Run.ts"
+import { newIdSync } from "../Ids.ts"
+import { costCents, type Price } from "../model/Models.ts"
+import type { ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
+import type { Writer } from "./EventLog.ts"
+
+export interface StepResult {
+  readonly text: string
+  readonly calls: ReadonlyArray<ToolCall>
+  readonly tokens: { readonly inputTokens: number; readonly outputTokens: number }
+}
+
+export const run = Effect.fn("ModelStep.run")(function*(
+  model: ModelProvider,
+  request: ModelRequest,
+  writer: Writer,
+  streamReasoning: boolean
+) {
+  let text = ""
+  let textId: string | undefined
+  let reasoningId: string | undefined
+  const calls: Array<ToolCall> = []
+  let tokens = { inputTokens: 0, outputTokens: 0 }
+  yield* model.stream(request).pipe(
+    Stream.runForEach((event): Effect.Effect<void> => {
+      switch (event._tag) {
+        case "ReasoningDelta": {
+          if (!streamReasoning) return Effect.void
+          const opening = reasoningId === undefined
+          if (reasoningId === undefined) reasoningId = newIdSync("reasoningPart")
+          const id = reasoningId
+          return opening
+            ? Effect.andThen(writer.emit({ type: "reasoning-start", id }), writer.emit({ type: "reasoning-delta", id, delta: event.text }))
+            : writer.emit({ type: "reasoning-delta", id, delta: event.text })
+        }
+        case "TextDelta": {
+          const opening = textId === undefined
+          if (textId === undefined) textId = newIdSync("textPart")
+          const id = textId
+          text += event.text
+          return opening
+            ? Effect.andThen(writer.emit({ type: "text-start", id }), writer.emit({ type: "text-delta", id, delta: event.text }))
+            : writer.emit({ type: "text-delta", id, delta: event.text })
+        }
+        case "ToolCall":
+          calls.push({ id: event.id, name: event.name, input: event.input })
+          return Effect.void
+        case "Finish":
+          tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
+          return Effect.void
+      }
+    })
+  )
+  if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
+  if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
+  return { text, calls, tokens } satisfies StepResult
+})
+
+/** The run's totals after one more step at `price`. */
+export const addUsage = (total: UsageTotal, step: StepResult["tokens"], price: Price): UsageTotal => ({
+  inputTokens: total.inputTokens + step.inputTokens,
+  outputTokens: total.outputTokens + step.outputTokens,
+  totalTokens: total.totalTokens + step.inputTokens + step.outputTokens,
+  costCents: total.costCents + costCents(price, step.inputTokens, step.outputTokens),
+  steps: total.steps + 1
+})

@@ -1,0 +1,187 @@
+/**
+ * Park and resume (spec 3.1 waiting states, 4.4): a step whose calls wait for
+ * a person opens one interaction per waiting call, stores the step on the run
+ * (the parked run holds no fiber) and announces the requests. Resuming settles
+ * each waiting call from its interaction (answers, approvals run now, denials)
+ * and checkpoints the step before its results are announced.
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
+import type { Chunk } from "../../domain/Chunk.ts"
+import type { Interaction } from "../../domain/Interaction.ts"
+import { type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { newIdSync } from "../Ids.ts"
+import { ApprovalMemory } from "../interactions/ApprovalMemory.ts"
+import { InteractionRepo } from "../interactions/InteractionRepo.ts"
+import { nowIso, toIso } from "../Time.ts"
+import { answerText } from "../tools/BuiltinTools.ts"
+import type { ToolOutcome } from "../tools/ToolFamily.ts"
+import type { Writer } from "./EventLog.ts"
+import { denied, inCallOrder, type Outcome, previewOf, type Settled, settle } from "./Outcome.ts"
+import { type ParkRecord, parkWindowMs, type PendingCall } from "./Park.ts"
+import { RunRepo, type RunRow } from "./RunRepo.ts"
+import type { Waiting } from "./ToolGate.ts"
+
+/** A waiting call of the parked step with its interaction (undefined: the interaction is gone). */
+export interface ParkedCall {
+  readonly pending: PendingCall
+  readonly interaction: Interaction | undefined
+}
+
+/** The step that parks: what it stores and what it announces. */
+export interface ParkingStep {
+  readonly row: RunRow
+  readonly writer: Writer
+  readonly step: number
+  readonly pendingUser: ReadonlyArray<Message>
+  readonly assistant: AssistantMessage
+  /** Results of the step's calls that did not wait, in call order. */
+  readonly settled: ReadonlyArray<Settled>
+  readonly waits: ReadonlyArray<{ readonly call: ToolCall; readonly gate: Waiting }>
+  readonly usage: UsageTotal
+}
+
+/** Runs an approved call of the parked step (`resumed`: a tool gone since reports tools_changed). */
+export type RunApproved = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) => Effect.Effect<ToolOutcome>
+
+export class Parking extends Context.Service<Parking, {
+  /** The waiting calls of a parked run with their interactions. */
+  readonly parkedCalls: (row: RunRow) => Effect.Effect<ReadonlyArray<ParkedCall>>
+  readonly park: (step: ParkingStep) => Effect.Effect<Outcome>
+  /** Finishes the parked step from its interactions; returns the run's usage at the park and the step's messages. */
+  readonly resume: (
+    row: RunRow,
+    writer: Writer,
+    calls: ReadonlyArray<ParkedCall>,
+    runApproved: RunApproved
+  ) => Effect.Effect<{ readonly usage: UsageTotal; readonly messages: ReadonlyArray<Message> }>
+}>()("svc/Parking") {
+  static readonly layer = Layer.effect(Parking)(
+    Effect.gen(function*() {
+      const repo = yield* RunRepo
+      const interactions = yield* InteractionRepo
+      const memory = yield* ApprovalMemory
+      const config = yield* ServiceConfig
+
+      /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
+      const open = Effect.fn("Parking.open")(function*(row: RunRow, step: number, call: ToolCall, waits: Waiting) {
+        const now = yield* nowIso
+        const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(config.maxParkMs, row.plan?.maxDurationMs ?? null))
+        const approval = waits._tag === "Approval"
+        const id = approval && waits.interactionId !== undefined ? waits.interactionId : newIdSync("interaction")
+        yield* interactions.insert({
+          id,
+          createdAt: now,
+          organizationId: row.organizationId,
+          workspaceId: row.workspaceId,
+          deadline,
+          interaction: {
+            id,
+            object: "interaction",
+            runId: row.id,
+            rootRunId: row.id,
+            workerRef: null,
+            threadId: row.run.threadId,
+            agentId: row.run.agentId,
+            kind: approval ? "approval_request" : "question",
+            status: "pending",
+            stepNumber: step + 1,
+            toolName: call.name,
+            toolCallId: call.id,
+            hookId: approval ? waits.hookId : null,
+            input: call.input,
+            ...(approval ? { preview: previewOf(call) } : {}),
+            decision: null,
+            reason: approval ? waits.reason : null,
+            request: approval ? null : waits.request,
+            resolution: null,
+            expiresAt: deadline,
+            createdAt: now,
+            resolvedAt: null,
+            updatedAt: now
+          }
+        })
+        const request = approval
+          ? {
+            kind: "approval_request",
+            toolName: call.name,
+            input: call.input,
+            preview: previewOf(call),
+            options: ["approve", "deny"],
+            ...(waits.reason === null ? {} : { reason: waits.reason })
+          }
+          : { kind: "question", ...waits.request }
+        const pending: PendingCall = {
+          toolCallId: call.id,
+          interactionId: id,
+          kind: approval ? "approval_request" : "question",
+          remember: approval && waits.remember
+        }
+        const chunk: Chunk = { type: "data-svc-input-requested", data: { interactionId: id, toolCallId: call.id, request, expiresAt: deadline } }
+        return { deadline, pending, chunk }
+      })
+
+      const park = Effect.fn("Parking.park")(function*(s: ParkingStep) {
+        const opened = yield* Effect.forEach(s.waits, ({ call, gate }) => open(s.row, s.step, call, gate))
+        const record: ParkRecord = {
+          step: s.step,
+          pendingUser: s.pendingUser,
+          assistant: s.assistant,
+          settled: s.settled.map((r) => r.message),
+          pending: opened.map((o) => o.pending),
+          usage: s.usage
+        }
+        const status = opened.some((o) => o.pending.kind === "approval_request") ? "waiting_for_approval" : "waiting_for_input"
+        // The step is stored before its settled results and the requests are announced.
+        yield* repo.park(s.row.id, record, status, opened[0].deadline, yield* nowIso)
+        for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
+        for (const o of opened) yield* s.writer.emit(o.chunk)
+        return { _tag: "Parked" } satisfies Outcome
+      })
+
+      const parkedCalls = Effect.fn("Parking.parkedCalls")(function*(row: RunRow) {
+        if (row.park === null) return []
+        const byId = new Map((yield* interactions.ofRun(row.id)).map((i) => [i.id, i.interaction]))
+        return row.park.pending.map((pending): ParkedCall => ({ pending, interaction: byId.get(pending.interactionId) }))
+      })
+
+      const resume = Effect.fn("Parking.resume")(function*(
+        row: RunRow,
+        writer: Writer,
+        parked: ReadonlyArray<ParkedCall>,
+        runApproved: RunApproved
+      ) {
+        const park = row.park
+        if (park === null) return { usage: row.run.usage ?? ZeroUsage, messages: [] }
+        const calls = park.assistant.toolCalls
+        yield* writer.emit({ type: "start", messageId: row.id })
+        yield* writer.emit({ type: "start-step" })
+        const answered: Array<Settled> = []
+        for (const { pending, interaction } of parked) {
+          const call = calls.find((c) => c.id === pending.toolCallId)
+          if (call === undefined || interaction === undefined) continue
+          yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+          if (interaction.kind === "question") {
+            answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
+          } else if (interaction.decision === "allow") {
+            if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
+            answered.push(settle(call, yield* runApproved(call, calls)))
+          } else {
+            answered.push(denied(call, interaction.reason))
+          }
+        }
+        const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunk: undefined }))
+        const results = inCallOrder(calls, [...earlier, ...answered])
+        const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
+        yield* repo.saveCheckpoint(row.id, park.step, messages, park.usage, yield* nowIso)
+        for (const a of inCallOrder(calls, answered)) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+        yield* writer.emit({ type: "finish-step" })
+        yield* repo.unpark(row.id, yield* nowIso)
+        return { usage: park.usage, messages }
+      })
+
+      return { parkedCalls, park, resume }
+    })
+  )
+}

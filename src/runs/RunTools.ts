@@ -1,0 +1,56 @@
+/**
+ * Opens the tools of one run: each tool family of the plan is connected for
+ * the run (MCP servers, HTTP connections), what could not be connected is
+ * announced on the stream, and everything is merged into the run's Toolset
+ * with the built-ins. A new family plugs in here, not in the loop.
+ */
+import { Context, Effect, Layer, type Scope } from "effect"
+import type { Principal } from "../../domain/Principal.ts"
+import { Outbound } from "../outbound/Outbound.ts"
+import { Secrets } from "../secrets/Secrets.ts"
+import * as HttpTools from "../tools/HttpTools.ts"
+import * as McpTools from "../tools/McpTools.ts"
+import * as SpecCache from "../tools/SpecCache.ts"
+import * as Toolset from "../tools/Toolset.ts"
+import type { Writer } from "./EventLog.ts"
+import type { RunPlan } from "./RunPlan.ts"
+
+export class RunTools extends Context.Service<RunTools, {
+  /** Connections live as long as the scope (the run's execution). */
+  readonly open: (runId: string, principal: Principal, plan: RunPlan, writer: Writer) => Effect.Effect<Toolset.Toolset, never, Scope.Scope>
+}>()("svc/RunTools") {
+  static readonly layer = Layer.effect(RunTools)(
+    Effect.gen(function*() {
+      const outbound = yield* Outbound
+      const secrets = yield* Secrets
+      const specs = SpecCache.make(outbound.fetch)
+
+      const open = Effect.fn("RunTools.open")(function*(runId: string, principal: Principal, plan: RunPlan, writer: Writer) {
+        const mcp = yield* McpTools.connectAll({
+          principal,
+          runId,
+          rootRunId: runId,
+          servers: plan.toolServers,
+          fetch: outbound.fetch,
+          reveal: secrets.reveal
+        })
+        for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })
+        const http = yield* HttpTools.connectAll({
+          principal,
+          runId,
+          connections: plan.httpConnections,
+          fetch: outbound.fetch,
+          cache: specs,
+          allowPrivate: outbound.allowPrivate,
+          reveal: secrets.reveal
+        })
+        for (const { connectionId, name, errorCode, message } of http.unavailable) {
+          yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
+        }
+        return Toolset.make({ families: [mcp, http], skills: plan.skills, userInteraction: plan.userInteraction })
+      })
+
+      return { open }
+    })
+  )
+}

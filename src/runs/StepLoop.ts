@@ -1,0 +1,165 @@
+/**
+ * The step loop of a run: follow-ups at each turn boundary, the caps
+ * (maxSteps, budget), one model step, the tool gate, the calls that may run
+ * (concurrently, child fibers of the run), a park when some wait for a
+ * person, and the step's checkpoint before its results are announced. It
+ * returns how the run ended; finalization records it.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
+import type { UsageTotal } from "../../domain/Run.ts"
+import type { Price } from "../model/Models.ts"
+import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
+import { nowIso } from "../Time.ts"
+import type { ToolOutcome } from "../tools/ToolFamily.ts"
+import type { Toolset } from "../tools/Toolset.ts"
+import type { Writer } from "./EventLog.ts"
+import { FollowupRepo } from "./FollowupRepo.ts"
+import * as ModelStep from "./ModelStep.ts"
+import { completed, denied, failed, inCallOrder, type Outcome, type Settled, settle } from "./Outcome.ts"
+import { Parking } from "./Parking.ts"
+import type { RunPlan } from "./RunPlan.ts"
+import { RunRepo, type RunRow } from "./RunRepo.ts"
+import * as StructuredOutput from "./StructuredOutput.ts"
+import type { GateFn } from "./ToolGate.ts"
+
+/** Everything one execution of a run loops with. */
+export interface LoopRun {
+  readonly row: RunRow
+  readonly plan: RunPlan
+  readonly writer: Writer
+  readonly model: ModelProvider
+  readonly price: Price
+  readonly system: string
+  readonly tools: Toolset
+  readonly gate: GateFn
+  /** The conversation so far: the thread's earlier runs, this input, this run's checkpointed steps. */
+  readonly messages: Array<Message>
+  /** This run's calls so far (requiredSkills look at them). */
+  readonly runCalls: Array<ToolCall>
+  /** Checkpointed steps so far. */
+  readonly step: number
+  /** The run's running totals; the loop updates them, finalization reads them. */
+  readonly usage: { current: UsageTotal }
+}
+
+/** Runs one call through the run's tools; an over-cap result is announced. */
+export const runTool = (tools: Toolset, writer: Writer) =>
+  Effect.fn("StepLoop.runTool")(function*(call: ToolCall, runCalls: ReadonlyArray<ToolCall>, resumed: boolean) {
+    const outcome: ToolOutcome = yield* tools.call(call, { runCalls, resumed })
+    if (outcome.overflow !== undefined) {
+      yield* writer.emit({
+        type: "data-svc-tool-result-overflow",
+        data: { toolCallId: call.id, toolName: call.name, ...outcome.overflow, recovery: "none" }
+      })
+    }
+    return outcome
+  })
+
+export class StepLoop extends Context.Service<StepLoop, {
+  readonly run: (run: LoopRun) => Effect.Effect<Outcome, ModelUnavailable>
+}>()("svc/StepLoop") {
+  static readonly layer = Layer.effect(StepLoop)(
+    Effect.map(Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking }), (deps) => ({ run: loop(deps) }))
+  )
+}
+
+interface Deps {
+  readonly repo: RunRepo["Service"]
+  readonly followups: FollowupRepo["Service"]
+  readonly parking: Parking["Service"]
+}
+
+const loop = ({ repo, followups, parking }: Deps) =>
+  Effect.fn("StepLoop.run")(function*(r: LoopRun) {
+    const { row, plan, writer, tools, messages, runCalls, usage } = r
+    const runId = row.id
+    const call = runTool(tools, writer)
+    let step = r.step
+
+    /**
+     * streamProgress: one `data-svc-progress` part with a stable id, replaced in place; the
+     * first answer text, a new step or the terminal chunks supersede it (spec 6.2).
+     */
+    const progress = (text: string) =>
+      plan.streamProgress
+        ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
+        : Effect.void
+
+    // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
+    let pendingUser: Array<Message> = []
+    const deliverFollowups = Effect.gen(function*() {
+      const claimed = yield* followups.claim(runId, yield* nowIso)
+      for (const f of claimed) {
+        yield* writer.emit({ type: "data-svc-followup-replayed", data: { followupId: f.id, text: f.text } })
+        const message: Message = { role: "user", content: f.text }
+        messages.push(message)
+        pendingUser.push(message)
+      }
+      return claimed.length
+    })
+
+    /** The step's messages are checkpointed before its results are announced. */
+    const completeStep = (assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
+      Effect.gen(function*() {
+        yield* repo.saveCheckpoint(runId, step, [...pendingUser, assistant, ...results.map((s) => s.message)], usage.current, yield* nowIso)
+        for (const s of results) if (s.chunk !== undefined) yield* writer.emit(s.chunk)
+        yield* writer.emit({ type: "finish-step" })
+        messages.push(assistant, ...results.map((s) => s.message))
+      })
+
+    while (true) {
+      yield* deliverFollowups
+      if (step >= plan.maxSteps) return completed("max_steps_exceeded")
+      if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
+      yield* writer.emit({ type: "start-step" })
+      yield* progress("Thinking")
+      const result = yield* ModelStep.run(
+        r.model,
+        { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
+        writer,
+        plan.streamReasoning
+      )
+      usage.current = ModelStep.addUsage(usage.current, result.tokens, r.price)
+      const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
+      for (const c of result.calls) {
+        yield* writer.emit({ type: "tool-input-start", toolCallId: c.id, toolName: c.name })
+        yield* writer.emit({ type: "tool-input-available", toolCallId: c.id, toolName: c.name, input: c.input })
+      }
+      runCalls.push(...result.calls)
+      if (result.calls.length > 0) {
+        yield* progress(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
+        // A tool call is stored before it fires, so a resumed run knows the step was under way.
+        yield* writer.flush
+      }
+      // Each call is gated first (hooks answer one at a time); the ones allowed then run
+      // concurrently, each a child fiber of the run; the ones waiting for a person park the step.
+      const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
+      const failRun = gates.flatMap((g) => (g.gate._tag === "FailRun" ? [g.gate] : []))[0]
+      if (failRun !== undefined) return failed("approval_hook_failed", failRun.message)
+      const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
+      const ran = yield* Effect.forEach(runnable, (c) => Effect.map(call(c, runCalls, false), (outcome) => settle(c, outcome)), {
+        concurrency: "unbounded"
+      })
+      const settled = inCallOrder(result.calls, [
+        ...ran,
+        ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : [])),
+        ...gates.flatMap((g) => (g.gate._tag === "Denied" ? [denied(g.call, g.gate.reason)] : []))
+      ])
+      const waits = gates.flatMap((g) => (g.gate._tag === "Question" || g.gate._tag === "Approval" ? [{ call: g.call, gate: g.gate }] : []))
+      if (waits.length > 0) {
+        return yield* parking.park({ row, writer, step, pendingUser, assistant, settled, waits, usage: usage.current })
+      }
+      yield* completeStep(assistant, settled)
+      pendingUser = []
+      step += 1
+      if (result.calls.length === 0) {
+        // A message held while the model answered opens one more step of this turn.
+        if ((yield* deliverFollowups) > 0) continue
+        if (plan.outputSchema === null) return completed(null)
+        const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
+        if (extracted._tag === "Invalid") yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })
+        return completed(null, extracted._tag === "Value" ? extracted.value : undefined)
+      }
+    }
+  })

@@ -1,0 +1,38 @@
+/**
+ * The system prompt of a run: its durable context blocks, the current time in
+ * the run's zone, the skills it can load, and the notices its tools need.
+ * Built once per execution, not per step.
+ */
+import type { RunPlan } from "./RunPlan.ts"
+import * as ToolResults from "../tools/ToolResults.ts"
+
+export interface PromptTools {
+  /** Some tool's results come in the untrusted envelope. */
+  readonly untrusted: boolean
+  /** Some tools are offered without their schema (load_tools). */
+  readonly deferred: boolean
+}
+
+const formats = new Map<string, Intl.DateTimeFormat>()
+
+/** Formatters are costly to build: one per zone. */
+const formatIn = (timeZone: string): Intl.DateTimeFormat => {
+  let format = formats.get(timeZone)
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat("en-CA", { timeZone, dateStyle: "full", timeStyle: "long" })
+    formats.set(timeZone, format)
+  }
+  return format
+}
+
+export const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, tools: PromptTools): string => {
+  const parts = [...plan.context, `Current date and time: ${formatIn(timeZone).format(nowMillis)} (${timeZone}).`]
+  if (plan.skills.length > 0) {
+    parts.push("Skills you can load with the load_skill tool:\n" + plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n"))
+  }
+  if (tools.deferred) {
+    parts.push("Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them.")
+  }
+  if (tools.untrusted) parts.push(ToolResults.untrustedNotice)
+  return parts.join("\n\n")
+}

@@ -1,0 +1,46 @@
+/**
+ * What every tool family (MCP servers, HTTP connections, and the families to
+ * come: workspace, code host, subagents) offers the run loop. The loop only
+ * sees this shape, through the run's Toolset; a family never imports the loop.
+ */
+import type { Effect } from "effect"
+import type { ToolSpec } from "../../domain/Conversation.ts"
+
+/** The result of one tool call. Tool errors are results the model sees, never run failures. */
+export interface ToolOutcome {
+  /** What the stream shows as the tool's output. */
+  readonly output: unknown
+  /** The result as text: an error's `errorText` on the stream, and what the model reads unless `modelText` says otherwise. */
+  readonly text: string
+  /** What the model reads when it differs from `text` (the untrusted envelope). */
+  readonly modelText?: string
+  readonly isError: boolean
+  /** Set when the result was over the tool's resultCapBytes and was cut down. */
+  readonly overflow?: { readonly bytes: number; readonly capBytes: number }
+}
+
+/** The approval policy of the adapter a tool belongs to, with the tool's original name. */
+export interface ToolPolicyRef {
+  readonly approval: "once" | "always" | "never" | null
+  readonly gatedTools: ReadonlyArray<string> | null
+  readonly originalName: string
+}
+
+export interface ToolFamily {
+  readonly specs: ReadonlyArray<ToolSpec>
+  /** Undefined when `name` is not a tool of this family. */
+  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
+  readonly policyOf: (name: string) => ToolPolicyRef | undefined
+  /** Whether some tool's results reach the model in the untrusted envelope. */
+  readonly untrusted: boolean
+  /** The skills one of which must be loaded before the tool runs (empty: none). */
+  readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
+  /** Tools whose input schemas load on demand. */
+  readonly deferred: ReadonlySet<string>
+}
+
+export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({
+  output,
+  text: message,
+  isError: true
+})
