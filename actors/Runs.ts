@@ -76,6 +76,8 @@ export class Runs extends Context.Service<Runs, {
     id: string,
     afterSeq: number
   ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
+  /** The stream of a run the caller just started (its receipt proves ownership: no lookup). */
+  readonly streamStarted: (runId: string) => Stream.Stream<SequencedChunk>
   readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: string) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -246,6 +248,14 @@ export class Runs extends Context.Service<Runs, {
         }
       })
 
+      /** A stream ends at the run's final end, or at a turn's end while the run is parked. */
+      const follow = (id: string, afterSeq: number) =>
+        events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
+          Option.match(row, {
+            onNone: () => true,
+            onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
+          })))
+
       const cancelRun = (row: RunRow) =>
         Effect.gen(function*() {
           if (!isTerminal(row.run.status)) {
@@ -284,13 +294,9 @@ export class Runs extends Context.Service<Runs, {
         }),
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: string, afterSeq: number) {
           yield* getRow(principal, id)
-          const settled = Effect.map(repo.find(id), (row) =>
-            Option.match(row, {
-              onNone: () => true,
-              onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
-            }))
-          return events.follow(id, afterSeq, settled)
+          return follow(id, afterSeq)
         }),
+        streamStarted: (runId) => follow(runId, 0),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
           yield* threads.getRow(principal, threadId)
         }),

@@ -75,7 +75,8 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(AgentLoop.layer),
   Layer.provideMerge(StepLoop.layer),
   Layer.provideMerge(Layer.mergeAll(Parking.layer, ToolGate.layer, RunTools.layer, Finalize.layer)),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, EventLog.layer, Models.layer))
+  Layer.provideMerge(EventLog.layer),
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

@@ -34,7 +34,7 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
             runs.start(p, params.id, payload, key)
           )
           if (wantsJson(headers.accept)) return receipt
-          return sseResponse(receipt.runId, yield* runs.stream(p, receipt.runId, 0))
+          return sseResponse(receipt.runId, runs.streamStarted(receipt.runId))
         }).pipe(envelope))
       .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
       .handle("cancelThread", ({ params }) =>

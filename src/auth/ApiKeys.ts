@@ -5,7 +5,7 @@
  * fresh embedded install with no keys at all, minted once as a development key.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Redacted, Schema } from "effect"
 import { Unauthenticated } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { sha256Hex } from "../CanonicalJson.ts"
@@ -25,6 +25,10 @@ const Row = Schema.Struct({ id: Schema.String, organization_id: Schema.String, w
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
 const CountRow = Schema.Array(Schema.Struct({ n: Schema.Union([Schema.Number, Schema.NumberFromString]) }))
 
+/** How long a valid key is remembered; invalid keys are never remembered. */
+const keyCacheMs = 5_000
+const maxCachedKeys = 10_000
+
 const keyShape = /^[A-Za-z0-9_\-.~+/=]{1,256}$/
 const orgShape = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -38,6 +42,8 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   static readonly layer = Layer.effect(ApiKeys)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
+      /** Keys seen valid lately: a burst of requests costs one lookup (a key removed elsewhere stops working within keyCacheMs). */
+      const recent = new Map<string, { readonly principal: Principal; readonly until: number }>()
       const insert = (key: Redacted.Redacted, organizationId: string, workspaceId: string, source: KeySource) =>
         Effect.gen(function*() {
           const id = yield* newId("apiKey")
@@ -53,12 +59,21 @@ export class ApiKeys extends Context.Service<ApiKeys, {
         authenticate: Effect.fn("ApiKeys.authenticate")(function*(token: Redacted.Redacted) {
           const value = Redacted.value(token)
           if (!keyShape.test(value)) return yield* new Unauthenticated({ message: "The API key is malformed." })
+          const hash = sha256Hex(value)
+          const now = yield* Clock.currentTimeMillis
+          const cached = recent.get(hash)
+          if (cached !== undefined && cached.until > now) return cached.principal
           const rows = yield* sql`SELECT id, organization_id, workspace_id FROM api_keys
-            WHERE key_hash = ${sha256Hex(value)} AND revoked_at IS NULL`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
-          return yield* Option.match(Option.fromNullishOr(rows[0]), {
-            onNone: () => Effect.fail(new Unauthenticated({ message: "The API key is not valid." })),
-            onSome: (r) => Effect.succeed({ keyId: r.id, organizationId: r.organization_id, workspaceId: r.workspace_id })
-          })
+            WHERE key_hash = ${hash} AND revoked_at IS NULL`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
+          const row = rows[0]
+          if (row === undefined) {
+            recent.delete(hash)
+            return yield* new Unauthenticated({ message: "The API key is not valid." })
+          }
+          const principal: Principal = { keyId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id }
+          if (recent.size >= maxCachedKeys) recent.clear()
+          recent.set(hash, { principal, until: now + keyCacheMs })
+          return principal
         }),
         seed: Effect.fn("ApiKeys.seed")(function*(key: Redacted.Redacted, organizationId: string, workspaceId: string) {
           if (!keyShape.test(Redacted.value(key)) || !orgShape.test(organizationId) || !orgShape.test(workspaceId)) {

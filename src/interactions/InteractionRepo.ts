@@ -9,6 +9,7 @@ import {
   type InteractionStatus as Status,
   QuestionRequest
 } from "../../domain/Interaction.ts"
+import type { Statement } from "effect/sql"
 import type { Position } from "../store/Cursor.ts"
 
 export interface InteractionRow extends Position {
@@ -107,6 +108,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
   readonly settle: (id: string, settlement: Settlement, now: string) => Effect.Effect<boolean>
   /** Cancels every pending interaction of the run (run cancelled or timed out). */
   readonly cancelPending: (runId: string, now: string) => Effect.Effect<void>
+  /** The same, as a statement to run within another write. */
+  readonly cancelPendingStatement: (runId: string, now: string) => Statement.Fragment
 }>()("svc/InteractionRepo") {
   static readonly layer = Layer.effect(InteractionRepo)(
     Effect.gen(function*() {
@@ -114,6 +117,11 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
       const json = (v: unknown) => (v === null || v === undefined ? null : sql.json(v))
+      const cancelPending = (runId: string, now: string) =>
+        sql`UPDATE interactions SET status = 'cancelled',
+            decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
+            resolved_at = ${now}, updated_at = ${now}
+          WHERE run_id = ${runId} AND status = 'pending'`
       return {
         insert: Effect.fn("InteractionRepo.insert")(function*(row: InteractionRow) {
           const i = row.interaction
@@ -151,11 +159,9 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
           return rows.length > 0
         }),
         cancelPending: Effect.fn("InteractionRepo.cancelPending")(function*(runId: string, now: string) {
-          yield* sql`UPDATE interactions SET status = 'cancelled',
-              decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
-              resolved_at = ${now}, updated_at = ${now}
-            WHERE run_id = ${runId} AND status = 'pending'`.pipe(Effect.orDie)
-        })
+          yield* cancelPending(runId, now).pipe(Effect.orDie)
+        }),
+        cancelPendingStatement: cancelPending
       }
     })
   )

@@ -16,12 +16,12 @@ import { newIdSync } from "../Ids.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
-import { EventLog, type Writer } from "./EventLog.ts"
+import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
 import { completed, failed, type Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
 import type { RunPlan } from "./RunPlan.ts"
-import { RunRepo, type RunRow } from "./RunRepo.ts"
+import { type FreshRun, RunRepo, type RunRow } from "./RunRepo.ts"
 import { RunTools } from "./RunTools.ts"
 import { StepLoop, runTool } from "./StepLoop.ts"
 import { systemPrompt } from "./SystemPrompt.ts"
@@ -54,7 +54,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       })
 
       /** Everything up to the step loop; `usage` is what finalization records. */
-      const body = (row: RunRow, plan: RunPlan, writer: Writer, usage: { current: UsageTotal }) =>
+      const body = (row: RunRow, plan: RunPlan, writer: Writer, usage: { current: UsageTotal }, fresh: Option.Option<FreshRun>) =>
         Effect.gen(function*() {
           const runId = row.id
           yield* announceReplay(row, writer)
@@ -64,7 +64,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           if (parked.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
             return { _tag: "StillParked" } satisfies Outcome
           }
-          yield* repo.setStatus(runId, { status: "running", startedAt }, yield* nowIso)
+          // Stored with the first chunks of the run.
+          yield* writer.attach([runChange({ status: "running", startedAt })])
 
           const model = models.provider(plan.route)
           const price = models.price(plan.route)
@@ -88,7 +89,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             reportHookFailure: (message) => writer.emit({ type: "error", errorText: message })
           })
 
-          const checkpoints = yield* repo.checkpoints(runId)
+          // A new run has no steps yet, and no history when its thread had no runs before it.
+          const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
           const runMessages: Array<Message> = checkpoints.flatMap((c) => c.messages)
           if (row.park !== null) {
             const earlierCalls = runMessages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))
@@ -97,7 +99,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             usage.current = resumed.usage
             runMessages.push(...resumed.messages)
           }
-          const history = yield* repo.history(row.run.threadId, row.run.createdAt)
+          const history = Option.isSome(fresh) && !fresh.value.hasHistory ? [] : yield* repo.history(row.run.threadId, row.run.createdAt)
           const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...runMessages]
           // Schemas loaded in earlier steps stay loaded.
           tools.restore(messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : [])))
@@ -113,6 +115,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             messages,
             runCalls: runMessages.flatMap((m) => (m.role === "assistant" ? [...m.toolCalls] : [])),
             step: checkpoints.length + (row.park === null ? 0 : 1),
+            claimFirst: Option.isNone(fresh),
             usage
           })
         })
@@ -140,21 +143,26 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       }
 
       const execute = Effect.fn("AgentLoop.execute")(function*(runId: string, cancelRequested: Effect.Effect<boolean>) {
-        const found = yield* repo.find(runId)
+        // The first execution of a run created here needs no read, unless a cancel came first.
+        const taken = repo.takeFresh(runId)
+        const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
+        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.find(runId)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return
         const row = found.value
         const plan = row.plan
         if (plan === undefined) {
           return yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(Effect.annotateLogs({ run_id: runId }))
         }
-        const writer = yield* events.writer(runId)
+        const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh) })
+        // Everything before the model's first answer goes in one write.
+        if (!plan.streamProgress) yield* writer.hold
         const usage = { current: row.run.usage ?? ZeroUsage }
         // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
         const beat = Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4)))
         yield* Effect.forkScoped(
           Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
         )
-        const outcome = yield* bounded(row, plan.maxDurationMs, body(row, plan, writer, usage)).pipe(
+        const outcome = yield* bounded(row, plan.maxDurationMs, body(row, plan, writer, usage, fresh)).pipe(
           Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer) : Effect.void)))
         )
         yield* finalize.outcome(row, writer, outcome, usage.current)

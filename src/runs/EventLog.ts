@@ -1,16 +1,20 @@
 /**
  * The durable run stream. Every chunk gets a sequence number and is stored in
- * `run_events` before anyone sees it; followers replay from the table and
- * then follow new rows, woken by a signal: an in-process PubSub, fed on
- * PostgreSQL by LISTEN/NOTIFY so any node can follow any run. A run has one
- * writer (its RunEntity); the writer batches naturally: while one INSERT is in
- * flight the next chunks accumulate and go in the next one.
+ * `run_events` before anyone sees it. A run has one writer (its RunEntity);
+ * the writer batches naturally: while one write is in flight the next chunks
+ * accumulate and go in the next one, together with the statements the loop
+ * attached (the run's status, its checkpoint, its end), as one statement.
+ * Followers on the writer's node take chunks from memory (RecentChunks); a
+ * trigger NOTIFYs other nodes' followers, who read the table.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Deferred, Effect, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { Array as Arr, Context, Deferred, Effect, Latch, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import type { Statement } from "effect/sql"
+import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { Chunk, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
-import { newIdSync } from "../Ids.ts"
+import { nowIso } from "../Time.ts"
+import { RecentChunks } from "./RecentChunks.ts"
+import { mergeChanges, type RunChange, RunRepo } from "./RunRepo.ts"
 
 export type { SequencedChunk } from "../../domain/Chunk.ts"
 
@@ -24,7 +28,18 @@ const channel = "svc_run_events"
 const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
 const decodeRows = Schema.decodeUnknownEffect(Rows)
 const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
+const pageSize = 1000
 
+/**
+ * What goes into the next write with the chunks: data-modifying statements (as
+ * CTEs, so in the same statement) and changes to the run's row (merged into one
+ * update per write).
+ */
+export type Attached = Statement.Fragment | { readonly _tag: "RunChange"; readonly change: RunChange }
+
+export const runChange = (change: RunChange): Attached => ({ _tag: "RunChange", change })
+
+const isRunChange = (a: Attached): a is { readonly _tag: "RunChange"; readonly change: RunChange } => "_tag" in a && a._tag === "RunChange"
 
 export interface Writer {
   /** The last sequence number stored when the writer opened (0: a fresh stream). */
@@ -34,21 +49,34 @@ export interface Writer {
   /** Waits until every chunk emitted so far is stored and announced. */
   readonly flush: Effect.Effect<void>
   /**
-   * Stores every chunk emitted so far and runs `effect` in the same
-   * transaction, before anyone is told: followers that see the final chunks
-   * also see what `effect` wrote (the run's terminal status).
+   * Holds writes back until `release` (or a flush): the chunks that open a step
+   * go in the same write as the model's first answer chunks.
    */
-  readonly commit: (effect: Effect.Effect<void>) => Effect.Effect<void>
+  readonly hold: Effect.Effect<void>
+  readonly release: Effect.Effect<void>
+  /** Adds statements to the next write, without waiting for it. */
+  readonly attach: (statements: ReadonlyArray<Attached>) => Effect.Effect<void>
+  /**
+   * Stores every chunk emitted so far and runs `statements` in the same
+   * statement, before anyone is told: followers that see the final chunks
+   * also see what they wrote (the run's terminal status).
+   */
+  readonly commit: (statements: ReadonlyArray<Attached>) => Effect.Effect<void>
 }
+
+type Pending =
+  | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
+  | { readonly _tag: "Attach"; readonly statements: ReadonlyArray<Attached> }
+  | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void> }
 
 export class EventLog extends Context.Service<EventLog, {
   readonly lastSeq: (runId: string) => Effect.Effect<number>
-  /** The run's single writer, continuing after the last stored sequence number. */
-  readonly writer: (runId: string) => Effect.Effect<Writer, never, Scope.Scope>
+  /** The run's single writer, continuing after the last stored sequence number (`fresh`: a new run, nothing stored yet). */
+  readonly writer: (runId: string, options?: { readonly fresh: boolean }) => Effect.Effect<Writer, never, Scope.Scope>
   /**
-   * Stored chunks after `afterSeq`, then live ones, until a finish or abort
-   * chunk with nothing after it while `settled` holds (the run ended or is
-   * parked; a resuming run goes on in the same log).
+   * Stored chunks after `afterSeq`, then live ones, until the run's final end,
+   * or a parked turn's end with nothing after it while `settled` holds (a
+   * resuming run goes on in the same log).
    */
   readonly follow: (runId: string, afterSeq: number, settled: Effect.Effect<boolean>) => Stream.Stream<SequencedChunk>
   /** Stored chunks after `afterSeq`, without following. */
@@ -58,28 +86,24 @@ export class EventLog extends Context.Service<EventLog, {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const config = yield* ServiceConfig
-      const distributed = Option.isSome(config.databaseUrl)
-      // Local writes carry their chunks, so followers on this node need not read them back;
-      // another node's write (a NOTIFY) only says that there is something to read.
+      const repo = yield* RunRepo
       const signals = yield* PubSub.unbounded<Signal>()
-      const node = newIdSync("request").slice(4)
+      const recent = new RecentChunks()
 
-      if (distributed) {
+      if (Option.isSome(config.databaseUrl)) {
+        // Another node wrote: read it. Writes of this node's writers reach local followers directly.
         const notifications = yield* sql.listen(channel).pipe(Effect.orDie)
         yield* Effect.forkScoped(
           Effect.forever(
-            Effect.flatMap(Queue.take(notifications), (n) => {
-              const [from, runId] = n.payload.split(":")
-              return from === node || runId === undefined ? Effect.void : PubSub.publish(signals, { runId, chunks: undefined })
-            })
+            Effect.flatMap(Queue.take(notifications), (n) =>
+              recent.has(n.payload) ? Effect.void : PubSub.publish(signals, { runId: n.payload, chunks: undefined }))
           ).pipe(Effect.catchCause(() => Effect.void))
         )
       }
 
       const read = (runId: string, afterSeq: number) =>
-        sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT 1000`.pipe(
+        sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${pageSize}`.pipe(
           Effect.flatMap(decodeRows),
-          Effect.map((rows): ReadonlyArray<SequencedChunk> => rows),
           Effect.orDie
         )
 
@@ -90,47 +114,53 @@ export class EventLog extends Context.Service<EventLog, {
           Effect.orDie
         )
 
-      const announce = (runId: string, chunks: ReadonlyArray<SequencedChunk>) =>
-        distributed
-          ? Effect.andThen(PubSub.publish(signals, { runId, chunks }), sql.notify(channel, `${node}:${runId}`).pipe(Effect.orDie))
-          : PubSub.publish(signals, { runId, chunks })
+      /** One statement: the attached statements as CTEs, then the chunks' INSERT. */
+      const write = (runId: string, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string) => {
+        const changes = all.flatMap((a) => (isRunChange(a) ? [a.change] : []))
+        const attached = [
+          ...all.filter((a): a is Statement.Fragment => !isRunChange(a)),
+          ...(changes.length === 0 ? [] : [repo.statements.change(runId, mergeChanges(changes), now)])
+        ]
+        const records = rows.map((r): Record<string, unknown> => ({ run_id: runId, seq: r.seq, chunk: JSON.stringify(r.chunk) }))
+        const insert = Arr.isReadonlyArrayNonEmpty(records)
+          ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
+          : sql`SELECT 1`
+        if (attached.length === 0) return rows.length === 0 ? Effect.void : insert.pipe(Effect.asVoid, Effect.orDie)
+        const ctes = sql.join(", ", false)(attached.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))
+        return sql`WITH ${ctes} ${insert}`.pipe(Effect.asVoid, Effect.orDie)
+      }
 
-      const writer = Effect.fn("EventLog.writer")(function*(runId: string) {
-        let seq = yield* lastSeq(runId)
+      const writer = Effect.fn("EventLog.writer")(function*(runId: string, options?: { readonly fresh: boolean }) {
+        let seq = options?.fresh === true ? 0 : yield* lastSeq(runId)
         const startSeq = seq
-        const pending = yield* Queue.unbounded<
-          | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
-          | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void>; readonly with?: Effect.Effect<void> }
-        >()
+        const pending = yield* Queue.unbounded<Pending>()
+        const open = Latch.makeUnsafe(true)
+        recent.open(runId, startSeq)
+        yield* Effect.addFinalizer(() => Effect.sync(() => recent.close(runId)))
         yield* Effect.forkScoped(
           Effect.forever(
             Effect.gen(function*() {
-              const batch = yield* Queue.takeAll(pending)
-              const rows = batch.flatMap((item): Array<Record<string, unknown>> =>
-                item._tag === "Chunk" ? [{ run_id: runId, seq: item.seq, chunk: JSON.stringify(item.chunk) }] : []
-              )
-              const hooks = batch.flatMap((item) => (item._tag === "Flush" && item.with !== undefined ? [item.with] : []))
-              const insert = Arr.isReadonlyArrayNonEmpty(rows)
-                ? sql`INSERT INTO run_events ${sql.insert(rows)} ON CONFLICT (run_id, seq) DO NOTHING`.pipe(Effect.orDie)
-                : Effect.void
-              yield* (hooks.length === 0 ? insert : sql.withTransaction(Effect.andThen(insert, Effect.all(hooks))).pipe(Effect.orDie))
+              const first = yield* Queue.takeAll(pending)
+              yield* open.await
+              const batch = [...first, ...(yield* Queue.clear(pending))]
+              const rows = batch.flatMap((item) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
+              const attached = batch.flatMap((item) => (item._tag === "Attach" ? item.statements : []))
+              yield* write(runId, rows, attached, attached.length === 0 ? "" : yield* nowIso)
               if (rows.length > 0) {
-                yield* announce(
-                  runId,
-                  batch.flatMap((item) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
-                )
+                recent.append(runId, rows)
+                yield* PubSub.publish(signals, { runId, chunks: rows })
               }
               for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
             })
           )
         )
-        const commit = (effect?: Effect.Effect<void>) =>
-          Effect.gen(function*() {
-            const done = yield* Deferred.make<void>()
-            yield* Queue.offer(pending, effect === undefined ? { _tag: "Flush", done } : { _tag: "Flush", done, with: effect })
-            yield* Deferred.await(done)
-          })
-        const flush = commit()
+        const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, { _tag: "Attach", statements })
+        const flush = Effect.gen(function*() {
+          open.openUnsafe()
+          const done = yield* Deferred.make<void>()
+          yield* Queue.offer(pending, { _tag: "Flush", done })
+          yield* Deferred.await(done)
+        })
         // Whatever was emitted is stored before the writer goes away.
         yield* Effect.addFinalizer(() => flush)
         return {
@@ -142,45 +172,56 @@ export class EventLog extends Context.Service<EventLog, {
               return Effect.as(Queue.offer(pending, item), item.seq)
             }),
           flush,
-          commit
-        }
+          hold: Effect.sync(() => open.closeUnsafe()),
+          release: Effect.sync(() => open.openUnsafe()),
+          attach: (statements) => Effect.asVoid(attach(statements)),
+          commit: (statements) => Effect.andThen(attach(statements), flush)
+        } satisfies Writer
       })
 
       const follow = (runId: string, afterSeq: number, settled: Effect.Effect<boolean>): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
-            // Subscribe before the first read so that no write is missed.
+            // Subscribe before the first look so that no write is missed.
             const subscription = yield* PubSub.subscribe(signals)
-            /** Chunks announced after `cursor`: taken from local signals when they continue it, else read. */
-            const next = (cursor: number, mustRead: boolean) =>
+            /** Chunks after `cursor`: from memory when this node writes the run, else from the table. */
+            const catchUp = (cursor: number) =>
+              Effect.suspend(() => {
+                const local = recent.after(runId, cursor)
+                return local === undefined ? Effect.map(read(runId, cursor), (rows) => ({ rows, read: true })) : Effect.succeed({ rows: local, read: false })
+              })
+            /** `settling`: after a turn's end, an empty look is an answer too (the caller asks whether the run settled). */
+            const next = (cursor: number, mustRead: boolean, settling: boolean) =>
               Effect.gen(function*() {
-                if (mustRead) return { rows: yield* read(runId, cursor), read: true }
+                if (mustRead) {
+                  const caught = yield* catchUp(cursor)
+                  if (caught.rows.length > 0 || caught.read || settling) return caught
+                }
                 while (true) {
                   const mine = (yield* PubSub.takeAll(subscription)).filter((signal) => signal.runId === runId)
                   if (mine.length === 0) continue
-                  if (mine.some((signal) => signal.chunks === undefined)) return { rows: yield* read(runId, cursor), read: true }
+                  if (mine.some((signal) => signal.chunks === undefined)) return yield* catchUp(cursor)
                   const fresh = mine.flatMap((signal) => signal.chunks ?? []).filter((c) => c.seq > cursor)
                   if (fresh.length === 0) continue
                   const contiguous = fresh.every((c, i) => c.seq === cursor + 1 + i)
-                  return contiguous ? { rows: fresh, read: false } : { rows: yield* read(runId, cursor), read: true }
+                  return contiguous ? { rows: fresh, read: false } : yield* catchUp(cursor)
                 }
               })
-            // A finish or abort ends the stream when nothing follows it; a parked run's log goes on after its
-            // `finish` once it resumes, so a replay reads past it.
             return Stream.paginate({ cursor: afterSeq, mustRead: true, endIfEmpty: false }, (state) =>
               Effect.gen(function*() {
-                const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead)
+                const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead, state.endIfEmpty)
                 if (rows.length === 0) {
                   return state.endIfEmpty && (yield* settled)
                     ? [[], Option.none()] as const
                     : [[], Option.some({ cursor: state.cursor, mustRead: false, endIfEmpty: state.endIfEmpty })] as const
                 }
                 const last = rows[rows.length - 1]
-                if (isStreamEnd(last.chunk)) {
-                  return [rows, Option.some({ cursor: last.seq, mustRead: true, endIfEmpty: true })] as const
-                }
+                // The run's final end: nothing can follow.
+                if (isFinalEnd(last.chunk)) return [rows, Option.none()] as const
+                // A parked turn's end: a resumed run goes on in the same log, so look once more.
+                if (isStreamEnd(last.chunk)) return [rows, Option.some({ cursor: last.seq, mustRead: true, endIfEmpty: true })] as const
                 // A full page read from the table may have more behind it.
-                const more = wasRead && rows.length === 1000
+                const more = wasRead && rows.length === pageSize
                 return [rows, Option.some({ cursor: last.seq, mustRead: more, endIfEmpty: false })] as const
               }))
           })

@@ -10,7 +10,7 @@ import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../dom
 import { newIdSync } from "../Ids.ts"
 import { InteractionRepo } from "../interactions/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
-import { EventLog, type Writer } from "./EventLog.ts"
+import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import type { Outcome } from "./Outcome.ts"
 import { RunRepo, type RunRow } from "./RunRepo.ts"
 
@@ -35,14 +35,11 @@ export class Finalize extends Context.Service<Finalize, {
       /** Ends a run that did not complete: status, thread, pending interactions and park, with the last chunks. */
       const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
         Effect.flatMap(nowIso, (now) =>
-          writer.commit(
-            Effect.all([
-              repo.setStatus(row.id, { status: "cancelled", ...(terminalReason === null ? {} : { terminalReason }), completedAt: now }, now),
-              repo.releaseThread(row.run.threadId, row.id, now),
-              interactions.cancelPending(row.id, now),
-              repo.clearPark(row.id, now)
-            ], { discard: true })
-          ))
+          writer.commit([
+            runChange({ status: "cancelled", ...(terminalReason === null ? {} : { terminalReason }), completedAt: now, clearPark: true }),
+            repo.statements.releaseThread(row.run.threadId, row.id, now),
+            interactions.cancelPendingStatement(row.id, now)
+          ]))
 
       const outcome = Effect.fn("Finalize.outcome")(function*(row: RunRow, writer: Writer, outcome: Outcome, usage: UsageTotal) {
         if (outcome._tag === "StillParked") return
@@ -60,18 +57,16 @@ export class Finalize extends Context.Service<Finalize, {
         })
         yield* writer.emit({ type: "data-svc-usage", data: usage })
         yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
-        yield* writer.commit(
-          Effect.andThen(
-            repo.setStatus(row.id, {
-              status: outcome._tag === "Completed" ? "completed" : "failed",
-              terminalReason: outcome.terminalReason,
-              error: outcome._tag === "Failed" ? outcome.error : null,
-              usage,
-              completedAt: now
-            }, now),
-            repo.releaseThread(row.run.threadId, row.id, now)
-          )
-        )
+        yield* writer.commit([
+          runChange({
+            status: outcome._tag === "Completed" ? "completed" : "failed",
+            terminalReason: outcome.terminalReason,
+            error: outcome._tag === "Failed" ? outcome.error : null,
+            usage,
+            completedAt: now
+          }),
+          repo.statements.releaseThread(row.run.threadId, row.id, now)
+        ])
       })
 
       const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer) {
@@ -101,7 +96,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* writer.emit({ type: "error", errorText: error.message })
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
         yield* writer.emit({ type: "finish", finishReason: "error" })
-        yield* writer.commit(Effect.flatMap(nowIso, (now) => repo.reap(runId, error, now)))
+        yield* writer.commit(repo.statements.reap(runId, error, yield* nowIso))
       }, Effect.scoped)
 
       const expire = Effect.fn("Finalize.expire")(function*(runId: string) {

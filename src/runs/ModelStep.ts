@@ -8,7 +8,7 @@ import type { ToolCall } from "../../domain/Conversation.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import { newIdSync } from "../Ids.ts"
 import { costCents, type Price } from "../model/Models.ts"
-import type { ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
+import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
 import type { Writer } from "./EventLog.ts"
 
 export interface StepResult {
@@ -28,8 +28,22 @@ export const run = Effect.fn("ModelStep.run")(function*(
   let reasoningId: string | undefined
   const calls: Array<ToolCall> = []
   let tokens = { inputTokens: 0, outputTokens: 0 }
+  let answered = false
   yield* model.stream(request).pipe(
     Stream.runForEach((event): Effect.Effect<void> => {
+      const handled = handle(event)
+      if (answered) return handled
+      // The model answered: whatever the writer held back goes out with this.
+      answered = true
+      return Effect.andThen(writer.release, handled)
+    })
+  )
+  yield* writer.release
+  if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
+  if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
+  return { text, calls, tokens } satisfies StepResult
+
+  function handle(event: ModelEvent): Effect.Effect<void> {
       switch (event._tag) {
         case "ReasoningDelta": {
           if (!streamReasoning) return Effect.void
@@ -56,11 +70,7 @@ export const run = Effect.fn("ModelStep.run")(function*(
           tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
           return Effect.void
       }
-    })
-  )
-  if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
-  if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
-  return { text, calls, tokens } satisfies StepResult
+  }
 })
 
 /** The run's totals after one more step at `price`. */

@@ -4,7 +4,9 @@ import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Message, Message as MessageSchema } from "../../domain/Conversation.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
+import type { Statement } from "effect/sql"
 import type { Position } from "../store/Cursor.ts"
+import { FreshRuns } from "./FreshRuns.ts"
 import { ParkRecord } from "./Park.ts"
 import { RunPlan } from "./RunPlan.ts"
 
@@ -76,6 +78,8 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   }
 })
 
+const decodeCreated = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ created: Schema.Number, has_history: Schema.Boolean })))
+
 const Step = Schema.Struct({ step: Schema.Number, messages: Schema.Array(MessageSchema), usage: UsageTotal })
 const decodeSteps = Schema.decodeUnknownEffect(Schema.Array(Step))
 export type Checkpoint = typeof Step.Type
@@ -96,10 +100,46 @@ export interface StatusChange {
   readonly completedAt?: string
 }
 
+/**
+ * Changes to a run's row made within a stream write. A write updates the row
+ * at most once (PostgreSQL applies only one of two updates of a row in one
+ * statement), so the changes of one write are merged, later ones winning.
+ */
+export interface RunChange extends Partial<StatusChange> {
+  /** The parked step is dropped (the run ended while parked). */
+  readonly clearPark?: boolean
+}
+
+export const mergeChanges = (changes: ReadonlyArray<RunChange>): RunChange => Object.assign({}, ...changes)
+
+/** A run this process just created, handed to its first execution without reading it back. */
+export interface FreshRun {
+  readonly row: RunRow
+  /** Whether the thread had runs before this one (else there is no history to read). */
+  readonly hasHistory: boolean
+}
+
+/** Statements to run within another write (the event log's), never on their own. */
+export interface RunStatements {
+  /** One update of the run's row (merge the changes of one write first). */
+  readonly change: (id: string, change: RunChange, now: string) => Statement.Fragment
+  readonly releaseThread: (threadId: string, runId: string, now: string) => Statement.Fragment
+  /** The step's checkpoint (its running totals go on the run's row as a change). */
+  readonly checkpoint: (runId: string, step: number, messages: ReadonlyArray<Message>, usage: typeof UsageTotal.Type, now: string) => Statement.Fragment
+  /** Fails the run (unless it already ended) and frees its thread. */
+  readonly reap: (runId: string, error: typeof RunError.Type, now: string) => ReadonlyArray<Statement.Fragment>
+}
+
 export class RunRepo extends Context.Service<RunRepo, {
   readonly insert: (row: NewRunRow) => Effect.Effect<void>
-  /** Claims the thread for the new run and inserts it, atomically; false when the thread is busy. */
+  /**
+   * Claims the thread for the new run and inserts it, in one statement; false
+   * when the thread is busy. The created run is kept for `takeFresh`.
+   */
   readonly createClaimed: (row: NewRunRow) => Effect.Effect<boolean>
+  /** The run as just created by this process, once (its first execution); none after that. */
+  readonly takeFresh: (id: string) => Option.Option<FreshRun>
+  readonly statements: RunStatements
   readonly find: (id: string) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
@@ -147,14 +187,41 @@ export class RunRepo extends Context.Service<RunRepo, {
    * before `cutoff`, and their replies, are deleted.
    */
   readonly purgeDeliveredMessages: (cutoff: string) => Effect.Effect<void>
-  /** Finalizes a run without reading its plan (the recovery pass's last resort). */
-  readonly reap: (runId: string, error: typeof RunError.Type, now: string) => Effect.Effect<void>
 }>()("svc/RunRepo") {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
+      const fresh = new FreshRuns<FreshRun>()
+      const change = (id: string, c: RunChange, now: string) =>
+        sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
+            park = ${c.clearPark === true ? null : sql`park`},
+            park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
+            terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
+            error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(c.error)},
+            usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
+            started_at = ${c.startedAt === undefined ? sql`started_at` : c.startedAt},
+            completed_at = ${c.completedAt === undefined ? sql`completed_at` : c.completedAt},
+            updated_at = ${now}
+          WHERE id = ${id}`
+      const releaseThread = (threadId: string, runId: string, now: string) =>
+        sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
+          WHERE id = ${threadId} AND active_run_id = ${runId}`
+      const statements: RunStatements = {
+        change,
+        releaseThread,
+        checkpoint: (runId, step, messages, usage, now) =>
+          sql`INSERT INTO run_steps (run_id, step, messages, usage, created_at)
+            VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
+            ON CONFLICT (run_id, step) DO NOTHING`,
+        reap: (runId, error, now) => [
+          sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(error)},
+              completed_at = ${now}, updated_at = ${now}
+            WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled')`,
+          sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now} WHERE active_run_id = ${runId}`
+        ]
+      }
       const insert = Effect.fn("RunRepo.insert")(function*(row: NewRunRow) {
           const r = row.run
           yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
@@ -166,19 +233,31 @@ export class RunRepo extends Context.Service<RunRepo, {
       return {
         insert,
         createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: NewRunRow) {
-          return yield* sql.withTransaction(
-            Effect.gen(function*() {
-              // The run row first: the claim references it, and the thread row lock serializes claimants.
-              yield* insert(row)
-              const claimed = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${row.id}, updated_at = ${row.createdAt}
-                WHERE id = ${row.run.threadId} AND active_run_id IS NULL RETURNING id`
-              if (claimed.length === 0) return yield* Effect.fail("busy" as const)
-              return true
-            })
-          ).pipe(
-            Effect.catch((e) => (e === "busy" ? Effect.succeed(false) : Effect.die(e)))
+          const r = row.run
+          // The claim and the insert in one statement: the thread row lock serializes claimants, and
+          // the snapshot tells whether the thread had runs before this one.
+          const rows = yield* sql`WITH claimed AS (
+              UPDATE threads SET status = 'running', active_run_id = ${r.id}, updated_at = ${r.createdAt}
+              WHERE id = ${r.threadId} AND active_run_id IS NULL RETURNING id
+            ), created AS (
+              INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
+                usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
+              SELECT ${r.id}, ${row.organizationId}, ${row.workspaceId}, ${r.threadId}, ${r.agentId}, ${r.status}, NULL, NULL,
+                ${sql.json(r.usage)}, ${sql.json(r.config)}, ${sql.json(row.plan)}, ${sql.json(r.metadata)},
+                ${row.idempotencyKey}, ${r.createdAt}, NULL, NULL, ${r.createdAt}
+              FROM claimed RETURNING id
+            )
+            SELECT (SELECT count(*) FROM created)::int AS created,
+              EXISTS (SELECT 1 FROM runs WHERE thread_id = ${r.threadId}) AS has_history`.pipe(
+            Effect.flatMap(decodeCreated),
+            Effect.orDie
           )
+          const created = rows[0]?.created === 1
+          if (created) fresh.put(r.id, { row: { ...row, generation: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
+          return created
         }),
+        takeFresh: (id: string) => fresh.take(id),
+        statements,
         find: Effect.fn("RunRepo.find")(function*(id: string) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
         }),
@@ -197,14 +276,7 @@ export class RunRepo extends Context.Service<RunRepo, {
           )
         }),
         setStatus: Effect.fn("RunRepo.setStatus")(function*(id: string, c: StatusChange, now: string) {
-          yield* sql`UPDATE runs SET status = ${c.status},
-              terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
-              error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(c.error)},
-              usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
-              started_at = ${c.startedAt === undefined ? sql`started_at` : c.startedAt},
-              completed_at = ${c.completedAt === undefined ? sql`completed_at` : c.completedAt},
-              updated_at = ${now}
-            WHERE id = ${id}`.pipe(Effect.orDie)
+          yield* change(id, c, now).pipe(Effect.orDie)
         }),
         checkpoints: Effect.fn("RunRepo.checkpoints")(function*(runId: string) {
           return yield* sql`SELECT step, messages, usage FROM run_steps WHERE run_id = ${runId} ORDER BY step`.pipe(
@@ -241,8 +313,7 @@ export class RunRepo extends Context.Service<RunRepo, {
           return rows.length > 0
         }),
         releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: string, runId: string, now: string) {
-          yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
-            WHERE id = ${threadId} AND active_run_id = ${runId}`.pipe(Effect.orDie)
+          yield* releaseThread(threadId, runId, now).pipe(Effect.orDie)
         }),
         park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
           yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(record)}, park_deadline = ${deadline},
@@ -254,7 +325,7 @@ export class RunRepo extends Context.Service<RunRepo, {
             WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
         clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: string, now: string) {
-          yield* sql`UPDATE runs SET park = NULL, park_deadline = NULL, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+          yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
         }),
         parkExpired: Effect.fn("RunRepo.parkExpired")(function*(now: string) {
           const rows = yield* sql`SELECT id FROM runs WHERE status IN ('waiting_for_approval', 'waiting_for_input')
@@ -290,14 +361,6 @@ export class RunRepo extends Context.Service<RunRepo, {
               RETURNING m.request_id
             )
             DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
-        }),
-        reap: Effect.fn("RunRepo.reap")(function*(runId: string, error: typeof RunError.Type, now: string) {
-          yield* sql.withTransaction(Effect.gen(function*() {
-            yield* sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(error)},
-                completed_at = ${now}, updated_at = ${now}
-              WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled')`
-            yield* sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now} WHERE active_run_id = ${runId}`
-          })).pipe(Effect.orDie)
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: string) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(

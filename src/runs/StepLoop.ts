@@ -13,7 +13,7 @@ import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Toolset } from "../tools/Toolset.ts"
-import type { Writer } from "./EventLog.ts"
+import { runChange, type Writer } from "./EventLog.ts"
 import { FollowupRepo } from "./FollowupRepo.ts"
 import * as ModelStep from "./ModelStep.ts"
 import { completed, denied, failed, inCallOrder, type Outcome, type Settled, settle } from "./Outcome.ts"
@@ -39,6 +39,8 @@ export interface LoopRun {
   readonly runCalls: Array<ToolCall>
   /** Checkpointed steps so far. */
   readonly step: number
+  /** Claim follow-ups before the first step (a new run has none yet: the first boundary is after its first step). */
+  readonly claimFirst: boolean
   /** The run's running totals; the loop updates them, finalization reads them. */
   readonly usage: { current: UsageTotal }
 }
@@ -99,19 +101,30 @@ const loop = ({ repo, followups, parking }: Deps) =>
       return claimed.length
     })
 
-    /** The step's messages are checkpointed before its results are announced. */
+    /**
+     * The step's checkpoint goes in the same write as its results and `finish-step`, so
+     * nobody sees them before it is stored. After tool calls the write is awaited: the
+     * next step must not begin on results that could still be lost.
+     */
     const completeStep = (assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
       Effect.gen(function*() {
-        yield* repo.saveCheckpoint(runId, step, [...pendingUser, assistant, ...results.map((s) => s.message)], usage.current, yield* nowIso)
+        const stepMessages = [...pendingUser, assistant, ...results.map((s) => s.message)]
+        yield* writer.attach([repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso), runChange({ usage: usage.current })])
         for (const s of results) if (s.chunk !== undefined) yield* writer.emit(s.chunk)
         yield* writer.emit({ type: "finish-step" })
+        if (results.length > 0) yield* writer.flush
         messages.push(assistant, ...results.map((s) => s.message))
       })
 
+    let claimNow = r.claimFirst
     while (true) {
-      yield* deliverFollowups
+      if (claimNow) yield* deliverFollowups
+      claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
+      // Without progress parts there is nothing to show before the model answers: the step's
+      // opening chunks go in one write with its first answer chunks.
+      if (!plan.streamProgress) yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       yield* progress("Thinking")
       const result = yield* ModelStep.run(
@@ -153,9 +166,10 @@ const loop = ({ repo, followups, parking }: Deps) =>
       yield* completeStep(assistant, settled)
       pendingUser = []
       step += 1
+      // A turn boundary: messages held meanwhile open the next step (one more step of this turn after an answer).
+      const delivered = yield* deliverFollowups
       if (result.calls.length === 0) {
-        // A message held while the model answered opens one more step of this turn.
-        if ((yield* deliverFollowups) > 0) continue
+        if (delivered > 0) continue
         if (plan.outputSchema === null) return completed(null)
         const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
         if (extracted._tag === "Invalid") yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })

@@ -218,13 +218,30 @@ const m0006_interactions = Effect.gen(function*() {
   )`
 })
 
+/**
+ * A write to a run's stream wakes followers on other nodes: one NOTIFY per
+ * statement and run, raised by the database in the statement that stores the
+ * chunks (no extra round trip for the writer).
+ */
+const m0007_event_notify = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.unsafe(`CREATE FUNCTION svc_run_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      PERFORM pg_notify('svc_run_events', r.run_id) FROM (SELECT DISTINCT run_id FROM new_rows) r;
+      RETURN NULL;
+    END $$`)
+  yield* sql.unsafe(`CREATE TRIGGER run_events_notify AFTER INSERT ON run_events
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_run_events_notify()`)
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
   "0003_runs": m0003_runs,
   "0004_followups": m0004_followups,
   "0005_recovery": m0005_recovery,
-  "0006_interactions": m0006_interactions
+  "0006_interactions": m0006_interactions,
+  "0007_event_notify": m0007_event_notify
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })
