@@ -4,7 +4,7 @@
  * another run holds it) and hands the run to its RunEntity; reads, lists,
  * cancellation and the durable stream.
  */
-import { Context, DateTime, Effect, Layer, Option, Stream } from "effect"
+import { Context, DateTime, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { Conflict, InvalidRequest, NotFound, PermissionDenied } from "../domain/Errors.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -21,7 +21,7 @@ import { Threads } from "../src/threads/Threads.ts"
 import { nowIso } from "../src/Time.ts"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
-import { EventLog, type SequencedChunk } from "../src/runs/EventLog.ts"
+import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
 import { type NewRunRow, type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
@@ -76,8 +76,18 @@ export class Runs extends Context.Service<Runs, {
     id: string,
     afterSeq: number
   ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
-  /** The stream of a run the caller just started (its receipt proves ownership: no lookup). */
-  readonly streamStarted: (runId: string) => Stream.Stream<SequencedChunk>
+  /**
+   * Starts a run (through `wrap`, e.g. idempotency) and returns its stream,
+   * watched from before the run existed: the caller started it, so no lookup,
+   * and nothing is read back unless `wrap` answered with an earlier run.
+   */
+  readonly startStreaming: <E>(
+    principal: Principal,
+    threadId: string,
+    input: MessageInput,
+    idempotencyKey: string | undefined,
+    wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
+  ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
   readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: string) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -249,12 +259,12 @@ export class Runs extends Context.Service<Runs, {
       })
 
       /** A stream ends at the run's final end, or at a turn's end while the run is parked. */
-      const follow = (id: string, afterSeq: number) =>
+      const follow = (id: string, afterSeq: number, watch?: Watch) =>
         events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
           Option.match(row, {
             onNone: () => true,
             onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
-          })))
+          })), watch)
 
       const cancelRun = (row: RunRow) =>
         Effect.gen(function*() {
@@ -296,7 +306,22 @@ export class Runs extends Context.Service<Runs, {
           yield* getRow(principal, id)
           return follow(id, afterSeq)
         }),
-        streamStarted: (runId) => follow(runId, 0),
+        startStreaming: Effect.fn("Runs.startStreaming")(function*<E>(
+          principal: Principal,
+          threadId: string,
+          input: MessageInput,
+          idempotencyKey: string | undefined,
+          wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
+        ) {
+          const scope = yield* Scope.make()
+          const watch = yield* Scope.provide(events.watch, scope)
+          let created = false
+          const receipt = yield* wrap(Effect.tap(start(principal, threadId, input, idempotencyKey), () => Effect.sync(() => (created = true)))).pipe(
+            Effect.onError(() => Scope.close(scope, Exit.void))
+          )
+          const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
+          return { receipt, stream }
+        }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
           yield* threads.getRow(principal, threadId)
         }),

@@ -28,13 +28,11 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function*() {
           const p = yield* CurrentPrincipal
           const key = headers["idempotency-key"] ?? payload.idempotencyKey
-          const receipt = yield* idempotency.run(
-            { principal: p, method: "POST", path: `/v1/threads/${params.id}/messages`, key, body: payload },
-            { schema: RunReceipt, status: 200 },
-            runs.start(p, params.id, payload, key)
-          )
-          if (wantsJson(headers.accept)) return receipt
-          return sseResponse(receipt.runId, runs.streamStarted(receipt.runId))
+          const request = { principal: p, method: "POST", path: `/v1/threads/${params.id}/messages`, key, body: payload }
+          const wrap = <E>(start: Effect.Effect<RunReceipt, E>) => idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
+          if (wantsJson(headers.accept)) return yield* wrap(runs.start(p, params.id, payload, key))
+          const { receipt, stream } = yield* runs.startStreaming(p, params.id, payload, key, wrap)
+          return sseResponse(receipt.runId, stream)
         }).pipe(envelope))
       .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
       .handle("cancelThread", ({ params }) =>

@@ -64,6 +64,11 @@ export interface Writer {
   readonly commit: (statements: ReadonlyArray<Attached>) => Effect.Effect<void>
 }
 
+/** A subscription to stream writes taken before the run it follows was created. */
+export interface Watch {
+  readonly subscription: PubSub.Subscription<Signal>
+}
+
 type Pending =
   | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
   | { readonly _tag: "Attach"; readonly statements: ReadonlyArray<Attached> }
@@ -78,7 +83,12 @@ export class EventLog extends Context.Service<EventLog, {
    * or a parked turn's end with nothing after it while `settled` holds (a
    * resuming run goes on in the same log).
    */
-  readonly follow: (runId: string, afterSeq: number, settled: Effect.Effect<boolean>) => Stream.Stream<SequencedChunk>
+  readonly follow: (runId: string, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch) => Stream.Stream<SequencedChunk>
+  /**
+   * Watches for writes before a run exists: a stream that follows a new run
+   * with this watch reads nothing back (every chunk of the run comes after it).
+   */
+  readonly watch: Effect.Effect<Watch, never, Scope.Scope>
   /** Stored chunks after `afterSeq`, without following. */
   readonly read: (runId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
 }>()("svc/EventLog") {
@@ -179,11 +189,11 @@ export class EventLog extends Context.Service<EventLog, {
         } satisfies Writer
       })
 
-      const follow = (runId: string, afterSeq: number, settled: Effect.Effect<boolean>): Stream.Stream<SequencedChunk> =>
+      const follow = (runId: string, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
             // Subscribe before the first look so that no write is missed.
-            const subscription = yield* PubSub.subscribe(signals)
+            const subscription = watch === undefined ? yield* PubSub.subscribe(signals) : watch.subscription
             /** Chunks after `cursor`: from memory when this node writes the run, else from the table. */
             const catchUp = (cursor: number) =>
               Effect.suspend(() => {
@@ -207,7 +217,7 @@ export class EventLog extends Context.Service<EventLog, {
                   return contiguous ? { rows: fresh, read: false } : yield* catchUp(cursor)
                 }
               })
-            return Stream.paginate({ cursor: afterSeq, mustRead: true, endIfEmpty: false }, (state) =>
+            return Stream.paginate({ cursor: afterSeq, mustRead: watch === undefined, endIfEmpty: false }, (state) =>
               Effect.gen(function*() {
                 const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead, state.endIfEmpty)
                 if (rows.length === 0) {
@@ -227,7 +237,9 @@ export class EventLog extends Context.Service<EventLog, {
           })
         ).pipe(Stream.scoped)
 
-      return { lastSeq, writer, follow, read }
+      const watch = Effect.map(PubSub.subscribe(signals), (subscription): Watch => ({ subscription }))
+
+      return { lastSeq, writer, follow, read, watch }
     })
   )
 }

@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
-import type { UsageTotal } from "../../domain/Run.ts"
+import type { QueuedFollowup, UsageTotal } from "../../domain/Run.ts"
 import type { Price } from "../model/Models.ts"
 import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
@@ -90,16 +90,17 @@ const loop = ({ repo, followups, parking }: Deps) =>
 
     // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
     let pendingUser: Array<Message> = []
-    const deliverFollowups = Effect.gen(function*() {
-      const claimed = yield* followups.claim(runId, yield* nowIso)
-      for (const f of claimed) {
-        yield* writer.emit({ type: "data-svc-followup-replayed", data: { followupId: f.id, text: f.text } })
-        const message: Message = { role: "user", content: f.text }
-        messages.push(message)
-        pendingUser.push(message)
-      }
-      return claimed.length
-    })
+    const claim = Effect.flatMap(nowIso, (now) => followups.claim(runId, now))
+    const deliver = (claimed: ReadonlyArray<QueuedFollowup>) =>
+      Effect.gen(function*() {
+        for (const f of claimed) {
+          yield* writer.emit({ type: "data-svc-followup-replayed", data: { followupId: f.id, text: f.text } })
+          const message: Message = { role: "user", content: f.text }
+          messages.push(message)
+          pendingUser.push(message)
+        }
+        return claimed.length
+      })
 
     /**
      * The step's checkpoint goes in the same write as its results and `finish-step`, so
@@ -118,7 +119,7 @@ const loop = ({ repo, followups, parking }: Deps) =>
 
     let claimNow = r.claimFirst
     while (true) {
-      if (claimNow) yield* deliverFollowups
+      if (claimNow) yield* Effect.flatMap(claim, deliver)
       claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
@@ -163,11 +164,20 @@ const loop = ({ repo, followups, parking }: Deps) =>
       if (waits.length > 0) {
         return yield* parking.park({ row, writer, step, pendingUser, assistant, settled, waits, usage: usage.current })
       }
-      yield* completeStep(assistant, settled)
+      // A turn boundary: messages held meanwhile open the next step (one more step of this turn after an answer).
+      let claimed: ReadonlyArray<QueuedFollowup>
+      if (result.calls.length > 0) {
+        // The results are stored with the checkpoint while follow-ups are claimed.
+        claimed = (yield* Effect.all([completeStep(assistant, settled), claim], { concurrency: 2 }))[1]
+      } else {
+        // Held back until the run's end: the step's last chunks, its checkpoint and the end go in one write.
+        yield* writer.hold
+        claimed = yield* claim
+        yield* completeStep(assistant, settled)
+      }
       pendingUser = []
       step += 1
-      // A turn boundary: messages held meanwhile open the next step (one more step of this turn after an answer).
-      const delivered = yield* deliverFollowups
+      const delivered = yield* deliver(claimed)
       if (result.calls.length === 0) {
         if (delivered > 0) continue
         if (plan.outputSchema === null) return completed(null)
