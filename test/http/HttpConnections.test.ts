@@ -98,9 +98,7 @@ const HttpConnectionPage = Page(HttpConnection)
 /** Every route that addresses a connection by id. */
 const routes = resourceRoutes(Collection.httpConnections.path, { enabled: false }, [["test"]])
 
-let sequence = 0
-/** Names unique in this file's database (names are unique per organization). */
-const unique = (base: string) => `${base}-${++sequence}`
+const unique = Collection.uniqueName
 
 // ---- the routes on one shared server ----------------------------------------
 

@@ -50,9 +50,7 @@ const httpConnection = (name: string, secretId: string) =>
 const secretRoutes = resourceRoutes(Collection.secrets.path, { name: "renamed" }, [["rotate", { value: "v" }]])
 const contextRoutes = resourceRoutes(Collection.secretContexts.path, { name: "renamed" })
 
-let sequence = 0
-/** Names unique in this file's databases (names are unique per organization). */
-const unique = (base: string) => `${base}-${++sequence}`
+const unique = Collection.uniqueName
 
 // ---- secrets on one shared server -------------------------------------------
 

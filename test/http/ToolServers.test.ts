@@ -50,9 +50,7 @@ const ToolServerPage = Page(ToolServer)
 /** Every route that addresses a tool server by id. */
 const routes = resourceRoutes(Collection.toolServers.path, { enabled: false }, [["test"]])
 
-let sequence = 0
-/** Names unique in this file's database (names are unique per organization). */
-const unique = (base: string) => `${base}-${++sequence}`
+const unique = Collection.uniqueName
 
 // ---- the routes on one shared server ----------------------------------------
 

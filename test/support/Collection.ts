@@ -65,6 +65,10 @@ const make = <A, C>(
 /** The collection at `path`, whose create answers 200 with the resource (decoded with `schema`, as reads are). */
 export const collection = <A>(path: string, schema: Schema.Decoder<A>): Collection<A> => make(path, schema, 200, schema)
 
+let sequence = 0
+/** `<base>-<n>`, a fresh name each call: adapter and secret names are unique per organization, and tests share a database. */
+export const uniqueName = (base: string) => `${base}-${++sequence}`
+
 export const agents = collection("/v1/agents", Agent)
 /** A create answers 201 with the thread and `created` (false on an idempotent replay). */
 export const threads: Collection<Thread, ThreadCreated> = make("/v1/threads", Thread, 201, ThreadCreated)
