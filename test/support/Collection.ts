@@ -30,8 +30,8 @@ export interface Collection<A, C = A> {
   readonly del: (id: string, key?: string) => Call<TestServer.Reply>
   /** `POST <path>/<id>/<action>` (`test`, `rotate`, ...), with a body when given one. */
   readonly action: (id: string, action: string, body?: unknown, key?: string) => Call<TestServer.Reply>
-  /** `post`, asserting the create status. */
-  readonly create: (body: unknown, key?: string) => Call<C>
+  /** `post` (of `{}` unless given a body), asserting the create status. */
+  readonly create: (body?: unknown, key?: string) => Call<C>
   /** `get`, asserting 200. */
   readonly read: (id: string, key?: string) => Call<A>
   /** `patch`, asserting 200. */
@@ -56,7 +56,7 @@ const make = <A, C>(
     del: (id, key = Keys.a) => request("DELETE", `${path}/${id}`, { key }),
     action: (id, action, body, key = Keys.a) =>
       request("POST", `${path}/${id}/${action}`, body === undefined ? { key } : { body, key }),
-    create: (body, key) => Effect.flatMap(post(body, key), (reply) => expectOk(reply, createStatus, createSchema)),
+    create: (body = {}, key) => Effect.flatMap(post(body, key), (reply) => expectOk(reply, createStatus, createSchema)),
     read: (id, key) => Effect.flatMap(get(id, key), (reply) => expectOk(reply, 200, schema)),
     update: (id, body, key) => Effect.flatMap(patch(id, body, key), (reply) => expectOk(reply, 200, schema))
   }
