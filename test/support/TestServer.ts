@@ -97,7 +97,7 @@ export const request = (method: string, path: string, options?: RequestOptions):
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 
 /** The body as JSON, or undefined when it is empty or not JSON (SSE, HTML). */
-const parse = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
+export const parseJson = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
 
 const client = (url: string) => ({
   url,
@@ -113,7 +113,7 @@ const client = (url: string) => ({
       }
       const response = await fetch(url + path, { method, headers, body: body ?? null })
       const text = await response.text()
-      return { status: response.status, headers: response.headers, text, json: parse(text) }
+      return { status: response.status, headers: response.headers, text, json: parseJson(text) }
     })
 })
 
