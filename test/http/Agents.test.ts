@@ -604,13 +604,16 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* expectNotFound(yield* get("not-an-id"), "agent_not_found")
     }))
 
-  it.effect.each(byOtherTenants(routes))("an agent of another workspace answers 403 permission_denied and stays untouched: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const agent = yield* createAgent({ context: "mine" })
-      yield* expectDenied(yield* call(route, agent.id, tenant.key))
-      assert.isFalse((yield* listAll(tenant.key)).some((a) => a.id === agent.id))
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(agent.id), 200, Agent), agent)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "an agent of another workspace answers 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const agent = yield* createAgent({ context: "mine" })
+        yield* expectDenied(yield* call(route, agent.id, tenant.key))
+        assert.isFalse((yield* listAll(tenant.key)).some((a) => a.id === agent.id))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(agent.id), 200, Agent), agent)
+      })
+  )
 
   it.effect("DELETE answers { id, object: 'agent', deleted: true } and removes the agent and its threads", () =>
     Effect.gen(function*() {

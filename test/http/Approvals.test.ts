@@ -34,7 +34,10 @@ const hookFor = (origin: string, extra: Record<string, unknown> = {}) =>
 
 const pendingOf = (runId: string) =>
   Effect.map(
-    Effect.flatMap(TestServer.request("GET", `/v1/interactions?runId=${runId}&status=pending`), (r) => TestServer.expectOk(r, 200, Page(Interaction))),
+    Effect.flatMap(
+      TestServer.request("GET", `/v1/interactions?runId=${runId}&status=pending`),
+      (r) => TestServer.expectOk(r, 200, Page(Interaction))
+    ),
     (p) => p.data
   )
 

@@ -564,16 +564,19 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       yield* expectNotFound(yield* call(route, "hook_doesnotexist0000000000"), "tool_approval_hook_not_found")
     }))
 
-  it.effect.each(byOtherTenants(routes))("another workspace's hook is 403 permission_denied and absent from its list: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const server = yield* HookServer.HookServer
-      const hook = yield* createHook({ name: "private" })
-      const delivered = (yield* server.received).length
-      yield* expectDenied(yield* call(route, hook.id, tenant.key))
-      const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }), 200, HookPage)
-      assert.notInclude(page.data.map((h) => h.id), hook.id)
-      assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
-      const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)
-      assert.deepStrictEqual(unchanged.json, hook)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's hook is 403 permission_denied and absent from its list: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const server = yield* HookServer.HookServer
+        const hook = yield* createHook({ name: "private" })
+        const delivered = (yield* server.received).length
+        yield* expectDenied(yield* call(route, hook.id, tenant.key))
+        const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }), 200, HookPage)
+        assert.notInclude(page.data.map((h) => h.id), hook.id)
+        assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
+        const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)
+        assert.deepStrictEqual(unchanged.json, hook)
+      })
+  )
 })

@@ -330,12 +330,15 @@ TestServer.suite()("http connections", (it) => {
       yield* expectNotFound(yield* call(route, "hc_doesnotexist"), "http_connection_not_found")
     }))
 
-  it.effect.each(byOtherTenants(routes))("another workspace's connection is 403 permission_denied and stays untouched: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const mine = yield* create(minimal(unique("hc-isolated")))
-      yield* expectDenied(yield* call(route, mine.id, tenant.key))
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(mine.id), 200, HttpConnection), mine)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's connection is 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const mine = yield* create(minimal(unique("hc-isolated")))
+        yield* expectDenied(yield* call(route, mine.id, tenant.key))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(mine.id), 200, HttpConnection), mine)
+      })
+  )
 
   it.effect("DELETE is refused with 409 resource_in_use while an agent references the connection", () =>
     Effect.gen(function*() {

@@ -318,12 +318,15 @@ TestServer.suite()("result handlers", (it) => {
       yield* expectNotFound(yield* call(route, "rh_doesnotexist0000000000"), "result_handler_not_found")
     }))
 
-  it.effect.each(byOtherTenants(routes))("another workspace's handler is 403 permission_denied and absent from its list: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const handler = yield* createHandler({ name: "private" })
-      yield* expectDenied(yield* call(route, handler.id, tenant.key))
-      const page = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=100`, { key: tenant.key }), 200, HandlerPage)
-      assert.notInclude(page.data.map((h) => h.id), handler.id)
-      assert.deepStrictEqual((yield* request("GET", `${handlersPath}/${handler.id}`)).json, handler)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's handler is 403 permission_denied and absent from its list: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const handler = yield* createHandler({ name: "private" })
+        yield* expectDenied(yield* call(route, handler.id, tenant.key))
+        const page = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=100`, { key: tenant.key }), 200, HandlerPage)
+        assert.notInclude(page.data.map((h) => h.id), handler.id)
+        assert.deepStrictEqual((yield* request("GET", `${handlersPath}/${handler.id}`)).json, handler)
+      })
+  )
 })

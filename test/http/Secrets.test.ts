@@ -426,18 +426,21 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       yield* createSecret({ name: "deleted-soon", value: "v" })
     }))
 
-  it.effect.each(byOtherTenants(secretRoutes))("another workspace or organization gets 403 permission_denied and changes nothing: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const name = unique("isolated")
-      const secret = yield* createSecret({ name, value: "isolated-value", metadata: { owner: "a" } })
-      yield* expectDenied(yield* call(route, secret.id, tenant.key))
-      const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?limit=100", { key: tenant.key }), 200, SecretPage)
-      assert.isFalse(listed.data.some((s) => s.id === secret.id))
-      const byName = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets?name=${name}`, { key: tenant.key }), 200, SecretPage)
-      assert.deepStrictEqual(byName.data, [])
-      const read = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${secret.id}`), 200, Secret)
-      assert.deepStrictEqual(read, secret)
-    }))
+  it.effect.each(byOtherTenants(secretRoutes))(
+    "another workspace or organization gets 403 permission_denied and changes nothing: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const name = unique("isolated")
+        const secret = yield* createSecret({ name, value: "isolated-value", metadata: { owner: "a" } })
+        yield* expectDenied(yield* call(route, secret.id, tenant.key))
+        const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?limit=100", { key: tenant.key }), 200, SecretPage)
+        assert.isFalse(listed.data.some((s) => s.id === secret.id))
+        const byName = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets?name=${name}`, { key: tenant.key }), 200, SecretPage)
+        assert.deepStrictEqual(byName.data, [])
+        const read = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${secret.id}`), 200, Secret)
+        assert.deepStrictEqual(read, secret)
+      })
+  )
 
   it.effect("DELETE while a tool server, HTTP connection or secret context binds it: 409 resource_in_use with details.inUseBy", () =>
     Effect.gen(function*() {
@@ -875,17 +878,24 @@ TestServer.suite()("secret contexts", (it) => {
       yield* expectNotFound(yield* call(route, "sctx_0000000000000000000000"), "secret_context_not_found")
     }))
 
-  it.effect.each(byOtherTenants(contextRoutes))("another workspace's context is 403 permission_denied and changes nothing: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const ctx = yield* createContext({ name: unique("ctx-isolated"), projections: [], metadata: { owner: "a" } })
-      yield* expectDenied(yield* call(route, ctx.id, tenant.key))
-      const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secret-contexts?limit=100", { key: tenant.key }), 200, ContextPage)
-      assert.isFalse(listed.data.some((c) => c.id === ctx.id))
-      assert.deepStrictEqual(
-        yield* TestServer.expectOk(yield* request("GET", `/v1/secret-contexts/${ctx.id}`), 200, SecretContext),
-        ctx
-      )
-    }))
+  it.effect.each(byOtherTenants(contextRoutes))(
+    "another workspace's context is 403 permission_denied and changes nothing: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const ctx = yield* createContext({ name: unique("ctx-isolated"), projections: [], metadata: { owner: "a" } })
+        yield* expectDenied(yield* call(route, ctx.id, tenant.key))
+        const listed = yield* TestServer.expectOk(
+          yield* request("GET", "/v1/secret-contexts?limit=100", { key: tenant.key }),
+          200,
+          ContextPage
+        )
+        assert.isFalse(listed.data.some((c) => c.id === ctx.id))
+        assert.deepStrictEqual(
+          yield* TestServer.expectOk(yield* request("GET", `/v1/secret-contexts/${ctx.id}`), 200, SecretContext),
+          ctx
+        )
+      })
+  )
 })
 
 // ---- encryption at rest and master-key rotation -------------------------------

@@ -140,17 +140,20 @@ TestServer.suite()("threads", (it) => {
       yield* expectNotFound(yield* call(route, "agent_doesnotexist"), "agent_not_found")
     }))
 
-  it.effect.each(byOtherTenants(agentRoutes))("an agent of another workspace is 403 permission_denied, either way: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const theirs = yield* createAgent({}, tenant.key)
-      // The owner's own key works.
-      const own = yield* createThread({ agentId: theirs.id }, tenant.key)
-      assert.strictEqual(own.agentId, theirs.id)
-      yield* expectDenied(yield* call(route, theirs.id))
-      const mine = yield* createAgent()
-      yield* createThread({ agentId: mine.id })
-      yield* expectDenied(yield* call(route, mine.id, tenant.key))
-    }))
+  it.effect.each(byOtherTenants(agentRoutes))(
+    "an agent of another workspace is 403 permission_denied, either way: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const theirs = yield* createAgent({}, tenant.key)
+        // The owner's own key works.
+        const own = yield* createThread({ agentId: theirs.id }, tenant.key)
+        assert.strictEqual(own.agentId, theirs.id)
+        yield* expectDenied(yield* call(route, theirs.id))
+        const mine = yield* createAgent()
+        yield* createThread({ agentId: mine.id })
+        yield* expectDenied(yield* call(route, mine.id, tenant.key))
+      })
+  )
 
   // ---- timeZone -------------------------------------------------------------
 
@@ -488,13 +491,16 @@ TestServer.suite()("threads", (it) => {
       yield* expectNotFound(yield* call(route, "thread_nope"), "thread_not_found")
     }))
 
-  it.effect.each(byOtherTenants(threadRoutes))("a thread of another workspace is 403 permission_denied and unchanged: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const agent = yield* createAgent()
-      const thread = yield* createThread({ agentId: agent.id })
-      yield* expectDenied(yield* call(route, thread.id, tenant.key))
-      assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
-    }))
+  it.effect.each(byOtherTenants(threadRoutes))(
+    "a thread of another workspace is 403 permission_denied and unchanged: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const agent = yield* createAgent()
+        const thread = yield* createThread({ agentId: agent.id })
+        yield* expectDenied(yield* call(route, thread.id, tenant.key))
+        assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
+      })
+  )
 
   it.effect("DELETE removes the thread", () =>
     Effect.gen(function*() {

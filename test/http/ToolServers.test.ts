@@ -400,12 +400,15 @@ TestServer.suite()("tool servers", (it) => {
       yield* expectNotFound(yield* call(route, "ts_doesnotexist"), "tool_server_not_found")
     }))
 
-  it.effect.each(byOtherTenants(routes))("another workspace's server is 403 permission_denied and stays untouched: $label", ({ route, tenant }) =>
-    Effect.gen(function*() {
-      const server = yield* create(minimal(unique("isolated")))
-      yield* expectDenied(yield* call(route, server.id, tenant.key))
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(server.id), 200, ToolServer), server)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's server is 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const server = yield* create(minimal(unique("isolated")))
+        yield* expectDenied(yield* call(route, server.id, tenant.key))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(server.id), 200, ToolServer), server)
+      })
+  )
 
   it.effect("DELETE answers the delete response; while an agent references the server it is 409 resource_in_use", () =>
     Effect.gen(function*() {
