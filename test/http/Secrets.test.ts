@@ -5,7 +5,6 @@
  * isolation, and master-key rotation against the database itself.
  */
 import { createHash } from "node:crypto"
-import { createServer, type Server } from "node:http"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted, Schema } from "effect"
@@ -16,6 +15,7 @@ import { Secret } from "../../domain/Secret.ts"
 import { SecretContext } from "../../domain/SecretContext.ts"
 import { parseMasterKey, SecretBox } from "../../src/secrets/SecretBox.ts"
 import * as Collection from "../support/Collection.ts"
+import * as McpServers from "../support/McpServers.ts"
 import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -942,42 +942,6 @@ const masterKeyOf = (base64Key: string) => {
   return parsed
 }
 
-interface Recorded {
-  readonly path: string
-  readonly authorization: string | undefined
-}
-
-/** A plain HTTP endpoint that records the Authorization header of every request and answers 500. */
-const recorder = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ readonly url: string; readonly seen: Array<Recorded>; readonly server: Server }>((resolve, reject) => {
-      const seen: Array<Recorded> = []
-      const server = createServer((req, res) => {
-        seen.push({ path: req.url ?? "", authorization: req.headers.authorization })
-        req.resume()
-        res.writeHead(500, { "content-type": "text/plain" })
-        res.end("recorder")
-      })
-      server.once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resolve({ url: `http://127.0.0.1:${port}`, seen, server })
-      })
-    })
-  ),
-  ({ server }) =>
-    Effect.promise(() =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-    )
-)
-
-const authorizationsFor = (seen: ReadonlyArray<Recorded>, path: string) =>
-  [...new Set(seen.filter((r) => r.path === path).map((r) => r.authorization))]
-
 /** The tool server test route: 502 (the recorder is no MCP server), and the bearer it was sent. */
 const testToolServer = (id: string) =>
   Effect.flatMap(request("POST", `/v1/tool-servers/${id}/test`), (reply) =>
@@ -987,7 +951,7 @@ describe("secrets at rest", () => {
   it.effect("the database holds only AES-GCM ciphertext under the master key's id; a new master key re-seals on rotate", () =>
     Effect.gen(function*() {
       const db = yield* testDatabase
-      const hook = yield* recorder
+      const hook = yield* McpServers.authRecorder
       const oldKey = TestServer.testMasterKey
       const newKey = Buffer.alloc(32, 9).toString("base64")
       const oldKeyId = keyIdOf(oldKey)
@@ -1009,7 +973,7 @@ describe("secrets at rest", () => {
         assertNoValue(probe, valueB)
         return { a, b, twin, tsA, tsB }
       }).pipe(Effect.provide(TestServer.layerWith(TestServer.baseConfig(db.url, yield* TestServer.freePort))), Effect.orDie)
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/b"), [`Bearer ${valueB}`])
+      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
 
       const rows = yield* sealedRows(db.url)
       const box = SecretBox.make(masterKeyOf(oldKey), [])
@@ -1063,8 +1027,8 @@ describe("secrets at rest", () => {
         ),
         Effect.orDie
       )
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/b"), [`Bearer ${valueB}`])
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
+      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
+      assert.deepStrictEqual(hook.authorizations("/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
 
       const after = yield* sealedRows(db.url)
       const newBox = SecretBox.make(masterKeyOf(newKey), [masterKeyOf(oldKey)])

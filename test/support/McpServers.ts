@@ -3,7 +3,8 @@
  * the reference `@modelcontextprotocol/server-everything` as a child process
  * (Streamable HTTP or legacy HTTP+SSE), SDK servers on node:http (the
  * endpoint every such server shares, and one that demands a bearer token and
- * advertises the tool names a test chooses), and a server that never answers.
+ * advertises the tool names a test chooses), and two URLs that are no MCP
+ * server: one that records the Authorization it is sent, one that never answers.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -175,6 +176,37 @@ export const bearerServer = (
     )
     return { url: `http://127.0.0.1:${port}/mcp`, authorizations: () => [...seen] }
   })
+
+// ---- a tool-server URL that is no MCP server -----------------------------------
+
+export interface AuthRecorder {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  /** The distinct Authorization headers received (on `path` when given), in the order first seen. */
+  readonly authorizations: (path?: string) => ReadonlyArray<string | undefined>
+  /** Forgets every request received so far. */
+  readonly clear: () => void
+}
+
+/** Records the Authorization header of every request and answers 500 (so a tool-server test fails after sending it). */
+export const authRecorder: Effect.Effect<AuthRecorder, never, Scope.Scope> = Effect.gen(function*() {
+  const seen: Array<{ readonly path: string; readonly authorization: string | undefined }> = []
+  const port = yield* listen((req, res) => {
+    seen.push({ path: req.url ?? "", authorization: req.headers.authorization })
+    req.resume()
+    res.writeHead(500, { "content-type": "text/plain" })
+    res.end("recorder")
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    authorizations: (path) => [
+      ...new Set(seen.filter((r) => path === undefined || r.path === path).map((r) => r.authorization))
+    ],
+    clear: () => {
+      seen.length = 0
+    }
+  }
+})
 
 // ---- a server that never answers ----------------------------------------------
 
