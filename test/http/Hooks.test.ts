@@ -20,7 +20,7 @@ import * as TestServer from "../support/TestServer.ts"
 
 const stripe = new Stripe("sk_test_x")
 
-const { nowIso, request } = TestServer
+const { nowIso, parseJson, request } = TestServer
 
 const hooksPath = Collection.toolApprovalHooks.path
 
@@ -103,8 +103,6 @@ const reviewFields = [
   "preview",
   "resolveUrl"
 ]
-
-const parseJson = (text: string): unknown => Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Unknown))(text)
 
 /** Asserts every header and the body of one synthetic review, verifying the signature. */
 const checkDelivery = (received: HookServer.Received, path: string, secret: string, sentAtMs: number) =>
