@@ -87,9 +87,6 @@ export class TestApi extends Context.Service<TestApi, {
   readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<Reply>
 }>()("test/TestApi") {}
 
-/** The client's shape, for helpers that take it as an argument. */
-export type Client = TestApi["Service"]
-
 /** One request through the client in context (key a unless `options.key` says otherwise). */
 export const request = (method: string, path: string, options?: RequestOptions): Effect.Effect<Reply, never, TestApi> =>
   Effect.flatMap(TestApi, (api) => api.request(method, path, options))
