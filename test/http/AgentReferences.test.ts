@@ -5,31 +5,19 @@
  * referenced adapter is 409 resource_in_use listing the agents until the
  * references are dropped.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Agent } from "../../domain/Agent.ts"
-import { HttpConnection } from "../../domain/HttpConnection.ts"
 import { Deleted } from "../../domain/Page.ts"
-import { ResultHandler } from "../../domain/ResultHandler.ts"
-import { Secret } from "../../domain/Secret.ts"
-import { SecretContext } from "../../domain/SecretContext.ts"
-import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
+import * as Collection from "../support/Collection.ts"
+import { expectInvalid } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const { Keys } = TestServer
+const { Keys, request } = TestServer
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
-
-const created = <A>(path: string, body: unknown, schema: Schema.Decoder<A>, key: string) =>
-  Effect.flatMap(request("POST", path, { body, key }), (reply) => TestServer.expectOk(reply, 200, schema))
-
-let sequence = 0
-/** Names unique within this file's database (adapter names are unique per organization). */
-const unique = (base: string) => `${base}-${++sequence}`
+const unique = Collection.uniqueName
 
 const spec = JSON.stringify({
   openapi: "3.0.3",
@@ -59,7 +47,7 @@ const toolServer: Kind = {
   label: "tool server",
   make: (key) =>
     Effect.map(
-      created("/v1/tool-servers", { name: unique("ref-ts"), transport: "http", url: "https://93.184.215.14/mcp" }, ToolServer, key),
+      Collection.toolServers.create({ name: unique("ref-ts"), transport: "http", url: "https://93.184.215.14/mcp" }, key),
       (r) => r.id
     ),
   reference: (ids) => ({ capabilities: { mcp: { toolServerIds: ids } } }),
@@ -73,7 +61,7 @@ const toolServer: Kind = {
 
 const httpConnection: Kind = {
   label: "HTTP connection",
-  make: (key) => Effect.map(created("/v1/http-connections", { name: unique("ref-hc"), spec }, HttpConnection, key), (r) => r.id),
+  make: (key) => Effect.map(Collection.httpConnections.create({ name: unique("ref-hc"), spec }, key), (r) => r.id),
   reference: (ids) => ({ capabilities: { http: { connectionIds: ids } } }),
   field: (i) => `capabilities.http.connectionIds[${i}]`,
   drop: { capabilities: {} },
@@ -87,7 +75,7 @@ const hook: Kind = {
   label: "tool approval hook",
   make: (key) =>
     Effect.map(
-      created("/v1/tool-approval-hooks", { name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s" }, ToolApprovalHook, key),
+      Collection.toolApprovalHooks.create({ name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s" }, key),
       (r) => r.id
     ),
   reference: (ids) => ({ approvals: { toolExecution: { hookId: ids[0] } } }),
@@ -101,12 +89,7 @@ const hook: Kind = {
 
 const makeHandler = (key: string) =>
   Effect.map(
-    created(
-      "/v1/result-handlers",
-      { kind: "artifact", name: unique("ref-rh"), url: "https://93.184.215.14/r", secret: "s" },
-      ResultHandler,
-      key
-    ),
+    Collection.resultHandlers.create({ kind: "artifact", name: unique("ref-rh"), url: "https://93.184.215.14/r", secret: "s" }, key),
     (r) => r.id
   )
 
@@ -133,11 +116,9 @@ const secretContext: Kind = {
   label: "secret context",
   make: (key) =>
     Effect.gen(function*() {
-      const secret = yield* created("/v1/secrets", { name: unique("ref-secret"), value: "v" }, Secret, key)
-      const context = yield* created(
-        "/v1/secret-contexts",
+      const secret = yield* Collection.secrets.create({ name: unique("ref-secret"), value: "v" }, key)
+      const context = yield* Collection.secretContexts.create(
         { name: unique("ref-sctx"), projections: [{ type: "workspace_env", secretId: secret.id, env: "TOKEN" }] },
-        SecretContext,
         key
       )
       return context.id
@@ -155,16 +136,7 @@ const kinds: ReadonlyArray<Kind> = [toolServer, httpConnection, hook, exportsHan
 /** The kinds whose reference is a list. */
 const listKinds: ReadonlyArray<Kind> = [toolServer, httpConnection, secretContext]
 
-const createAgent = (body: unknown, key: string = Keys.a) => created("/v1/agents", body, Agent, key)
-const updateAgent = (id: string, body: unknown) =>
-  Effect.flatMap(request("PATCH", `/v1/agents/${id}`, { body }), (reply) => TestServer.expectOk(reply, 200, Agent))
-
-const expectInvalid = (reply: TestServer.Reply, field: string) =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
+const { create: createAgent, update: updateAgent } = Collection.agents
 
 /** Create, validate and update (of `existing`) all refuse `body` naming `field`; `existing` is untouched. */
 const refusedEverywhere = (existing: Agent, body: Record<string, unknown>, field: string) =>
@@ -191,7 +163,7 @@ const inUse = (kind: Kind, id: string, agentIds: ReadonlyArray<string>) =>
 
 // ---- the routes on one shared server ----------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("agent references", (it) => {
+TestServer.suite()("agent references", (it) => {
   it.effect("ids that do not exist are 400 naming the exact path on create, validate and update", () =>
     Effect.gen(function*() {
       const existing = yield* createAgent({})

@@ -2,32 +2,19 @@
  * The agents routes (spec 2.1, 4.1 and 7): create, validate, read, list,
  * update and delete, against the whole service on a real database.
  */
-import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Schema } from "effect"
+import { assert } from "@effect/vitest"
+import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
-import { ThreadCreated } from "../../domain/Thread.ts"
+import * as Collection from "../support/Collection.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* api.request(method, path, options)
-  })
-
-const post = (body: unknown, key: string = TestServer.Keys.a) => request("POST", "/v1/agents", { body, key })
-const patch = (id: string, body: unknown, key: string = TestServer.Keys.a) =>
-  request("PATCH", `/v1/agents/${id}`, { body, key })
-const get = (id: string, key: string = TestServer.Keys.a) => request("GET", `/v1/agents/${id}`, { key })
-
-const createAgent = (body: unknown, key: string = TestServer.Keys.a) =>
-  Effect.flatMap(post(body, key), (reply) => TestServer.expectOk(reply, 200, Agent))
-
-const patchAgent = (id: string, body: unknown) =>
-  Effect.flatMap(patch(id, body), (reply) => TestServer.expectOk(reply, 200, Agent))
+const { nowIso, request } = TestServer
+const { post, patch, get, create: createAgent, update: patchAgent } = Collection.agents
 
 const AgentPage = Page(Agent)
 
@@ -36,14 +23,6 @@ const FieldErrors = Schema.Array(Schema.Struct({ field: Schema.String, location:
 /** The `details.errors[].field` of a schema-level 400. */
 const errorFields = (details: Readonly<Record<string, unknown>> | undefined): ReadonlyArray<string> =>
   Schema.decodeUnknownSync(FieldErrors)(details?.["errors"]).map((e) => e.field)
-
-/** Asserts a 400 on `reply` with the given code and `details.field`. */
-const expectInvalid = (reply: TestServer.Reply, field: string, code = "invalid_request_error") =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", code)
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
 
 /** Create refuses the body with a 400 naming `field`. */
 const rejectsCreate = (body: unknown, field: string, code = "invalid_request_error") =>
@@ -72,8 +51,6 @@ const rejectsCreateUnion = (body: unknown, field: string) =>
     assert.include(error.message, field)
   })
 
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
-
 const defaultPolicies = {
   maxStepsDefault: null,
   maxDurationMsDefault: null,
@@ -101,10 +78,13 @@ const listAll = (key: string = TestServer.Keys.a) =>
 
 const repeat = (char: string, n: number) => char.repeat(n)
 
+/** Every route that addresses an agent by id. */
+const routes = resourceRoutes(Collection.agents.path, { band: "lite" })
+
 // ---- the agents routes on one shared server ---------------------------------
 
 // The service's default body cap (1 MiB), so the context caps are reachable.
-layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("agents", (it) => {
+TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
   it.effect("POST /v1/agents with an empty body answers 200 with every field resolved to its default", () =>
     Effect.gen(function*() {
       const now = yield* nowIso
@@ -612,42 +592,33 @@ layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("agent
       assert.deepStrictEqual((yield* get(agent.id, TestServer.Keys.b)).json, first.json)
     }))
 
-  it.effect("GET, PATCH and DELETE of an unknown id answer 404 agent_not_found", () =>
+  it.effect.each(routes)("an unknown id answers 404 agent_not_found naming the id: $label", (route) =>
     Effect.gen(function*() {
       const id = "agent_0000000000000000000000"
-      const replies = [yield* get(id), yield* patch(id, { band: "lite" }), yield* request("DELETE", `/v1/agents/${id}`)]
-      for (const reply of replies) {
-        const error = yield* TestServer.expectError(reply, 404, "not_found", "agent_not_found")
-        assert.include(error.message, id)
-      }
-      yield* TestServer.expectError(yield* get("not-an-id"), 404, "not_found", "agent_not_found")
+      const error = yield* expectNotFound(yield* call(route, id), "agent_not_found")
+      assert.include(error.message, id)
     }))
 
-  it.effect("an agent of another workspace answers 403 permission_denied and stays untouched", () =>
+  it.effect("an id that is not an agent id answers 404 agent_not_found", () =>
     Effect.gen(function*() {
-      const agent = yield* createAgent({ context: "mine" })
-      for (const key of [TestServer.Keys.b, TestServer.Keys.c]) {
-        yield* TestServer.expectError(yield* get(agent.id, key), 403, "permission_error", "permission_denied")
-        yield* TestServer.expectError(yield* patch(agent.id, { band: "lite" }, key), 403, "permission_error", "permission_denied")
-        yield* TestServer.expectError(
-          yield* request("DELETE", `/v1/agents/${agent.id}`, { key }),
-          403,
-          "permission_error",
-          "permission_denied"
-        )
-        assert.isFalse((yield* listAll(key)).some((a) => a.id === agent.id))
-      }
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(agent.id), 200, Agent), agent)
+      yield* expectNotFound(yield* get("not-an-id"), "agent_not_found")
     }))
+
+  it.effect.each(byOtherTenants(routes))(
+    "an agent of another workspace answers 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const agent = yield* createAgent({ context: "mine" })
+        yield* expectDenied(yield* call(route, agent.id, tenant.key))
+        assert.isFalse((yield* listAll(tenant.key)).some((a) => a.id === agent.id))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(agent.id), 200, Agent), agent)
+      })
+  )
 
   it.effect("DELETE answers { id, object: 'agent', deleted: true } and removes the agent and its threads", () =>
     Effect.gen(function*() {
       const agent = yield* createAgent({ context: "doomed" })
-      const thread = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/threads", { body: { agentId: agent.id } }),
-        201,
-        ThreadCreated
-      )
+      const thread = yield* Collection.threads.create({ agentId: agent.id })
       assert.strictEqual((yield* request("GET", `/v1/threads/${thread.id}`)).status, 200)
       assert.isTrue((yield* listAll()).some((a) => a.id === agent.id))
 
@@ -665,7 +636,7 @@ layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("agent
 
 // ---- listing, on a fresh database --------------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("agents list", (it) => {
+TestServer.suite()("agents list", (it) => {
   it.effect("GET /v1/agents pages newest first with limit and cursor", () =>
     Effect.gen(function*() {
       const empty = yield* request("GET", "/v1/agents")

@@ -5,67 +5,41 @@
  * approval policy (always, never, gatedTools, once remembered per thread),
  * a disabled hook, approving by plain text.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import Stripe from "stripe"
-import { Agent } from "../../domain/Agent.ts"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
-import { Run } from "../../domain/Run.ts"
-import { ThreadCreated } from "../../domain/Thread.ts"
-import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
+import * as Collection from "../support/Collection.ts"
+import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, hold, reply, replyText } from "../support/HookServer.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { parseWithAi } from "../support/UiStream.ts"
-
-type Api = TestServer.TestApi["Service"]
 
 const stripe = new Stripe("sk_test_unused")
 const hookSecret = "whsec_approvals_test"
 
 /** Registers a gate MCP server under `name` with the given policy, and an agent using it (and the hook). */
-const setup = (api: Api, name: string, policy: Record<string, unknown>, agentExtra: Record<string, unknown> = {}) =>
+const setup = (name: string, policy: Record<string, unknown>, agentExtra: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const gate = yield* gateServer
-    const server = yield* TestServer.expectOk(
-      yield* api.request("POST", "/v1/tool-servers", { body: { name, transport: "http", url: gate.url, ...policy } }),
-      200,
-      ToolServer
-    )
-    const agent = yield* TestServer.expectOk(
-      yield* api.request("POST", "/v1/agents", { body: { capabilities: { mcp: { toolServerIds: [server.id] } }, ...agentExtra } }),
-      200,
-      Agent
-    )
-    const thread = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+    const server = yield* Collection.toolServers.create({ name, transport: "http", url: gate.url, ...policy })
+    const { agent, thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } }, ...agentExtra })
     return { gate, server, agent, thread }
   })
 
-const hookFor = (api: Api, origin: string, extra: Record<string, unknown> = {}) =>
-  Effect.flatMap(
-    api.request("POST", "/v1/tool-approval-hooks", { body: { name: "reviewer", url: `${origin}/review`, secret: hookSecret, ...extra } }),
-    (r) => TestServer.expectOk(r, 200, ToolApprovalHook)
-  )
+const hookFor = (origin: string, extra: Record<string, unknown> = {}) =>
+  Collection.toolApprovalHooks.create({ name: "reviewer", url: `${origin}/review`, secret: hookSecret, ...extra })
 
-const send = (api: Api, threadId: string, input: string) =>
-  Effect.gen(function*() {
-    const reply = yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body: { input } })
-    const runId = reply.headers.get("svc-run-id") ?? ""
-    return { runId, parsed: yield* Effect.orDie(parseWithAi(reply.text)) }
-  })
-
-const getRun = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
-const pendingOf = (api: Api, runId: string) =>
+const pendingOf = (runId: string) =>
   Effect.map(
-    Effect.flatMap(api.request("GET", `/v1/interactions?runId=${runId}&status=pending`), (r) => TestServer.expectOk(r, 200, Page(Interaction))),
+    Effect.flatMap(
+      TestServer.request("GET", `/v1/interactions?runId=${runId}&status=pending`),
+      (r) => TestServer.expectOk(r, 200, Page(Interaction))
+    ),
     (p) => p.data
   )
-const streamOf = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}/stream`), (r) => Effect.orDie(parseWithAi(r.text)))
-const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
 
 const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
 /** The scripted model's answer after the echo tool: the result as it read it, in the untrusted envelope (servers are untrusted by default). */
@@ -73,16 +47,15 @@ const echoed = (server: string, text: string) => `Result: <untrusted_data source
 
 const Harness = Layer.mergeAll(TestServer.layer(), HookServer.layer)
 
-layer(Harness, { timeout: 60_000 })("approvals", (it) => {
+TestServer.suiteWith(Harness)("approvals", (it) => {
   it.effect("the hook allows: a signed tool_execution_review (verified by stripe) with the 6.1 body, then the tool runs", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* hookFor(api, hooks.origin)
-      const { thread, agent } = yield* setup(api, "allowed", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      const hook = yield* hookFor(hooks.origin)
+      const { thread, agent } = yield* setup("allowed", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "allow" }))
       const before = (yield* hooks.received).length
-      const { runId, parsed } = yield* send(api, thread.id, echo("allowed", "hi"))
+      const { runId, parsed } = yield* send(thread.id, echo("allowed", "hi"))
       assert.strictEqual(textOf(parsed.message), echoed("allowed", "hi"))
       const delivery = (yield* hooks.received)[before]
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
@@ -106,31 +79,29 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
         preview: body["preview"],
         resolveUrl: `http://svc.test/v1/interactions/${String(body["id"])}/resolve`
       })
-      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+      assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 
   it.effect("autoAllow: the tool runs without review and the hook is never called", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* hookFor(api, hooks.origin)
-      const { thread } = yield* setup(api, "trusted", { approval: "always" }, {
+      const hook = yield* hookFor(hooks.origin)
+      const { thread } = yield* setup("trusted", { approval: "always" }, {
         approvals: { toolExecution: { hookId: hook.id }, autoAllow: ["mcp__trusted__echo"] }
       })
       const before = (yield* hooks.received).length
-      const { parsed } = yield* send(api, thread.id, echo("trusted", "free"))
+      const { parsed } = yield* send(thread.id, echo("trusted", "free"))
       assert.strictEqual(textOf(parsed.message), echoed("trusted", "free"))
       assert.strictEqual((yield* hooks.received).length, before)
     }).pipe(Effect.scoped))
 
   it.effect("the hook denies: tool-output-denied, the model reads the reason verbatim, the tool never runs", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* hookFor(api, hooks.origin)
-      const { thread } = yield* setup(api, "denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      const hook = yield* hookFor(hooks.origin)
+      const { thread } = yield* setup("denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
-      const { parsed } = yield* send(api, thread.id, echo("denied", "x"))
+      const { parsed } = yield* send(thread.id, echo("denied", "x"))
       assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
       assert.strictEqual(textOf(parsed.message), "Result: Not on Fridays.")
       // The tool never ran: no output for the call.
@@ -141,20 +112,20 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* hookFor(api, hooks.origin)
-      const { thread } = yield* setup(api, "paused", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      const hook = yield* hookFor(hooks.origin)
+      const { thread } = yield* setup("paused", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "pause", reason: "Needs a human." }))
-      const first = yield* send(api, thread.id, echo("paused", "one"))
+      const first = yield* send(thread.id, echo("paused", "one"))
       assert.deepStrictEqual(first.parsed.chunks.at(-1), { type: "finish", finishReason: "other" })
       const requested = first.parsed.chunks.find((c) => c.type === "data-svc-input-requested")
       assert.isDefined(requested)
-      const [pending] = yield* pendingOf(api, first.runId)
+      const [pending] = yield* pendingOf(first.runId)
       assert.strictEqual(pending.kind, "approval_request")
       assert.strictEqual(pending.hookId, hook.id)
       assert.strictEqual(pending.reason, "Needs a human.")
       assert.deepStrictEqual(pending.input, { text: "one" })
       assert.strictEqual(pending.request, null)
-      assert.strictEqual((yield* getRun(api, first.runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
       // requestId must be the interaction's own id; optionId approve or deny.
       yield* TestServer.expectError(
         yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { inputResponses: [{ requestId: "x", optionId: "approve" }] } }),
@@ -177,12 +148,12 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
       )
       assert.strictEqual(approved.decision, "allow")
       assert.strictEqual(approved.reason, "ok by me")
-      const resumed = yield* streamOf(api, first.runId)
+      const resumed = yield* streamOf(first.runId)
       assert.strictEqual(textOf(resumed.message), echoed("paused", "one"))
-      assert.strictEqual((yield* getRun(api, first.runId)).status, "completed")
+      assert.strictEqual((yield* getRun(first.runId)).status, "completed")
 
-      const second = yield* send(api, thread.id, echo("paused", "two"))
-      const [again] = yield* pendingOf(api, second.runId)
+      const second = yield* send(thread.id, echo("paused", "two"))
+      const [again] = yield* pendingOf(second.runId)
       const rejected = yield* TestServer.expectOk(
         yield* api.request("POST", `/v1/interactions/${again.id}/resolve`, {
           body: { inputResponses: [{ requestId: again.id, optionId: "deny" }], reason: "Too risky." }
@@ -191,31 +162,30 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
         Interaction
       )
       assert.strictEqual(rejected.decision, "deny")
-      const after = yield* streamOf(api, second.runId)
+      const after = yield* streamOf(second.runId)
       assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
       assert.strictEqual(textOf(after.message), "Result: Too risky.")
     }).pipe(Effect.scoped))
 
   it.effect("onHookError: a failing hook denies (default), pauses, or fails the run", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
       yield* hooks.answerWith(reply(500, { oops: true }))
-      const deny = yield* hookFor(api, hooks.origin)
-      const a = yield* setup(api, "hookerr1", {}, { approvals: { toolExecution: { hookId: deny.id } } })
-      const denied = yield* send(api, a.thread.id, echo("hookerr1", "x"))
+      const deny = yield* hookFor(hooks.origin)
+      const a = yield* setup("hookerr1", {}, { approvals: { toolExecution: { hookId: deny.id } } })
+      const denied = yield* send(a.thread.id, echo("hookerr1", "x"))
       assert.isTrue(denied.parsed.chunks.some((c) => c.type === "tool-output-denied"))
-      assert.strictEqual((yield* getRun(api, denied.runId)).status, "completed")
+      assert.strictEqual((yield* getRun(denied.runId)).status, "completed")
 
-      const pause = yield* hookFor(api, hooks.origin, { onHookError: "pause" })
-      const b = yield* setup(api, "hookerr2", {}, { approvals: { toolExecution: { hookId: pause.id } } })
-      const paused = yield* send(api, b.thread.id, echo("hookerr2", "x"))
-      assert.strictEqual((yield* getRun(api, paused.runId)).status, "waiting_for_approval")
+      const pause = yield* hookFor(hooks.origin, { onHookError: "pause" })
+      const b = yield* setup("hookerr2", {}, { approvals: { toolExecution: { hookId: pause.id } } })
+      const paused = yield* send(b.thread.id, echo("hookerr2", "x"))
+      assert.strictEqual((yield* getRun(paused.runId)).status, "waiting_for_approval")
 
-      const fail = yield* hookFor(api, hooks.origin, { onHookError: "fail-run" })
-      const c = yield* setup(api, "hookerr3", {}, { approvals: { toolExecution: { hookId: fail.id } } })
-      const failed = yield* send(api, c.thread.id, echo("hookerr3", "x"))
-      const run = yield* getRun(api, failed.runId)
+      const fail = yield* hookFor(hooks.origin, { onHookError: "fail-run" })
+      const c = yield* setup("hookerr3", {}, { approvals: { toolExecution: { hookId: fail.id } } })
+      const failed = yield* send(c.thread.id, echo("hookerr3", "x"))
+      const run = yield* getRun(failed.runId)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.error?.code, "approval_hook_failed")
       assert.deepStrictEqual(failed.parsed.chunks.at(-1), { type: "finish", finishReason: "error" })
@@ -223,24 +193,23 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
 
   it.effect("a garbage answer and a hook too slow for requestTimeoutMs (TestClock) both apply onHookError", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
       yield* hooks.answerWith(replyText(200, "not json at all"))
-      const garbage = yield* hookFor(api, hooks.origin)
-      const a = yield* setup(api, "garbage1", {}, { approvals: { toolExecution: { hookId: garbage.id } } })
-      const denied = yield* send(api, a.thread.id, echo("garbage1", "x"))
+      const garbage = yield* hookFor(hooks.origin)
+      const a = yield* setup("garbage1", {}, { approvals: { toolExecution: { hookId: garbage.id } } })
+      const denied = yield* send(a.thread.id, echo("garbage1", "x"))
       assert.isTrue(denied.parsed.chunks.some((c) => c.type === "tool-output-denied"))
       assert.isTrue(denied.parsed.errors.some((e) => e.startsWith("Approval hook failed")))
 
       yield* hooks.answerWith(hold)
-      const slow = yield* hookFor(api, hooks.origin, { requestTimeoutMs: 5000, onHookError: "pause" })
-      const b = yield* setup(api, "slow1", {}, { approvals: { toolExecution: { hookId: slow.id } } })
+      const slow = yield* hookFor(hooks.origin, { requestTimeoutMs: 5000, onHookError: "pause" })
+      const b = yield* setup("slow1", {}, { approvals: { toolExecution: { hookId: slow.id } } })
       const before = (yield* hooks.received).length
-      const started = yield* Effect.forkChild(send(api, b.thread.id, echo("slow1", "y")))
+      const started = yield* Effect.forkChild(send(b.thread.id, echo("slow1", "y")))
       yield* hooks.awaitRequest(before + 1)
       yield* TestClock.adjust("5 seconds")
       const parked = yield* Fiber.join(started)
-      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
       yield* hooks.releaseHeld
       yield* hooks.answerWith(reply(200, { decision: "allow" }))
     }).pipe(Effect.scoped))
@@ -248,9 +217,9 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
   it.effect("cancelling a run parked on an approval gives the interaction decision 'cancel' and expiresAt null", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api, "cancelme", { approval: "always" })
-      const parked = yield* send(api, thread.id, echo("cancelme", "c"))
-      const [pending] = yield* pendingOf(api, parked.runId)
+      const { thread } = yield* setup("cancelme", { approval: "always" })
+      const parked = yield* send(thread.id, echo("cancelme", "c"))
+      const [pending] = yield* pendingOf(parked.runId)
       yield* api.request("POST", `/v1/runs/${parked.runId}/cancel`)
       const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${pending.id}`), 200, Interaction)
       assert.strictEqual(after.status, "cancelled")
@@ -261,56 +230,55 @@ layer(Harness, { timeout: 60_000 })("approvals", (it) => {
   it.effect("connection policy without a hook: always parks; never and ungated tools run; once is remembered per thread for the exact input", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const always = yield* setup(api, "always1", { approval: "always" })
-      const parked = yield* send(api, always.thread.id, echo("always1", "x"))
-      const [pending] = yield* pendingOf(api, parked.runId)
+      const always = yield* setup("always1", { approval: "always" })
+      const parked = yield* send(always.thread.id, echo("always1", "x"))
+      const [pending] = yield* pendingOf(parked.runId)
       assert.strictEqual(pending.hookId, null)
-      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
 
-      const never = yield* setup(api, "never1", { approval: "never" })
-      assert.strictEqual(textOf((yield* send(api, never.thread.id, echo("never1", "n"))).parsed.message), echoed("never1", "n"))
+      const never = yield* setup("never1", { approval: "never" })
+      assert.strictEqual(textOf((yield* send(never.thread.id, echo("never1", "n"))).parsed.message), echoed("never1", "n"))
 
-      const gated = yield* setup(api, "gated1", { approval: "always", gatedTools: ["fail"] })
-      assert.strictEqual(textOf((yield* send(api, gated.thread.id, echo("gated1", "g"))).parsed.message), echoed("gated1", "g"))
-      const gatedFail = yield* send(api, gated.thread.id, "/tool mcp__gated1__fail {}")
-      assert.strictEqual((yield* getRun(api, gatedFail.runId)).status, "waiting_for_approval")
+      const gated = yield* setup("gated1", { approval: "always", gatedTools: ["fail"] })
+      assert.strictEqual(textOf((yield* send(gated.thread.id, echo("gated1", "g"))).parsed.message), echoed("gated1", "g"))
+      const gatedFail = yield* send(gated.thread.id, "/tool mcp__gated1__fail {}")
+      assert.strictEqual((yield* getRun(gatedFail.runId)).status, "waiting_for_approval")
 
-      const once = yield* setup(api, "once1", { approval: "once" })
-      const firstOnce = yield* send(api, once.thread.id, echo("once1", "same"))
-      const [ask] = yield* pendingOf(api, firstOnce.runId)
+      const once = yield* setup("once1", { approval: "once" })
+      const firstOnce = yield* send(once.thread.id, echo("once1", "same"))
+      const [ask] = yield* pendingOf(firstOnce.runId)
       yield* api.request("POST", `/v1/interactions/${ask.id}/resolve`, { body: { inputResponses: [{ requestId: ask.id, optionId: "approve" }] } })
-      yield* streamOf(api, firstOnce.runId)
-      const remembered = yield* send(api, once.thread.id, echo("once1", "same"))
+      yield* streamOf(firstOnce.runId)
+      const remembered = yield* send(once.thread.id, echo("once1", "same"))
       assert.strictEqual(textOf(remembered.parsed.message), echoed("once1", "same"))
-      assert.strictEqual((yield* getRun(api, remembered.runId)).status, "completed")
-      const other = yield* send(api, once.thread.id, echo("once1", "different"))
-      assert.strictEqual((yield* getRun(api, other.runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* getRun(remembered.runId)).status, "completed")
+      const other = yield* send(once.thread.id, echo("once1", "different"))
+      assert.strictEqual((yield* getRun(other.runId)).status, "waiting_for_approval")
     }).pipe(Effect.scoped))
 
   it.effect("a disabled hook is never called: the policy alone decides", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* hookFor(api, hooks.origin, { enabled: false })
+      const hook = yield* hookFor(hooks.origin, { enabled: false })
       const before = (yield* hooks.received).length
-      const open = yield* setup(api, "offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
-      assert.strictEqual(textOf((yield* send(api, open.thread.id, echo("offhook1", "o"))).parsed.message), echoed("offhook1", "o"))
-      const gated = yield* setup(api, "offhook2", { approval: "always" }, { approvals: { toolExecution: { hookId: hook.id } } })
-      const parked = yield* send(api, gated.thread.id, echo("offhook2", "p"))
-      assert.strictEqual((yield* getRun(api, parked.runId)).status, "waiting_for_approval")
+      const open = yield* setup("offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      assert.strictEqual(textOf((yield* send(open.thread.id, echo("offhook1", "o"))).parsed.message), echoed("offhook1", "o"))
+      const gated = yield* setup("offhook2", { approval: "always" }, { approvals: { toolExecution: { hookId: hook.id } } })
+      const parked = yield* send(gated.thread.id, echo("offhook2", "p"))
+      assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
       assert.strictEqual((yield* hooks.received).length, before)
     }).pipe(Effect.scoped))
 
   it.effect("plain text answers a lone pending approval: 'yes' approves, with 409 thread_busy and resolved_interaction_id", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api, "texty", { approval: "always" })
-      const parked = yield* send(api, thread.id, echo("texty", "t"))
-      const [pending] = yield* pendingOf(api, parked.runId)
+      const { thread } = yield* setup("texty", { approval: "always" })
+      const parked = yield* send(thread.id, echo("texty", "t"))
+      const [pending] = yield* pendingOf(parked.runId)
       const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "yes" }, headers: { accept: "application/json" } })
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: parked.runId, resolved_interaction_id: pending.id })
-      const resumed = yield* streamOf(api, parked.runId)
+      const resumed = yield* streamOf(parked.runId)
       assert.strictEqual(textOf(resumed.message), echoed("texty", "t"))
     }).pipe(Effect.scoped))
 

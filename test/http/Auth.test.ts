@@ -3,14 +3,16 @@
  * Isolation) and the X-Request-Id header every response carries (spec 1,
  * Conventions: Request id; spec 7).
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { Page } from "../../domain/Page.ts"
-import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { Thread } from "../../domain/Thread.ts"
+import * as Collection from "../support/Collection.ts"
+import { expectDenied, otherTenants } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const RequestIdShape = /^req_[0-9A-Za-z]{22}$/
+const RequestIdShape = TestServer.requestIdShape
 
 interface Fixture {
   readonly agent: Agent
@@ -19,17 +21,8 @@ interface Fixture {
 
 /** An agent and a thread owned by key a (org_acme / prod). */
 const makeFixture = Effect.gen(function*() {
-  const api = yield* TestServer.TestApi
-  const agent = yield* TestServer.expectOk(
-    yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.a, body: { context: "owned by a", metadata: { owner: "a" } } }),
-    200,
-    Agent
-  )
-  const created = yield* TestServer.expectOk(
-    yield* api.request("POST", "/v1/threads", { key: TestServer.Keys.a, body: { agentId: agent.id, metadata: { owner: "a" } } }),
-    201,
-    ThreadCreated
-  )
+  const agent = yield* Collection.agents.create({ context: "owned by a", metadata: { owner: "a" } })
+  const created = yield* Collection.threads.create({ agentId: agent.id, metadata: { owner: "a" } })
   // The resource as GET returns it (without `created`).
   return { agent, thread: yield* Schema.decodeUnknownEffect(Thread)(created).pipe(Effect.orDie) }
 })
@@ -71,33 +64,31 @@ const badCredentials: ReadonlyArray<{ readonly name: string; readonly headers: R
   { name: "valid key with a trailing illegal character", headers: { authorization: `Bearer ${TestServer.Keys.a}!` } }
 ]
 
-layer(TestServer.layer(), { timeout: 60_000 })("authentication", (it) => {
-  for (const route of authenticatedRoutes) {
-    it.effect(`${route.method} ${route.label} rejects every bad credential with 401 invalid_api_key`, () =>
-      Effect.gen(function*() {
-        const api = yield* TestServer.TestApi
-        const fixture = yield* makeFixture
-        const path = route.path(fixture)
-        const body = route.body?.(fixture)
-        for (const credential of badCredentials) {
-          const reply = yield* api.request(route.method, path, {
-            key: null,
-            headers: credential.headers,
-            ...(body === undefined ? {} : { body })
-          })
-          assert.strictEqual(reply.status, 401, `${route.method} ${path} with ${credential.name}: ${reply.text}`)
-          yield* TestServer.expectError(reply, 401, "authentication_error", "invalid_api_key")
-        }
-        // Nothing was changed by the rejected requests.
-        const agent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/agents/${fixture.agent.id}`), 200, Agent)
-        assert.deepStrictEqual(agent, fixture.agent)
-        const thread = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${fixture.thread.id}`), 200, Thread)
-        assert.deepStrictEqual(thread, fixture.thread)
-        // And the same route works with a good key (the 401 was about the key, not the route).
-        const ok = yield* api.request(route.method, path, { key: TestServer.Keys.a, ...(body === undefined ? {} : { body }) })
-        assert.isTrue(ok.status >= 200 && ok.status < 300, `${route.method} ${path} with key a: ${ok.status} ${ok.text}`)
-      }))
-  }
+TestServer.suite()("authentication", (it) => {
+  it.effect.each(authenticatedRoutes)("$method $label rejects every bad credential with 401 invalid_api_key", (route) =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const fixture = yield* makeFixture
+      const path = route.path(fixture)
+      const body = route.body?.(fixture)
+      for (const credential of badCredentials) {
+        const reply = yield* api.request(route.method, path, {
+          key: null,
+          headers: credential.headers,
+          ...(body === undefined ? {} : { body })
+        })
+        assert.strictEqual(reply.status, 401, `${route.method} ${path} with ${credential.name}: ${reply.text}`)
+        yield* TestServer.expectError(reply, 401, "authentication_error", "invalid_api_key")
+      }
+      // Nothing was changed by the rejected requests.
+      const agent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/agents/${fixture.agent.id}`), 200, Agent)
+      assert.deepStrictEqual(agent, fixture.agent)
+      const thread = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${fixture.thread.id}`), 200, Thread)
+      assert.deepStrictEqual(thread, fixture.thread)
+      // And the same route works with a good key (the 401 was about the key, not the route).
+      const ok = yield* api.request(route.method, path, { key: TestServer.Keys.a, ...(body === undefined ? {} : { body }) })
+      assert.isTrue(ok.status >= 200 && ok.status < 300, `${route.method} ${path} with key a: ${ok.status} ${ok.text}`)
+    }))
 
   it.effect("an unknown key of valid shape is 401 before any lookup (never 403 or 404)", () =>
     Effect.gen(function*() {
@@ -138,10 +129,12 @@ const addressedRoutes: ReadonlyArray<Attempt> = [
   { name: "create a thread on the agent", method: "POST", path: () => "/v1/threads", body: (f) => ({ agentId: f.agent.id }) }
 ]
 
-const others = [
-  { name: "key b (same organization, other workspace)", key: TestServer.Keys.b },
-  { name: "key c (other organization)", key: TestServer.Keys.c }
-] as const
+const others = otherTenants
+
+/** Every id-addressed route tried by every other tenant. */
+const attempts = addressedRoutes.flatMap((attempt) =>
+  others.map((other) => ({ attempt, other, label: `${attempt.name} with ${other.name}` }))
+)
 
 const ThreadPage = Page(Thread)
 const AgentPage = Page(Agent)
@@ -170,25 +163,21 @@ const expectUnchanged = (fixture: Fixture, context: string) =>
     assert.deepStrictEqual(threads.data.map((t) => t.id), [fixture.thread.id], `threads of the agent changed after ${context}`)
   })
 
-layer(TestServer.layer(), { timeout: 60_000 })("workspace isolation", (it) => {
-  for (const attempt of addressedRoutes) {
-    for (const other of others) {
-      it.effect(`${attempt.name} with ${other.name} is 403 permission_denied and changes nothing`, () =>
-        Effect.gen(function*() {
-          const api = yield* TestServer.TestApi
-          const fixture = yield* makeFixture
-          const body = attempt.body?.(fixture)
-          const reply = yield* api.request(attempt.method, attempt.path(fixture), {
-            key: other.key,
-            ...(body === undefined ? {} : { body })
-          })
-          const error = yield* TestServer.expectError(reply, 403, "permission_error", "permission_denied")
-          assert.notInclude(reply.text, "owned by a", "the 403 must not leak the resource")
-          assert.isString(error.message)
-          yield* expectUnchanged(fixture, `${attempt.name} with ${other.name}`)
-        }))
-    }
-  }
+TestServer.suite()("workspace isolation", (it) => {
+  it.effect.each(attempts)("$label is 403 permission_denied and changes nothing", ({ attempt, other }) =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const fixture = yield* makeFixture
+      const body = attempt.body?.(fixture)
+      const reply = yield* api.request(attempt.method, attempt.path(fixture), {
+        key: other.key,
+        ...(body === undefined ? {} : { body })
+      })
+      const error = yield* expectDenied(reply)
+      assert.notInclude(reply.text, "owned by a", "the 403 must not leak the resource")
+      assert.isString(error.message)
+      yield* expectUnchanged(fixture, `${attempt.name} with ${other.name}`)
+    }))
 
   it.effect("every id-addressed route, tried in turn by keys b and c, leaves the resources intact", () =>
     Effect.gen(function*() {
@@ -214,11 +203,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("workspace isolation", (it) => {
       const mine = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.a }), 200, AgentPage)
       assert.isTrue(mine.data.some((a) => a.id === fixture.agent.id), "key a lists its own agent")
 
-      const bAgent = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.b, body: { context: "owned by b" } }),
-        200,
-        Agent
-      )
+      const bAgent = yield* Collection.agents.create({ context: "owned by b" }, TestServer.Keys.b)
       for (const other of others) {
         const theirs = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: other.key }), 200, AgentPage)
         assert.isFalse(theirs.data.some((a) => a.id === fixture.agent.id), `${other.name} must not list key a's agent`)
@@ -281,35 +266,16 @@ layer(TestServer.layer(), { timeout: 60_000 })("workspace isolation", (it) => {
 
   it.effect("a thread created by key b on its own agent is invisible to key a", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const bAgent = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.b, body: { context: "owned by b" } }),
-        200,
-        Agent
-      )
-      const bThread = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/threads", { key: TestServer.Keys.b, body: { agentId: bAgent.id } }),
-        201,
-        ThreadCreated
-      )
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/threads/${bThread.id}`, { key: TestServer.Keys.a }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/agents/${bAgent.id}`, { key: TestServer.Keys.a }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      const still = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${bThread.id}`, { key: TestServer.Keys.b }), 200, Thread)
+      const bAgent = yield* Collection.agents.create({ context: "owned by b" }, TestServer.Keys.b)
+      const bThread = yield* Collection.threads.create({ agentId: bAgent.id }, TestServer.Keys.b)
+      yield* expectDenied(yield* Collection.threads.get(bThread.id, TestServer.Keys.a))
+      yield* expectDenied(yield* Collection.agents.get(bAgent.id, TestServer.Keys.a))
+      const still = yield* Collection.threads.read(bThread.id, TestServer.Keys.b)
       assert.strictEqual(still.id, bThread.id)
     }))
 })
 
-layer(TestServer.layer(), { timeout: 60_000 })("X-Request-Id", (it) => {
+TestServer.suite()("X-Request-Id", (it) => {
   it.effect("every response carries a fresh req_ id: 2xx, errors, /healthz, docs and unknown routes", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

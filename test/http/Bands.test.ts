@@ -1,4 +1,4 @@
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { BandStatus } from "../../domain/Band.ts"
 import { Page } from "../../domain/Page.ts"
@@ -6,7 +6,7 @@ import * as TestServer from "../support/TestServer.ts"
 
 const BandPage = Page(BandStatus)
 
-layer(TestServer.layer(), { timeout: 60_000 })("bands", (it) => {
+TestServer.suite()("bands", (it) => {
   it.effect("GET /v1/bands lists every band with its availability", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
@@ -51,16 +51,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("bands", (it) => {
     }))
 })
 
-layer(
-  TestServer.layer({
-    bands: {
-      lite: { route: "openai:gpt-x", strict: false },
-      core: { route: "scripted", strict: true },
-      frontier: { route: null, strict: false }
-    }
-  }),
-  { timeout: 60_000 }
-)("bands (lite without a strict route)", (it) => {
+TestServer.suite({
+  bands: {
+    lite: { route: "openai:gpt-x", strict: false },
+    core: { route: "scripted", strict: true },
+    frontier: { route: null, strict: false }
+  }
+})("bands (lite without a strict route)", (it) => {
   it.effect("reports lite available but not strict", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
@@ -93,16 +90,13 @@ layer(
     }))
 })
 
-layer(
-  TestServer.layer({
-    bands: {
-      lite: { route: null, strict: true },
-      core: { route: "scripted", strict: false },
-      frontier: { route: "scripted", strict: true }
-    }
-  }),
-  { timeout: 60_000 }
-)("bands (strict without a route)", (it) => {
+TestServer.suite({
+  bands: {
+    lite: { route: null, strict: true },
+    core: { route: "scripted", strict: false },
+    frontier: { route: "scripted", strict: true }
+  }
+})("bands (strict without a route)", (it) => {
   it.effect("a band without a route is neither available nor strict-available", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

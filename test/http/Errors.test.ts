@@ -4,14 +4,16 @@
  * `{ error: { type, code, message, request_id, details? } }` with request_id
  * equal to X-Request-Id. Also the unauthenticated documentation routes.
  */
-import { assert, describe, it, layer } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Agent } from "../../domain/Agent.ts"
 import * as RouterMiddleware from "../../http/RouterMiddleware.ts"
+import * as Collection from "../support/Collection.ts"
+import { expectNotFound } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const RequestIdShape = /^req_[0-9A-Za-z]{22}$/
+const RequestIdShape = TestServer.requestIdShape
 
 const FieldError = Schema.Struct({ field: Schema.String, location: Schema.String, message: Schema.String })
 const FieldErrors = Schema.Struct({ errors: Schema.Array(FieldError) })
@@ -41,9 +43,6 @@ const expectFieldErrors = (
     return details.errors
   })
 
-const parseJson = (text: string): unknown =>
-  text === "" ? undefined : Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Unknown))(text)
-
 /** Fetches a path directly (for non-JSON answers the client helper cannot parse). */
 const rawGet = (url: string) =>
   Effect.promise(async () => {
@@ -51,11 +50,11 @@ const rawGet = (url: string) =>
     return { status: response.status, headers: response.headers, text: await response.text() }
   })
 
-layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
+TestServer.suite()("error envelope", (it) => {
   it.effect("malformed JSON bodies are 400 invalid_request_error", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: { context: "x" } }), 200, Agent)
+      const agent = yield* Collection.agents.create({ context: "x" })
       const json = { "content-type": "application/json" }
       const cases: ReadonlyArray<readonly [string, string, string]> = [
         ["POST", "/v1/agents", "{not json"],
@@ -84,7 +83,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
         "capabilities.web"
       ])
       yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { metadata: { k: 1 } } }), "body", ["metadata.k"])
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const agent = yield* Collection.agents.create()
       yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { band: 5 } }), "body", ["band"])
       yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: { agentId: 5 } }), "body", ["agentId"])
     }))
@@ -104,7 +103,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
         "capabilities.nope"
       ])
       yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body: { nope: 1 } }), "body", ["nope"])
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const agent = yield* Collection.agents.create()
       yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { nope: 1 } }), "body", ["nope"])
       yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, nope: 1 } }), "body", ["nope"])
       // Nothing was created or changed.
@@ -120,7 +119,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
       const errors = yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body }), "body", expected)
       assert.isAtLeast(errors.length, expected.length)
       yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body }), "body", expected)
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const agent = yield* Collection.agents.create()
       yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body }), "body", expected)
       yield* expectFieldErrors(
         yield* api.request("POST", "/v1/threads", { body: { agentId: 7, band: "huge", nope: true } }),
@@ -138,17 +137,18 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
       yield* TestServer.expectError(yield* api.request("GET", "/v2/agents"), 404, "not_found", "route_not_found")
     }))
 
-  it.effect("a missing resource is 404 not_found with its own code", () =>
+  it.effect.each([
+    { path: "/v1/agents/agent_doesnotexist", code: "agent_not_found" },
+    { path: "/v1/threads/thread_doesnotexist", code: "thread_not_found" }
+  ])("a missing resource is 404 not_found with its own code: $code", ({ code, path }) =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/agents/agent_doesnotexist"), 404, "not_found", "agent_not_found")
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/threads/thread_doesnotexist"), 404, "not_found", "thread_not_found")
+      yield* expectNotFound(yield* TestServer.request("GET", path), code)
     }))
 
   it.effect("a wrong method on a known path is 405 method_not_allowed with Allow", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const agent = yield* Collection.agents.create()
       const allowOf = (reply: TestServer.Reply) =>
         (reply.headers.get("allow") ?? "").split(",").map((m) => m.trim()).filter((m) => m !== "").sort()
 
@@ -234,7 +234,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
           duplex: "half"
         })
         const text = await response.text()
-        return { status: response.status, headers: response.headers, text, json: parseJson(text) }
+        return { status: response.status, headers: response.headers, text, json: TestServer.parseJson(text) }
       })
       yield* TestServer.expectError(reply, 413, "invalid_request_error", "request_too_large")
     }))
@@ -247,7 +247,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
         assert.strictEqual(reply.status, 400, `limit=${limit}: ${reply.text}`)
         yield* expectFieldErrors(reply, "query", ["limit"])
       }
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
+      const agent = yield* Collection.agents.create()
       yield* expectFieldErrors(yield* api.request("GET", `/v1/threads?agentId=${agent.id}&limit=101`), "query", ["limit"])
       yield* expectFieldErrors(yield* api.request("GET", "/v1/threads"), "query", ["agentId"])
       // In range is fine.
@@ -282,7 +282,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("error envelope", (it) => {
     }))
 })
 
-layer(TestServer.layer(), { timeout: 60_000 })("documentation routes", (it) => {
+TestServer.suite()("documentation routes", (it) => {
   it.effect("GET /v1/openapi.json is the OpenAPI document, without auth", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

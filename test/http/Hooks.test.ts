@@ -5,29 +5,27 @@
  * verified by a real HTTP server in the test (with Stripe's verifier, as a
  * customer would).
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import Stripe from "stripe"
-import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { HookTestResult, ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
+import * as Collection from "../support/Collection.ts"
 import * as HookServer from "../support/HookServer.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
 const stripe = new Stripe("sk_test_x")
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
+const { nowIso, parseJson, request } = TestServer
 
-const hooksPath = "/v1/tool-approval-hooks"
+const hooksPath = Collection.toolApprovalHooks.path
 
 const HookPage = Page(ToolApprovalHook)
 const HookDeleted = Deleted("tool_approval_hook")
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 const origin = Effect.map(HookServer.HookServer, (s) => s.origin)
 
@@ -35,19 +33,8 @@ const origin = Effect.map(HookServer.HookServer, (s) => s.origin)
 const hookBody = (overrides: Record<string, unknown> = {}) =>
   Effect.map(origin, (o) => ({ name: "review", url: `${o}/hooks/review`, secret: "whsec_first", ...overrides }))
 
-const createHook = (overrides: Record<string, unknown> = {}, key: string = TestServer.Keys.a) =>
-  Effect.gen(function*() {
-    const reply = yield* request("POST", hooksPath, { body: yield* hookBody(overrides), key })
-    return yield* TestServer.expectOk(reply, 200, ToolApprovalHook)
-  })
-
-/** Asserts a 400 invalid_request_error naming `field`. */
-const expectInvalid = (reply: TestServer.Reply, field: string, code = "invalid_request_error") =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", code)
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
+const createHook = (overrides: Record<string, unknown> = {}, key?: string) =>
+  Effect.flatMap(hookBody(overrides), (body) => Collection.toolApprovalHooks.create(body, key))
 
 /** No response ever carries the signing secret. */
 const assertNoSecret = (reply: TestServer.Reply, ...secrets: ReadonlyArray<string>) => {
@@ -117,8 +104,6 @@ const reviewFields = [
   "resolveUrl"
 ]
 
-const parseJson = (text: string): unknown => Schema.decodeUnknownSync(Schema.fromJsonString(Schema.Unknown))(text)
-
 /** Asserts every header and the body of one synthetic review, verifying the signature. */
 const checkDelivery = (received: HookServer.Received, path: string, secret: string, sentAtMs: number) =>
   Effect.gen(function*() {
@@ -161,9 +146,12 @@ const expectHookFailure = (reply: TestServer.Reply, ...mentions: ReadonlyArray<s
 
 const TestLayer = Layer.merge(TestServer.layer(), HookServer.HookServer.layer)
 
+/** Every route that addresses a hook by id. */
+const routes = resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], ["test"]])
+
 // ---- the routes on one shared server ----------------------------------------
 
-layer(TestLayer, { timeout: 60_000 })("tool approval hooks", (it) => {
+TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
   it.effect("POST answers 200 with every default resolved and never returns the secret", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust("1 second")
@@ -545,12 +533,8 @@ layer(TestLayer, { timeout: 60_000 })("tool approval hooks", (it) => {
     Effect.gen(function*() {
       const hook = yield* createHook()
       const approvals = { toolExecution: { hookId: hook.id } }
-      const first = yield* TestServer.expectOk(yield* request("POST", "/v1/agents", { body: { approvals } }), 200, Agent)
-      const second = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { approvals: { ...approvals, autoAllow: ["read_file"] } } }),
-        200,
-        Agent
-      )
+      const first = yield* Collection.agents.create({ approvals })
+      const second = yield* Collection.agents.create({ approvals: { ...approvals, autoAllow: ["read_file"] } })
       const blocked = yield* request("DELETE", `${hooksPath}/${hook.id}`)
       const error = yield* TestServer.expectError(blocked, 409, "api_error", "resource_in_use")
       const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(error.details?.["inUseByAgentIds"]).pipe(
@@ -559,7 +543,7 @@ layer(TestLayer, { timeout: 60_000 })("tool approval hooks", (it) => {
       assert.sameMembers([...ids], [first.id, second.id])
       yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook)
 
-      yield* TestServer.expectOk(yield* request("PATCH", `/v1/agents/${first.id}`, { body: { approvals: null } }), 200, Agent)
+      yield* Collection.agents.update(first.id, { approvals: null })
       const stillBlocked = yield* TestServer.expectError(
         yield* request("DELETE", `${hooksPath}/${hook.id}`),
         409,
@@ -573,52 +557,24 @@ layer(TestLayer, { timeout: 60_000 })("tool approval hooks", (it) => {
       assert.deepStrictEqual(done.json, { id: hook.id, object: "tool_approval_hook", deleted: true })
     }))
 
-  it.effect("an unknown id is 404 tool_approval_hook_not_found on every route", () =>
+  it.effect.each(routes)("an unknown id is 404 tool_approval_hook_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const id = "hook_doesnotexist0000000000"
-      const routes: ReadonlyArray<readonly [string, string, unknown]> = [
-        ["GET", `${hooksPath}/${id}`, undefined],
-        ["PATCH", `${hooksPath}/${id}`, { name: "x" }],
-        ["DELETE", `${hooksPath}/${id}`, undefined],
-        ["POST", `${hooksPath}/${id}/rotate-secret`, { secret: "whsec_x" }],
-        ["POST", `${hooksPath}/${id}/test`, undefined]
-      ]
-      for (const [method, path, body] of routes) {
-        yield* TestServer.expectError(
-          yield* request(method, path, body === undefined ? {} : { body }),
-          404,
-          "not_found",
-          "tool_approval_hook_not_found"
-        )
-      }
+      yield* expectNotFound(yield* call(route, "hook_doesnotexist0000000000"), "tool_approval_hook_not_found")
     }))
 
-  it.effect("another workspace's hook is 403 permission_denied on every route and absent from its list", () =>
-    Effect.gen(function*() {
-      const server = yield* HookServer.HookServer
-      const hook = yield* createHook({ name: "private" })
-      const delivered = (yield* server.received).length
-      for (const key of [TestServer.Keys.b, TestServer.Keys.c]) {
-        const routes: ReadonlyArray<readonly [string, string, unknown]> = [
-          ["GET", `${hooksPath}/${hook.id}`, undefined],
-          ["PATCH", `${hooksPath}/${hook.id}`, { name: "stolen" }],
-          ["DELETE", `${hooksPath}/${hook.id}`, undefined],
-          ["POST", `${hooksPath}/${hook.id}/rotate-secret`, { secret: "whsec_stolen" }],
-          ["POST", `${hooksPath}/${hook.id}/test`, undefined]
-        ]
-        for (const [method, path, body] of routes) {
-          yield* TestServer.expectError(
-            yield* request(method, path, body === undefined ? { key } : { key, body }),
-            403,
-            "permission_error",
-            "permission_denied"
-          )
-        }
-        const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`, { key }), 200, HookPage)
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's hook is 403 permission_denied and absent from its list: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const server = yield* HookServer.HookServer
+        const hook = yield* createHook({ name: "private" })
+        const delivered = (yield* server.received).length
+        yield* expectDenied(yield* call(route, hook.id, tenant.key))
+        const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }), 200, HookPage)
         assert.notInclude(page.data.map((h) => h.id), hook.id)
-      }
-      assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
-      const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)
-      assert.deepStrictEqual(unchanged.json, hook)
-    }))
+        assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
+        const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)
+        assert.deepStrictEqual(unchanged.json, hook)
+      })
+  )
 })

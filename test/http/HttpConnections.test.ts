@@ -6,15 +6,14 @@
  */
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Fiber } from "effect"
+import { assert } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
 import { HttpConnection, HttpConnectionTestResult } from "../../domain/HttpConnection.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
-import { Secret } from "../../domain/Secret.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
+import * as Collection from "../support/Collection.ts"
 import * as McpServers from "../support/McpServers.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import * as SpecServer from "../support/SpecServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -69,38 +68,15 @@ const op = (operationId?: string) => (operationId === undefined ? { responses: o
 
 // ---- helpers ----------------------------------------------------------------
 
-const { Keys } = TestServer
+const { Keys, nowIso, request } = TestServer
+const { post, patch, get, del, create, update } = Collection.httpConnections
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
-
-const post = (body: unknown, key: string = Keys.a) => request("POST", "/v1/http-connections", { body, key })
-const patch = (id: string, body: unknown, key: string = Keys.a) => request("PATCH", `/v1/http-connections/${id}`, { body, key })
-const get = (id: string, key: string = Keys.a) => request("GET", `/v1/http-connections/${id}`, { key })
-const del = (id: string, key: string = Keys.a) => request("DELETE", `/v1/http-connections/${id}`, { key })
-const test = (id: string, key: string = Keys.a) => request("POST", `/v1/http-connections/${id}/test`, { key })
-
-const create = (body: Record<string, unknown>, key: string = Keys.a) =>
-  Effect.flatMap(post(body, key), (reply) => TestServer.expectOk(reply, 200, HttpConnection))
-const update = (id: string, body: Record<string, unknown>) =>
-  Effect.flatMap(patch(id, body), (reply) => TestServer.expectOk(reply, 200, HttpConnection))
+const test = (id: string, key?: string) => Collection.httpConnections.action(id, "test", undefined, key)
 const testOk = (id: string) => Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, HttpConnectionTestResult))
-
-const createSecret = (name: string, value: string, key: string = Keys.a) =>
-  Effect.flatMap(request("POST", "/v1/secrets", { body: { name, value }, key }), (reply) => TestServer.expectOk(reply, 200, Secret))
 
 /** A small valid inline document. */
 const tinySpec = openapi({ "/items": { get: op("listItems") } })
 const minimal = (name: string) => ({ name, spec: tinySpec })
-
-const expectInvalid = (reply: TestServer.Reply, field: string) =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 const assertTested = (
   result: typeof HttpConnectionTestResult.Type,
@@ -119,9 +95,14 @@ const registerAndTest = (name: string, spec: string, extra: Record<string, unkno
 
 const HttpConnectionPage = Page(HttpConnection)
 
+/** Every route that addresses a connection by id. */
+const routes = resourceRoutes(Collection.httpConnections.path, { enabled: false }, [["test"]])
+
+const unique = Collection.uniqueName
+
 // ---- the routes on one shared server ----------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("http connections", (it) => {
+TestServer.suite()("http connections", (it) => {
   // ---- registration ----------------------------------------------------------
 
   it.effect("POST answers 200 with every optional field resolved to its default", () =>
@@ -160,7 +141,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections", (it) => {
 
   it.effect("POST echoes a full registration with bearer auth and a spec URL", () =>
     Effect.gen(function*() {
-      const secret = yield* createSecret("hc-full-token", "s3cr3t-value")
+      const secret = yield* Collection.secrets.create({ name: "hc-full-token", value: "s3cr3t-value" })
       const body = {
         name: "full",
         spec: "https://93.184.215.14/openapi.json",
@@ -212,11 +193,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections", (it) => {
       const elsewhere = yield* create(minimal("hc-shared"), Keys.c)
       assert.notStrictEqual(elsewhere.id, first.id)
       // Names of tool servers are another namespace.
-      yield* TestServer.expectOk(
-        yield* request("POST", "/v1/tool-servers", { body: { name: "hc-cross", transport: "http", url: "https://93.184.215.14/m" } }),
-        200,
-        ToolServer
-      )
+      yield* Collection.toolServers.create({ name: "hc-cross", transport: "http", url: "https://93.184.215.14/m" })
       assert.strictEqual((yield* create(minimal("hc-cross"))).name, "hc-cross")
 
       const second = yield* create(minimal("hc-second"))
@@ -265,8 +242,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections", (it) => {
 
   it.effect("bearer auth needs a secret of the same workspace and an explicit baseUrl", () =>
     Effect.gen(function*() {
-      const own = yield* createSecret("hc-own", "v1")
-      const foreign = yield* createSecret("hc-foreign", "v2", Keys.b)
+      const own = yield* Collection.secrets.create({ name: "hc-own", value: "v1" })
+      const foreign = yield* Collection.secrets.create({ name: "hc-foreign", value: "v2" }, Keys.b)
       const bearer = (secretId: string) => ({ type: "bearer", secretId })
       for (const secretId of ["sec_doesnotexist", foreign.id]) {
         yield* expectInvalid(
@@ -339,46 +316,37 @@ layer(TestServer.layer(), { timeout: 60_000 })("http connections", (it) => {
       assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(connection.id), 200, HttpConnection), final)
     }))
 
-  it.effect("list, 404 http_connection_not_found and 403 permission_denied across workspaces", () =>
+  it.effect("list shows the caller's workspace only", () =>
     Effect.gen(function*() {
       const mine = yield* create(minimal("hc-listed-a"))
       const theirs = yield* create(minimal("hc-listed-b"), Keys.b)
       const page = yield* TestServer.expectOk(yield* request("GET", "/v1/http-connections?limit=100"), 200, HttpConnectionPage)
       assert.isTrue(page.data.some((c) => c.id === mine.id))
       assert.isFalse(page.data.some((c) => c.id === theirs.id))
-
-      const id = "hc_doesnotexist"
-      for (const reply of [yield* get(id), yield* patch(id, { enabled: false }), yield* del(id), yield* test(id)]) {
-        yield* TestServer.expectError(reply, 404, "not_found", "http_connection_not_found")
-      }
-      for (const key of [Keys.b, Keys.c]) {
-        for (
-          const reply of [
-            yield* get(mine.id, key),
-            yield* patch(mine.id, { enabled: false }, key),
-            yield* del(mine.id, key),
-            yield* test(mine.id, key)
-          ]
-        ) yield* TestServer.expectError(reply, 403, "permission_error", "permission_denied")
-      }
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(mine.id), 200, HttpConnection), mine)
     }))
+
+  it.effect.each(routes)("an unknown id is 404 http_connection_not_found: $label", (route) =>
+    Effect.gen(function*() {
+      yield* expectNotFound(yield* call(route, "hc_doesnotexist"), "http_connection_not_found")
+    }))
+
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's connection is 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const mine = yield* create(minimal(unique("hc-isolated")))
+        yield* expectDenied(yield* call(route, mine.id, tenant.key))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(mine.id), 200, HttpConnection), mine)
+      })
+  )
 
   it.effect("DELETE is refused with 409 resource_in_use while an agent references the connection", () =>
     Effect.gen(function*() {
       const connection = yield* create(minimal("hc-deletable"))
-      const agent = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] } } } }),
-        200,
-        Agent
-      )
+      const agent = yield* Collection.agents.create({ capabilities: { http: { connectionIds: [connection.id] } } })
       const inUse = yield* TestServer.expectError(yield* del(connection.id), 409, "api_error", "resource_in_use")
       assert.deepStrictEqual(inUse.details, { inUseByAgentIds: [agent.id] })
-      yield* TestServer.expectOk(
-        yield* request("PATCH", `/v1/agents/${agent.id}`, { body: { capabilities: {} } }),
-        200,
-        Agent
-      )
+      yield* Collection.agents.update(agent.id, { capabilities: {} })
       assert.deepStrictEqual(
         yield* TestServer.expectOk(yield* del(connection.id), 200, Deleted("http_connection")),
         { id: connection.id, object: "http_connection", deleted: true }

@@ -9,6 +9,7 @@ import { ApiServiceUnavailable, fromDomain } from "../../http/ErrorEnvelope.ts"
 import { Idempotency, type IdempotentRequest } from "../../src/idempotency/Idempotency.ts"
 import * as Database from "../../src/store/Database.ts"
 import * as Migrations from "../../src/store/Migrations.ts"
+import * as Collection from "../support/Collection.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -17,19 +18,12 @@ const ThreadPage = Page(Thread)
 
 const idem = (key: string) => ({ "idempotency-key": key })
 
-const withKey = (key: string | undefined) => (key === undefined ? {} : { key })
+const { create: createAgent } = Collection.agents
 
-const createAgent = (body: Record<string, unknown> = {}, key?: string) =>
+const listThreads = (agentId: string, key: string = TestServer.Keys.a) =>
   Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body, ...withKey(key) }), 200, Agent)
-  })
-
-const listThreads = (agentId: string, key?: string) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
     const page = yield* TestServer.expectOk(
-      yield* api.request("GET", `/v1/threads?agentId=${agentId}&limit=100`, withKey(key)),
+      yield* TestServer.request("GET", `/v1/threads?agentId=${agentId}&limit=100`, { key }),
       200,
       ThreadPage
     )
@@ -37,11 +31,10 @@ const listThreads = (agentId: string, key?: string) =>
   })
 
 /** The agents of the key's workspace carrying metadata marker = value. */
-const agentsMarked = (value: string, key?: string) =>
+const agentsMarked = (value: string, key: string = TestServer.Keys.a) =>
   Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
     const page = yield* TestServer.expectOk(
-      yield* api.request("GET", "/v1/agents?limit=100", withKey(key)),
+      yield* TestServer.request("GET", "/v1/agents?limit=100", { key }),
       200,
       AgentPage
     )
@@ -49,7 +42,7 @@ const agentsMarked = (value: string, key?: string) =>
     return page.data.filter((a) => a.metadata["marker"] === value)
   })
 
-layer(TestServer.layer(), { timeout: 60_000 })("idempotency over HTTP", (it) => {
+TestServer.suite()("idempotency over HTTP", (it) => {
   it.effect("POST /v1/threads: a replay returns the first thread with created: false", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
@@ -117,9 +110,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("idempotency over HTTP", (it) => 
   it.effect("requests without a key are never deduplicated", () =>
     Effect.gen(function*() {
       const agent = yield* createAgent()
-      const api = yield* TestServer.TestApi
-      const a = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
-      const b = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+      const a = yield* Collection.threads.create({ agentId: agent.id })
+      const b = yield* Collection.threads.create({ agentId: agent.id })
       assert.notStrictEqual(a.id, b.id)
       assert.isTrue(a.created)
       assert.isTrue(b.created)
@@ -364,7 +356,7 @@ const ServerOnTestWallTime = Layer.unwrap(
   )
 )
 
-layer(ServerOnTestWallTime, { timeout: 60_000 })("idempotency retention (24 hours)", (it) => {
+TestServer.suiteWith(ServerOnTestWallTime)("idempotency retention (24 hours)", (it) => {
   it.effect("a key is replayed for 24 hours, then forgotten", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

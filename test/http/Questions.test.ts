@@ -4,19 +4,16 @@
  * or a plain-text message) resumes it where it left off; rules 2-6 of 4.4;
  * cancelling a parked run; the max-park window on TestClock.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
-import { Agent } from "../../domain/Agent.ts"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
-import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { Thread } from "../../domain/Thread.ts"
+import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { parseWithAi } from "../support/UiStream.ts"
-
-type Api = TestServer.TestApi["Service"]
 
 const question = {
   title: "Pick a color",
@@ -29,42 +26,25 @@ const question = {
 }
 const ask = (q: unknown, after = "/text thanks") => `/tool ask_question ${JSON.stringify(q)}\n${after}`
 
-const setup = (api: Api) =>
-  Effect.gen(function*() {
-    const agent = yield* TestServer.expectOk(
-      yield* api.request("POST", "/v1/agents", { body: { capabilities: { userInteraction: true } } }),
-      200,
-      Agent
-    )
-    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
-  })
+/** A thread on an agent that may ask the user. */
+const setup = Effect.map(agentWithThread({ capabilities: { userInteraction: true } }), ({ thread }) => thread)
 
 /** Sends the message and reads its stream, which ends when the run parks. */
-const park = (api: Api, threadId: string, input: string) =>
+const park = (threadId: string, input: string) =>
   Effect.gen(function*() {
-    const reply = yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body: { input } })
-    const runId = reply.headers.get("svc-run-id") ?? ""
-    const parsed = yield* Effect.orDie(parseWithAi(reply.text))
-    const list = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+    const { runId, parsed } = yield* send(threadId, input)
+    const list = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
     return { runId, parsed, interaction: list.data[0] }
   })
 
-const resolve = (api: Api, id: string, body: unknown) => api.request("POST", `/v1/interactions/${id}/resolve`, { body })
+const resolve = (id: string, body: unknown) => TestServer.request("POST", `/v1/interactions/${id}/resolve`, { body })
 
-const getRun = (api: Api, runId: string) => Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
-
-const streamOf = (api: Api, runId: string) =>
-  Effect.flatMap(api.request("GET", `/v1/runs/${runId}/stream`), (r) => Effect.orDie(parseWithAi(r.text)))
-
-const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
-
-layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
+TestServer.suite()("questions", (it) => {
   it.effect("ask_question parks the run at waiting_for_input; the answer resumes it and the model sees it", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const thread = yield* setup(api)
-      const { runId, parsed, interaction } = yield* park(api, thread.id, ask(question))
+      const thread = yield* setup
+      const { runId, parsed, interaction } = yield* park(thread.id, ask(question))
       const requested = parsed.chunks.filter((c) => c.type === "data-svc-input-requested")
       assert.strictEqual(requested.length, 1)
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "other" })
@@ -97,13 +77,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
       assert.strictEqual(interaction.decision, null)
       assert.strictEqual(interaction.stepNumber, 1)
       assert.strictEqual(Date.parse(interaction.expiresAt ?? "") - Date.parse(interaction.createdAt), 14 * 24 * 60 * 60 * 1000)
-      const parked = yield* getRun(api, runId)
+      const parked = yield* getRun(runId)
       assert.strictEqual(parked.status, "waiting_for_input")
       assert.deepStrictEqual(parked.queuedFollowups, [])
       assert.strictEqual((yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status, "running")
 
       const answered = yield* TestServer.expectOk(
-        yield* resolve(api, interaction.id, {
+        yield* resolve(interaction.id, {
           inputResponses: [{ requestId: "color", optionId: "blue" }, { requestId: "note", text: "make it bold" }],
           reason: "brand colors"
         }),
@@ -119,23 +99,23 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
       })
       assert.isNotNull(answered.resolvedAt)
 
-      const full = yield* streamOf(api, runId)
+      const full = yield* streamOf(runId)
       assert.strictEqual(textOf(full.message), "thanks")
       const output = full.chunks.find((c) => c.type === "tool-output-available")
       assert.deepStrictEqual(output, { type: "tool-output-available", toolCallId: "call_1", output: answered.resolution })
       assert.deepStrictEqual(full.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      const done = yield* getRun(api, runId)
+      const done = yield* getRun(runId)
       assert.strictEqual(done.status, "completed")
       assert.isUndefined(done.queuedFollowups)
 
       // Same outcome again: 200; another outcome: 409.
-      const same = yield* resolve(api, interaction.id, {
+      const same = yield* resolve(interaction.id, {
         inputResponses: [{ requestId: "color", optionId: "blue" }, { requestId: "note", text: "make it bold" }],
         reason: "brand colors"
       })
       assert.strictEqual(same.status, 200)
       yield* TestServer.expectError(
-        yield* resolve(api, interaction.id, { inputResponses: [{ requestId: "color", optionId: "red" }, { requestId: "note", text: "x" }] }),
+        yield* resolve(interaction.id, { inputResponses: [{ requestId: "color", optionId: "red" }, { requestId: "note", text: "x" }] }),
         409,
         "api_error",
         "idempotency_key_conflict"
@@ -145,7 +125,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
   it.effect("rules 2-4 of 4.4: inner ids only, one answer per id, options, multiple, free text, cancel", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const thread = yield* setup(api)
+      const thread = yield* setup
       const multi = {
         title: "Choose",
         questions: [
@@ -153,10 +133,10 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
           { id: "one", prompt: "One?", options: [{ id: "x", label: "X" }, { id: "y", label: "Y" }], allowOther: true }
         ]
       }
-      const { runId, interaction } = yield* park(api, thread.id, ask(multi))
+      const { runId, interaction } = yield* park(thread.id, ask(multi))
       const bad = (body: unknown, message: RegExp) =>
         Effect.gen(function*() {
-          const error = yield* TestServer.expectError(yield* resolve(api, interaction.id, body), 400, "invalid_request_error", "invalid_request_error")
+          const error = yield* TestServer.expectError(yield* resolve(interaction.id, body), 400, "invalid_request_error", "invalid_request_error")
           assert.match(error.message, message)
         })
       yield* bad({ inputResponses: [{ requestId: interaction.id, optionId: "a" }] }, new RegExp(`Unknown question '${interaction.id}'`))
@@ -167,7 +147,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
       yield* bad({ inputResponses: [{ requestId: "tags", optionIds: ["a"] }] }, /Question 'one' needs an answer/)
       yield* bad({ cancel: true, inputResponses: [{ requestId: "tags", optionIds: ["a"] }] }, /either cancel/)
       yield* TestServer.expectError(
-        yield* resolve(api, "tar_nope", { cancel: true }),
+        yield* resolve("tar_nope", { cancel: true }),
         404,
         "not_found",
         "interaction_not_found"
@@ -178,51 +158,51 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
         "permission_error",
         "permission_denied"
       )
-      assert.strictEqual((yield* getRun(api, runId)).status, "waiting_for_input")
+      assert.strictEqual((yield* getRun(runId)).status, "waiting_for_input")
       const ok = yield* TestServer.expectOk(
-        yield* resolve(api, interaction.id, { inputResponses: [{ requestId: "tags", optionIds: ["a", "b"] }, { requestId: "one", text: "z" }] }),
+        yield* resolve(interaction.id, { inputResponses: [{ requestId: "tags", optionIds: ["a", "b"] }, { requestId: "one", text: "z" }] }),
         200,
         Interaction
       )
       assert.strictEqual(ok.status, "resolved")
-      yield* streamOf(api, runId)
-      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+      yield* streamOf(runId)
+      assert.strictEqual((yield* getRun(runId)).status, "completed")
 
       // cancel: true abandons the question; the run goes on and the model is told.
-      const again = yield* park(api, thread.id, ask(multi))
-      const cancelled = yield* TestServer.expectOk(yield* resolve(api, again.interaction.id, { cancel: true }), 200, Interaction)
+      const again = yield* park(thread.id, ask(multi))
+      const cancelled = yield* TestServer.expectOk(yield* resolve(again.interaction.id, { cancel: true }), 200, Interaction)
       assert.strictEqual(cancelled.status, "cancelled")
       assert.strictEqual(cancelled.decision, null)
-      const after = yield* streamOf(api, again.runId)
+      const after = yield* streamOf(again.runId)
       assert.deepStrictEqual(after.chunks.find((c) => c.type === "tool-output-available"), {
         type: "tool-output-available",
         toolCallId: "call_1",
         output: { dismissed: true }
       })
-      assert.strictEqual((yield* getRun(api, again.runId)).status, "completed")
+      assert.strictEqual((yield* getRun(again.runId)).status, "completed")
     }))
 
   it.effect("a plain-text message answers a lone free-text question: 409 thread_busy with resolved_interaction_id", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const thread = yield* setup(api)
-      const { runId, interaction } = yield* park(api, thread.id, ask({ title: "Name?", questions: [{ id: "name", prompt: "Your name?" }] }))
+      const thread = yield* setup
+      const { runId, interaction } = yield* park(thread.id, ask({ title: "Name?", questions: [{ id: "name", prompt: "Your name?" }] }))
       const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "Ada" }, headers: { accept: "application/json" } })
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: runId, resolved_interaction_id: interaction.id })
       const settled = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
       assert.deepStrictEqual(settled.resolution, { inputResponses: [{ requestId: "name", text: "Ada" }] })
-      yield* streamOf(api, runId)
-      assert.strictEqual((yield* getRun(api, runId)).status, "completed")
+      yield* streamOf(runId)
+      assert.strictEqual((yield* getRun(runId)).status, "completed")
     }))
 
   it.effect("batch resolve: each item independent with its own status; unresolved siblings keep the run parked", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const thread = yield* setup(api)
+      const thread = yield* setup
       const input = `${ask({ title: "A?", questions: [{ id: "a", prompt: "A?" }] }, "")}\n/tool ask_question ${JSON.stringify({ title: "B?", questions: [{ id: "b", prompt: "B?" }] })}`
       // Two questions in two steps would park twice; put both calls in one step by asking twice in the same directive set.
-      const first = yield* park(api, thread.id, input)
+      const first = yield* park(thread.id, input)
       const reply = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
         body: {
           items: [
@@ -233,7 +213,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
       })
       assert.strictEqual(reply.status, 200)
       assert.deepStrictEqual(reply.json, { items: [{ id: first.interaction.id, status: "invalid_body" }, { id: "tar_unknown", status: "not_found" }] })
-      assert.strictEqual((yield* getRun(api, first.runId)).status, "waiting_for_input")
+      assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_input")
       const good = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
         body: { items: [{ id: first.interaction.id, inputResponses: [{ requestId: "a", text: "yes" }] }] }
       })
@@ -251,18 +231,18 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
   it.effect("cancelling a parked run cancels its pending interactions (expiresAt null) and frees the thread", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const thread = yield* setup(api)
-      const { runId, interaction } = yield* park(api, thread.id, ask(question))
+      const thread = yield* setup
+      const { runId, interaction } = yield* park(thread.id, ask(question))
       const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${runId}/cancel`), 200, Run)
       assert.strictEqual(cancelled.status, "cancelled")
       const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.expiresAt, null)
-      const stream = yield* streamOf(api, runId)
+      const stream = yield* streamOf(runId)
       assert.deepStrictEqual(stream.chunks.at(-1), { type: "abort", reason: "cancelled" })
       assert.strictEqual((yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status, "idle")
       // Resolving after the run ended: 200, the record is finalized, nothing resumes.
-      const late = yield* resolve(api, interaction.id, { cancel: true })
+      const late = yield* resolve(interaction.id, { cancel: true })
       assert.strictEqual(late.status, 200)
     }))
 
@@ -270,20 +250,20 @@ layer(TestServer.layer(), { timeout: 60_000 })("questions", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const recovery = yield* RunRecovery
-      const thread = yield* setup(api)
-      const { runId, interaction } = yield* park(api, thread.id, ask(question))
+      const thread = yield* setup
+      const { runId, interaction } = yield* park(thread.id, ask(question))
       yield* TestClock.adjust("13 days")
       yield* recovery.pass
-      assert.strictEqual((yield* getRun(api, runId)).status, "waiting_for_input")
+      assert.strictEqual((yield* getRun(runId)).status, "waiting_for_input")
       yield* TestClock.adjust("1 day")
       yield* recovery.pass
-      const expired = yield* getRun(api, runId)
+      const expired = yield* getRun(runId)
       assert.strictEqual(expired.status, "cancelled")
       assert.strictEqual(expired.terminalReason, "interaction_timeout")
       const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.expiresAt, null)
-      const stream = yield* streamOf(api, runId)
+      const stream = yield* streamOf(runId)
       assert.deepStrictEqual(stream.chunks.slice(-2), [
         { type: "data-svc-usage", data: expired.usage },
         { type: "abort", reason: "interaction_timeout" }

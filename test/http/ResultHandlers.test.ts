@@ -3,23 +3,21 @@
  * kind and secret, reads, updates, secret rotation, deletion guarded by agent
  * references, and isolation.
  */
-import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Schema } from "effect"
+import { assert } from "@effect/vitest"
+import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { ResultHandler } from "../../domain/ResultHandler.ts"
+import * as Collection from "../support/Collection.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
+const { nowIso, request } = TestServer
 
-const handlersPath = "/v1/result-handlers"
+const handlersPath = Collection.resultHandlers.path
 const HandlerPage = Page(ResultHandler)
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 /** Registration never connects to the URL, so any loopback port does (private URLs are allowed here). */
 const handlerUrl = "http://127.0.0.1:9/artifacts"
@@ -35,18 +33,8 @@ const handlerBody = (overrides: Record<string, unknown> = {}): Record<string, un
 const without = (body: Record<string, unknown>, key: string): Record<string, unknown> =>
   Object.fromEntries(Object.entries(body).filter(([k]) => k !== key))
 
-const createHandler = (overrides: Record<string, unknown> = {}, key: string = TestServer.Keys.a) =>
-  Effect.flatMap(
-    request("POST", handlersPath, { body: handlerBody(overrides), key }),
-    (reply) => TestServer.expectOk(reply, 200, ResultHandler)
-  )
-
-const expectInvalid = (reply: TestServer.Reply, field: string, code = "invalid_request_error") =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", code)
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
+const createHandler = (overrides: Record<string, unknown> = {}, key?: string) =>
+  Collection.resultHandlers.create(handlerBody(overrides), key)
 
 const assertNoSecret = (reply: TestServer.Reply, ...secrets: ReadonlyArray<string>) => {
   for (const secret of secrets) assert.notInclude(reply.text, secret, reply.text)
@@ -61,9 +49,12 @@ const countAll = Effect.map(
 const inUseBy = (error: { readonly details?: Readonly<Record<string, unknown>> | undefined }) =>
   Schema.decodeUnknownEffect(Schema.Array(Schema.String))(error.details?.["inUseByAgentIds"]).pipe(Effect.orDie)
 
+/** Every route that addresses a handler by id. */
+const routes = resourceRoutes(handlersPath, { name: "renamed" }, [["rotate-secret", { secret: "rh_rotated" }]])
+
 // ---- the routes on one shared server ----------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("result handlers", (it) => {
+TestServer.suite()("result handlers", (it) => {
   it.effect("POST answers 200 with defaults resolved and never returns the secret", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust("1 second")
@@ -296,18 +287,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("result handlers", (it) => {
   it.effect("DELETE while an agent references the handler (exports or oversized tool results) is 409 resource_in_use", () =>
     Effect.gen(function*() {
       const handler = yield* createHandler()
-      const exporter = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { artifacts: { exports: { resultHandlerId: handler.id } } } }),
-        200,
-        Agent
-      )
-      const archiver = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", {
-          body: { artifacts: { oversizedToolResults: { resultHandlerId: handler.id } } }
-        }),
-        200,
-        Agent
-      )
+      const exporter = yield* Collection.agents.create({ artifacts: { exports: { resultHandlerId: handler.id } } })
+      const archiver = yield* Collection.agents.create({ artifacts: { oversizedToolResults: { resultHandlerId: handler.id } } })
       const error = yield* TestServer.expectError(
         yield* request("DELETE", `${handlersPath}/${handler.id}`),
         409,
@@ -317,11 +298,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("result handlers", (it) => {
       assert.sameMembers([...(yield* inUseBy(error))], [exporter.id, archiver.id])
 
       // Only the oversized-tool-results reference left.
-      yield* TestServer.expectOk(
-        yield* request("PATCH", `/v1/agents/${exporter.id}`, { body: { artifacts: null } }),
-        200,
-        Agent
-      )
+      yield* Collection.agents.update(exporter.id, { artifacts: null })
       const second = yield* TestServer.expectError(
         yield* request("DELETE", `${handlersPath}/${handler.id}`),
         409,
@@ -336,46 +313,20 @@ layer(TestServer.layer(), { timeout: 60_000 })("result handlers", (it) => {
       assert.deepStrictEqual(done.json, { id: handler.id, object: "result_handler", deleted: true })
     }))
 
-  it.effect("an unknown id is 404 result_handler_not_found on every route", () =>
+  it.effect.each(routes)("an unknown id is 404 result_handler_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const id = "rh_doesnotexist0000000000"
-      const routes: ReadonlyArray<readonly [string, string, unknown]> = [
-        ["GET", `${handlersPath}/${id}`, undefined],
-        ["PATCH", `${handlersPath}/${id}`, { name: "x" }],
-        ["DELETE", `${handlersPath}/${id}`, undefined],
-        ["POST", `${handlersPath}/${id}/rotate-secret`, { secret: "rh_x" }]
-      ]
-      for (const [method, path, body] of routes) {
-        yield* TestServer.expectError(
-          yield* request(method, path, body === undefined ? {} : { body }),
-          404,
-          "not_found",
-          "result_handler_not_found"
-        )
-      }
+      yield* expectNotFound(yield* call(route, "rh_doesnotexist0000000000"), "result_handler_not_found")
     }))
 
-  it.effect("another workspace's handler is 403 permission_denied on every route and absent from its list", () =>
-    Effect.gen(function*() {
-      const handler = yield* createHandler({ name: "private" })
-      for (const key of [TestServer.Keys.b, TestServer.Keys.c]) {
-        const routes: ReadonlyArray<readonly [string, string, unknown]> = [
-          ["GET", `${handlersPath}/${handler.id}`, undefined],
-          ["PATCH", `${handlersPath}/${handler.id}`, { name: "stolen" }],
-          ["DELETE", `${handlersPath}/${handler.id}`, undefined],
-          ["POST", `${handlersPath}/${handler.id}/rotate-secret`, { secret: "rh_stolen" }]
-        ]
-        for (const [method, path, body] of routes) {
-          yield* TestServer.expectError(
-            yield* request(method, path, body === undefined ? { key } : { key, body }),
-            403,
-            "permission_error",
-            "permission_denied"
-          )
-        }
-        const page = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=100`, { key }), 200, HandlerPage)
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's handler is 403 permission_denied and absent from its list: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const handler = yield* createHandler({ name: "private" })
+        yield* expectDenied(yield* call(route, handler.id, tenant.key))
+        const page = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=100`, { key: tenant.key }), 200, HandlerPage)
         assert.notInclude(page.data.map((h) => h.id), handler.id)
-      }
-      assert.deepStrictEqual((yield* request("GET", `${handlersPath}/${handler.id}`)).json, handler)
-    }))
+        assert.deepStrictEqual((yield* request("GET", `${handlersPath}/${handler.id}`)).json, handler)
+      })
+  )
 })

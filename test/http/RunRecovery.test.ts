@@ -4,15 +4,15 @@
  * executed is finalized as run_recovery_reaped after three attempts, and its
  * thread is freed.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
-import { Run, RunReceipt } from "../../domain/Run.ts"
-import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import { Run } from "../../domain/Run.ts"
+import { Thread } from "../../domain/Thread.ts"
 import { RunRepo } from "../../src/runs/RunRepo.ts"
+import { agentWithThread, startRun } from "../support/Conversation.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -30,18 +30,13 @@ const Harness = Layer.unwrap(
   })
 ).pipe(Layer.provide(Reactivity.layer))
 
-layer(Harness, { timeout: 60_000 })("run recovery", (it) => {
+TestServer.suiteWith(Harness)("run recovery", (it) => {
   it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after three attempts", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const sql = yield* PgClient.PgClient
-      const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: {} }), 200, Agent)
-      const thread = yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
-      const done = yield* TestServer.expectOk(
-        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "first" }, headers: { accept: "application/json" } }),
-        200,
-        RunReceipt
-      )
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
       yield* api.request("GET", `/v1/runs/${done.runId}/stream`)
       yield* TestClock.adjust("1 second")
 

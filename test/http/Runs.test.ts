@@ -5,69 +5,32 @@
  * TestClock, structured output, reasoning, strict data handling and the
  * Run resource.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
-import { Thread, ThreadCreated } from "../../domain/Thread.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
+import { Thread } from "../../domain/Thread.ts"
+import * as Collection from "../support/Collection.ts"
+import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { frames, parseWithAi } from "../support/UiStream.ts"
 
-type Api = TestServer.TestApi["Service"]
-
 const json = { accept: "application/json" }
 
-const setup = (api: Api, agentBody: Record<string, unknown> = {}, threadBody: Record<string, unknown> = {}) =>
-  Effect.gen(function*() {
-    const agent = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: agentBody }), 200, Agent)
-    const thread = yield* TestServer.expectOk(
-      yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, ...threadBody } }),
-      201,
-      ThreadCreated
-    )
-    return { agent, thread }
-  })
-
-/** Starts a run and returns its receipt (Accept: application/json). */
-const start = (api: Api, threadId: string, body: Record<string, unknown>) =>
-  Effect.flatMap(
-    api.request("POST", `/v1/threads/${threadId}/messages`, { body, headers: json }),
-    (reply) => TestServer.expectOk(reply, 200, RunReceipt)
-  )
-
-/** The whole stream of a run (it ends when the run ends), parsed by the `ai` package. */
-const streamOf = (api: Api, runId: string, lastEventId?: string) =>
-  Effect.gen(function*() {
-    const reply = yield* api.request("GET", `/v1/runs/${runId}/stream`, {
-      headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId }
-    })
-    assert.strictEqual(reply.status, 200, reply.text)
-    const parsed = yield* Effect.orDie(parseWithAi(reply.text))
-    return { reply, ...parsed }
-  })
-
-const getRun = (api: Api, runId: string) =>
-  Effect.flatMap(api.request("GET", `/v1/runs/${runId}`), (r) => TestServer.expectOk(r, 200, Run))
-
 const types = (chunks: ReadonlyArray<{ readonly type: string }>) => chunks.map((c) => c.type)
-
-const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
 
 const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
   const found = chunks.find((c) => c.type === type)
   return found !== undefined && "data" in found ? found.data : undefined
 }
 
-layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
+TestServer.suite()("runs", (it) => {
   it.effect("a message streams its run: SSE frames with ordered ids, headers, start.messageId = run id; the ai package folds it", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api, { context: "Be brief." })
+      const { thread } = yield* agentWithThread({ context: "Be brief." })
       const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "hello" } })
       assert.strictEqual(reply.status, 200)
       assert.strictEqual(reply.headers.get("content-type"), "text/event-stream")
@@ -95,7 +58,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-terminal"), { terminalReason: null })
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
 
-      const run = yield* getRun(api, runId)
+      const run = yield* getRun(runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, null)
       assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-usage"), run.usage)
@@ -110,17 +73,17 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("Accept: application/json answers a RunReceipt; the stream replays a finished run; Last-Event-ID resumes without gap or duplicate", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { agent, thread } = yield* setup(api)
-      const receipt = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok" })
+      const { agent, thread } = yield* agentWithThread()
+      const receipt = yield* startRun(thread.id, { input: "/tool nothing {}\n/text ok" })
       assert.strictEqual(receipt.threadId, thread.id)
       assert.strictEqual(receipt.agentId, agent.id)
       assert.strictEqual(receipt.organizationId, "org_acme")
       assert.strictEqual(receipt.status, "queued")
-      const full = yield* streamOf(api, receipt.runId)
+      const full = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(full.ids, full.chunks.map((_, i) => i + 1))
-      const again = yield* streamOf(api, receipt.runId)
+      const again = yield* streamOf(receipt.runId)
       assert.strictEqual(again.reply.text, full.reply.text)
-      const resumed = yield* streamOf(api, receipt.runId, "5")
+      const resumed = yield* streamOf(receipt.runId, "5")
       assert.deepStrictEqual(resumed.ids, full.ids.slice(5))
       assert.deepStrictEqual(frames(resumed.reply.text).slice(0, -1), frames(full.reply.text).slice(5, -1))
       const bad = yield* api.request("GET", `/v1/runs/${receipt.runId}/stream`, { headers: { "last-event-id": "abc" } })
@@ -131,13 +94,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("POST /v1/runs starts a run; unknown thread is 404, another workspace's thread 403", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
+      const { thread } = yield* agentWithThread()
       const receipt = yield* TestServer.expectOk(
         yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: { text: "hi" } } }),
         200,
         RunReceipt
       )
-      const done = yield* streamOf(api, receipt.runId)
+      const done = yield* streamOf(receipt.runId)
       assert.strictEqual(textOf(done.message), "Echo: hi")
       yield* TestServer.expectError(
         yield* api.request("POST", "/v1/runs", { body: { threadId: "thread_nope", input: "x" } }),
@@ -161,18 +124,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
   it.effect("MCP tools: calls reach the server with Svc-Run-Id / Svc-Root-Run-Id; errors and unknown tools are tool-output-error and the run goes on", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate1", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* start(api, thread.id, {
+      const server = yield* Collection.toolServers.create({ name: "gate1", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* startRun(thread.id, {
         input: "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
       })
-      const { chunks, message } = yield* streamOf(api, receipt.runId)
+      const { chunks, message } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(
         chunks.filter((c) => c.type.startsWith("tool-")),
         [
@@ -188,7 +146,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
         ]
       )
       assert.strictEqual(textOf(message), "all done")
-      const run = yield* getRun(api, receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.usage?.steps, 4)
       const posts = gate.headers().filter((h) => h["svc-run-id"] !== undefined)
@@ -202,23 +160,24 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
   it.effect("MCP tools share the tool policy: defer false sends the schema, requiredSkills waits for load_skill, resultCapBytes cuts the result", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", {
-          body: { name: "gate8", transport: "http", url: gate.url, defer: false, requiredSkills: "echoing", resultCapBytes: 1_024, allowedTools: ["echo"] }
-        }),
-        200,
-        ToolServer
-      )
+      const server = yield* Collection.toolServers.create({
+        name: "gate8",
+        transport: "http",
+        url: gate.url,
+        defer: false,
+        requiredSkills: "echoing",
+        resultCapBytes: 1_024,
+        allowedTools: ["echo"]
+      })
       const skills = [{ name: "echoing", description: "Echo things", body: "Echo carefully." }]
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] }, skills } })
-      const shown = yield* streamOf(api, (yield* start(api, thread.id, { input: "/show-tools" })).runId)
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] }, skills } })
+      const shown = yield* streamOf((yield* startRun(thread.id, { input: "/show-tools" })).runId)
       const offered = JSON.parse(textOf(shown.message)) as ReadonlyArray<{ readonly name: string; readonly inputSchema: Record<string, unknown> }>
       assert.deepStrictEqual(offered.map((t) => t.name), ["mcp__gate8__echo", "load_skill"])
       assert.deepStrictEqual(Object.keys(offered[0].inputSchema["properties"] as object), ["text"])
 
-      const early = yield* streamOf(api, (yield* start(api, thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId)
+      const early = yield* streamOf((yield* startRun(thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId)
       assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
         {
           type: "tool-output-error",
@@ -229,7 +188,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
       const long = "x".repeat(3_000)
       const calls = [{ name: "load_skill", input: { name: "echoing" } }, { name: "mcp__gate8__echo", input: { text: long } }]
-      const capped = yield* streamOf(api, (yield* start(api, thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
+      const capped = yield* streamOf((yield* startRun(thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
       assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
         toolCallId: "call_1_2",
         toolName: "mcp__gate8__echo",
@@ -246,13 +205,9 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate2", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate2__wait {}" })
+      const server = yield* Collection.toolServers.create({ name: "gate2", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* startRun(thread.id, { input: "/tool mcp__gate2__wait {}" })
       yield* gate.waiting
 
       const withOptions = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
@@ -279,7 +234,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       )
       const secondId = String(second.details?.["followup_id"])
 
-      const running = yield* getRun(api, receipt.runId)
+      const running = yield* getRun(receipt.runId)
       assert.strictEqual(running.status, "running")
       assert.deepStrictEqual(running.queuedFollowups?.map((f) => [f.id, f.text]), [[firstId, "withdraw me"], [secondId, "thanks"]])
 
@@ -294,12 +249,12 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       )
 
       yield* gate.open
-      const { chunks, message } = yield* streamOf(api, receipt.runId)
+      const { chunks, message } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(chunks.filter((c) => c.type === "data-svc-followup-replayed"), [
         { type: "data-svc-followup-replayed", data: { followupId: secondId, text: "thanks" } }
       ])
       assert.strictEqual(textOf(message), "Echo: thanks")
-      const done = yield* getRun(api, receipt.runId)
+      const done = yield* getRun(receipt.runId)
       assert.strictEqual(done.status, "completed")
       assert.isUndefined(done.queuedFollowups)
       yield* TestServer.expectError(
@@ -314,13 +269,9 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate3", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate3__wait {}" })
+      const server = yield* Collection.toolServers.create({ name: "gate3", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* startRun(thread.id, { input: "/tool mcp__gate3__wait {}" })
       yield* gate.waiting
       const held = yield* TestServer.expectError(
         yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "later" }, headers: json }),
@@ -331,7 +282,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
       assert.strictEqual(cancelled.status, "cancelled")
       assert.deepStrictEqual(cancelled.queuedFollowups?.map((f) => f.id), [held.details?.["followup_id"]])
-      const { chunks } = yield* streamOf(api, receipt.runId)
+      const { chunks } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(chunks.at(-1), { type: "abort", reason: "cancelled" })
       const again = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
       assert.deepStrictEqual(again, cancelled)
@@ -345,41 +296,29 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate4", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate4__wait {}" })
+      const server = yield* Collection.toolServers.create({ name: "gate4", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* startRun(thread.id, { input: "/tool mcp__gate4__wait {}" })
       yield* gate.waiting
       const reply = yield* api.request("POST", `/v1/threads/${thread.id}/cancel`)
       assert.deepStrictEqual(reply.json, { id: thread.id, object: "thread.cancel", cancelledRunId: receipt.runId })
-      assert.strictEqual((yield* getRun(api, receipt.runId)).status, "cancelled")
+      assert.strictEqual((yield* getRun(receipt.runId)).status, "cancelled")
     }).pipe(Effect.scoped))
 
   it.effect("deleting a thread or an agent with an active run cancels the run first", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate7", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { agent, thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const first = yield* start(api, thread.id, { input: "/tool mcp__gate7__wait {}" })
+      const server = yield* Collection.toolServers.create({ name: "gate7", transport: "http", url: gate.url })
+      const { agent, thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const first = yield* startRun(thread.id, { input: "/tool mcp__gate7__wait {}" })
       yield* gate.waiting
       const deleted = yield* api.request("DELETE", `/v1/threads/${thread.id}`)
       assert.deepStrictEqual(deleted.json, { id: thread.id, object: "thread", deleted: true })
       yield* TestServer.expectError(yield* api.request("GET", `/v1/runs/${first.runId}`), 404, "not_found", "run_not_found")
 
-      const other = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id } }),
-        201,
-        ThreadCreated
-      )
-      const second = yield* start(api, other.id, { input: "/tool mcp__gate7__wait {}" })
+      const other = yield* Collection.threads.create({ agentId: agent.id })
+      const second = yield* startRun(other.id, { input: "/tool mcp__gate7__wait {}" })
       const streaming = yield* Effect.forkChild(api.request("GET", `/v1/runs/${second.runId}/stream`))
       const gone = yield* api.request("DELETE", `/v1/agents/${agent.id}`)
       assert.strictEqual(gone.status, 200)
@@ -389,12 +328,11 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
   it.effect("maxSteps stops the run cleanly with max_steps_exceeded", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
-      const receipt = yield* start(api, thread.id, { input: "/steps 5", maxSteps: 2 })
-      const { chunks } = yield* streamOf(api, receipt.runId)
+      const { thread } = yield* agentWithThread()
+      const receipt = yield* startRun(thread.id, { input: "/steps 5", maxSteps: 2 })
+      const { chunks } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_steps_exceeded" })
-      const run = yield* getRun(api, receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, "max_steps_exceeded")
       assert.strictEqual(run.usage?.steps, 2)
@@ -402,33 +340,27 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
   it.effect("the agent's maxStepsDefault applies when the run sets none", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api, { policies: { maxStepsDefault: 3 } })
-      const receipt = yield* start(api, thread.id, { input: "/steps 10" })
-      yield* streamOf(api, receipt.runId)
-      const run = yield* getRun(api, receipt.runId)
+      const { thread } = yield* agentWithThread({ policies: { maxStepsDefault: 3 } })
+      const receipt = yield* startRun(thread.id, { input: "/steps 10" })
+      yield* streamOf(receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.terminalReason, "max_steps_exceeded")
       assert.strictEqual(run.usage?.steps, 3)
     }))
 
   it.effect("maxDurationMs on TestClock: a run blocked in a tool ends with max_duration_exceeded exactly at the deadline", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate5", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const { thread } = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* start(api, thread.id, { input: "/tool mcp__gate5__wait {}", maxDurationMs: 5000 })
+      const server = yield* Collection.toolServers.create({ name: "gate5", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const receipt = yield* startRun(thread.id, { input: "/tool mcp__gate5__wait {}", maxDurationMs: 5000 })
       yield* gate.waiting
       yield* TestClock.adjust("4999 millis")
-      assert.strictEqual((yield* getRun(api, receipt.runId)).status, "running")
+      assert.strictEqual((yield* getRun(receipt.runId)).status, "running")
       yield* TestClock.adjust("1 millis")
-      const { chunks } = yield* streamOf(api, receipt.runId)
+      const { chunks } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_duration_exceeded" })
-      const run = yield* getRun(api, receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, "max_duration_exceeded")
     }).pipe(Effect.scoped))
@@ -436,13 +368,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("outputSchema: the structured value is on data-svc-terminal; a non-matching answer leaves output undefined; an invalid schema is 400", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
+      const { thread } = yield* agentWithThread()
       const schema = { type: "object", properties: { a: { type: "number" } }, required: ["a"] }
-      const good = yield* start(api, thread.id, { input: "/output {\"a\":1}", outputSchema: schema })
-      const goodStream = yield* streamOf(api, good.runId)
+      const good = yield* startRun(thread.id, { input: "/output {\"a\":1}", outputSchema: schema })
+      const goodStream = yield* streamOf(good.runId)
       assert.deepStrictEqual(dataOf(goodStream.chunks, "data-svc-terminal"), { terminalReason: null, output: { a: 1 } })
-      const bad = yield* start(api, thread.id, { input: "/output {\"a\":\"x\"}", outputSchema: schema })
-      const badStream = yield* streamOf(api, bad.runId)
+      const bad = yield* startRun(thread.id, { input: "/output {\"a\":\"x\"}", outputSchema: schema })
+      const badStream = yield* streamOf(bad.runId)
       assert.deepStrictEqual(dataOf(badStream.chunks, "data-svc-terminal"), { terminalReason: null })
       assert.isTrue(badStream.chunks.some((c) => c.type === "error"))
       const invalid = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
@@ -455,10 +387,9 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
 
   it.effect("streamReasoning emits reasoning parts; without it none are streamed", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
-      const on = yield* start(api, thread.id, { input: "/reason let me think\n/text done", streamReasoning: true })
-      const withReasoning = yield* streamOf(api, on.runId)
+      const { thread } = yield* agentWithThread()
+      const on = yield* startRun(thread.id, { input: "/reason let me think\n/text done", streamReasoning: true })
+      const withReasoning = yield* streamOf(on.runId)
       assert.deepStrictEqual(types(withReasoning.chunks).filter((t) => t.startsWith("reasoning")), [
         "reasoning-start",
         "reasoning-delta",
@@ -466,17 +397,16 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
         "reasoning-delta",
         "reasoning-end"
       ])
-      const off = yield* start(api, thread.id, { input: "/reason let me think\n/text done" })
-      const without = yield* streamOf(api, off.runId)
+      const off = yield* startRun(thread.id, { input: "/reason let me think\n/text done" })
+      const without = yield* streamOf(off.runId)
       assert.isFalse(types(without.chunks).some((t) => t.startsWith("reasoning")))
     }))
 
   it.effect("streamProgress emits data-svc-progress snapshots under one stable id, replaced in place; without it none", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
-      const on = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok", streamProgress: true })
-      const { chunks, message } = yield* streamOf(api, on.runId)
+      const { thread } = yield* agentWithThread()
+      const on = yield* startRun(thread.id, { input: "/tool nothing {}\n/text ok", streamProgress: true })
+      const { chunks, message } = yield* streamOf(on.runId)
       const progress = chunks.filter((c) => c.type === "data-svc-progress")
       assert.deepStrictEqual(progress.map((c) => ("data" in c ? c.data : undefined)), [
         { kind: "activity", summaryAvailable: false, text: "Thinking" },
@@ -485,20 +415,19 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       ])
       assert.deepStrictEqual([...new Set(progress.map((c) => ("id" in c ? c.id : undefined)))], [`progress_${on.runId}`])
       assert.strictEqual(message?.parts.filter((p) => p.type === "data-svc-progress").length, 1)
-      const off = yield* start(api, thread.id, { input: "/tool nothing {}\n/text ok" })
-      const without = yield* streamOf(api, off.runId)
+      const off = yield* startRun(thread.id, { input: "/tool nothing {}\n/text ok" })
+      const without = yield* streamOf(off.runId)
       assert.isFalse(types(without.chunks).includes("data-svc-progress"))
     }))
 
   it.effect("the model provider failing ends the run failed with upstream_unavailable and terminalReason null", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
-      const receipt = yield* start(api, thread.id, { input: "/fail" })
-      const { chunks } = yield* streamOf(api, receipt.runId)
+      const { thread } = yield* agentWithThread()
+      const receipt = yield* startRun(thread.id, { input: "/fail" })
+      const { chunks } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(types(chunks).slice(-4), ["error", "data-svc-terminal", "data-svc-usage", "finish"])
       assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "error" })
-      const run = yield* getRun(api, receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.terminalReason, null)
       assert.strictEqual(run.error?.code, "upstream_unavailable")
@@ -508,19 +437,19 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("config resolves band run -> thread -> agent, time zone run -> thread -> UTC; strict cannot be relaxed", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api, { band: "lite" }, { timeZone: "Europe/Paris", dataHandling: "strict" })
-      const a = yield* start(api, thread.id, { input: "x" })
-      assert.deepStrictEqual((yield* getRun(api, a.runId)).config, {
+      const { thread } = yield* agentWithThread({ band: "lite" }, { timeZone: "Europe/Paris", dataHandling: "strict" })
+      const a = yield* startRun(thread.id, { input: "x" })
+      assert.deepStrictEqual((yield* getRun(a.runId)).config, {
         band: "lite",
         mediaFidelity: "standard",
         dataHandling: "strict",
         timeZone: "Europe/Paris"
       })
-      yield* streamOf(api, a.runId)
-      const b = yield* start(api, thread.id, { input: "x", band: "core", timeZone: "Asia/Tokyo" })
-      assert.deepStrictEqual((yield* getRun(api, b.runId)).config.band, "core")
-      assert.deepStrictEqual((yield* getRun(api, b.runId)).config.timeZone, "Asia/Tokyo")
-      yield* streamOf(api, b.runId)
+      yield* streamOf(a.runId)
+      const b = yield* startRun(thread.id, { input: "x", band: "core", timeZone: "Asia/Tokyo" })
+      assert.deepStrictEqual((yield* getRun(b.runId)).config.band, "core")
+      assert.deepStrictEqual((yield* getRun(b.runId)).config.timeZone, "Asia/Tokyo")
+      yield* streamOf(b.runId)
       const relax = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
         body: { input: "x", dataHandling: "standard" },
         headers: json
@@ -533,12 +462,12 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("GET /v1/runs filters by agent, thread, status and createdSince, newest first, with cursors", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { agent, thread } = yield* setup(api)
+      const { agent, thread } = yield* agentWithThread()
       const ids: Array<string> = []
       for (let i = 0; i < 3; i++) {
         yield* TestClock.adjust("1 second")
-        const r = yield* start(api, thread.id, { input: `n${i}` })
-        yield* streamOf(api, r.runId)
+        const r = yield* startRun(thread.id, { input: `n${i}` })
+        yield* streamOf(r.runId)
         ids.push(r.runId)
       }
       const page1 = yield* TestServer.expectOk(
@@ -557,7 +486,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
       assert.isFalse(page2.hasMore)
       const byAgent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?agentId=${agent.id}&status=completed`), 200, Page(Run))
       assert.deepStrictEqual(byAgent.data.map((r) => r.id), [ids[2], ids[1], ids[0]])
-      const since = (yield* getRun(api, ids[1])).createdAt
+      const since = (yield* getRun(ids[1])).createdAt
       const recent = yield* TestServer.expectOk(
         yield* api.request("GET", `/v1/runs?threadId=${thread.id}&createdSince=${encodeURIComponent(since)}`),
         200,
@@ -573,14 +502,14 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
   it.effect("Idempotency-Key on messages replays the receipt without starting a second run; warm answers 204", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
+      const { thread } = yield* agentWithThread()
       const send = api.request("POST", `/v1/threads/${thread.id}/messages`, {
         body: { input: "once" },
         headers: { ...json, "idempotency-key": "msg-1" }
       })
       const first = yield* TestServer.expectOk(yield* send, 200, RunReceipt)
       assert.strictEqual(first.idempotencyKey, "msg-1")
-      yield* streamOf(api, first.runId)
+      yield* streamOf(first.runId)
       const replay = yield* TestServer.expectOk(yield* send, 200, RunReceipt)
       assert.deepStrictEqual(replay, first)
       const list = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
@@ -591,15 +520,14 @@ layer(TestServer.layer(), { timeout: 60_000 })("runs", (it) => {
     }))
 })
 
-layer(TestServer.layer({ routePrices: "scripted=1000/1000" }), { timeout: 60_000 })("runs with priced routes", (it) => {
+TestServer.suite({ routePrices: "scripted=1000/1000" })("runs with priced routes", (it) => {
   it.effect("budgetCents stops the run with budget_exceeded once the metered cost reaches it", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
-      const receipt = yield* start(api, thread.id, { input: "/steps 4", budgetCents: 1 })
-      const { chunks } = yield* streamOf(api, receipt.runId)
+      const { thread } = yield* agentWithThread()
+      const receipt = yield* startRun(thread.id, { input: "/steps 4", budgetCents: 1 })
+      const { chunks } = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
-      const run = yield* getRun(api, receipt.runId)
+      const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.usage?.steps, 1)
       assert.isAtLeast(run.usage?.costCents ?? 0, 1)
@@ -607,30 +535,27 @@ layer(TestServer.layer({ routePrices: "scripted=1000/1000" }), { timeout: 60_000
     }))
 })
 
-layer(
-  TestServer.layer({
-    bands: {
-      lite: { route: "scripted", strict: true },
-      core: { route: "scripted", strict: false },
-      frontier: { route: null, strict: false }
-    }
-  }),
-  { timeout: 60_000 }
-)("runs without a strict route", (it) => {
+TestServer.suite({
+  bands: {
+    lite: { route: "scripted", strict: true },
+    core: { route: "scripted", strict: false },
+    frontier: { route: null, strict: false }
+  }
+})("runs without a strict route", (it) => {
   it.effect("strict requested or inherited with no verified route is 400 strict_data_handling_unavailable before inference", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* setup(api)
+      const { thread } = yield* agentWithThread()
       const requested = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
         body: { input: "x", dataHandling: "strict" },
         headers: json
       })
       yield* TestServer.expectError(requested, 400, "invalid_request_error", "strict_data_handling_unavailable")
-      const strictAgent = yield* setup(api, { policies: { dataHandling: "strict" } })
+      const strictAgent = yield* agentWithThread({ policies: { dataHandling: "strict" } })
       const inherited = yield* api.request("POST", `/v1/threads/${strictAgent.thread.id}/messages`, { body: { input: "x" }, headers: json })
       yield* TestServer.expectError(inherited, 400, "invalid_request_error", "strict_data_handling_unavailable")
-      const onLite = yield* start(api, strictAgent.thread.id, { input: "x", band: "lite" })
-      yield* streamOf(api, onLite.runId)
+      const onLite = yield* startRun(strictAgent.thread.id, { input: "x", band: "lite" })
+      yield* streamOf(onLite.runId)
       const runs = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
       assert.deepStrictEqual(runs.data, [])
     }))

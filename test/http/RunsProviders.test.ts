@@ -6,48 +6,23 @@
  * retries on TestClock, and an HTTP-connection tool as the provider sees it
  * (deferred schema, system prompt notices, the untrusted envelope).
  */
-import { assert, layer } from "@effect/vitest"
-import { Clock, Context, Duration, Effect, Layer, Option, Queue } from "effect"
+import { assert } from "@effect/vitest"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
-import { Run, RunReceipt } from "../../domain/Run.ts"
-import { ThreadCreated } from "../../domain/Thread.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
-import { HttpConnection } from "../../domain/HttpConnection.ts"
-import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
+import { type Aimock, aimock, redactedKey, sleepProbeWhere } from "../support/Aimock.ts"
 import * as ApiServer from "../support/ApiServer.ts"
+import * as Collection from "../support/Collection.ts"
+import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { parseWithAi } from "../support/UiStream.ts"
 
-type Api = TestServer.TestApi["Service"]
-
-const setup = (api: Api, agent: Record<string, unknown>) =>
+/** The run's whole stream, parsed, and the Run once it ended. */
+const finish = (runId: string) =>
   Effect.gen(function*() {
-    const a = yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body: agent }), 200, Agent)
-    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body: { agentId: a.id } }), 201, ThreadCreated)
-  })
-
-const startRun = (api: Api, threadId: string, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const receipt = yield* TestServer.expectOk(
-      yield* api.request("POST", `/v1/threads/${threadId}/messages`, { body, headers: { accept: "application/json" } }),
-      200,
-      RunReceipt
-    )
-    return receipt.runId
-  })
-
-const finish = (api: Api, runId: string) =>
-  Effect.gen(function*() {
-    const stream = yield* api.request("GET", `/v1/runs/${runId}/stream`)
-    const parsed = yield* Effect.orDie(parseWithAi(stream.text))
-    const run = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${runId}`), 200, Run)
+    const parsed = yield* streamOf(runId)
+    const run = yield* getRun(runId)
     return { ...parsed, run }
   })
-
-const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
 
 /** The service's clock: the test's TestClock, reporting each sleep under 2 s (the retry backoffs; pool and server timers are longer) as it starts. */
 class Backoffs extends Context.Service<Backoffs, { readonly next: Effect.Effect<Duration.Duration> }>()("test/Backoffs") {}
@@ -55,27 +30,9 @@ class Backoffs extends Context.Service<Backoffs, { readonly next: Effect.Effect<
 /** The model server, for its request journal. */
 class Peer extends Context.Service<Peer, Aimock>()("test/Peer") {}
 
-const probeClock = Effect.gen(function*() {
-  const inner = yield* Clock.clockWith(Effect.succeed)
-  const sleeps = yield* Queue.unbounded<Duration.Duration>()
-  const clock: Clock.Clock = {
-    currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
-    currentTimeMillis: inner.currentTimeMillis,
-    currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
-    currentTimeNanos: inner.currentTimeNanos,
-    monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
-    monotonicTimeNanos: inner.monotonicTimeNanos,
-    sleep: (duration) =>
-      Duration.isLessThan(duration, Duration.seconds(2))
-        ? Effect.andThen(Queue.offer(sleeps, duration), inner.sleep(duration))
-        : inner.sleep(duration)
-  }
-  return { clock, next: Queue.take(sleeps) }
-})
-
 const Providers = Layer.unwrap(
   Effect.gen(function*() {
-    const probe = yield* probeClock
+    const probe = yield* sleepProbeWhere((duration) => Duration.isLessThan(duration, Duration.seconds(2)))
     const peer = yield* aimock((mock) => {
       mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
       mock.on({ userMessage: "echo please", hasToolResult: false }, {
@@ -102,17 +59,16 @@ const Providers = Layer.unwrap(
     })
     return Layer.merge(
       server.pipe(Layer.provide(Layer.succeed(Clock.Clock)(probe.clock))),
-      Layer.merge(Layer.succeed(Backoffs)({ next: probe.next }), Layer.succeed(Peer)(peer))
+      Layer.merge(Layer.succeed(Backoffs)({ next: probe.nextSleep }), Layer.succeed(Peer)(peer))
     )
   })
 )
 
-layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
+TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
   it.effect("openai: the answer streams; usage and cost come from the provider's token counts", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const thread = yield* setup(api, {})
-      const { chunks, message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello" }))
+      const { thread } = yield* agentWithThread({})
+      const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "hello" })).runId)
       assert.strictEqual(textOf(message), "Hi there, friend!")
       assert.isAbove(chunks.filter((c) => c.type === "text-delta").length, 1)
       assert.strictEqual(run.status, "completed")
@@ -121,15 +77,10 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
 
   it.effect("openai: a tool call runs on the MCP server and the follow-up answer completes the turn", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/tool-servers", { body: { name: "gate9", transport: "http", url: gate.url } }),
-        200,
-        ToolServer
-      )
-      const thread = yield* setup(api, { capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const { chunks, message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "echo please" }))
+      const server = yield* Collection.toolServers.create({ name: "gate9", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo please" })).runId)
       assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
         { type: "tool-output-available", toolCallId: "call_e1", output: [{ type: "text", text: "from the model" }] }
       ])
@@ -139,9 +90,8 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
 
   it.effect("anthropic: the answer streams and is billed at the route's price", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const thread = yield* setup(api, { band: "frontier" })
-      const { message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello" }))
+      const { thread } = yield* agentWithThread({ band: "frontier" })
+      const { message, run } = yield* finish((yield* startRun(thread.id, { input: "hello" })).runId)
       assert.strictEqual(textOf(message), "Hi there, friend!")
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.usage?.inputTokens, 11)
@@ -151,9 +101,8 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
 
   it.effect("a budget on a route without a price fails the run with pricing_unavailable before inference; nothing is billed", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const thread = yield* setup(api, { band: "lite" })
-      const { chunks, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "hello", budgetCents: 50 }))
+      const { thread } = yield* agentWithThread({ band: "lite" })
+      const { chunks, run } = yield* finish((yield* startRun(thread.id, { input: "hello", budgetCents: 50 })).runId)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.terminalReason, "pricing_unavailable")
       assert.strictEqual(run.error?.code, "pricing_unavailable")
@@ -163,10 +112,9 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
 
   it.effect("a provider that stays unavailable fails the run with upstream_unavailable (terminalReason null) after its retries", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const thread = yield* setup(api, {})
+      const { thread } = yield* agentWithThread({})
       const backoffs = yield* Backoffs
-      const runId = yield* startRun(api, thread.id, { input: "broken" })
+      const { runId } = yield* startRun(thread.id, { input: "broken" })
       // The retries back off on the service's clock; each wait is let through as it starts.
       const waited: Array<number> = []
       for (let i = 0; i < 4; i++) {
@@ -175,7 +123,7 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
         yield* TestClock.adjust(wait)
       }
       assert.deepStrictEqual(waited, [200, 400, 800, 1600])
-      const { run: failed } = yield* finish(api, runId)
+      const { run: failed } = yield* finish(runId)
       assert.strictEqual(failed.status, "failed")
       assert.strictEqual(failed.terminalReason, null)
       assert.strictEqual(failed.error?.code, "upstream_unavailable")
@@ -184,7 +132,6 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
 
   it.effect("openai: an HTTP operation reaches the provider deferred, with load_tools and the prompt's notices; its result comes back enveloped", () =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
       const peer = yield* Peer
       const spec = JSON.stringify({
         openapi: "3.0.3",
@@ -201,14 +148,10 @@ layer(Providers, { timeout: 60_000 })("runs on provider routes", (it) => {
         }
       })
       const server = yield* ApiServer.serve(spec, () => ({ status: 200, body: { id: 7, name: "Rex" } }))
-      const connection = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/http-connections", { body: { name: "petsai", spec, baseUrl: server.origin } }),
-        200,
-        HttpConnection
-      )
-      const thread = yield* setup(api, { capabilities: { http: { connectionIds: [connection.id] } } })
+      const connection = yield* Collection.httpConnections.create({ name: "petsai", spec, baseUrl: server.origin })
+      const { thread } = yield* agentWithThread({ capabilities: { http: { connectionIds: [connection.id] } } })
       const before = (yield* peer.journal).length
-      const { message, run } = yield* finish(api, yield* startRun(api, thread.id, { input: "pets please" }))
+      const { message, run } = yield* finish((yield* startRun(thread.id, { input: "pets please" })).runId)
       assert.strictEqual(textOf(message), "Pet 7 is fine.")
       assert.strictEqual(run.status, "completed")
       assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/7"])

@@ -5,51 +5,30 @@
  * isolation, and master-key rotation against the database itself.
  */
 import { createHash } from "node:crypto"
-import { createServer, type Server } from "node:http"
 import { PgClient } from "@effect/sql-pg"
-import { assert, describe, it, layer } from "@effect/vitest"
-import { Clock, Effect, Option, Redacted, Schema } from "effect"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { Secret } from "../../domain/Secret.ts"
 import { SecretContext } from "../../domain/SecretContext.ts"
 import { parseMasterKey, SecretBox } from "../../src/secrets/SecretBox.ts"
+import * as Collection from "../support/Collection.ts"
+import * as McpServers from "../support/McpServers.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const { Keys } = TestServer
+const { Keys, nowIso, request } = TestServer
 
 // ---- helpers ----------------------------------------------------------------
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
-
-const createSecret = (body: unknown, key: string = Keys.a) =>
-  Effect.flatMap(request("POST", "/v1/secrets", { body, key }), (reply) => TestServer.expectOk(reply, 200, Secret))
-
-const createContext = (body: unknown, key: string = Keys.a) =>
-  Effect.flatMap(request("POST", "/v1/secret-contexts", { body, key }), (reply) => TestServer.expectOk(reply, 200, SecretContext))
-
-const WithId = Schema.Struct({ id: Schema.String })
+const { create: createSecret } = Collection.secrets
+const { create: createContext } = Collection.secretContexts
 
 const SecretPage = Page(Secret)
 const ContextPage = Page(SecretContext)
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
-
-/** Asserts a 400 invalid_request_error whose `details.field` is `field`. */
-const expectInvalid = (reply: TestServer.Reply, field: string) =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
-
-const expectNotFound = (reply: TestServer.Reply, code: string) => TestServer.expectError(reply, 404, "not_found", code)
-
-const expectDenied = (reply: TestServer.Reply) => TestServer.expectError(reply, 403, "permission_error", "permission_denied")
 
 /** The secret's value must not appear anywhere in a response. */
 const assertNoValue = (reply: TestServer.Reply, ...values: ReadonlyArray<string>) => {
@@ -57,28 +36,26 @@ const assertNoValue = (reply: TestServer.Reply, ...values: ReadonlyArray<string>
 }
 
 const toolServer = (name: string, secretId: string, url = "https://93.184.215.14/mcp") =>
-  Effect.flatMap(
-    request("POST", "/v1/tool-servers", { body: { name, transport: "http", url, auth: { type: "bearer", secretId } } }),
-    (reply) => TestServer.expectOk(reply, 200, WithId)
-  )
+  Collection.toolServers.create({ name, transport: "http", url, auth: { type: "bearer", secretId } })
 
 const httpConnection = (name: string, secretId: string) =>
-  Effect.flatMap(
-    request("POST", "/v1/http-connections", {
-      body: {
-        name,
-        spec: "https://93.184.215.14/openapi.json",
-        baseUrl: "https://93.184.215.14",
-        auth: { type: "bearer", secretId }
-      }
-    }),
-    (reply) => TestServer.expectOk(reply, 200, WithId)
-  )
+  Collection.httpConnections.create({
+    name,
+    spec: "https://93.184.215.14/openapi.json",
+    baseUrl: "https://93.184.215.14",
+    auth: { type: "bearer", secretId }
+  })
+
+/** Every route that addresses a secret, or a secret context, by id. */
+const secretRoutes = resourceRoutes(Collection.secrets.path, { name: "renamed" }, [["rotate", { value: "v" }]])
+const contextRoutes = resourceRoutes(Collection.secretContexts.path, { name: "renamed" })
+
+const unique = Collection.uniqueName
 
 // ---- secrets on one shared server -------------------------------------------
 
 // The service's default body cap (1 MiB), so a 64 KiB value is reachable.
-layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("secrets", (it) => {
+TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
   it.effect("POST /v1/secrets answers 200 with the secret and never its value; GET returns the same", () =>
     Effect.gen(function*() {
       const now = yield* nowIso
@@ -431,14 +408,13 @@ layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("secre
       yield* expectInvalid(yield* request("POST", `/v1/secrets/${created.id}/rotate`, { body: {} }), "value")
     }))
 
-  it.effect("unknown ids are 404 secret_not_found on every route", () =>
+  it.effect.each(secretRoutes)("an unknown id is 404 secret_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const id = "sec_0000000000000000000000"
-      yield* expectNotFound(yield* request("GET", `/v1/secrets/${id}`), "secret_not_found")
-      yield* expectNotFound(yield* request("PATCH", `/v1/secrets/${id}`, { body: { name: "x" } }), "secret_not_found")
-      yield* expectNotFound(yield* request("DELETE", `/v1/secrets/${id}`), "secret_not_found")
-      yield* expectNotFound(yield* request("POST", `/v1/secrets/${id}/rotate`, { body: { value: "v" } }), "secret_not_found")
+      yield* expectNotFound(yield* call(route, "sec_0000000000000000000000"), "secret_not_found")
+    }))
 
+  it.effect("a deleted secret is 404 secret_not_found and its name is free again", () =>
+    Effect.gen(function*() {
       const gone = yield* createSecret({ name: "deleted-soon", value: "v" })
       const deleted = yield* request("DELETE", `/v1/secrets/${gone.id}`)
       assert.strictEqual(deleted.status, 200)
@@ -450,22 +426,21 @@ layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("secre
       yield* createSecret({ name: "deleted-soon", value: "v" })
     }))
 
-  it.effect("another workspace or organization gets 403 permission_denied and changes nothing", () =>
-    Effect.gen(function*() {
-      const secret = yield* createSecret({ name: "isolated", value: "isolated-value", metadata: { owner: "a" } })
-      for (const key of [Keys.b, Keys.c]) {
-        yield* expectDenied(yield* request("GET", `/v1/secrets/${secret.id}`, { key }))
-        yield* expectDenied(yield* request("PATCH", `/v1/secrets/${secret.id}`, { key, body: { name: "stolen" } }))
-        yield* expectDenied(yield* request("POST", `/v1/secrets/${secret.id}/rotate`, { key, body: { value: "x" } }))
-        yield* expectDenied(yield* request("DELETE", `/v1/secrets/${secret.id}`, { key }))
-        const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?limit=100", { key }), 200, SecretPage)
+  it.effect.each(byOtherTenants(secretRoutes))(
+    "another workspace or organization gets 403 permission_denied and changes nothing: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const name = unique("isolated")
+        const secret = yield* createSecret({ name, value: "isolated-value", metadata: { owner: "a" } })
+        yield* expectDenied(yield* call(route, secret.id, tenant.key))
+        const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?limit=100", { key: tenant.key }), 200, SecretPage)
         assert.isFalse(listed.data.some((s) => s.id === secret.id))
-        const byName = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?name=isolated", { key }), 200, SecretPage)
+        const byName = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets?name=${name}`, { key: tenant.key }), 200, SecretPage)
         assert.deepStrictEqual(byName.data, [])
-      }
-      const read = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${secret.id}`), 200, Secret)
-      assert.deepStrictEqual(read, secret)
-    }))
+        const read = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${secret.id}`), 200, Secret)
+        assert.deepStrictEqual(read, secret)
+      })
+  )
 
   it.effect("DELETE while a tool server, HTTP connection or secret context binds it: 409 resource_in_use with details.inUseBy", () =>
     Effect.gen(function*() {
@@ -535,7 +510,7 @@ layer(TestServer.layer({ maxBodyBytes: 1_048_576 }), { timeout: 60_000 })("secre
 
 // ---- listing and filters, on a fresh database -------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("secrets list", (it) => {
+TestServer.suite()("secrets list", (it) => {
   it.effect("GET /v1/secrets pages newest first with limit and cursor, in the caller's workspace only", () =>
     Effect.gen(function*() {
       const empty = yield* request("GET", "/v1/secrets")
@@ -642,7 +617,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("secrets list", (it) => {
 
 // ---- secret contexts ----------------------------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("secret contexts", (it) => {
+TestServer.suite()("secret contexts", (it) => {
   it.effect("POST /v1/secret-contexts answers 200 with the context; GET, list and PATCH", () =>
     Effect.gen(function*() {
       const s1 = yield* createSecret({ name: "ctx-s1", value: "one" })
@@ -850,16 +825,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("secret contexts", (it) => {
         "workspace.secretContexts[1]"
       )
 
-      const agent1 = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { workspace: { type: "managed", secretContexts: [ctx.id] } } }),
-        200,
-        Agent
-      )
-      const agent2 = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { workspace: { type: "managed", secretContexts: [other.id, ctx.id] } } }),
-        200,
-        Agent
-      )
+      const agent1 = yield* Collection.agents.create({ workspace: { type: "managed", secretContexts: [ctx.id] } })
+      const agent2 = yield* Collection.agents.create({ workspace: { type: "managed", secretContexts: [other.id, ctx.id] } })
       yield* expectInvalid(
         yield* request("PATCH", `/v1/agents/${agent1.id}`, {
           body: { workspace: { type: "managed", secretContexts: [ctx.id, "sctx_0000000000000000000000"] } }
@@ -906,26 +873,29 @@ layer(TestServer.layer(), { timeout: 60_000 })("secret contexts", (it) => {
       assert.strictEqual((yield* request("DELETE", `/v1/secret-contexts/${other.id}`)).status, 200)
     }))
 
-  it.effect("unknown ids are 404 secret_context_not_found; other workspaces get 403", () =>
+  it.effect.each(contextRoutes)("an unknown id is 404 secret_context_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const id = "sctx_0000000000000000000000"
-      yield* expectNotFound(yield* request("GET", `/v1/secret-contexts/${id}`), "secret_context_not_found")
-      yield* expectNotFound(yield* request("PATCH", `/v1/secret-contexts/${id}`, { body: { name: "x" } }), "secret_context_not_found")
-      yield* expectNotFound(yield* request("DELETE", `/v1/secret-contexts/${id}`), "secret_context_not_found")
-
-      const ctx = yield* createContext({ name: "ctx-isolated", projections: [], metadata: { owner: "a" } })
-      for (const key of [Keys.b, Keys.c]) {
-        yield* expectDenied(yield* request("GET", `/v1/secret-contexts/${ctx.id}`, { key }))
-        yield* expectDenied(yield* request("PATCH", `/v1/secret-contexts/${ctx.id}`, { key, body: { name: "stolen" } }))
-        yield* expectDenied(yield* request("DELETE", `/v1/secret-contexts/${ctx.id}`, { key }))
-        const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secret-contexts?limit=100", { key }), 200, ContextPage)
-        assert.isFalse(listed.data.some((c) => c.id === ctx.id))
-      }
-      assert.deepStrictEqual(
-        yield* TestServer.expectOk(yield* request("GET", `/v1/secret-contexts/${ctx.id}`), 200, SecretContext),
-        ctx
-      )
+      yield* expectNotFound(yield* call(route, "sctx_0000000000000000000000"), "secret_context_not_found")
     }))
+
+  it.effect.each(byOtherTenants(contextRoutes))(
+    "another workspace's context is 403 permission_denied and changes nothing: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const ctx = yield* createContext({ name: unique("ctx-isolated"), projections: [], metadata: { owner: "a" } })
+        yield* expectDenied(yield* call(route, ctx.id, tenant.key))
+        const listed = yield* TestServer.expectOk(
+          yield* request("GET", "/v1/secret-contexts?limit=100", { key: tenant.key }),
+          200,
+          ContextPage
+        )
+        assert.isFalse(listed.data.some((c) => c.id === ctx.id))
+        assert.deepStrictEqual(
+          yield* TestServer.expectOk(yield* request("GET", `/v1/secret-contexts/${ctx.id}`), 200, SecretContext),
+          ctx
+        )
+      })
+  )
 })
 
 // ---- encryption at rest and master-key rotation -------------------------------
@@ -972,42 +942,6 @@ const masterKeyOf = (base64Key: string) => {
   return parsed
 }
 
-interface Recorded {
-  readonly path: string
-  readonly authorization: string | undefined
-}
-
-/** A plain HTTP endpoint that records the Authorization header of every request and answers 500. */
-const recorder = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ readonly url: string; readonly seen: Array<Recorded>; readonly server: Server }>((resolve, reject) => {
-      const seen: Array<Recorded> = []
-      const server = createServer((req, res) => {
-        seen.push({ path: req.url ?? "", authorization: req.headers.authorization })
-        req.resume()
-        res.writeHead(500, { "content-type": "text/plain" })
-        res.end("recorder")
-      })
-      server.once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resolve({ url: `http://127.0.0.1:${port}`, seen, server })
-      })
-    })
-  ),
-  ({ server }) =>
-    Effect.promise(() =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-    )
-)
-
-const authorizationsFor = (seen: ReadonlyArray<Recorded>, path: string) =>
-  [...new Set(seen.filter((r) => r.path === path).map((r) => r.authorization))]
-
 /** The tool server test route: 502 (the recorder is no MCP server), and the bearer it was sent. */
 const testToolServer = (id: string) =>
   Effect.flatMap(request("POST", `/v1/tool-servers/${id}/test`), (reply) =>
@@ -1017,7 +951,7 @@ describe("secrets at rest", () => {
   it.effect("the database holds only AES-GCM ciphertext under the master key's id; a new master key re-seals on rotate", () =>
     Effect.gen(function*() {
       const db = yield* testDatabase
-      const hook = yield* recorder
+      const hook = yield* McpServers.authRecorder
       const oldKey = TestServer.testMasterKey
       const newKey = Buffer.alloc(32, 9).toString("base64")
       const oldKeyId = keyIdOf(oldKey)
@@ -1039,7 +973,7 @@ describe("secrets at rest", () => {
         assertNoValue(probe, valueB)
         return { a, b, twin, tsA, tsB }
       }).pipe(Effect.provide(TestServer.layerWith(TestServer.baseConfig(db.url, yield* TestServer.freePort))), Effect.orDie)
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/b"), [`Bearer ${valueB}`])
+      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
 
       const rows = yield* sealedRows(db.url)
       const box = SecretBox.make(masterKeyOf(oldKey), [])
@@ -1093,8 +1027,8 @@ describe("secrets at rest", () => {
         ),
         Effect.orDie
       )
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/b"), [`Bearer ${valueB}`])
-      assert.deepStrictEqual(authorizationsFor(hook.seen, "/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
+      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
+      assert.deepStrictEqual(hook.authorizations("/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
 
       const after = yield* sealedRows(db.url)
       const newBox = SecretBox.make(masterKeyOf(newKey), [masterKeyOf(oldKey)])

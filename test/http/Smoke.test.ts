@@ -1,9 +1,9 @@
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-layer(TestServer.layer(), { timeout: 60_000 })("smoke", (it) => {
+TestServer.suite()("smoke", (it) => {
   it.effect("creates and reads an agent", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

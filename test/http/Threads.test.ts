@@ -1,48 +1,35 @@
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { Thread, ThreadCreated } from "../../domain/Thread.ts"
+import * as Collection from "../support/Collection.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  type IdRoute,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const ThreadPage = Page(Thread)
 const ThreadDeleted = Deleted("thread")
 const AgentDeleted = Deleted("agent")
 
-const withKey = (key: string | undefined) => (key === undefined ? {} : { key })
+const { create: createAgent } = Collection.agents
+const { create: createThread, read: getThread, update: patchThread } = Collection.threads
 
-const createAgent = (body: Record<string, unknown> = {}, key?: string) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/agents", { body, ...withKey(key) }), 200, Agent)
-  })
+/** Every route that addresses a thread by id. */
+const threadRoutes = resourceRoutes(Collection.threads.path, { metadata: { x: "y" } })
 
-const createThread = (body: Record<string, unknown>, key?: string) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* TestServer.expectOk(yield* api.request("POST", "/v1/threads", { body, ...withKey(key) }), 201, ThreadCreated)
-  })
-
-const getThread = (id: string) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${id}`), 200, Thread)
-  })
-
-const patchThread = (id: string, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
-    const api = yield* TestServer.TestApi
-    return yield* TestServer.expectOk(yield* api.request("PATCH", `/v1/threads/${id}`, { body }), 200, Thread)
-  })
-
-/** A 400 invalid_request_error whose details.field names `field`. */
-const expectInvalid = (reply: TestServer.Reply, field: string) =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
+/** The thread routes that address an agent by id. */
+const agentRoutes: ReadonlyArray<IdRoute> = [
+  { label: "POST /v1/threads", method: "POST", path: () => "/v1/threads", body: (agentId) => ({ agentId }) },
+  { label: "GET /v1/threads?agentId=", method: "GET", path: (agentId) => `/v1/threads?agentId=${agentId}` }
+]
 
 const hasKey = (json: unknown, key: string): boolean => typeof json === "object" && json !== null && key in json
 
@@ -52,7 +39,7 @@ const isoFromMillis = (millis: number) => new Date(millis).toISOString()
 
 const nowMillis = TestClock.testClockWith((clock) => Effect.sync(() => clock.currentTimeMillisUnsafe()))
 
-layer(TestServer.layer(), { timeout: 60_000 })("threads", (it) => {
+TestServer.suite()("threads", (it) => {
   // ---- create -----------------------------------------------------------------
 
   it.effect("POST /v1/threads creates an idle thread with defaults (201, created: true)", () =>
@@ -148,58 +135,25 @@ layer(TestServer.layer(), { timeout: 60_000 })("threads", (it) => {
       assert.strictEqual(error.details?.["field"], "forceRefresh")
     }))
 
-  it.effect("an unknown agent is 404 agent_not_found", () =>
+  it.effect.each(agentRoutes)("an unknown agent is 404 agent_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      yield* TestServer.expectError(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: "agent_doesnotexist" } }),
-        404,
-        "not_found",
-        "agent_not_found"
-      )
+      yield* expectNotFound(yield* call(route, "agent_doesnotexist"), "agent_not_found")
     }))
 
-  it.effect("an agent of another workspace of the same organization is 403 permission_denied", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const staging = yield* createAgent({}, TestServer.Keys.b)
-      yield* TestServer.expectError(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: staging.id } }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      const prod = yield* createAgent()
-      yield* TestServer.expectError(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: prod.id }, key: TestServer.Keys.b }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      // The owner's own key works.
-      const own = yield* createThread({ agentId: staging.id }, TestServer.Keys.b)
-      assert.strictEqual(own.agentId, staging.id)
-    }))
-
-  it.effect("an agent of another organization's workspace (same workspace name) is 403 permission_denied", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      // Keys.a is org_acme/prod and Keys.c is org_globex/prod: different workspaces.
-      const globex = yield* createAgent({}, TestServer.Keys.c)
-      yield* TestServer.expectError(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: globex.id } }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      const acme = yield* createAgent()
-      yield* TestServer.expectError(
-        yield* api.request("POST", "/v1/threads", { body: { agentId: acme.id }, key: TestServer.Keys.c }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-    }))
+  it.effect.each(byOtherTenants(agentRoutes))(
+    "an agent of another workspace is 403 permission_denied, either way: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const theirs = yield* createAgent({}, tenant.key)
+        // The owner's own key works.
+        const own = yield* createThread({ agentId: theirs.id }, tenant.key)
+        assert.strictEqual(own.agentId, theirs.id)
+        yield* expectDenied(yield* call(route, theirs.id))
+        const mine = yield* createAgent()
+        yield* createThread({ agentId: mine.id })
+        yield* expectDenied(yield* call(route, mine.id, tenant.key))
+      })
+  )
 
   // ---- timeZone -------------------------------------------------------------
 
@@ -430,38 +384,6 @@ layer(TestServer.layer(), { timeout: 60_000 })("threads", (it) => {
       yield* expectInvalid(yield* api.request("GET", "/v1/threads?limit=5"), "agentId")
     }))
 
-  it.effect("GET /v1/threads: unknown agent 404, other workspace's agent 403", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      yield* TestServer.expectError(
-        yield* api.request("GET", "/v1/threads?agentId=agent_doesnotexist"),
-        404,
-        "not_found",
-        "agent_not_found"
-      )
-      const staging = yield* createAgent({}, TestServer.Keys.b)
-      yield* createThread({ agentId: staging.id }, TestServer.Keys.b)
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/threads?agentId=${staging.id}`),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-    }))
-
-  it.effect("GET /v1/threads: an agent of another organization's workspace (same name) is 403", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const acme = yield* createAgent()
-      yield* createThread({ agentId: acme.id })
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/threads?agentId=${acme.id}`, { key: TestServer.Keys.c }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-    }))
-
   it.effect("GET /v1/threads: empty list for an agent without threads", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
@@ -564,77 +486,21 @@ layer(TestServer.layer(), { timeout: 60_000 })("threads", (it) => {
 
   // ---- get / patch / delete ------------------------------------------------------
 
-  it.effect("GET, PATCH and DELETE of an unknown thread are 404 thread_not_found", () =>
+  it.effect.each(threadRoutes)("an unknown thread is 404 thread_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/threads/thread_nope"), 404, "not_found", "thread_not_found")
-      yield* TestServer.expectError(
-        yield* api.request("PATCH", "/v1/threads/thread_nope", { body: { metadata: { a: "b" } } }),
-        404,
-        "not_found",
-        "thread_not_found"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("DELETE", "/v1/threads/thread_nope"),
-        404,
-        "not_found",
-        "thread_not_found"
-      )
+      yield* expectNotFound(yield* call(route, "thread_nope"), "thread_not_found")
     }))
 
-  it.effect("a thread of another workspace of the same organization is 403 on GET, PATCH and DELETE", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const agent = yield* createAgent()
-      const thread = yield* createThread({ agentId: agent.id })
-      const key = TestServer.Keys.b
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/threads/${thread.id}`, { key }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("PATCH", `/v1/threads/${thread.id}`, { key, body: { metadata: { x: "y" } } }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("DELETE", `/v1/threads/${thread.id}`, { key }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
-    }))
-
-  it.effect("a thread of another organization's workspace (same name) is 403 on GET, PATCH and DELETE", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const agent = yield* createAgent()
-      const thread = yield* createThread({ agentId: agent.id })
-      const key = TestServer.Keys.c
-      yield* TestServer.expectError(
-        yield* api.request("GET", `/v1/threads/${thread.id}`, { key }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("PATCH", `/v1/threads/${thread.id}`, { key, body: { metadata: { x: "y" } } }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      yield* TestServer.expectError(
-        yield* api.request("DELETE", `/v1/threads/${thread.id}`, { key }),
-        403,
-        "permission_error",
-        "permission_denied"
-      )
-      assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
-    }))
+  it.effect.each(byOtherTenants(threadRoutes))(
+    "a thread of another workspace is 403 permission_denied and unchanged: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const agent = yield* createAgent()
+        const thread = yield* createThread({ agentId: agent.id })
+        yield* expectDenied(yield* call(route, thread.id, tenant.key))
+        assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
+      })
+  )
 
   it.effect("DELETE removes the thread", () =>
     Effect.gen(function*() {

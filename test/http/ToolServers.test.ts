@@ -4,53 +4,31 @@
  * real MCP servers (server-everything over Streamable HTTP and legacy SSE, a
  * bearer-protected SDK server, a closed port).
  */
-import { assert, layer } from "@effect/vitest"
-import { Clock, Effect, Fiber } from "effect"
+import { assert } from "@effect/vitest"
+import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { Secret } from "../../domain/Secret.ts"
 import { ToolServer, ToolServerTestResult } from "../../domain/ToolServer.ts"
+import * as Collection from "../support/Collection.ts"
 import * as McpServers from "../support/McpServers.ts"
+import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const { Keys } = TestServer
+const { Keys, nowIso, request } = TestServer
+const { post, patch, get, del, create, update } = Collection.toolServers
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
-
-const post = (body: unknown, key: string = Keys.a) => request("POST", "/v1/tool-servers", { body, key })
-const patch = (id: string, body: unknown, key: string = Keys.a) => request("PATCH", `/v1/tool-servers/${id}`, { body, key })
-const get = (id: string, key: string = Keys.a) => request("GET", `/v1/tool-servers/${id}`, { key })
-const del = (id: string, key: string = Keys.a) => request("DELETE", `/v1/tool-servers/${id}`, { key })
-const test = (id: string, key: string = Keys.a) => request("POST", `/v1/tool-servers/${id}/test`, { key })
-
-const create = (body: Record<string, unknown>, key: string = Keys.a) =>
-  Effect.flatMap(post(body, key), (reply) => TestServer.expectOk(reply, 200, ToolServer))
-const update = (id: string, body: Record<string, unknown>) =>
-  Effect.flatMap(patch(id, body), (reply) => TestServer.expectOk(reply, 200, ToolServer))
+const test = (id: string, key?: string) => Collection.toolServers.action(id, "test", undefined, key)
 const testOk = (id: string) => Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, ToolServerTestResult))
-
-const createSecret = (name: string, value: string, key: string = Keys.a) =>
-  Effect.flatMap(request("POST", "/v1/secrets", { body: { name, value }, key }), (reply) => TestServer.expectOk(reply, 200, Secret))
 
 /** A public address; registration does not contact it. */
 const remoteUrl = "https://93.184.215.14/mcp"
 
 /** The minimal registration body. */
 const minimal = (name: string) => ({ name, transport: "http", url: remoteUrl })
-
-/** Asserts a 400 invalid_request_error whose details.field is `field`. */
-const expectInvalid = (reply: TestServer.Reply, field: string) =>
-  Effect.gen(function*() {
-    const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
-    assert.strictEqual(error.details?.["field"], field, reply.text)
-    return error
-  })
-
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
 
 const expectedTools = (server: string, names: ReadonlyArray<string>) =>
   names.map((name) => ({ name, namespacedName: `mcp__${server}__${name}` }))
@@ -69,9 +47,14 @@ const assertTested = (
 
 const ToolServerPage = Page(ToolServer)
 
+/** Every route that addresses a tool server by id. */
+const routes = resourceRoutes(Collection.toolServers.path, { enabled: false }, [["test"]])
+
+const unique = Collection.uniqueName
+
 // ---- the routes on one shared server ----------------------------------------
 
-layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
+TestServer.suite()("tool servers", (it) => {
   // ---- registration ----------------------------------------------------------
 
   it.effect("POST answers 200 with every optional field resolved to its default", () =>
@@ -111,7 +94,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
 
   it.effect("POST echoes a full registration, bearer auth included", () =>
     Effect.gen(function*() {
-      const secret = yield* createSecret("full-token", "t0ken")
+      const secret = yield* Collection.secrets.create({ name: "full-token", value: "t0ken" })
       const body = {
         name: "full",
         transport: "sse",
@@ -287,9 +270,9 @@ layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
 
   it.effect("bearer auth needs a secret of the same workspace; { type: 'none' } on update drops it", () =>
     Effect.gen(function*() {
-      const own = yield* createSecret("auth-own", "v1")
-      const foreign = yield* createSecret("auth-foreign", "v2", Keys.b)
-      const otherOrg = yield* createSecret("auth-other-org", "v3", Keys.c)
+      const own = yield* Collection.secrets.create({ name: "auth-own", value: "v1" })
+      const foreign = yield* Collection.secrets.create({ name: "auth-foreign", value: "v2" }, Keys.b)
+      const otherOrg = yield* Collection.secrets.create({ name: "auth-other-org", value: "v3" }, Keys.c)
       for (const secretId of ["sec_doesnotexist", foreign.id, otherOrg.id]) {
         yield* expectInvalid(yield* post({ ...minimal("bearer-bad"), auth: { type: "bearer", secretId } }), "auth.secretId")
       }
@@ -412,29 +395,20 @@ layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
       assert.isString(first.nextCursor)
     }))
 
-  it.effect("an unknown id is 404 tool_server_not_found on every route", () =>
+  it.effect.each(routes)("an unknown id is 404 tool_server_not_found: $label", (route) =>
     Effect.gen(function*() {
-      const id = "ts_doesnotexist"
-      for (const reply of [yield* get(id), yield* patch(id, { enabled: false }), yield* del(id), yield* test(id)]) {
-        yield* TestServer.expectError(reply, 404, "not_found", "tool_server_not_found")
-      }
+      yield* expectNotFound(yield* call(route, "ts_doesnotexist"), "tool_server_not_found")
     }))
 
-  it.effect("another workspace's server is 403 permission_denied on every route and stays untouched", () =>
-    Effect.gen(function*() {
-      const server = yield* create(minimal("isolated"))
-      for (const key of [Keys.b, Keys.c]) {
-        for (
-          const reply of [
-            yield* get(server.id, key),
-            yield* patch(server.id, { enabled: false }, key),
-            yield* del(server.id, key),
-            yield* test(server.id, key)
-          ]
-        ) yield* TestServer.expectError(reply, 403, "permission_error", "permission_denied")
-      }
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(server.id), 200, ToolServer), server)
-    }))
+  it.effect.each(byOtherTenants(routes))(
+    "another workspace's server is 403 permission_denied and stays untouched: $label",
+    ({ route, tenant }) =>
+      Effect.gen(function*() {
+        const server = yield* create(minimal(unique("isolated")))
+        yield* expectDenied(yield* call(route, server.id, tenant.key))
+        assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(server.id), 200, ToolServer), server)
+      })
+  )
 
   it.effect("DELETE answers the delete response; while an agent references the server it is 409 resource_in_use", () =>
     Effect.gen(function*() {
@@ -506,7 +480,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
       const advertised = ["lookup", "has space", "dotted.name", at64, at65, "ok-name_2", "slash/tool", "ümlaut"]
       const peer = yield* McpServers.bearerServer(token, advertised)
 
-      const secret = yield* createSecret("mcp-token", token)
+      const secret = yield* Collection.secrets.create({ name: "mcp-token", value: token })
       const server = yield* create({
         name: "secured",
         transport: "http",
@@ -528,7 +502,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("tool servers", (it) => {
       assert.deepStrictEqual(anonymousRequests, anonymousRequests.map(() => null))
 
       // A wrong token.
-      const wrong = yield* createSecret("mcp-token-wrong", "not-the-token")
+      const wrong = yield* Collection.secrets.create({ name: "mcp-token-wrong", value: "not-the-token" })
       const mistaken = yield* create({
         name: "secured-wrong",
         transport: "http",

@@ -5,23 +5,18 @@
  * a public address, whether written literally or reached through DNS. Names
  * are resolved through a real DNS server run by the test.
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { Agent } from "../../domain/Agent.ts"
-import { HttpConnection } from "../../domain/HttpConnection.ts"
-import { ResultHandler } from "../../domain/ResultHandler.ts"
 import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
-import { ThreadCreated } from "../../domain/Thread.ts"
-import { ToolServer } from "../../domain/ToolServer.ts"
+import * as Collection from "../support/Collection.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const request = (method: string, path: string, options?: TestServer.RequestOptions) =>
-  Effect.flatMap(TestServer.TestApi, (api) => api.request(method, path, options))
+const { request } = TestServer
 
 /** Refused whatever the resolver says: wrong scheme, credentials, literal non-public addresses, bare or loopback names. */
 const refusedUrls = [
@@ -65,8 +60,7 @@ const refusedNames = [
 
 const acceptedUrls = ["https://93.184.215.14/x", "https://good.example.com/hook", "https://[2606:4700::1111]/x"]
 
-let counter = 0
-const uniqueName = (prefix: string) => `${prefix}-${++counter}`
+const { uniqueName } = Collection
 
 const inlineSpec = JSON.stringify({ openapi: "3.0.3", info: { title: "t", version: "1" }, paths: {} })
 
@@ -125,10 +119,7 @@ const expectRegistered = (reply: TestServer.Reply, context: string) => {
 const hookPath = "/v1/tool-approval-hooks"
 
 const createHook = (url: string, requestTimeoutMs: number) =>
-  Effect.flatMap(
-    request("POST", hookPath, { body: { name: "hook", url, secret: "whsec_x", requestTimeoutMs } }),
-    (reply) => TestServer.expectOk(reply, 200, ToolApprovalHook)
-  )
+  Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_x", requestTimeoutMs })
 
 /**
  * Runs a hook test whose delivery starts by resolving `name`: once the
@@ -153,7 +144,7 @@ const TestLayer = Layer.unwrap(
 
 // ---- one server with private URLs refused -----------------------------------
 
-layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (it) => {
+TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) => {
   it.effect("non-https, credentials, private, link-local, loopback and bare-host URLs are 400 url_not_allowed on every registration", () =>
     Effect.gen(function*() {
       for (const registration of registrations) {
@@ -166,42 +157,18 @@ layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (
 
   it.effect("a public IP literal registers everywhere", () =>
     Effect.gen(function*() {
-      const hook = yield* TestServer.expectOk(
-        yield* request("POST", hookPath, { body: { name: "hook", url: "https://93.184.215.14/x", secret: "whsec_x" } }),
-        200,
-        ToolApprovalHook
-      )
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url: "https://93.184.215.14/x", secret: "whsec_x" })
       assert.strictEqual(hook.url, "https://93.184.215.14/x")
-      const handler = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/result-handlers", {
-          body: { kind: "artifact", name: "rh", url: "https://93.184.215.14/x", secret: "rh_x" }
-        }),
-        200,
-        ResultHandler
+      const handler = yield* Collection.resultHandlers.create(
+        { kind: "artifact", name: "rh", url: "https://93.184.215.14/x", secret: "rh_x" }
       )
       assert.strictEqual(handler.url, "https://93.184.215.14/x")
-      const server = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/tool-servers", {
-          body: { name: uniqueName("ts"), transport: "http", url: "https://93.184.215.14/mcp" }
-        }),
-        200,
-        ToolServer
-      )
+      const server = yield* Collection.toolServers.create({ name: uniqueName("ts"), transport: "http", url: "https://93.184.215.14/mcp" })
       assert.strictEqual(server.url, "https://93.184.215.14/mcp")
-      const bySpec = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/http-connections", {
-          body: { name: uniqueName("hc"), spec: "https://93.184.215.14/openapi.json" }
-        }),
-        200,
-        HttpConnection
-      )
+      const bySpec = yield* Collection.httpConnections.create({ name: uniqueName("hc"), spec: "https://93.184.215.14/openapi.json" })
       assert.strictEqual(bySpec.spec, "https://93.184.215.14/openapi.json")
-      const byBase = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/http-connections", {
-          body: { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://93.184.215.14/api" }
-        }),
-        200,
-        HttpConnection
+      const byBase = yield* Collection.httpConnections.create(
+        { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://93.184.215.14/api" }
       )
       assert.strictEqual(byBase.baseUrl, "https://93.184.215.14/api")
       for (const registration of registrations) {
@@ -227,11 +194,7 @@ layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (
       assert.isAbove(yield* dns.queriesFor("evil.example.com"), evilBefore, "the service asked the test's DNS server")
 
       const goodBefore = yield* dns.queriesFor("good.example.com")
-      const hook = yield* TestServer.expectOk(
-        yield* request("POST", hookPath, { body: { name: "hook", url: "https://good.example.com/hook", secret: "whsec_x" } }),
-        200,
-        ToolApprovalHook
-      )
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url: "https://good.example.com/hook", secret: "whsec_x" })
       assert.strictEqual(hook.url, "https://good.example.com/hook")
       assert.isAbove(yield* dns.queriesFor("good.example.com"), goodBefore)
     }))
@@ -246,36 +209,24 @@ layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (
           `hook PATCH ${url}`
         )
       }
-      const handler = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/result-handlers", {
-          body: { kind: "artifact", name: "rh", url: "https://good.example.com/a", secret: "rh_x" }
-        }),
-        200,
-        ResultHandler
+      const handler = yield* Collection.resultHandlers.create(
+        { kind: "artifact", name: "rh", url: "https://good.example.com/a", secret: "rh_x" }
       )
       yield* expectUrlNotAllowed(
         yield* request("PATCH", `/v1/result-handlers/${handler.id}`, { body: { url: "https://169.254.169.254/x" } }),
         "url",
         "result handler PATCH"
       )
-      const server = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/tool-servers", {
-          body: { name: uniqueName("ts"), transport: "http", url: "https://good.example.com/mcp" }
-        }),
-        200,
-        ToolServer
+      const server = yield* Collection.toolServers.create(
+        { name: uniqueName("ts"), transport: "http", url: "https://good.example.com/mcp" }
       )
       yield* expectUrlNotAllowed(
         yield* request("PATCH", `/v1/tool-servers/${server.id}`, { body: { url: "https://localhost/mcp" } }),
         "url",
         "tool server PATCH"
       )
-      const connection = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/http-connections", {
-          body: { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://good.example.com/api" }
-        }),
-        200,
-        HttpConnection
+      const connection = yield* Collection.httpConnections.create(
+        { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://good.example.com/api" }
       )
       yield* expectUrlNotAllowed(
         yield* request("PATCH", `/v1/http-connections/${connection.id}`, { body: { baseUrl: "https://evil.example.com/api" } }),
@@ -321,17 +272,11 @@ layer(TestLayer, { timeout: 60_000 })("URL policy (private URLs not allowed)", (
         info: { title: "t", version: "1" },
         paths: { "/ping": { get: { operationId: "ping", responses: { "200": { description: "OK" } } } } }
       })
-      const connection = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/http-connections", { body: { name: uniqueName("hc"), spec, baseUrl: "https://api-rebind.example.com" } }),
-        200,
-        HttpConnection
+      const connection = yield* Collection.httpConnections.create(
+        { name: uniqueName("hc"), spec, baseUrl: "https://api-rebind.example.com" }
       )
-      const agent = yield* TestServer.expectOk(
-        yield* request("POST", "/v1/agents", { body: { capabilities: { http: { connectionIds: [connection.id] } } } }),
-        200,
-        Agent
-      )
-      const thread = yield* TestServer.expectOk(yield* request("POST", "/v1/threads", { body: { agentId: agent.id } }), 201, ThreadCreated)
+      const agent = yield* Collection.agents.create({ capabilities: { http: { connectionIds: [connection.id] } } })
+      const thread = yield* Collection.threads.create({ agentId: agent.id })
       yield* dns.setA("api-rebind.example.com", "127.0.0.1")
       const reply = yield* request("POST", `/v1/threads/${thread.id}/messages`, {
         body: { input: `/tool api__${connection.name}__ping {}` }

@@ -5,15 +5,14 @@
  * DATABASE_URL the key is required; an invalid key stops the process with a
  * message before it listens.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
+import { existsSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Secret } from "../../domain/Secret.ts"
 import { SecretContext } from "../../domain/SecretContext.ts"
 import { parseMasterKey } from "../../src/secrets/SecretBox.ts"
+import * as McpServers from "../support/McpServers.ts"
 import * as ServiceProcess from "../support/ServiceProcess.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import { freePort } from "../support/TestServer.ts"
@@ -25,48 +24,12 @@ const decodeError = Schema.decodeUnknownSync(
   Schema.fromJsonString(Schema.Struct({ error: Schema.Struct({ type: Schema.String, code: Schema.String }) }))
 )
 
-const tempDataDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "svc-master-key-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDataDir = ServiceProcess.tempDataDir("svc-master-key-")
 
 /** The key variables must come from the test alone: ServiceProcess merges process.env. */
 const assertUnsetInParent = (...names: ReadonlyArray<string>) => {
   for (const name of names) assert.isUndefined(process.env[name], `${name} is set in the test environment`)
 }
-
-interface Recorded {
-  readonly path: string
-  readonly authorization: string | undefined
-}
-
-/** A plain HTTP endpoint that records the Authorization header of every request and answers 500. */
-const recorder = Effect.acquireRelease(
-  Effect.promise(() =>
-    new Promise<{ readonly url: string; readonly seen: Array<Recorded>; readonly server: Server }>((resolve, reject) => {
-      const seen: Array<Recorded> = []
-      const server = createServer((req, res) => {
-        seen.push({ path: req.url ?? "", authorization: req.headers.authorization })
-        req.resume()
-        res.writeHead(500, { "content-type": "text/plain" })
-        res.end("recorder")
-      })
-      server.once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        resolve({ url: `http://127.0.0.1:${port}`, seen, server })
-      })
-    })
-  ),
-  ({ server }) =>
-    Effect.promise(() =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => resolve())
-      })
-    )
-)
 
 /** The tool server test route against the recorder: 502, and the bearer it was sent. */
 const testToolServer = (url: string, key: string, id: string) =>
@@ -83,7 +46,7 @@ describe("master key", () => {
     Effect.gen(function*() {
       assertUnsetInParent("SVC_MASTER_KEY", "SVC_MASTER_KEY_PREVIOUS", "DATABASE_URL")
       const dataDir = yield* tempDataDir
-      const hook = yield* recorder
+      const hook = yield* McpServers.authRecorder
       const apiKey = "sk_master_key_embedded"
       const env = {
         SVC_DATA_DIR: dataDir,
@@ -117,7 +80,7 @@ describe("master key", () => {
       assert.strictEqual(ts.status, 200, ts.text)
       const toolServerId = decodeId(ts.text).id
       assert.notInclude((yield* testToolServer(first.url, apiKey, toolServerId)).text, value)
-      assert.deepStrictEqual([...new Set(hook.seen.map((r) => r.authorization))], [`Bearer ${value}`])
+      assert.deepStrictEqual(hook.authorizations(), [`Bearer ${value}`])
       yield* ServiceProcess.stop(first)
 
       // Restart (and a kill -9 restart): the same key file, untouched, and the secret still opens.
@@ -136,9 +99,9 @@ describe("master key", () => {
         assert.deepStrictEqual(decodeContext(ctx.text).projections, [
           { type: "workspace_env", secretId: secret.id, env: "SURVIVOR" }
         ])
-        hook.seen.length = 0
+        hook.clear()
         yield* testToolServer(next.url, apiKey, toolServerId)
-        assert.deepStrictEqual([...new Set(hook.seen.map((r) => r.authorization))], [`Bearer ${value}`])
+        assert.deepStrictEqual(hook.authorizations(), [`Bearer ${value}`])
         yield* ServiceProcess.stop(next, signal)
       }
       assert.strictEqual(readFileSync(keyFile, "utf8"), keyText)

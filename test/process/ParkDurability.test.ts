@@ -4,9 +4,6 @@
  * and a max-park deadline that passed while the service was down fires when
  * it comes back. Embedded storage (PGlite) and PostgreSQL.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Agent } from "../../domain/Agent.ts"
@@ -21,14 +18,11 @@ import { frames, parseWithAi } from "../support/UiStream.ts"
 
 const Chunk = Schema.Struct({ type: Schema.String, reason: Schema.optionalKey(Schema.String), data: Schema.optionalKey(Schema.Unknown) })
 
-const decode = <A>(schema: Schema.Decoder<A>, text: string) => Schema.decodeUnknownSync(Schema.fromJsonString(schema))(text)
+const decode = ServiceProcess.decodeJson
 const key = "sk_park_durability"
 const ask = `/tool ask_question ${JSON.stringify({ title: "Go on?", questions: [{ id: "go", prompt: "Go on?" }] })}\n/text resumed after restart`
 
-const tempDataDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "svc-park-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDataDir = ServiceProcess.tempDataDir("svc-park-")
 
 /** Starts a service, parks a run on a question, and stops the service (SIGKILL). */
 const parkThenKill = (env: Record<string, string>) =>

@@ -4,11 +4,8 @@
  * completed step, and its stream stays one coherent stream for the ai
  * package. Embedded and PostgreSQL storage.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
@@ -19,12 +16,9 @@ import { testDatabase } from "../support/TestDatabase.ts"
 import { freePort } from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 
-const decode = <A>(schema: Schema.Decoder<A>, text: string) => Schema.decodeUnknownSync(Schema.fromJsonString(schema))(text)
+const decode = ServiceProcess.decodeJson
 
-const tempDataDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "svc-recovery-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDataDir = ServiceProcess.tempDataDir("svc-recovery-")
 
 const key = "sk_recovery_a"
 

@@ -3,9 +3,6 @@
  * printed once), PostgreSQL with DATABASE_URL; data survives a restart in
  * both modes, including kill -9; the CLI mints working keys.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Agent } from "../../domain/Agent.ts"
@@ -16,10 +13,7 @@ import { freePort } from "../support/TestServer.ts"
 const devKeyPattern = /\n\s+(sk_[0-9A-Za-z]+)\n/
 const decodeAgent = Schema.decodeUnknownSync(Schema.fromJsonString(Agent))
 
-const tempDataDir = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "svc-embedded-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
+const tempDataDir = ServiceProcess.tempDataDir("svc-embedded-")
 
 describe("service process", () => {
   it.live("embedded: prints a development key once, keeps data across restart and kill -9", () =>

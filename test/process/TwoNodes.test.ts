@@ -5,7 +5,7 @@
  * B's API serves the same run.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { Run } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
@@ -16,7 +16,7 @@ import { testDatabase } from "../support/TestDatabase.ts"
 import { freePort } from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 
-const decode = <A>(schema: Schema.Decoder<A>, text: string) => Schema.decodeUnknownSync(Schema.fromJsonString(schema))(text)
+const decode = ServiceProcess.decodeJson
 const key = "sk_two_nodes"
 
 describe("two nodes", () => {

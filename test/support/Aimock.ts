@@ -91,20 +91,29 @@ export interface SleepProbe {
   readonly nextSleep: Effect.Effect<Duration.Duration>
 }
 
-/** Provide `probe.clock` to the code under test; `TestClock.adjust` from the test as usual. */
-export const sleepProbe: Effect.Effect<SleepProbe> = Effect.gen(function*() {
-  const inner = yield* Clock.clockWith(Effect.succeed)
-  const sleeps = yield* Queue.unbounded<Duration.Duration>()
-  const clock: Clock.Clock = {
-    currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
-    currentTimeMillis: inner.currentTimeMillis,
-    currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
-    currentTimeNanos: inner.currentTimeNanos,
-    monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
-    monotonicTimeNanos: inner.monotonicTimeNanos,
-    // The offer wakes the test only after this fiber has registered the sleep
-    // (the registration is synchronous; the test's fiber runs later).
-    sleep: (duration) => Effect.andThen(Queue.offer(sleeps, duration), inner.sleep(duration))
-  }
-  return { clock, nextSleep: Queue.take(sleeps) }
-})
+/**
+ * Provide `probe.clock` to the code under test; `TestClock.adjust` from the
+ * test as usual. Only the sleeps `reports` picks are reported (to single out
+ * retry backoffs among a whole service's timers); the others just sleep.
+ */
+export const sleepProbeWhere = (reports: (duration: Duration.Duration) => boolean): Effect.Effect<SleepProbe> =>
+  Effect.gen(function*() {
+    const inner = yield* Clock.clockWith(Effect.succeed)
+    const sleeps = yield* Queue.unbounded<Duration.Duration>()
+    const clock: Clock.Clock = {
+      currentTimeMillisUnsafe: () => inner.currentTimeMillisUnsafe(),
+      currentTimeMillis: inner.currentTimeMillis,
+      currentTimeNanosUnsafe: () => inner.currentTimeNanosUnsafe(),
+      currentTimeNanos: inner.currentTimeNanos,
+      monotonicTimeNanosUnsafe: () => inner.monotonicTimeNanosUnsafe(),
+      monotonicTimeNanos: inner.monotonicTimeNanos,
+      // The offer wakes the test only after this fiber has registered the sleep
+      // (the registration is synchronous; the test's fiber runs later).
+      sleep: (duration) =>
+        reports(duration) ? Effect.andThen(Queue.offer(sleeps, duration), inner.sleep(duration)) : inner.sleep(duration)
+    }
+    return { clock, nextSleep: Queue.take(sleeps) }
+  })
+
+/** A probe reporting every sleep. */
+export const sleepProbe: Effect.Effect<SleepProbe> = sleepProbeWhere(() => true)

@@ -4,12 +4,11 @@
  * test opens the gate, so a run stays active as long as a test needs it.
  * It records the headers of every request it receives.
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
+import type { IncomingMessage } from "node:http"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Deferred, Effect, type Scope } from "effect"
 import { z } from "zod"
-import { listen } from "./McpServers.ts"
+import { sdkEndpoint } from "./McpServers.ts"
 
 export interface GateServer {
   readonly url: string
@@ -29,40 +28,28 @@ export const gateServer: Effect.Effect<GateServer, never, Scope.Scope> = Effect.
   const opened = new Promise<void>((resolve) => (released = resolve))
   yield* Effect.addFinalizer(() => Effect.sync(() => released?.()))
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    seen.push(req.headers)
-    if (req.method !== "POST") {
-      res.writeHead(405, { allow: "POST" })
-      res.end()
-      return
+  const port = yield* sdkEndpoint(
+    () => {
+      const server = new McpServer({ name: "gate", version: "1.0.0" })
+      server.registerTool("echo", { description: "Echoes text.", inputSchema: { text: z.string() } }, ({ text }) => ({
+        content: [{ type: "text", text }]
+      }))
+      server.registerTool("fail", { description: "Always fails." }, () => ({
+        content: [{ type: "text", text: "it failed" }],
+        isError: true
+      }))
+      server.registerTool("wait", { description: "Waits for the test." }, async () => {
+        Effect.runFork(Deferred.succeed(arrived, undefined))
+        await opened
+        return { content: [{ type: "text", text: "gate opened" }] }
+      })
+      return server
+    },
+    (req) => {
+      seen.push(req.headers)
+      return false
     }
-    const server = new McpServer({ name: "gate", version: "1.0.0" })
-    server.registerTool("echo", { description: "Echoes text.", inputSchema: { text: z.string() } }, ({ text }) => ({
-      content: [{ type: "text", text }]
-    }))
-    server.registerTool("fail", { description: "Always fails." }, () => ({
-      content: [{ type: "text", text: "it failed" }],
-      isError: true
-    }))
-    server.registerTool("wait", { description: "Waits for the test." }, async () => {
-      Effect.runFork(Deferred.succeed(arrived, undefined))
-      await opened
-      return { content: [{ type: "text", text: "gate opened" }] }
-    })
-    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
-    res.on("close", () => {
-      void transport.close()
-      void server.close()
-    })
-    await server.connect(transport)
-    await transport.handleRequest(req, res)
-  }
-  const port = yield* listen((req, res) => {
-    handle(req, res).catch(() => {
-      if (!res.headersSent) res.writeHead(500)
-      res.end()
-    })
-  })
+  )
   return {
     url: `http://127.0.0.1:${port}/mcp`,
     headers: () => [...seen],

@@ -1,8 +1,10 @@
 /**
  * Real MCP servers for the tool-server tests, each closed with its scope:
  * the reference `@modelcontextprotocol/server-everything` as a child process
- * (Streamable HTTP or legacy HTTP+SSE), and a small SDK server on node:http
- * that demands a bearer token and advertises the tool names a test chooses.
+ * (Streamable HTTP or legacy HTTP+SSE), SDK servers on node:http (the
+ * endpoint every such server shares, and one that demands a bearer token and
+ * advertises the tool names a test chooses), and two URLs that are no MCP
+ * server: one that records the Authorization it is sent, one that never answers.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -107,6 +109,40 @@ export const listen = (handler: (req: IncomingMessage, res: ServerResponse) => v
     }
   )
 
+/**
+ * A stateless Streamable HTTP MCP endpoint on an ephemeral port: every POST is
+ * answered (as JSON) by a fresh SDK server from `makeServer`, other methods
+ * with 405. `screen` sees each request first and may answer it itself
+ * (returning true). A request whose handling throws is answered 500.
+ */
+export const sdkEndpoint = (
+  makeServer: () => McpServer,
+  screen: (req: IncomingMessage, res: ServerResponse) => boolean = () => false
+): Effect.Effect<number, never, Scope.Scope> => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (screen(req, res)) return
+    if (req.method !== "POST") {
+      res.writeHead(405, { allow: "POST" })
+      res.end()
+      return
+    }
+    const server = makeServer()
+    const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
+    res.on("close", () => {
+      void transport.close()
+      void server.close()
+    })
+    await server.connect(transport)
+    await transport.handleRequest(req, res)
+  }
+  return listen((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500)
+      res.end()
+    })
+  })
+}
+
 export interface BearerServer extends Running {
   /** The Authorization header of every request received (null when absent), in order. */
   readonly authorizations: () => ReadonlyArray<string | null>
@@ -122,38 +158,55 @@ export const bearerServer = (
 ): Effect.Effect<BearerServer, never, Scope.Scope> =>
   Effect.gen(function*() {
     const seen: Array<string | null> = []
-    const handle = async (req: IncomingMessage, res: ServerResponse) => {
-      seen.push(req.headers.authorization ?? null)
-      if (req.headers.authorization !== `Bearer ${token}`) {
+    const port = yield* sdkEndpoint(
+      () => {
+        const server = new McpServer({ name: "bearer-test", version: "1.0.0" })
+        for (const name of tools) {
+          server.registerTool(name, { description: `tool ${name}` }, () => ({ content: [{ type: "text", text: name }] }))
+        }
+        return server
+      },
+      (req, res) => {
+        seen.push(req.headers.authorization ?? null)
+        if (req.headers.authorization === `Bearer ${token}`) return false
         res.writeHead(401, { "content-type": "application/json", "www-authenticate": "Bearer" })
         res.end(JSON.stringify({ error: "unauthorized" }))
-        return
+        return true
       }
-      if (req.method !== "POST") {
-        res.writeHead(405, { allow: "POST" })
-        res.end()
-        return
-      }
-      const server = new McpServer({ name: "bearer-test", version: "1.0.0" })
-      for (const name of tools) {
-        server.registerTool(name, { description: `tool ${name}` }, () => ({ content: [{ type: "text", text: name }] }))
-      }
-      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: true })
-      res.on("close", () => {
-        void transport.close()
-        void server.close()
-      })
-      await server.connect(transport)
-      await transport.handleRequest(req, res)
-    }
-    const port = yield* listen((req, res) => {
-      handle(req, res).catch(() => {
-        if (!res.headersSent) res.writeHead(500)
-        res.end()
-      })
-    })
+    )
     return { url: `http://127.0.0.1:${port}/mcp`, authorizations: () => [...seen] }
   })
+
+// ---- a tool-server URL that is no MCP server -----------------------------------
+
+export interface AuthRecorder {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  /** The distinct Authorization headers received (on `path` when given), in the order first seen. */
+  readonly authorizations: (path?: string) => ReadonlyArray<string | undefined>
+  /** Forgets every request received so far. */
+  readonly clear: () => void
+}
+
+/** Records the Authorization header of every request and answers 500 (so a tool-server test fails after sending it). */
+export const authRecorder: Effect.Effect<AuthRecorder, never, Scope.Scope> = Effect.gen(function*() {
+  const seen: Array<{ readonly path: string; readonly authorization: string | undefined }> = []
+  const port = yield* listen((req, res) => {
+    seen.push({ path: req.url ?? "", authorization: req.headers.authorization })
+    req.resume()
+    res.writeHead(500, { "content-type": "text/plain" })
+    res.end("recorder")
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    authorizations: (path) => [
+      ...new Set(seen.filter((r) => path === undefined || r.path === path).map((r) => r.authorization))
+    ],
+    clear: () => {
+      seen.length = 0
+    }
+  }
+})
 
 // ---- a server that never answers ----------------------------------------------
 

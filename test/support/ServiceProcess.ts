@@ -1,10 +1,15 @@
 /**
  * Runs the service as a real child process (`node src/main.ts`), waiting for
- * its "Listening on" line: the process-level contract (`npm start`).
+ * its "Listening on" line: the process-level contract (`npm start`). Also
+ * what such a process is given and answers: a data directory of its own, and
+ * raw replies to decode.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Scope } from "effect"
+import { Effect, Schema, Scope } from "effect"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -69,3 +74,14 @@ export const request = (url: string, method: string, path: string, key: string, 
     })
     return { status: response.status, text: await response.text() }
   })
+
+/** A reply body decoded with `schema`; throws (failing the test) when it does not match. */
+export const decodeJson = <A>(schema: Schema.Decoder<A>, text: string): A =>
+  Schema.decodeUnknownSync(Schema.fromJsonString(schema))(text)
+
+/** A fresh directory `<tmp>/<prefix>XXXXXX` for an embedded process's data, removed with its scope. */
+export const tempDataDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
+    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )

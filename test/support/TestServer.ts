@@ -4,7 +4,8 @@
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
 import { createServer } from "node:net"
-import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { layer as vitestLayer } from "@effect/vitest"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpServer } from "effect/http"
 import * as App from "../../http/App.ts"
 import { ErrorBody } from "../../http/ErrorEnvelope.ts"
@@ -86,10 +87,14 @@ export class TestApi extends Context.Service<TestApi, {
   readonly request: (method: string, path: string, options?: RequestOptions) => Effect.Effect<Reply>
 }>()("test/TestApi") {}
 
+/** One request through the client in context (key a unless `options.key` says otherwise). */
+export const request = (method: string, path: string, options?: RequestOptions): Effect.Effect<Reply, never, TestApi> =>
+  Effect.flatMap(TestApi, (api) => api.request(method, path, options))
+
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 
 /** The body as JSON, or undefined when it is empty or not JSON (SSE, HTML). */
-const parse = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
+export const parseJson = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
 
 const client = (url: string) => ({
   url,
@@ -105,7 +110,7 @@ const client = (url: string) => ({
       }
       const response = await fetch(url + path, { method, headers, body: body ?? null })
       const text = await response.text()
-      return { status: response.status, headers: response.headers, text, json: parse(text) }
+      return { status: response.status, headers: response.headers, text, json: parseJson(text) }
     })
 })
 
@@ -125,7 +130,25 @@ export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
     })
   )
 
+/** What building a fresh database, its migrations and the cluster may take. */
+export const setupTimeout = 60_000
+
+/**
+ * A `describe` whose tests share one service and database (`layer` with
+ * `overrides`), as `layer` from @effect/vitest does; `suiteWith` for a harness
+ * that adds peers to the service.
+ */
+export const suite = (overrides: Partial<ServiceConfigShape> = {}) => vitestLayer(layer(overrides), { timeout: setupTimeout })
+
+export const suiteWith = <ROut, E>(harness: Layer.Layer<ROut, E>) => vitestLayer(harness, { timeout: setupTimeout })
+
+/** The service's clock (TestClock) as the ISO timestamp it stamps resources with. */
+export const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => new Date(ms).toISOString())
+
 // ---- assertions on replies --------------------------------------------------
+
+/** Every X-Request-Id (and error request_id) the service issues. */
+export const requestIdShape = /^req_[0-9A-Za-z]{22}$/
 
 const decodeOrDie = <A>(schema: Schema.Decoder<A>, reply: Reply): Effect.Effect<A> =>
   Schema.decodeUnknownEffect(schema)(reply.json).pipe(

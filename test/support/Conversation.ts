@@ -1,0 +1,55 @@
+/**
+ * Talking to an agent through the API, as a chat client does, with the
+ * client in context and key a: an agent with a thread, a message sent with
+ * its stream read to the end (or started for a receipt), a run's stream
+ * replayed and parsed by the `ai` package, the Run resource, and the text of
+ * the answer as the `ai` package folded it.
+ */
+import { assert } from "@effect/vitest"
+import { Effect } from "effect"
+import { Run, RunReceipt } from "../../domain/Run.ts"
+import * as Collection from "./Collection.ts"
+import * as TestServer from "./TestServer.ts"
+import { parseWithAi } from "./UiStream.ts"
+
+/** An agent created with `agentBody`, and a thread on it created with `threadBody`. */
+export const agentWithThread = (agentBody: Record<string, unknown> = {}, threadBody: Record<string, unknown> = {}) =>
+  Effect.gen(function*() {
+    const agent = yield* Collection.agents.create(agentBody)
+    const thread = yield* Collection.threads.create({ agentId: agent.id, ...threadBody })
+    return { agent, thread }
+  })
+
+/** Sends `input` and reads the streamed answer to its end (the run ends or parks): the run id and the parsed stream. */
+export const send = (threadId: string, input: string) =>
+  Effect.gen(function*() {
+    const reply = yield* TestServer.request("POST", `/v1/threads/${threadId}/messages`, { body: { input } })
+    const runId = reply.headers.get("svc-run-id") ?? ""
+    return { runId, parsed: yield* Effect.orDie(parseWithAi(reply.text)) }
+  })
+
+/** Starts a run with the message `body` and returns its receipt (Accept: application/json), without waiting for it. */
+export const startRun = (threadId: string, body: Record<string, unknown>) =>
+  Effect.flatMap(
+    TestServer.request("POST", `/v1/threads/${threadId}/messages`, { body, headers: { accept: "application/json" } }),
+    (reply) => TestServer.expectOk(reply, 200, RunReceipt)
+  )
+
+/** The whole stream of a run (it ends when the run ends or parks), from after `lastEventId` when given: 200, parsed by the `ai` package. */
+export const streamOf = (runId: string, lastEventId?: string) =>
+  Effect.gen(function*() {
+    const reply = yield* TestServer.request("GET", `/v1/runs/${runId}/stream`, {
+      headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId }
+    })
+    assert.strictEqual(reply.status, 200, reply.text)
+    const parsed = yield* Effect.orDie(parseWithAi(reply.text))
+    return { reply, ...parsed }
+  })
+
+/** The Run resource. */
+export const getRun = (runId: string) =>
+  Effect.flatMap(TestServer.request("GET", `/v1/runs/${runId}`), (reply) => TestServer.expectOk(reply, 200, Run))
+
+/** The text parts of a folded answer, joined. */
+export const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
+  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
