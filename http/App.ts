@@ -37,6 +37,7 @@ import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
+import { McpSessions } from "../src/tools/McpSessions.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
 import * as Server from "./Server.ts"
 
@@ -68,7 +69,9 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
   Layer.provideMerge(Interactions.layer),
   Layer.provideMerge(AgentLoop.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, EventLog.layer, Models.layer))
+  Layer.provideMerge(
+    Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, EventLog.layer, Models.layer, McpSessions.layer)
+  )
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

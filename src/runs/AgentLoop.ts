@@ -20,6 +20,7 @@ import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { nowIso, toIso } from "../Time.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
+import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as ToolResults from "../tools/ToolResults.ts"
@@ -215,6 +216,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const models = yield* Models
       const outbound = yield* Outbound
       const secrets = yield* Secrets
+      const sessions = yield* McpSessions
       const config = yield* ServiceConfig
       const specs = SpecCache.make(outbound.fetch)
 
@@ -378,7 +380,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 runId,
                 rootRunId: runId,
                 servers: plan.toolServers,
-                fetch: outbound.fetch,
+                sessions,
+                relist: row.park !== null,
                 reveal: secrets.reveal
               })
               for (const problem of toolset.problems) yield* writer.emit({ type: "error", errorText: problem })
