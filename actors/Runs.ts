@@ -162,7 +162,7 @@ export class Runs extends Context.Service<Runs, {
         const planned: Array<PlannedToolServer> = []
         for (const serverId of agent.capabilities.mcp?.toolServerIds ?? []) {
           const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
-          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, config: loaded.value.config })
+          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, configVersion: loaded.value.row.configVersion, config: loaded.value.config })
         }
         const plannedHttp: Array<PlannedHttpConnection> = []
         for (const connectionId of agent.capabilities.http?.connectionIds ?? []) {

@@ -42,6 +42,7 @@ import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
+import { McpSessions } from "../src/tools/McpSessions.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
 import * as Server from "./Server.ts"
 
@@ -76,7 +77,7 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(StepLoop.layer),
   Layer.provideMerge(Layer.mergeAll(Parking.layer, ToolGate.layer, RunTools.layer, Finalize.layer)),
   Layer.provideMerge(EventLog.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

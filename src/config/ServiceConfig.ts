@@ -45,6 +45,8 @@ export interface ServiceConfigShape {
   readonly recoveryIntervalMs: number
   /** SVC_MAX_PARK_MS: the max-park window (default 14 days; a longer maxDurationMs extends it). */
   readonly maxParkMs: number
+  /** SVC_MCP_IDLE_MS: a warm MCP session no run has used for this long is closed; also the age after which its tool list is read again. */
+  readonly mcpIdleMs: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
 }
@@ -98,10 +100,12 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))
       const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(30_000))
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
+      const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
       return {
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,
+        mcpIdleMs,
         routePrices,
         openai,
         anthropic,

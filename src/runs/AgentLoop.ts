@@ -74,7 +74,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
-          const tools = yield* runTools.open(runId, principal, plan, writer)
+          const tools = yield* runTools.open(runId, principal, plan, writer, row.park !== null)
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred

@@ -7,9 +7,14 @@ import { AgentApprovals, AgentSkill } from "../../domain/Agent.ts"
 import { HttpConnectionConfig } from "../../domain/HttpConnection.ts"
 import { ToolServerConfig } from "../../domain/ToolServer.ts"
 
+/**
+ * A tool server as the run saw it; configVersion keys its warm MCP session.
+ * Optional so plans stored before it was recorded still decode (they pool as version 0).
+ */
 export const PlannedToolServer = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
+  configVersion: Schema.optionalKey(Schema.Number),
   config: ToolServerConfig
 })
 export type PlannedToolServer = typeof PlannedToolServer.Type

@@ -9,6 +9,7 @@ import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
+import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
@@ -17,21 +18,30 @@ import type { RunPlan } from "./RunPlan.ts"
 
 export class RunTools extends Context.Service<RunTools, {
   /** Connections live as long as the scope (the run's execution). */
-  readonly open: (runId: string, principal: Principal, plan: RunPlan, writer: Writer) => Effect.Effect<Toolset.Toolset, never, Scope.Scope>
+  /** `resumed`: the run resumes after a park, so tool lists are read afresh. */
+  readonly open: (
+    runId: string,
+    principal: Principal,
+    plan: RunPlan,
+    writer: Writer,
+    resumed: boolean
+  ) => Effect.Effect<Toolset.Toolset, never, Scope.Scope>
 }>()("svc/RunTools") {
   static readonly layer = Layer.effect(RunTools)(
     Effect.gen(function*() {
       const outbound = yield* Outbound
       const secrets = yield* Secrets
+      const sessions = yield* McpSessions
       const specs = SpecCache.make(outbound.fetch)
 
-      const open = Effect.fn("RunTools.open")(function*(runId: string, principal: Principal, plan: RunPlan, writer: Writer) {
+      const open = Effect.fn("RunTools.open")(function*(runId: string, principal: Principal, plan: RunPlan, writer: Writer, resumed: boolean) {
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,
           rootRunId: runId,
           servers: plan.toolServers,
-          fetch: outbound.fetch,
+          sessions,
+          relist: resumed,
           reveal: secrets.reveal
         })
         for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })

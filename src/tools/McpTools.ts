@@ -1,20 +1,18 @@
 /**
  * The MCP tools of one run: every enabled server of the run's snapshot is
- * connected once for the run (with bearer auth opened now, and Svc-Run-Id /
- * Svc-Root-Run-Id headers), its tools listed, filtered and named
- * `mcp__{server}__{tool}`. A server that cannot be reached contributes no
+ * leased once for the run from the warm sessions (McpSessions; bearer auth
+ * opened now, Svc-Run-Id / Svc-Root-Run-Id headers on every request made for
+ * the run), its tools filtered and named `mcp__{server}__{tool}`. A server that cannot be reached contributes no
  * tools (reported once as an `error` chunk); a disabled server's tools fail
  * when called. Tool errors are results the model sees, never run failures.
  */
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
-import type { GuardedFetch } from "../outbound/Outbound.ts"
 import type { PlannedToolServer } from "../runs/RunPlan.ts"
-import * as McpClient from "./McpClient.ts"
+import type { Lease, McpSessions } from "./McpSessions.ts"
 import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
@@ -41,33 +39,32 @@ export const connectAll = (options: {
   readonly runId: string
   readonly rootRunId: string
   readonly servers: ReadonlyArray<PlannedToolServer>
-  readonly fetch: GuardedFetch
+  readonly sessions: McpSessions["Service"]
+  /** Read every server's tool list afresh (a run resuming after a park). */
+  readonly relist: boolean
   readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
 }): Effect.Effect<McpToolset, never, Scope.Scope> =>
   Effect.gen(function*() {
     const specs: Array<ToolSpec> = []
     const problems: Array<string> = []
-    const routes = new Map<string, { readonly server: PlannedToolServer; readonly tool: string; readonly client: Client | undefined }>()
+    const routes = new Map<string, { readonly server: PlannedToolServer; readonly tool: string; readonly lease: Lease | undefined }>()
     for (const server of options.servers) {
       const prefix = `mcp__${server.name}__`
       if (!server.config.enabled) {
-        routes.set(prefix, { server, tool: "", client: undefined })
+        routes.set(prefix, { server, tool: "", lease: undefined })
         continue
       }
-      const headers: Record<string, string> = { "svc-run-id": options.runId, "svc-root-run-id": options.rootRunId }
+      const auth = server.config.auth
       const connected = yield* Effect.gen(function*() {
-        if (server.config.auth.type === "bearer") {
-          const token = yield* options.reveal(options.principal, server.config.auth.secretId, "auth.secretId")
-          headers["authorization"] = `Bearer ${Redacted.value(token)}`
-        }
-        const client = yield* McpClient.connect(options.fetch, {
+        const token = auth.type === "bearer" ? yield* options.reveal(options.principal, auth.secretId, "auth.secretId") : undefined
+        return yield* options.sessions.acquire({
+          serverId: server.id,
+          configVersion: server.configVersion ?? 0,
           transport: server.config.transport,
           url: server.config.url,
-          headers,
+          token,
           timeoutMs: server.config.requestTimeoutMs
-        })
-        const tools = yield* McpClient.listTools(client, server.config.requestTimeoutMs)
-        return { client, tools }
+        }, { headers: { "svc-run-id": options.runId, "svc-root-run-id": options.rootRunId }, relist: options.relist })
       }).pipe(Effect.result)
       if (connected._tag === "Failure") {
         const cause = connected.failure
@@ -78,7 +75,8 @@ export const connectAll = (options: {
         )
         continue
       }
-      const { client, tools } = connected.success
+      const lease = connected.success
+      const tools = lease.tools
       const byName = new Map(tools.map((t) => [t.name, t]))
       for (const ref of exposedTools(server.config, server.name, tools.map((t) => t.name))) {
         const tool = byName.get(ref.name)
@@ -87,15 +85,15 @@ export const connectAll = (options: {
           description: capDescription(tool?.description),
           inputSchema: tool?.inputSchema ?? { type: "object" }
         })
-        routes.set(ref.namespacedName, { server, tool: ref.name, client })
+        routes.set(ref.namespacedName, { server, tool: ref.name, lease })
       }
     }
 
     const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
-      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.client === undefined && name.startsWith(key))?.[1]
+      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
-      const { server, tool, client } = route
-      if (client === undefined) {
+      const { server, tool, lease } = route
+      if (lease === undefined) {
         return Effect.succeed({
           output: { error: `tool server '${server.name}' is disabled` },
           text: `Error: tool server '${server.name}' is disabled.`,
@@ -103,13 +101,7 @@ export const connectAll = (options: {
         })
       }
       const args = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
-      return Effect.tryPromise({
-        try: (signal) =>
-          client.callTool({ name: tool, arguments: args }, undefined, { timeout: server.config.requestTimeoutMs, signal }) as Promise<
-            CallToolResult
-          >,
-        catch: (cause) => cause
-      }).pipe(
+      return lease.call(tool, args).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(server.config.requestTimeoutMs),
           orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
@@ -128,7 +120,7 @@ export const connectAll = (options: {
       )
     }
     const policyOf = (name: string): ToolPolicyRef | undefined => {
-      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.client === undefined && name.startsWith(key))?.[1]
+      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
       const originalName = route.tool === "" ? name.slice(`mcp__${route.server.name}__`.length) : route.tool
       return { approval: route.server.config.approval, gatedTools: route.server.config.gatedTools, originalName }
@@ -138,6 +130,6 @@ export const connectAll = (options: {
       const route = routes.get(name)
       return route === undefined ? [] : ToolResults.skillList(route.server.config.requiredSkills)
     }
-    const deferred = new Set([...routes.entries()].flatMap(([name, r]) => (r.client !== undefined && r.server.config.defer !== false ? [name] : [])))
+    const deferred = new Set([...routes.entries()].flatMap(([name, r]) => (r.lease !== undefined && r.server.config.defer !== false ? [name] : [])))
     return { specs, problems, call, policyOf, untrusted, requiredSkillsOf, deferred }
   })

@@ -64,6 +64,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   runStallMs: 120_000,
   recoveryIntervalMs: 30_000,
   maxParkMs: 14 * 24 * 60 * 60 * 1000,
+  mcpIdleMs: 60_000,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() }
 })
