@@ -61,7 +61,9 @@ export class Interactions extends Context.Service<Interactions, {
           if (run.park.pending.some((p) => pending.has(p.interactionId))) return
           // Running again from now on: stream followers keep following until the resumed step arrives.
           yield* runs.setStatus(runId, { status: "running" }, yield* nowIso)
-          yield* runClient(runId).Start({ runId, generation: run.generation }, { discard: true }).pipe(Effect.orDie)
+          yield* runClient(runId).Start({ runId, generation: run.generation }, { discard: true }).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("run resume dispatch failed; left to the recovery pass", cause))
+          )
         })
 
       type Settled = { readonly _tag: "Resolved"; readonly row: InteractionRow } | { readonly _tag: "Same"; readonly row: InteractionRow }

@@ -1,18 +1,20 @@
 /**
- * Protocol of the run entity (one per run id). `Start` is persisted: its reply
- * comes when the run reaches a terminal state, so a run whose runner dies is
- * started again on another runner (at-least-once) and resumes from its last
- * checkpoint. `Cancel` interrupts the run's fiber tree.
+ * Protocol of the run entity (one per run id). `Start` is not persisted: the
+ * run's row is the durable record of its dispatch. The executing process
+ * writes itself on the row as the run's executor and beats; when it dies, the
+ * recovery pass dispatches the run again and it resumes from its last
+ * checkpoint on whichever runner now owns it (a persisted message would cost
+ * six database round trips a turn for the same guarantee). `Cancel` is
+ * persisted and interrupts the run's fiber tree.
  */
 import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 
-/** `generation` counts the run's parks: each resume is its own persisted message. */
+/** `generation` counts the run's parks: a Start of an older generation finds the run resumed already. */
 export const Start = Rpc.make("Start", {
-  payload: { runId: Schema.String, generation: Schema.Number },
-  primaryKey: ({ runId, generation }) => `start:${runId}:${generation}`
-}).annotate(ClusterSchema.Persisted, true)
+  payload: { runId: Schema.String, generation: Schema.Number }
+})
 
 export const Cancel = Rpc.make("Cancel", {
   payload: { runId: Schema.String }

@@ -1,8 +1,8 @@
 /**
- * The recovery pass, one per cluster (a singleton): runs that are active but
- * silent for SVC_RUN_STALL_MS (their runner died and nothing resumed them, or
- * their dispatch was lost) are started again through their entity (Start is
- * idempotent per run); a run still stalled after three attempts cannot be
+ * The recovery pass, one per cluster (a singleton): runs whose executing
+ * process stopped beating, and runs active but silent for SVC_RUN_STALL_MS
+ * (their dispatch was lost before they began, or their executor hung), are
+ * started again through their entity (Start is idempotent per run); a run still stalled after three attempts cannot be
  * resumed and is finalized as failed with terminalReason run_recovery_reaped.
  * Each pass also cancels parked runs past their max-park window
  * (interaction_timeout) and applies retention to the cluster's message storage (run
@@ -14,11 +14,14 @@ import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
 import { RunRepo } from "../src/runs/RunRepo.ts"
+import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
 
 export const MaxRecoveryAttempts = 3
 export const MessageRetentionMs = 24 * 60 * 60 * 1000
+/** Retention needs no haste: at most one purge in this long. */
+const PurgeIntervalMs = 10 * 60 * 1000
 
 /** One recovery pass, runnable on its own (tests call it after moving the clock). */
 export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: Effect.Effect<void> }>()("svc/RunRecovery") {
@@ -27,13 +30,21 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const repo = yield* RunRepo
     const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
+    let lastPurge = Number.NEGATIVE_INFINITY
     const pass = Effect.gen(function*() {
       const client = yield* RunEntity.client
-      yield* repo.purgeDeliveredMessages(toIso((yield* Clock.currentTimeMillis) - MessageRetentionMs))
+      const now = yield* Clock.currentTimeMillis
+      if (now - lastPurge >= PurgeIntervalMs) {
+        lastPurge = now
+        yield* repo.purgeDeliveredMessages(toIso(now - MessageRetentionMs))
+      }
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
       for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)
+      // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
       const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
-      for (const { id: runId, generation } of yield* repo.stalled(before)) {
+      const orphaned = yield* repo.orphaned(NodeDeadAfterMs)
+      const stalled = (yield* repo.stalled(before)).filter((s) => !orphaned.some((o) => o.id === s.id))
+      for (const { id: runId, generation } of [...orphaned, ...stalled]) {
         const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)
         if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
         else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)

@@ -32,7 +32,10 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             run: prepared.run
           })
           if (claimed) {
-            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id, generation: 0 }, { discard: true }).pipe(Effect.orDie)
+            // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
+            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id, generation: 0 }, { discard: true }).pipe(
+              Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
+            )
             return { _tag: "Started" as const }
           }
           const active = yield* repo.activeRun(prepared.run.threadId)

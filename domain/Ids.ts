@@ -19,7 +19,9 @@ export const IdPrefix = {
   httpConnection: "hc_",
   hook: "hook_",
   followup: "fu_",
-  incident: "inc_"
+  incident: "inc_",
+  /** A process of the deployment (a run's executor). */
+  node: "node_"
 } as const
 
 export type IdKind = keyof typeof IdPrefix

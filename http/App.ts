@@ -21,6 +21,7 @@ import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import * as Database from "../src/store/Database.ts"
 import * as Migrations from "../src/store/Migrations.ts"
+import { NodeRepo } from "../src/store/NodeRepo.ts"
 import { SignedDelivery } from "../src/delivery/SignedDelivery.ts"
 import { ToolApprovalHooks } from "../src/hooks/ToolApprovalHooks.ts"
 import { Outbound } from "../src/outbound/Outbound.ts"
@@ -77,7 +78,7 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(StepLoop.layer),
   Layer.provideMerge(Layer.mergeAll(Parking.layer, ToolGate.layer, RunTools.layer, Finalize.layer)),
   Layer.provideMerge(EventLog.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

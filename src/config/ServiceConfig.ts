@@ -98,7 +98,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         apiKey: yield* Config.Redacted("ANTHROPIC_API_KEY").pipe(Config.option)
       }
       const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))
-      const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(30_000))
+      const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(2_000))
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
       return {

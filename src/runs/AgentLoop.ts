@@ -15,6 +15,7 @@ import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { newIdSync } from "../Ids.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
+import { NodeRepo } from "../store/NodeRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
@@ -42,6 +43,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const runTools = yield* RunTools
       const toolGate = yield* ToolGate
       const stepLoop = yield* StepLoop
+      const nodes = yield* NodeRepo
 
       /** A step that was streaming when the previous executor died is replayed from scratch. */
       const announceReplay = Effect.fn("AgentLoop.announceReplay")(function*(row: RunRow, writer: Writer) {
@@ -65,7 +67,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return { _tag: "StillParked" } satisfies Outcome
           }
           // Stored with the first chunks of the run.
-          yield* writer.attach([runChange({ status: "running", startedAt })])
+          yield* writer.attach([runChange({ status: "running", startedAt, executor: nodes.id })])
 
           const model = models.provider(plan.route)
           const price = models.price(plan.route)

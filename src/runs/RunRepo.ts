@@ -108,6 +108,8 @@ export interface StatusChange {
 export interface RunChange extends Partial<StatusChange> {
   /** The parked step is dropped (the run ended while parked). */
   readonly clearPark?: boolean
+  /** The process executing the run (NodeRepo.id). */
+  readonly executor?: string
 }
 
 export const mergeChanges = (changes: ReadonlyArray<RunChange>): RunChange => Object.assign({}, ...changes)
@@ -179,6 +181,8 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly touch: (runId: string, now: string) => Effect.Effect<void>
   /** Active (not parked) runs with no heartbeat since `before`. */
   readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly generation: number }>>
+  /** Active runs whose executor stopped beating for `deadAfterMs` (its process died). */
+  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly generation: number }>>
   /** Counts one more recovery attempt; returns the count. */
   readonly bumpRecovery: (runId: string, now: string) => Effect.Effect<number>
   /**
@@ -198,6 +202,7 @@ export class RunRepo extends Context.Service<RunRepo, {
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
             park = ${c.clearPark === true ? null : sql`park`},
             park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
+            executor = ${c.executor === undefined ? sql`executor` : c.executor},
             terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
             error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(c.error)},
             usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
@@ -316,8 +321,9 @@ export class RunRepo extends Context.Service<RunRepo, {
           yield* releaseThread(threadId, runId, now).pipe(Effect.orDie)
         }),
         park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
+          // A parked run has no executor: whoever resumes it becomes one.
           yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(record)}, park_deadline = ${deadline},
-              generation = generation + 1, usage = ${sql.json(record.usage)}, updated_at = ${now}
+              generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
             WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
         unpark: Effect.fn("RunRepo.unpark")(function*(runId: string, now: string) {
@@ -340,6 +346,16 @@ export class RunRepo extends Context.Service<RunRepo, {
         }),
         stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
           return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT 100`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String, generation: Schema.Number })))),
+            Effect.orDie
+          )
+        }),
+        orphaned: Effect.fn("RunRepo.orphaned")(function*(deadAfterMs: number) {
+          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running')
+              AND executor IS NOT NULL AND executor NOT IN (
+                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
+              )
             ORDER BY updated_at LIMIT 100`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String, generation: Schema.Number })))),
             Effect.orDie

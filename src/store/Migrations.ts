@@ -234,6 +234,18 @@ const m0007_event_notify = Effect.gen(function*() {
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_run_events_notify()`)
 })
 
+/**
+ * Which process executes a run (`executor`), and which processes are alive
+ * (`svc_nodes`, a heartbeat each): a run whose executor stopped beating is
+ * dispatched again by the recovery pass, so a dispatch needs no durable
+ * message of its own.
+ */
+const m0008_executors = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE runs ADD COLUMN executor text`
+  yield* sql`CREATE TABLE svc_nodes (id text PRIMARY KEY, started_at timestamptz NOT NULL, heartbeat_at timestamptz NOT NULL)`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
@@ -241,7 +253,8 @@ export const migrations = {
   "0004_followups": m0004_followups,
   "0005_recovery": m0005_recovery,
   "0006_interactions": m0006_interactions,
-  "0007_event_notify": m0007_event_notify
+  "0007_event_notify": m0007_event_notify,
+  "0008_executors": m0008_executors
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

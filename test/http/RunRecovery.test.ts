@@ -84,14 +84,55 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       const freed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
       assert.strictEqual(freed.status, "idle")
 
-      // Retention of the cluster's message storage: delivered run messages go once their run ended before the cutoff.
+      // Retention of the cluster's message storage: a run's persisted messages (Cancel; Start is not
+      // persisted) go once the run ended before the cutoff.
+      const { thread: other } = yield* agentWithThread()
+      const idleRun = "run_cancelledwhilequeued01"
+      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
+          created_at, updated_at)
+        SELECT ${idleRun}, organization_id, workspace_id, ${other.id}, agent_id, 'queued', usage, config, plan, metadata,
+          created_at, updated_at
+        FROM runs WHERE id = ${done.runId}`
+      const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${idleRun}/cancel`), 200, Run)
+      assert.strictEqual(cancelled.status, "cancelled")
       const countMessages = (runId: string) => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
-      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 1 }])
+      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 0 }])
+      assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 1 }])
       const repo = yield* RunRepo
       yield* repo.purgeDeliveredMessages(done.createdAt)
-      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 1 }])
+      assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 1 }])
       yield* repo.purgeDeliveredMessages("9999-01-01T00:00:00.000Z")
-      assert.deepStrictEqual(yield* countMessages(lost), [{ n: 0 }])
+      assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 0 }])
       assert.deepStrictEqual(yield* sql`SELECT count(*)::int AS n FROM cluster_replies`, [{ n: 0 }])
+    }))
+
+  it.effect("a run whose executing process stopped beating is dispatched again at the next pass, long before it would count as stalled", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const sql = yield* PgClient.PgClient
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
+      yield* api.request("GET", `/v1/runs/${done.runId}/stream`)
+      const executor = yield* sql<{ readonly executor: string }>`SELECT executor FROM runs WHERE id = ${done.runId}`
+      assert.match(executor[0]?.executor ?? "", /^node_/)
+
+      // What kill -9 of the executing process leaves: a running run, updated just now, whose executor has no heartbeat.
+      const orphan = "run_orphanedbyadeadnode001"
+      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
+          created_at, updated_at, started_at, executor)
+        SELECT ${orphan}, organization_id, workspace_id, thread_id, agent_id, 'running', usage, config,
+          jsonb_set(plan, '{input}', '"second"'), metadata, created_at, '9999-01-01T00:00:00.000Z', created_at, 'node_deadprocess0000000001'
+        FROM runs WHERE id = ${done.runId}`
+      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${orphan} WHERE id = ${thread.id}`
+
+      yield* TestClock.adjust("30 seconds")
+      const resumed = yield* api.request("GET", `/v1/runs/${orphan}/stream`)
+      const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
+      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+      const run = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${orphan}`), 200, Run)
+      assert.strictEqual(run.status, "completed")
+      const after = yield* sql<{ readonly executor: string; readonly recovery_attempts: number }>`SELECT executor, recovery_attempts FROM runs WHERE id = ${orphan}`
+      assert.notStrictEqual(after[0]?.executor, "node_deadprocess0000000001")
+      assert.strictEqual(after[0]?.recovery_attempts, 1)
     }))
 })

@@ -1,0 +1,41 @@
+/**
+ * The processes of a deployment: each beats every second (the database's own
+ * clock, so runner clocks need not agree); one silent for a few seconds is
+ * dead, and the runs it was executing are dispatched again.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { newIdSync } from "../Ids.ts"
+
+/** A process that has not beaten for this long is taken for dead. */
+export const NodeDeadAfterMs = 4_000
+const beat = Duration.seconds(1)
+
+/** Real time always: liveness is judged by the database's clock, never a test's. */
+const realClock = Clock.Clock.defaultValue()
+
+export class NodeRepo extends Context.Service<NodeRepo, {
+  /** This process (the `executor` it writes on the runs it executes). */
+  readonly id: string
+}>()("svc/NodeRepo") {
+  static readonly layer = Layer.effect(NodeRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const id = newIdSync("node")
+      const heartbeat = sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES (${id}, now(), now())
+        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`.pipe(Effect.orDie)
+      yield* heartbeat
+      yield* Effect.forkScoped(
+        Effect.repeat(heartbeat, Schedule.spaced(beat)).pipe(
+          Effect.catchCause((cause) => Effect.logWarning("node heartbeat failed", cause)),
+          Effect.provideService(Clock.Clock, realClock)
+        )
+      )
+      // A process that stops cleanly is gone at once; one killed is gone when its heartbeat ages.
+      yield* Effect.addFinalizer(() => sql`DELETE FROM svc_nodes WHERE id = ${id}`.pipe(Effect.ignore))
+      // Old rows of dead processes: kept an hour for diagnosis, then dropped.
+      yield* sql`DELETE FROM svc_nodes WHERE heartbeat_at < now() - interval '1 hour'`.pipe(Effect.orDie)
+      return { id }
+    })
+  )
+}
