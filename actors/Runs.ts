@@ -4,58 +4,24 @@
  * another run holds it) and hands the run to its RunEntity; reads, lists,
  * cancellation and the durable stream.
  */
-import { Context, DateTime, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
-import { Conflict, InvalidRequest, NotFound, PermissionDenied } from "../domain/Errors.ts"
+import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Sharding } from "effect/cluster"
+import { Conflict, type InvalidRequest, NotFound, type PermissionDenied } from "../domain/Errors.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
-import { isTerminal, type MessageInput, type Run, type RunReceipt, ZeroUsage } from "../domain/Run.ts"
-import { RunEntity } from "./RunEntity.ts"
-import { ThreadEntity } from "./ThreadEntity.ts"
+import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../domain/Run.ts"
 import { Agents } from "../src/agents/Agents.ts"
-import { Bands } from "../src/bands/Bands.ts"
-import { ServiceConfig } from "../src/config/ServiceConfig.ts"
-import { newId } from "../src/Ids.ts"
 import { requireOwned } from "../src/Ownership.ts"
-import { pageWindow, toPage } from "../src/store/Cursor.ts"
-import { Threads } from "../src/threads/Threads.ts"
-import { nowIso } from "../src/Time.ts"
-import { HttpConnections } from "../src/tools/HttpConnections.ts"
-import { ToolServers } from "../src/tools/ToolServers.ts"
 import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
-import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../src/runs/RunPlan.ts"
-import { type NewRunRow, type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
-import * as StructuredOutput from "../src/runs/StructuredOutput.ts"
-import { Sharding } from "effect/cluster"
+import { type RunFilter, RunRepo, type RunRow } from "../src/runs/RunRepo.ts"
+import { RunStart, type StartError } from "../src/runs/RunStart.ts"
+import { pageWindow, toPage } from "../src/store/Cursor.ts"
+import { Threads } from "../src/threads/Threads.ts"
+import { RunEntity } from "./RunEntity.ts"
+import { ThreadEntity } from "./ThreadEntity.ts"
 
-export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict
-
-/** Only a message that is nothing but text can join a running turn. */
-const isPlainText = (input: MessageInput): boolean => {
-  const { input: body, metadata: _metadata, idempotencyKey: _key, ...options } = input
-  const textOnly = typeof body === "string" || (body.attachments === undefined || body.attachments.length === 0)
-  return textOnly && Object.keys(options).length === 0
-}
-
-const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
-
-const inputText = (input: MessageInput["input"]) =>
-  Effect.gen(function*() {
-    if (typeof input === "string") {
-      if (input.length === 0) return yield* InvalidRequest.forField("input", "input must not be empty.")
-      return input
-    }
-    if ((input.attachments?.length ?? 0) > 0) {
-      return yield* InvalidRequest.forField(
-        "input.attachments",
-        "input.attachments references files, but this deployment has no files API: no such file exists."
-      )
-    }
-    if (input.text === undefined || input.text.length === 0) {
-      return yield* InvalidRequest.forField("input.text", "Object input needs non-empty text or at least one attachment.")
-    }
-    return input.text
-  })
+export type { StartError } from "../src/runs/RunStart.ts"
 
 export class Runs extends Context.Service<Runs, {
   readonly start: (
@@ -103,11 +69,8 @@ export class Runs extends Context.Service<Runs, {
       const followups = yield* FollowupRepo
       const events = yield* EventLog
       const threads = yield* Threads
+      const runStart = yield* RunStart
       const agents = yield* Agents
-      const bands = yield* Bands
-      const toolServers = yield* ToolServers
-      const httpConnections = yield* HttpConnections
-      const config = yield* ServiceConfig
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
       const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
@@ -128,99 +91,15 @@ export class Runs extends Context.Service<Runs, {
         input: MessageInput,
         idempotencyKey: string | undefined
       ) {
-        const threadRow = yield* threads.getRow(principal, threadId)
-        const thread = threadRow.thread
-        const { agent } = yield* agents.getRow(principal, thread.agentId)
-        const text = yield* inputText(input.input)
-
-        const band = input.band ?? thread.band ?? agent.band
-        if (!bands.isAvailable(band)) {
-          return yield* InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`)
-        }
-        const inheritedStrict = agent.policies.dataHandling === "strict" || thread.dataHandling === "strict"
-        if (inheritedStrict && input.dataHandling === "standard") {
-          return yield* InvalidRequest.forField(
-            "dataHandling",
-            "This agent or thread requires strict data handling; a run cannot relax it to 'standard'."
-          )
-        }
-        const dataHandling = inheritedStrict || input.dataHandling === "strict" ? "strict" : "standard"
-        if (dataHandling === "strict" && !bands.isStrictAvailable(band)) {
-          return yield* InvalidRequest.forField(
-            "dataHandling",
-            `Strict data handling is required but band '${band}' has no verified zero-retention route.`,
-            "strict_data_handling_unavailable"
-          )
-        }
-        const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
-        if (!isIanaZone(timeZone)) return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
-        if (input.outputSchema !== undefined) {
-          const problem = StructuredOutput.schemaProblem(input.outputSchema)
-          if (problem !== undefined) return yield* InvalidRequest.forField("outputSchema", `outputSchema is not a valid JSON Schema: ${problem}.`)
-        }
-
-        const planned: Array<PlannedToolServer> = []
-        for (const serverId of agent.capabilities.mcp?.toolServerIds ?? []) {
-          const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
-          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, configVersion: loaded.value.row.configVersion, config: loaded.value.config })
-        }
-        const plannedHttp: Array<PlannedHttpConnection> = []
-        for (const connectionId of agent.capabilities.http?.connectionIds ?? []) {
-          const loaded = yield* httpConnections.load(principal, connectionId).pipe(Effect.option)
-          if (Option.isSome(loaded)) {
-            const { row, config: connection } = loaded.value
-            plannedHttp.push({ id: connectionId, name: row.name, configVersion: row.configVersion, config: connection })
-          }
-        }
-        const route = config.bands[band].route ?? "scripted"
-        const plan: RunPlan = {
-          input: text,
-          route,
-          context: [...agent.context, ...thread.context].map((b) => b.content),
-          skills: agent.capabilities.skills ?? [],
-          userInteraction: agent.capabilities.userInteraction === true,
-          toolServers: planned,
-          httpConnections: plannedHttp,
-          approvals: agent.approvals,
-          maxSteps: input.maxSteps ?? agent.policies.maxStepsDefault ?? DefaultMaxSteps,
-          maxDurationMs: input.maxDurationMs ?? agent.policies.maxDurationMsDefault,
-          budgetCents: input.budgetCents ?? null,
-          outputSchema: input.outputSchema ?? null,
-          streamProgress: input.streamProgress === true,
-          streamReasoning: input.streamReasoning === true
-        }
-        const now = yield* nowIso
-        const id = yield* newId("run")
-        const row: NewRunRow = {
-          id,
-          createdAt: now,
-          organizationId: principal.organizationId,
-          workspaceId: principal.workspaceId,
-          plan,
-          idempotencyKey: idempotencyKey ?? null,
-          run: {
-            id,
-            object: "run",
-            threadId,
-            agentId: agent.id,
-            status: "queued",
-            terminalReason: null,
-            usage: ZeroUsage,
-            config: { band, mediaFidelity: agent.policies.mediaFidelity, dataHandling, timeZone },
-            metadata: input.metadata ?? {},
-            createdAt: now,
-            startedAt: null,
-            completedAt: null
-          }
-        }
+        const { row, holdableText } = yield* runStart.prepare(principal, threadId, input, idempotencyKey)
         const began = yield* threadClient(threadId).Begin({
           prepared: {
             run: row.run,
-            plan,
+            plan: row.plan,
             organizationId: row.organizationId,
             workspaceId: row.workspaceId,
             idempotencyKey: row.idempotencyKey,
-            holdableText: isPlainText(input) ? text : null
+            holdableText
           }
         }).pipe(Effect.orDie)
         if (began._tag === "Busy") {
@@ -248,13 +127,13 @@ export class Runs extends Context.Service<Runs, {
           )
         }
         return {
-          runId: id,
+          runId: row.id,
           threadId,
-          agentId: agent.id,
+          agentId: row.run.agentId,
           organizationId: principal.organizationId,
           status: "queued" as const,
           ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-          createdAt: now
+          createdAt: row.createdAt
         }
       })
 

@@ -535,11 +535,12 @@ const main = async (): Promise<number> => {
   ))
   console.log("")
   console.log(table(
-    ["scenario", "concurrency", "PG xacts/turn", "PG rows written/turn", "p50 first 10%", "p50 last 10%", "CPU svc", "CPU pg", "CPU mcp", "CPU bench"],
+    ["scenario", "concurrency", "PG round trips/turn", "svc CPU ms/turn", "PG rows written/turn", "p50 first 10%", "p50 last 10%", "CPU svc", "CPU pg", "CPU mcp", "CPU bench"],
     rows.map((r) => [
       r.scenario,
       String(r.concurrency),
       fmt(r.xactsPerTurn),
+      r.cpu === undefined ? "-" : fmt((r.cpu.service * 1000) / r.turnsPerSec, 2),
       fmt(r.rowsWrittenPerTurn),
       fmt(r.firstTenthP50),
       fmt(r.lastTenthP50),
@@ -551,8 +552,9 @@ const main = async (): Promise<number> => {
   ))
   console.log(
     "\nCPU columns: cores busy during the measured window (1.00 = one core), from /proc; CPU pg counts the backends connected to" +
-      " the benchmark database. PG xacts/turn: commits + rollbacks in" +
-      " pg_stat_database per turn (each autocommit statement counts as one), background work of the runner included." +
+      " the benchmark database. PG round trips/turn: commits + rollbacks in pg_stat_database per turn; a turn's path has no" +
+      " multi-statement transaction (each statement is its own commit), so this counts its statements, background work of" +
+      " the runner (node heartbeats, recovery pass, shard locks) included. svc CPU ms/turn: CPU svc x 1000 / turns per second." +
       ` Startup (database, MCP server, service) took ${startupS.toFixed(1)} s; total ${((performance.now() - t0) / 1000).toFixed(1)} s.`
   )
 

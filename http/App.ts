@@ -33,6 +33,7 @@ import { Models } from "../src/model/Models.ts"
 import { AgentLoop } from "../src/runs/AgentLoop.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
 import { Parking } from "../src/runs/Parking.ts"
+import { RunStart } from "../src/runs/RunStart.ts"
 import { RunTools } from "../src/runs/RunTools.ts"
 import { StepLoop } from "../src/runs/StepLoop.ts"
 import { ToolGate } from "../src/runs/ToolGate.ts"
@@ -72,6 +73,7 @@ const Services = Layer.mergeAll(
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
 const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideMerge(RunRecovery.layer))).pipe(
+  Layer.provideMerge(RunStart.layer),
   Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
   Layer.provideMerge(Interactions.layer),
   Layer.provideMerge(AgentLoop.layer),

@@ -22,6 +22,7 @@ const Row = Schema.Struct({
   updated_at: Schema.String
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+const decodeRow = Schema.decodeUnknownEffect(Row)
 
 const toRow = (r: typeof Row.Type): AgentRow => ({
   id: r.id,
@@ -39,6 +40,8 @@ const toRow = (r: typeof Row.Type): AgentRow => ({
   }
 })
 
+/** An agent row read as JSON by another repository's query (e.g. with its thread). */
+export const agentRowOf = (json: unknown): Effect.Effect<AgentRow> => decodeRow(json).pipe(Effect.map(toRow), Effect.orDie)
 
 export class AgentRepo extends Context.Service<AgentRepo, {
   readonly insert: (row: AgentRow) => Effect.Effect<void>

@@ -5,6 +5,7 @@ import { Band } from "../../domain/Band.ts"
 import { ContextBlock } from "../../domain/Context.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
+import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
 
 export interface ThreadRow extends Position {
@@ -32,6 +33,8 @@ const Row = Schema.Struct({
   updated_at: Schema.String
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
+const decodeRow = Schema.decodeUnknownEffect(Row)
+const decodeJoined = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ thread: Schema.Unknown, agent: Schema.NullOr(Schema.Unknown) })))
 
 const toRow = (r: typeof Row.Type): ThreadRow => ({
   id: r.id,
@@ -58,6 +61,8 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
 export class ThreadRepo extends Context.Service<ThreadRepo, {
   readonly insert: (row: ThreadRow) => Effect.Effect<void>
   readonly find: (id: string) => Effect.Effect<Option.Option<ThreadRow>>
+  /** The thread and its agent in one read (undefined agent: it is gone). */
+  readonly findWithAgent: (id: string) => Effect.Effect<Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined }>>
   readonly listByAgent: (agentId: string, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
   readonly update: (row: ThreadRow) => Effect.Effect<void>
   readonly remove: (id: string) => Effect.Effect<void>
@@ -81,6 +86,17 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
         find: Effect.fn("ThreadRepo.find")(function*(id: string) {
           const rows = yield* select(sql`SELECT * FROM threads WHERE id = ${id}`)
           return Option.fromNullishOr(rows[0])
+        }),
+        findWithAgent: Effect.fn("ThreadRepo.findWithAgent")(function*(id: string) {
+          const rows = yield* sql`SELECT to_jsonb(t.*) AS thread, to_jsonb(a.*) AS agent
+            FROM threads t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ${id}`.pipe(
+            Effect.flatMap(decodeJoined),
+            Effect.orDie
+          )
+          const found = rows[0]
+          if (found === undefined) return Option.none()
+          const thread = toRow(yield* decodeRow(found.thread).pipe(Effect.orDie))
+          return Option.some({ thread, agent: found.agent === null ? undefined : yield* agentRowOf(found.agent) })
         }),
         listByAgent: Effect.fn("ThreadRepo.listByAgent")(
           function*(agentId: string, limit: number, after: Position | undefined) {

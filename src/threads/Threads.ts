@@ -1,5 +1,5 @@
 /** Threads: the resource routes of spec 4.2. */
-import { Context, DateTime, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import type { Band } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
@@ -12,18 +12,19 @@ import { Bands } from "../bands/Bands.ts"
 import { newId } from "../Ids.ts"
 import { requireOwned } from "../Ownership.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
+import type { AgentRow } from "../store/AgentRepo.ts"
 import { ThreadRepo, type ThreadRow } from "../store/ThreadRepo.ts"
-import { nowIso } from "../Time.ts"
+import { isIanaZone, nowIso } from "../Time.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
-/** An IANA zone name (`Europe/Paris`, `UTC`); Intl also accepts offsets such as `+02:00`, which are not zones. */
-const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
 
 export class Threads extends Context.Service<Threads, {
   readonly create: (principal: Principal, input: ThreadCreate) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
   readonly get: (principal: Principal, id: string) => Owned<Thread>
   readonly getRow: (principal: Principal, id: string) => Owned<ThreadRow>
+  /** The thread with its agent, in one read (a run starts from both). */
+  readonly getWithAgent: (principal: Principal, id: string) => Owned<{ readonly thread: ThreadRow; readonly agent: AgentRow }>
   readonly list: (
     principal: Principal,
     agentId: string,
@@ -97,6 +98,13 @@ export class Threads extends Context.Service<Threads, {
         }),
         get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.thread),
         getRow,
+        getWithAgent: Effect.fn("Threads.getWithAgent")(function*(principal: Principal, id: string) {
+          const found = yield* repo.findWithAgent(id)
+          const thread = yield* requireOwned<ThreadRow>(principal, "thread", id)(Option.map(found, (f) => f.thread))
+          const agentId = thread.thread.agentId
+          const agent = yield* requireOwned<AgentRow>(principal, "agent", agentId)(Option.fromNullishOr(Option.getOrUndefined(found)?.agent))
+          return { thread, agent }
+        }),
         list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: string, page: PageRequest) {
           yield* agents.get(principal, agentId)
           const { limit, after } = yield* pageWindow(page)

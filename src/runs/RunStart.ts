@@ -1,0 +1,169 @@
+/**
+ * Starting a run (spec 4.2 messages, 4.3): the input, band, data handling,
+ * time zone and output schema are checked, and the plan is captured: what the
+ * run will use, frozen now (agent and thread context, skills, tool servers and
+ * HTTP connections as configured at this moment, caps). The thread and its
+ * agent come in one read.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
+import { Bands } from "../bands/Bands.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { newId } from "../Ids.ts"
+import { Threads } from "../threads/Threads.ts"
+import { isIanaZone, nowIso } from "../Time.ts"
+import { HttpConnections } from "../tools/HttpConnections.ts"
+import { ToolServers } from "../tools/ToolServers.ts"
+import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "./RunPlan.ts"
+import type { NewRunRow } from "./RunRepo.ts"
+import * as StructuredOutput from "./StructuredOutput.ts"
+
+export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict
+
+export interface PreparedStart {
+  readonly row: NewRunRow & { readonly plan: RunPlan }
+  /** The message text, when it may be held as a follow-up of an active run. */
+  readonly holdableText: string | null
+}
+
+/** Only a message that is nothing but text can join a running turn. */
+const isPlainText = (input: MessageInput): boolean => {
+  const { input: body, metadata: _metadata, idempotencyKey: _key, ...options } = input
+  const textOnly = typeof body === "string" || (body.attachments === undefined || body.attachments.length === 0)
+  return textOnly && Object.keys(options).length === 0
+}
+
+const inputText = (input: MessageInput["input"]) =>
+  Effect.gen(function*() {
+    if (typeof input === "string") {
+      if (input.length === 0) return yield* InvalidRequest.forField("input", "input must not be empty.")
+      return input
+    }
+    if ((input.attachments?.length ?? 0) > 0) {
+      return yield* InvalidRequest.forField(
+        "input.attachments",
+        "input.attachments references files, but this deployment has no files API: no such file exists."
+      )
+    }
+    if (input.text === undefined || input.text.length === 0) {
+      return yield* InvalidRequest.forField("input.text", "Object input needs non-empty text or at least one attachment.")
+    }
+    return input.text
+  })
+
+export class RunStart extends Context.Service<RunStart, {
+  readonly prepare: (
+    principal: Principal,
+    threadId: string,
+    input: MessageInput,
+    idempotencyKey: string | undefined
+  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied>
+}>()("svc/RunStart") {
+  static readonly layer = Layer.effect(RunStart)(
+    Effect.gen(function*() {
+      const threads = yield* Threads
+      const bands = yield* Bands
+      const toolServers = yield* ToolServers
+      const httpConnections = yield* HttpConnections
+      const config = yield* ServiceConfig
+
+      const prepare = Effect.fn("RunStart.prepare")(function*(
+        principal: Principal,
+        threadId: string,
+        input: MessageInput,
+        idempotencyKey: string | undefined
+      ) {
+        const { thread: threadRow, agent: agentRow } = yield* threads.getWithAgent(principal, threadId)
+        const thread = threadRow.thread
+        const agent = agentRow.agent
+        const text = yield* inputText(input.input)
+
+        const band = input.band ?? thread.band ?? agent.band
+        if (!bands.isAvailable(band)) {
+          return yield* InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`)
+        }
+        const inheritedStrict = agent.policies.dataHandling === "strict" || thread.dataHandling === "strict"
+        if (inheritedStrict && input.dataHandling === "standard") {
+          return yield* InvalidRequest.forField(
+            "dataHandling",
+            "This agent or thread requires strict data handling; a run cannot relax it to 'standard'."
+          )
+        }
+        const dataHandling = inheritedStrict || input.dataHandling === "strict" ? "strict" : "standard"
+        if (dataHandling === "strict" && !bands.isStrictAvailable(band)) {
+          return yield* InvalidRequest.forField(
+            "dataHandling",
+            `Strict data handling is required but band '${band}' has no verified zero-retention route.`,
+            "strict_data_handling_unavailable"
+          )
+        }
+        const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
+        if (!isIanaZone(timeZone)) return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
+        if (input.outputSchema !== undefined) {
+          const problem = StructuredOutput.schemaProblem(input.outputSchema)
+          if (problem !== undefined) return yield* InvalidRequest.forField("outputSchema", `outputSchema is not a valid JSON Schema: ${problem}.`)
+        }
+
+        const planned: Array<PlannedToolServer> = []
+        for (const serverId of agent.capabilities.mcp?.toolServerIds ?? []) {
+          const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
+          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, configVersion: loaded.value.row.configVersion, config: loaded.value.config })
+        }
+        const plannedHttp: Array<PlannedHttpConnection> = []
+        for (const connectionId of agent.capabilities.http?.connectionIds ?? []) {
+          const loaded = yield* httpConnections.load(principal, connectionId).pipe(Effect.option)
+          if (Option.isSome(loaded)) {
+            const { row, config: connection } = loaded.value
+            plannedHttp.push({ id: connectionId, name: row.name, configVersion: row.configVersion, config: connection })
+          }
+        }
+        const route = config.bands[band].route ?? "scripted"
+        const plan: RunPlan = {
+          input: text,
+          route,
+          context: [...agent.context, ...thread.context].map((b) => b.content),
+          skills: agent.capabilities.skills ?? [],
+          userInteraction: agent.capabilities.userInteraction === true,
+          toolServers: planned,
+          httpConnections: plannedHttp,
+          approvals: agent.approvals,
+          maxSteps: input.maxSteps ?? agent.policies.maxStepsDefault ?? DefaultMaxSteps,
+          maxDurationMs: input.maxDurationMs ?? agent.policies.maxDurationMsDefault,
+          budgetCents: input.budgetCents ?? null,
+          outputSchema: input.outputSchema ?? null,
+          streamProgress: input.streamProgress === true,
+          streamReasoning: input.streamReasoning === true
+        }
+        const now = yield* nowIso
+        const id = yield* newId("run")
+        const row: PreparedStart["row"] = {
+          id,
+          createdAt: now,
+          organizationId: principal.organizationId,
+          workspaceId: principal.workspaceId,
+          plan,
+          idempotencyKey: idempotencyKey ?? null,
+          run: {
+            id,
+            object: "run",
+            threadId,
+            agentId: agent.id,
+            status: "queued",
+            terminalReason: null,
+            usage: ZeroUsage,
+            config: { band, mediaFidelity: agent.policies.mediaFidelity, dataHandling, timeZone },
+            metadata: input.metadata ?? {},
+            createdAt: now,
+            startedAt: null,
+            completedAt: null
+          }
+        }
+        return { row, holdableText: isPlainText(input) ? text : null } satisfies PreparedStart
+      })
+
+      return { prepare }
+    })
+  )
+}
