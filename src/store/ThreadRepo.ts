@@ -59,7 +59,12 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
 })
 
 export class ThreadRepo extends Context.Service<ThreadRepo, {
-  readonly insert: (row: ThreadRow) => Effect.Effect<void>
+  /**
+   * Inserts the thread when its agent exists in the row's workspace, in one
+   * statement; the workspace status follows the agent's workspace type. None:
+   * no such agent there (the caller finds out which error applies).
+   */
+  readonly insertForAgent: (row: ThreadRow) => Effect.Effect<Option.Option<ThreadRow>>
   readonly find: (id: string) => Effect.Effect<Option.Option<ThreadRow>>
   /** The thread and its agent in one read (undefined agent: it is gone). */
   readonly findWithAgent: (id: string) => Effect.Effect<Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined }>>
@@ -75,13 +80,17 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
       const json = (v: unknown) => (v === null ? null : sql.json(v))
 
       return {
-        insert: Effect.fn("ThreadRepo.insert")(function*(row: ThreadRow) {
+        insertForAgent: Effect.fn("ThreadRepo.insertForAgent")(function*(row: ThreadRow) {
           const t = row.thread
-          yield* sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh, band,
+          const rows = yield* select(sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh, band,
               data_handling, time_zone, status, workspace, metadata, created_at, updated_at)
-            VALUES (${t.id}, ${row.organizationId}, ${row.workspaceId}, ${t.agentId}, ${sql.json(t.context)},
-              ${row.contextRefresh}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status}, ${json(t.workspace)},
-              ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt})`.pipe(Effect.orDie)
+            SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
+              ${row.contextRefresh}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
+              CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb ELSE NULL END,
+              ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}
+            FROM agents a WHERE a.id = ${t.agentId} AND a.organization_id = ${row.organizationId} AND a.workspace_id = ${row.workspaceId}
+            RETURNING *`)
+          return Option.fromNullishOr(rows[0])
         }),
         find: Effect.fn("ThreadRepo.find")(function*(id: string) {
           const rows = yield* select(sql`SELECT * FROM threads WHERE id = ${id}`)

@@ -67,7 +67,6 @@ export class Threads extends Context.Service<Threads, {
 
       return {
         create: Effect.fn("Threads.create")(function*(principal: Principal, input: ThreadCreate) {
-          const agent = yield* agents.get(principal, input.agentId)
           yield* checkBand(input.band)
           yield* checkTimeZone(input.timeZone)
           const blocks = yield* context(input.context, [])
@@ -75,18 +74,19 @@ export class Threads extends Context.Service<Threads, {
           const thread: Thread = {
             id: yield* newId("thread"),
             object: "thread",
-            agentId: agent.id,
+            agentId: input.agentId,
             context: blocks,
             band: input.band ?? null,
             dataHandling: input.dataHandling ?? null,
             timeZone: input.timeZone ?? null,
             status: "idle",
-            workspace: agent.workspace?.type === "managed" ? { status: "uninitialized" } : null,
+            workspace: null,
             metadata: input.metadata ?? {},
             createdAt: now,
             updatedAt: now
           }
-          yield* repo.insert({
+          // The agent check and the insert in one statement; only a refusal looks the agent up to say why.
+          const inserted = yield* repo.insertForAgent({
             id: thread.id,
             createdAt: now,
             thread,
@@ -94,7 +94,9 @@ export class Threads extends Context.Service<Threads, {
             workspaceId: principal.workspaceId,
             contextRefresh: false
           })
-          return thread
+          if (Option.isSome(inserted)) return inserted.value.thread
+          yield* agents.get(principal, input.agentId)
+          return yield* Effect.die(new Error(`agent ${input.agentId} was found but the thread could not be inserted`))
         }),
         get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.thread),
         getRow,
