@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { Run } from "../domain/Run.ts"
-import { RunPlan } from "../src/runs/RunPlan.ts"
+import { RunPlan } from "../domain/RunPlan.ts"
 
 /** A run prepared by the API node: every field of its row. */
 export const PreparedRun = Schema.Struct({

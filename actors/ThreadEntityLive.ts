@@ -4,8 +4,8 @@
  * across nodes (a thread entity can move between runners).
  */
 import { Clock, Effect, Layer } from "effect"
-import { FollowupRepo } from "../src/runs/FollowupRepo.ts"
-import { RunRepo } from "../src/runs/RunRepo.ts"
+import { FollowupRepo } from "../src/store/FollowupRepo.ts"
+import { RunRepo } from "../src/store/RunRepo.ts"
 import { newId } from "../src/Ids.ts"
 import { nowIso } from "../src/Time.ts"
 import { Interactions } from "./Interactions.ts"

@@ -1,7 +1,7 @@
 /** Launches the service: `npm start`. */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
-import * as App from "../http/App.ts"
+import * as App from "./App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 
 Layer.launch(App.layer.pipe(Layer.provide(ServiceConfig.layer))).pipe(

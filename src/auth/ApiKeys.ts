@@ -4,12 +4,12 @@
  * enough). Keys are seeded from SVC_API_KEYS, minted by the CLI, or, on a
  * fresh embedded install with no keys at all, minted once as a development key.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { Unauthenticated } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { sha256Hex } from "../CanonicalJson.ts"
 import { newId, newSecretToken } from "../Ids.ts"
+import { ApiKeyRepo } from "../store/ApiKeyRepo.ts"
 import { nowIso } from "../Time.ts"
 
 export type KeySource = "seed" | "cli" | "dev"
@@ -21,9 +21,6 @@ export interface MintedKey {
   readonly workspaceId: string
 }
 
-const Row = Schema.Struct({ id: Schema.String, organization_id: Schema.String, workspace_id: Schema.String })
-const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
-const CountRow = Schema.Array(Schema.Struct({ n: Schema.Union([Schema.Number, Schema.NumberFromString]) }))
 
 /** How long a valid key is remembered; invalid keys are never remembered. */
 const keyCacheMs = 5_000
@@ -41,17 +38,22 @@ export class ApiKeys extends Context.Service<ApiKeys, {
 }>()("svc/ApiKeys") {
   static readonly layer = Layer.effect(ApiKeys)(
     Effect.gen(function*() {
-      const sql = yield* PgClient.PgClient
+      const repo = yield* ApiKeyRepo
       /** Keys seen valid lately: a burst of requests costs one lookup (a key removed elsewhere stops working within keyCacheMs). */
       const recent = new Map<string, { readonly principal: Principal; readonly until: number }>()
       const insert = (key: Redacted.Redacted, organizationId: string, workspaceId: string, source: KeySource) =>
         Effect.gen(function*() {
           const id = yield* newId("apiKey")
           const value = Redacted.value(key)
-          yield* sql`INSERT INTO api_keys (id, key_hash, key_prefix, organization_id, workspace_id, source, created_at)
-            VALUES (${id}, ${sha256Hex(value)}, ${value.slice(0, 7)}, ${organizationId}, ${workspaceId}, ${source}, ${yield* nowIso})
-            ON CONFLICT (key_hash) DO UPDATE SET organization_id = EXCLUDED.organization_id,
-              workspace_id = EXCLUDED.workspace_id, revoked_at = NULL`.pipe(Effect.orDie)
+          yield* repo.upsert({
+            id,
+            hash: sha256Hex(value),
+            prefix: value.slice(0, 7),
+            organizationId,
+            workspaceId,
+            source,
+            createdAt: yield* nowIso
+          })
           return id
         })
 
@@ -63,14 +65,11 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           const now = yield* Clock.currentTimeMillis
           const cached = recent.get(hash)
           if (cached !== undefined && cached.until > now) return cached.principal
-          const rows = yield* sql`SELECT id, organization_id, workspace_id FROM api_keys
-            WHERE key_hash = ${hash} AND revoked_at IS NULL`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
-          const row = rows[0]
-          if (row === undefined) {
+          const principal = yield* repo.principalOf(hash)
+          if (principal === undefined) {
             recent.delete(hash)
             return yield* new Unauthenticated({ message: "The API key is not valid." })
           }
-          const principal: Principal = { keyId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id }
           if (recent.size >= maxCachedKeys) recent.clear()
           recent.set(hash, { principal, until: now + keyCacheMs })
           return principal
@@ -86,14 +85,10 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           const id = yield* insert(key, organizationId, workspaceId, source)
           return { id, key, organizationId, workspaceId }
         }),
-        count: sql`SELECT count(*)::int AS n FROM api_keys`.pipe(
-          Effect.flatMap(Schema.decodeUnknownEffect(CountRow)),
-          Effect.map((rows) => Number(rows[0]?.n ?? 0)),
-          Effect.orDie
-        )
+        count: repo.count
       }
     })
-  )
+  ).pipe(Layer.provide(ApiKeyRepo.layer))
 }
 
 export const isValidScopeName = (s: string): boolean => orgShape.test(s)

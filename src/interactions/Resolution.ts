@@ -5,7 +5,7 @@
  */
 import type { Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
-import type { Settlement } from "./InteractionRepo.ts"
+import type { Settlement } from "../store/InteractionRepo.ts"
 
 export type Judged = { readonly _tag: "Ok"; readonly settlement: Settlement } | { readonly _tag: "Invalid"; readonly message: string }
 

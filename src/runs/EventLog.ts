@@ -7,14 +7,14 @@
  * Followers on the writer's node take chunks from memory (RecentChunks); a
  * trigger NOTIFYs other nodes' followers, who read the table.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Deferred, Effect, Latch, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { Context, Deferred, Effect, Latch, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
 import type { Statement } from "effect/sql"
-import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
+import { type Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { nowIso } from "../Time.ts"
 import { RecentChunks } from "./RecentChunks.ts"
-import { mergeChanges, type RunChange, RunRepo } from "./RunRepo.ts"
+import { EventRepo } from "../store/EventRepo.ts"
+import { mergeChanges, type RunChange, RunRepo } from "../store/RunRepo.ts"
 
 export type { SequencedChunk } from "../../domain/Chunk.ts"
 
@@ -24,10 +24,6 @@ interface Signal {
   readonly chunks: ReadonlyArray<SequencedChunk> | undefined
 }
 
-const channel = "svc_run_events"
-const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
-const decodeRows = Schema.decodeUnknownEffect(Rows)
-const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
 const pageSize = 1000
 
 /**
@@ -94,7 +90,7 @@ export class EventLog extends Context.Service<EventLog, {
 }>()("svc/EventLog") {
   static readonly layer = Layer.effect(EventLog)(
     Effect.gen(function*() {
-      const sql = yield* PgClient.PgClient
+      const store = yield* EventRepo
       const config = yield* ServiceConfig
       const repo = yield* RunRepo
       const signals = yield* PubSub.unbounded<Signal>()
@@ -102,42 +98,26 @@ export class EventLog extends Context.Service<EventLog, {
 
       if (Option.isSome(config.databaseUrl)) {
         // Another node wrote: read it. Writes of this node's writers reach local followers directly.
-        const notifications = yield* sql.listen(channel).pipe(Effect.orDie)
+        const notifications = yield* store.notifications
         yield* Effect.forkScoped(
           Effect.forever(
-            Effect.flatMap(Queue.take(notifications), (n) =>
-              recent.has(n.payload) ? Effect.void : PubSub.publish(signals, { runId: n.payload, chunks: undefined }))
-          ).pipe(Effect.catchCause(() => Effect.void))
+            Effect.flatMap(Queue.take(notifications), (runId) =>
+              recent.has(runId) ? Effect.void : PubSub.publish(signals, { runId, chunks: undefined }))
+          )
         )
       }
 
-      const read = (runId: string, afterSeq: number) =>
-        sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${pageSize}`.pipe(
-          Effect.flatMap(decodeRows),
-          Effect.orDie
-        )
+      const read = (runId: string, afterSeq: number) => store.read(runId, afterSeq, pageSize)
+      const lastSeq = store.lastSeq
 
-      const lastSeq = (runId: string) =>
-        sql`SELECT max(seq) AS max FROM run_events WHERE run_id = ${runId}`.pipe(
-          Effect.flatMap(Schema.decodeUnknownEffect(MaxSeqRows)),
-          Effect.map((rows) => Number(rows[0]?.max ?? 0)),
-          Effect.orDie
-        )
-
-      /** One statement: the attached statements as CTEs, then the chunks' INSERT. */
+      /** One write: the changes to the run's row merged into one update, with the other statements and the chunks. */
       const write = (runId: string, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string) => {
         const changes = all.flatMap((a) => (isRunChange(a) ? [a.change] : []))
         const attached = [
           ...all.filter((a): a is Statement.Fragment => !isRunChange(a)),
           ...(changes.length === 0 ? [] : [repo.statements.change(runId, mergeChanges(changes), now)])
         ]
-        const records = rows.map((r): Record<string, unknown> => ({ run_id: runId, seq: r.seq, chunk: JSON.stringify(r.chunk) }))
-        const insert = Arr.isReadonlyArrayNonEmpty(records)
-          ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
-          : sql`SELECT 1`
-        if (attached.length === 0) return rows.length === 0 ? Effect.void : insert.pipe(Effect.asVoid, Effect.orDie)
-        const ctes = sql.join(", ", false)(attached.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))
-        return sql`WITH ${ctes} ${insert}`.pipe(Effect.asVoid, Effect.orDie)
+        return store.write(runId, rows, attached)
       }
 
       const writer = Effect.fn("EventLog.writer")(function*(runId: string, options?: { readonly fresh: boolean }) {

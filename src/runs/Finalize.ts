@@ -8,11 +8,11 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { newIdSync } from "../Ids.ts"
-import { InteractionRepo } from "../interactions/InteractionRepo.ts"
+import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import type { Outcome } from "./Outcome.ts"
-import { RunRepo, type RunRow } from "./RunRepo.ts"
+import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 
 export class Finalize extends Context.Service<Finalize, {
   /** Records the loop's outcome. */

@@ -16,8 +16,8 @@ import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
 import { ToolServers } from "../tools/ToolServers.ts"
-import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "./RunPlan.ts"
-import type { NewRunRow } from "./RunRepo.ts"
+import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../../domain/RunPlan.ts"
+import type { NewRunRow } from "../store/RunRepo.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
 export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict

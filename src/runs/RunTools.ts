@@ -14,7 +14,7 @@ import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import type { Writer } from "./EventLog.ts"
-import type { RunPlan } from "./RunPlan.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
 
 export class RunTools extends Context.Service<RunTools, {
   /** Connections live as long as the scope (the run's execution). */

@@ -3,7 +3,7 @@
  * the run's zone, the skills it can load, and the notices its tools need.
  * Built once per execution, not per step.
  */
-import type { RunPlan } from "./RunPlan.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
 import * as ToolResults from "../tools/ToolResults.ts"
 
 export interface PromptTools {

@@ -12,13 +12,13 @@ import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../hooks/ToolApprovalHooks.ts"
 import { newIdSync } from "../Ids.ts"
-import { ApprovalMemory } from "../interactions/ApprovalMemory.ts"
+import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { nowIso } from "../Time.ts"
 import * as Builtin from "../tools/BuiltinTools.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Toolset } from "../tools/Toolset.ts"
 import { previewOf } from "./Outcome.ts"
-import type { RunPlan } from "./RunPlan.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
 
 export type Gate =
   | { readonly _tag: "Run" }

@@ -10,12 +10,9 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
+import type { Sealed } from "../store/Sealed.ts"
 
-export interface Sealed {
-  /** base64 of iv (12 bytes) || tag (16 bytes) || ciphertext */
-  readonly ciphertext: string
-  readonly keyId: string
-}
+export type { Sealed } from "../store/Sealed.ts"
 
 export interface MasterKey {
   readonly id: string

@@ -7,7 +7,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { Metadata } from "../../domain/Metadata.ts"
-import type { Sealed } from "../secrets/SecretBox.ts"
+import type { Sealed } from "./Sealed.ts"
 import type { Position } from "./Cursor.ts"
 import type { AdapterTable } from "./Migrations.ts"
 

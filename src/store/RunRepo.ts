@@ -5,10 +5,10 @@ import { type Message, Message as MessageSchema } from "../../domain/Conversatio
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
 import type { Statement } from "effect/sql"
-import type { Position } from "../store/Cursor.ts"
+import type { Position } from "./Cursor.ts"
 import { FreshRuns } from "./FreshRuns.ts"
-import { ParkRecord } from "./Park.ts"
-import { RunPlan } from "./RunPlan.ts"
+import { ParkRecord } from "../../domain/Park.ts"
+import { RunPlan } from "../../domain/RunPlan.ts"
 
 export interface RunRow extends Position {
   readonly run: Run

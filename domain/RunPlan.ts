@@ -3,9 +3,9 @@
  * the agent or thread apply to the next run, never to this one.
  */
 import { Schema } from "effect"
-import { AgentApprovals, AgentSkill } from "../../domain/Agent.ts"
-import { HttpConnectionConfig } from "../../domain/HttpConnection.ts"
-import { ToolServerConfig } from "../../domain/ToolServer.ts"
+import { AgentApprovals, AgentSkill } from "./Agent.ts"
+import { HttpConnectionConfig } from "./HttpConnection.ts"
+import { ToolServerConfig } from "./ToolServer.ts"
 
 /**
  * A tool server as the run saw it; configVersion keys its warm MCP session.

@@ -10,7 +10,7 @@ import {
   QuestionRequest
 } from "../../domain/Interaction.ts"
 import type { Statement } from "effect/sql"
-import type { Position } from "../store/Cursor.ts"
+import type { Position } from "./Cursor.ts"
 
 export interface InteractionRow extends Position {
   readonly interaction: Interaction

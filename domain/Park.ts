@@ -3,8 +3,8 @@
  * the step it stopped in. Stored on the run; the parked run holds no fiber.
  */
 import { Schema } from "effect"
-import { AssistantMessage, Message, ToolMessage } from "../../domain/Conversation.ts"
-import { UsageTotal } from "../../domain/Run.ts"
+import { AssistantMessage, Message, ToolMessage } from "./Conversation.ts"
+import { UsageTotal } from "./Run.ts"
 
 export const PendingCall = Schema.Struct({
   toolCallId: Schema.String,

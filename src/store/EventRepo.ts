@@ -1,0 +1,62 @@
+/**
+ * Storage of run streams: `run_events` rows (one per chunk, by sequence
+ * number), written together with other statements in one statement, and the
+ * NOTIFY channel the database raises on every write (a trigger).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Array as Arr, Context, Effect, Layer, Queue, Schema, type Scope } from "effect"
+import type { Statement } from "effect/sql"
+import { Chunk, type SequencedChunk } from "../../domain/Chunk.ts"
+
+const channel = "svc_run_events"
+const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
+const decodeRows = Schema.decodeUnknownEffect(Rows)
+const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
+
+export class EventRepo extends Context.Service<EventRepo, {
+  /** Stored chunks after `afterSeq`, oldest first, at most `limit`. */
+  readonly read: (runId: string, afterSeq: number, limit: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
+  readonly lastSeq: (runId: string) => Effect.Effect<number>
+  /** One statement: `attached` (data-modifying statements) as CTEs, then the chunks' INSERT. */
+  readonly write: (runId: string, rows: ReadonlyArray<SequencedChunk>, attached: ReadonlyArray<Statement.Fragment>) => Effect.Effect<void>
+  /** The ids of runs whose streams grew, as the database announces them (PostgreSQL only). */
+  readonly notifications: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope>
+}>()("svc/EventRepo") {
+  static readonly layer = Layer.effect(EventRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      return {
+        read: (runId, afterSeq, limit) =>
+          sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`.pipe(
+            Effect.flatMap(decodeRows),
+            Effect.orDie
+          ),
+        lastSeq: (runId) =>
+          sql`SELECT max(seq) AS max FROM run_events WHERE run_id = ${runId}`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(MaxSeqRows)),
+            Effect.map((rows) => Number(rows[0]?.max ?? 0)),
+            Effect.orDie
+          ),
+        write: (runId, rows, attached) => {
+          const records = rows.map((r): Record<string, unknown> => ({ run_id: runId, seq: r.seq, chunk: JSON.stringify(r.chunk) }))
+          const insert = Arr.isReadonlyArrayNonEmpty(records)
+            ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
+            : sql`SELECT 1`
+          if (attached.length === 0) return records.length === 0 ? Effect.void : insert.pipe(Effect.asVoid, Effect.orDie)
+          const ctes = sql.join(", ", false)(attached.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))
+          return sql`WITH ${ctes} ${insert}`.pipe(Effect.asVoid, Effect.orDie)
+        },
+        notifications: Effect.gen(function*() {
+          const queue = yield* Queue.unbounded<string>()
+          const listened = yield* sql.listen(channel).pipe(Effect.orDie)
+          yield* Effect.forkScoped(
+            Effect.forever(Effect.flatMap(Queue.take(listened), (n) => Queue.offer(queue, n.payload))).pipe(
+              Effect.catchCause(() => Effect.void)
+            )
+          )
+          return queue
+        })
+      }
+    })
+  )
+}
