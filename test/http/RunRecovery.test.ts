@@ -30,6 +30,30 @@ const Harness = Layer.unwrap(
   })
 ).pipe(Layer.provide(Reactivity.layer))
 
+/** Stages what a crash leaves behind: a run copied from `from`, active on `threadId` and holding it. */
+const stageRun = (options: {
+  readonly id: string
+  readonly from: string
+  readonly threadId: string
+  readonly status: "queued" | "running"
+  /** The input of the copied plan; undefined: a plan that cannot be read. */
+  readonly input: string | undefined
+  readonly updatedAt: string
+  readonly executor: string | null
+  readonly attempts: number
+}) =>
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
+        created_at, updated_at, started_at, executor, recovery_attempts)
+      SELECT ${options.id}, organization_id, workspace_id, ${options.threadId}, agent_id, ${options.status},
+        '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config,
+        ${options.input === undefined ? sql`'{}'::jsonb` : sql`jsonb_set(plan, '{input}', to_jsonb(${options.input}::text))`}, metadata,
+        '1969-01-01T00:00:00.000Z', ${options.updatedAt}, NULL, ${options.executor}, ${options.attempts}
+      FROM runs WHERE id = ${options.from}`
+    yield* sql`UPDATE threads SET status = 'running', active_run_id = ${options.id} WHERE id = ${options.threadId}`
+  })
+
 TestServer.suiteWith(Harness)("run recovery", (it) => {
   it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after three attempts", () =>
     Effect.gen(function*() {
@@ -42,13 +66,16 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
 
       // What a crash between committing a run and dispatching it leaves: a queued run holding the thread.
       const lost = "run_lostdispatch0000000001"
-      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
-          created_at, updated_at)
-        SELECT ${lost}, organization_id, workspace_id, thread_id, agent_id, 'queued',
-          '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config,
-          jsonb_set(plan, '{input}', '"second"'), metadata, '1969-01-01T00:00:00.000Z', '1969-01-01T00:00:00.000Z'
-        FROM runs WHERE id = ${done.runId}`
-      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${lost} WHERE id = ${thread.id}`
+      yield* stageRun({
+        id: lost,
+        from: done.runId,
+        threadId: thread.id,
+        status: "queued",
+        input: "second",
+        updatedAt: "1969-01-01T00:00:00.000Z",
+        executor: null,
+        attempts: 0
+      })
 
       // The recovery pass runs every 30 s of the service's clock: the next one finds the stalled run.
       yield* TestClock.adjust("30 seconds")
@@ -62,13 +89,16 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
 
       // A run whose stored plan cannot be executed, already re-dispatched three times: the next pass reaps it.
       const broken = "run_brokenplan000000000001"
-      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
-          created_at, updated_at, recovery_attempts)
-        SELECT ${broken}, organization_id, workspace_id, thread_id, agent_id, 'running',
-          '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config, '{}'::jsonb, metadata,
-          '1969-01-01T00:00:00.000Z', '1969-01-01T00:00:00.000Z', 3
-        FROM runs WHERE id = ${done.runId}`
-      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${broken} WHERE id = ${thread.id}`
+      yield* stageRun({
+        id: broken,
+        from: done.runId,
+        threadId: thread.id,
+        status: "running",
+        input: undefined,
+        updatedAt: "1969-01-01T00:00:00.000Z",
+        executor: null,
+        attempts: 3
+      })
       yield* TestClock.adjust("30 seconds")
       yield* api.request("GET", `/v1/runs/${broken}/stream`)
       const reaped = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${broken}`), 200, Run)
@@ -88,11 +118,17 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       // persisted) go once the run ended before the cutoff.
       const { thread: other } = yield* agentWithThread()
       const idleRun = "run_cancelledwhilequeued01"
-      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
-          created_at, updated_at)
-        SELECT ${idleRun}, organization_id, workspace_id, ${other.id}, agent_id, 'queued', usage, config, plan, metadata,
-          created_at, updated_at
-        FROM runs WHERE id = ${done.runId}`
+      // Queued and not yet stalled: left alone by the pass until the cancel.
+      yield* stageRun({
+        id: idleRun,
+        from: done.runId,
+        threadId: other.id,
+        status: "queued",
+        input: "third",
+        updatedAt: "9999-01-01T00:00:00.000Z",
+        executor: null,
+        attempts: 0
+      })
       const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${idleRun}/cancel`), 200, Run)
       assert.strictEqual(cancelled.status, "cancelled")
       const countMessages = (runId: string) => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
@@ -118,12 +154,16 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
 
       // What kill -9 of the executing process leaves: a running run, updated just now, whose executor has no heartbeat.
       const orphan = "run_orphanedbyadeadnode001"
-      yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
-          created_at, updated_at, started_at, executor)
-        SELECT ${orphan}, organization_id, workspace_id, thread_id, agent_id, 'running', usage, config,
-          jsonb_set(plan, '{input}', '"second"'), metadata, created_at, '9999-01-01T00:00:00.000Z', created_at, 'node_deadprocess0000000001'
-        FROM runs WHERE id = ${done.runId}`
-      yield* sql`UPDATE threads SET status = 'running', active_run_id = ${orphan} WHERE id = ${thread.id}`
+      yield* stageRun({
+        id: orphan,
+        from: done.runId,
+        threadId: thread.id,
+        status: "running",
+        input: "second",
+        updatedAt: "9999-01-01T00:00:00.000Z",
+        executor: "node_deadprocess0000000001",
+        attempts: 0
+      })
 
       yield* TestClock.adjust("30 seconds")
       const resumed = yield* api.request("GET", `/v1/runs/${orphan}/stream`)
