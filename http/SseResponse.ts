@@ -11,7 +11,9 @@ const encoder = new TextEncoder()
 export const sseResponse = (runId: string, chunks: Stream.Stream<SequencedChunk>) =>
   HttpServerResponse.stream(
     chunks.pipe(
-      Stream.map((c) => encoder.encode(`id: ${c.seq}\ndata: ${JSON.stringify(c.chunk)}\n\n`)),
+      // The chunks stored together are written together: one socket write per batch, not per chunk.
+      Stream.chunks,
+      Stream.map((batch) => encoder.encode(batch.map((c) => `id: ${c.seq}\ndata: ${JSON.stringify(c.chunk)}\n\n`).join(""))),
       Stream.concat(Stream.succeed(encoder.encode("data: [DONE]\n\n")))
     ),
     {
