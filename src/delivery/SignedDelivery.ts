@@ -15,6 +15,8 @@ export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
   readonly reason: "timeout" | "unreachable" | "refused" | "status"
   readonly message: string
   readonly status?: number
+  /** What failed underneath, kept for the logs. */
+  readonly cause?: unknown
 }> {}
 
 export interface Delivery {
@@ -60,8 +62,8 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
             },
             catch: (cause) =>
               cause instanceof UrlRefused
-                ? new DeliveryFailed({ reason: "refused", message: `the URL was refused: ${cause.message}` })
-                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${errorText(cause)}` })
+                ? new DeliveryFailed({ reason: "refused", message: `the URL was refused: ${cause.message}`, cause })
+                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${errorText(cause)}`, cause })
           }).pipe(
             Effect.timeoutOrElse({
               duration: Duration.millis(delivery.timeoutMs),

@@ -26,7 +26,11 @@ export type ModelEvent =
   }
 
 /** The provider stayed unavailable (after its retries) or answered something unusable. */
-export class ModelUnavailable extends Data.TaggedError("ModelUnavailable")<{ readonly message: string }> {}
+export class ModelUnavailable extends Data.TaggedError("ModelUnavailable")<{
+  readonly message: string
+  /** What failed underneath (a network error, the last transient failure), kept for the logs. */
+  readonly cause?: unknown
+}> {}
 
 export interface ModelProvider {
   /** `scripted`, `openai:<model>`, `anthropic:<model>`. */

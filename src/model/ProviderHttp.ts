@@ -32,6 +32,7 @@ const maxRetryAfter = Duration.seconds(60)
 class Transient extends Data.TaggedError("Transient")<{
   readonly message: string
   readonly retryAfter: Duration.Duration | undefined
+  readonly cause?: unknown
 }> {}
 
 type AttemptError = Transient | ModelUnavailable
@@ -76,7 +77,7 @@ const open = (request: ProviderRequest): Effect.Effect<Response, AttemptError> =
         signal
       }),
     catch: (cause) =>
-      new Transient({ message: `${request.route} could not be reached: ${errorText(cause)}`, retryAfter: undefined })
+      new Transient({ message: `${request.route} could not be reached: ${errorText(cause)}`, retryAfter: undefined, cause })
   }).pipe(Effect.flatMap((response) => (response.ok ? Effect.succeed(response) : rejected(request, response))))
 
 /** One attempt: the response body's bytes. Fails `Transient` only while nothing was received. */
@@ -88,7 +89,7 @@ const attempt = (request: ProviderRequest): Stream.Stream<Uint8Array, AttemptErr
         evaluate: () => body,
         onError: (cause): AttemptError => {
           const message = `${request.route} stream broke: ${errorText(cause)}`
-          return received ? new ModelUnavailable({ message }) : new Transient({ message, retryAfter: undefined })
+          return received ? new ModelUnavailable({ message, cause }) : new Transient({ message, retryAfter: undefined, cause })
         }
       }))).pipe(
         Stream.map((bytes) => {
@@ -131,7 +132,7 @@ export const streamEvents = (request: ProviderRequest): Stream.Stream<Sse.Event,
     attempt(request).pipe(
       Stream.retry(retrySchedule),
       Stream.catchTag("Transient", (error) =>
-        Stream.fail(new ModelUnavailable({ message: `${error.message} (gave up after ${maxRetries + 1} attempts)` }))),
+        Stream.fail(new ModelUnavailable({ message: `${error.message} (gave up after ${maxRetries + 1} attempts)`, cause: error }))),
       Stream.decodeText
     ),
     request.route

@@ -28,6 +28,8 @@ export class McpFailure extends Data.TaggedError("McpFailure")<{
    * new session.
    */
   readonly sessionGone: boolean
+  /** What failed underneath, kept for the logs. */
+  readonly cause?: unknown
 }> {}
 
 export type HeaderMap = Readonly<Record<string, string>>
@@ -76,7 +78,7 @@ const isSessionGone = (cause: unknown): boolean => {
   return typeof inner === "object" && inner !== null && "code" in inner && inner.code === "ECONNREFUSED"
 }
 
-const failure = (message: string, cause: unknown) => new McpFailure({ message, sessionGone: isSessionGone(cause) })
+const failure = (message: string, cause: unknown) => new McpFailure({ message, sessionGone: isSessionGone(cause), cause })
 
 const bounded = <A>(effect: Effect.Effect<A, McpFailure>, timeoutMs: number, message: string) =>
   effect.pipe(

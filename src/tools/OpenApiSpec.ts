@@ -16,6 +16,8 @@ export const MaxSpecBytes = 5 * 1024 * 1024
 export class SpecFailure extends Data.TaggedError("SpecFailure")<{
   readonly errorCode: "spec_unreachable" | "spec_invalid" | "base_url_missing"
   readonly message: string
+  /** What failed underneath, kept for the logs. */
+  readonly cause?: unknown
 }> {}
 
 const decodeJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
@@ -77,7 +79,8 @@ export const parse = (text: string, url: URL | undefined): Effect.Effect<LoadedS
       catch: (cause) =>
         new SpecFailure({
           errorCode: "spec_invalid",
-          message: `the document could not be parsed: ${cause instanceof Error ? cause.message : String(cause)}`
+          message: `the document could not be parsed: ${cause instanceof Error ? cause.message : String(cause)}`,
+          cause
         })
     })
     return { document, url }
@@ -106,7 +109,8 @@ const download = (url: string, fetch: GuardedFetch, timeoutMs: number) =>
     catch: (cause) =>
       new SpecFailure({
         errorCode: "spec_unreachable",
-        message: `could not load ${url}: ${cause instanceof Error ? cause.message : String(cause)}`
+        message: `could not load ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        cause
       })
   }).pipe(
     Effect.timeoutOrElse({
