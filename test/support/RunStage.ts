@@ -1,6 +1,6 @@
 /**
  * The run loop's parts on their own, over a fresh PostgreSQL database: the
- * real repositories, event log, tool gate, finalization and approval hooks
+ * real repositories, event log, tool gate, parking, finalization and approval hooks
  * (no HTTP listener, no cluster), and runs staged the way a thread's turn
  * creates them (agent and thread through their services, the run created
  * with the thread claimed in one statement). Built inside @effect/vitest's
@@ -18,6 +18,7 @@ import { InteractionRepo } from "../../src/interactions/InteractionRepo.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
 import { EventLog } from "../../src/runs/EventLog.ts"
 import { Finalize } from "../../src/runs/Finalize.ts"
+import { Parking } from "../../src/runs/Parking.ts"
 import { DefaultMaxSteps, type RunPlan } from "../../src/runs/RunPlan.ts"
 import { RunRepo, type RunRow } from "../../src/runs/RunRepo.ts"
 import { ToolGate } from "../../src/runs/ToolGate.ts"
@@ -51,7 +52,7 @@ export const planWith = (overrides: Partial<RunPlan> = {}): RunPlan => ({
   ...overrides
 })
 
-const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer).pipe(
+const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe(
   Layer.provideMerge(EventLog.layer),
   Layer.provideMerge(Layer.mergeAll(
     RunRepo.layer,
