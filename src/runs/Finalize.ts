@@ -83,6 +83,9 @@ export class Finalize extends Context.Service<Finalize, {
       }, Effect.scoped)
 
       const reap = Effect.fn("Finalize.reap")(function*(runId: string) {
+        // A run that ended since the recovery pass chose it keeps its own end.
+        const found = yield* repo.find(runId)
+        if (Option.isNone(found) || isTerminal(found.value.run.status)) return
         const reference = newIdSync("incident")
         const error: RunError = {
           type: "api_error",

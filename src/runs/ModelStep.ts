@@ -39,9 +39,17 @@ export const run = Effect.fn("ModelStep.run")(function*(
     })
   )
   yield* writer.release
-  if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
+  yield* closeReasoning()
   if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
   return { text, calls, tokens } satisfies StepResult
+
+  /** Reasoning ends where the answer begins; more reasoning after that is a new part. */
+  function closeReasoning(): Effect.Effect<void> {
+    if (reasoningId === undefined) return Effect.void
+    const id = reasoningId
+    reasoningId = undefined
+    return Effect.asVoid(writer.emit({ type: "reasoning-end", id }))
+  }
 
   function handle(event: ModelEvent): Effect.Effect<void> {
       switch (event._tag) {
@@ -60,7 +68,10 @@ export const run = Effect.fn("ModelStep.run")(function*(
           const id = textId
           text += event.text
           return opening
-            ? Effect.andThen(writer.emit({ type: "text-start", id }), writer.emit({ type: "text-delta", id, delta: event.text }))
+            ? Effect.andThen(
+              closeReasoning(),
+              Effect.andThen(writer.emit({ type: "text-start", id }), writer.emit({ type: "text-delta", id, delta: event.text }))
+            )
             : writer.emit({ type: "text-delta", id, delta: event.text })
         }
         case "ToolCall":

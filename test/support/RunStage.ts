@@ -13,14 +13,15 @@ import { Agents } from "../../src/agents/Agents.ts"
 import { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../../src/hooks/ToolApprovalHooks.ts"
 import { newId } from "../../src/Ids.ts"
-import { ApprovalMemory } from "../../src/interactions/ApprovalMemory.ts"
-import { InteractionRepo } from "../../src/interactions/InteractionRepo.ts"
+import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
+import { InteractionRepo } from "../../src/store/InteractionRepo.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
 import { EventLog } from "../../src/runs/EventLog.ts"
 import { Finalize } from "../../src/runs/Finalize.ts"
 import { Parking } from "../../src/runs/Parking.ts"
-import { DefaultMaxSteps, type RunPlan } from "../../src/runs/RunPlan.ts"
-import { RunRepo, type RunRow } from "../../src/runs/RunRepo.ts"
+import { DefaultMaxSteps, type RunPlan } from "../../domain/RunPlan.ts"
+import { EventRepo } from "../../src/store/EventRepo.ts"
+import { RunRepo, type RunRow } from "../../src/store/RunRepo.ts"
 import { ToolGate } from "../../src/runs/ToolGate.ts"
 import * as MasterKeys from "../../src/secrets/MasterKeys.ts"
 import * as Database from "../../src/store/Database.ts"
@@ -56,6 +57,7 @@ const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe
   Layer.provideMerge(EventLog.layer),
   Layer.provideMerge(Layer.mergeAll(
     RunRepo.layer,
+    EventRepo.layer,
     InteractionRepo.layer,
     ApprovalMemory.layer,
     ToolApprovalHooks.layer,

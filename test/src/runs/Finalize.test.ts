@@ -11,12 +11,12 @@ import { TestClock } from "effect/testing"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { ToolCall } from "../../../domain/Conversation.ts"
 import type { Run, UsageTotal } from "../../../domain/Run.ts"
-import { InteractionRepo } from "../../../src/interactions/InteractionRepo.ts"
+import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { EventLog, runChange } from "../../../src/runs/EventLog.ts"
 import { Finalize } from "../../../src/runs/Finalize.ts"
 import { completed, failed, type Outcome } from "../../../src/runs/Outcome.ts"
 import { Parking } from "../../../src/runs/Parking.ts"
-import { RunRepo } from "../../../src/runs/RunRepo.ts"
+import { RunRepo } from "../../../src/store/RunRepo.ts"
 import { Threads } from "../../../src/threads/Threads.ts"
 import { nowIso } from "../../../src/Time.ts"
 import * as RunStage from "../../support/RunStage.ts"
@@ -361,5 +361,17 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.strictEqual((yield* RunStage.reload(row.id)).run.status, "failed")
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), released)
     }))
-})
 
+  it.effect("reap of a run that ended since the recovery pass chose it: nothing written, nothing changed", () =>
+    Effect.gen(function*() {
+      const { row, seq } = yield* startedRun
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* (yield* Finalize).outcome(row, yield* (yield* EventLog).writer(row.id), completed(null), usage)
+      }))
+      const ended = yield* RunStage.reload(row.id)
+      yield* later
+      yield* (yield* Finalize).reap(row.id)
+      assert.strictEqual((yield* chunksAfter(row.id, seq)).length, 3)
+      assert.deepStrictEqual(yield* RunStage.reload(row.id), ended)
+    }))
+})

@@ -86,7 +86,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       assert.deepStrictEqual(result, { text: "Hello world", calls: [], tokens: { inputTokens: 12, outputTokens: 3 } })
     }))
 
-  it.effect("with streamReasoning, reasoning is its own rs_ part before the text; both parts end with the step (reasoning-end, then text-end)", () =>
+  it.effect("with streamReasoning, reasoning is its own rs_ part that ends where the answer's text begins", () =>
     Effect.gen(function*() {
       const model = providerOf([reasoning("Let me "), reasoning("think."), text("Answer."), finish("stop", 20, 2)])
       const { result, chunks } = yield* step(model, requestFor("hi"), true)
@@ -98,9 +98,9 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
         { type: "reasoning-start", id: r },
         { type: "reasoning-delta", id: r, delta: "Let me " },
         { type: "reasoning-delta", id: r, delta: "think." },
+        { type: "reasoning-end", id: r },
         { type: "text-start", id: t },
         { type: "text-delta", id: t, delta: "Answer." },
-        { type: "reasoning-end", id: r },
         { type: "text-end", id: t }
       ])
       // Reasoning is never part of the answer's text.
@@ -170,10 +170,10 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
         { type: "reasoning-start", id: r },
         { type: "reasoning-delta", id: r, delta: "Think " },
         { type: "reasoning-delta", id: r, delta: "first" },
+        { type: "reasoning-end", id: r },
         { type: "text-start", id: t },
         { type: "text-delta", id: t, delta: "Hello " },
         { type: "text-delta", id: t, delta: "there" },
-        { type: "reasoning-end", id: r },
         { type: "text-end", id: t }
       ])
       const inputTokens = estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools))
