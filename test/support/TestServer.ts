@@ -53,6 +53,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   clusterRole: "runner",
   runnerHost: "127.0.0.1",
   runnerPort,
+  processes: 1,
   maxBodyBytes: 65_536,
   quiet: true,
   masterKey: Option.some(Redacted.make(testMasterKey)),
