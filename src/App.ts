@@ -6,7 +6,7 @@
 import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
 import { Interactions } from "../actors/Interactions.ts"
 import { RunRecovery, RunRecoveryLive } from "../actors/RunRecovery.ts"
@@ -17,7 +17,7 @@ import { ApiKeys } from "./auth/ApiKeys.ts"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
-import { ServiceConfig } from "./config/ServiceConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import * as Database from "./store/Database.ts"
 import * as Migrations from "./store/Migrations.ts"
@@ -95,12 +95,25 @@ export const layerServices = Layer.mergeAll(
   Layer.provideMerge(MasterKeys.layer)
 )
 
-/** The whole service, listening on the configured host and port (port 0: any free port). */
+/**
+ * The routes, served on the configured host and port (port 0: any free port).
+ * The socket opens last, once the services and the router are built: a
+ * connection accepted earlier would wait on a server with no handler, and
+ * under node:cluster (SVC_PROCESSES) the primary hands a worker connections
+ * as soon as it listens.
+ */
+const layerHttp = (config: ServiceConfigShape) =>
+  Layer.unwrap(
+    Effect.map(HttpRouter.toHttpEffect(Server.layer({ maxBodyBytes: config.maxBodyBytes })), (app) =>
+      (config.quiet ? HttpServer.serve(app) : HttpServer.serve(app, HttpMiddleware.logger)).pipe(
+        HttpServer.withLogAddress,
+        Layer.provideMerge(NodeHttpServer.layerServer(createServer, { port: config.port, host: config.host }))
+      ))
+  )
+
+/** The whole service. */
 export const layer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
-    HttpRouter.serve(Server.layer({ maxBodyBytes: config.maxBodyBytes }), { disableLogger: config.quiet }).pipe(
-      // The services are part of the output so tests can reach them (e.g. RunRecovery); main ignores it.
-      Layer.provideMerge(layerServices),
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
-    ))
+    // The services are part of the output so tests can reach them (e.g. RunRecovery); main ignores it.
+    layerHttp(config).pipe(Layer.provideMerge(layerServices), Layer.provideMerge(NodeHttpServer.layerHttpServices)))
 )

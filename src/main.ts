@@ -1,15 +1,25 @@
-/** Launches the service: `npm start`. */
+/** Launches the service: `npm start` (with SVC_PROCESSES > 1, a supervisor of that many: Supervisor.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer } from "effect"
 import * as App from "./App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
+import * as Supervisor from "./Supervisor.ts"
 
-Layer.launch(App.layer.pipe(Layer.provide(ServiceConfig.layer))).pipe(
+const fatal = (e: { readonly message: string }) =>
+  Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
+
+Effect.gen(function*() {
+  const config = yield* ServiceConfig
+  if (Supervisor.isSupervisor(config)) return yield* Supervisor.supervise(config)
+  return yield* Supervisor.annotateWorker(Layer.launch(App.layer))
+}).pipe(
+  Effect.provide(ServiceConfig.layer),
   // A configuration mistake is reported as one clear line, not a stack trace.
   Effect.catchTags({
-    MasterKeyError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1))),
-    RouteConfigError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1))),
-    ConfigurationError: (e) => Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
+    MasterKeyError: fatal,
+    RouteConfigError: fatal,
+    ConfigurationError: fatal,
+    SupervisorError: fatal
   }),
   NodeRuntime.runMain
 )

@@ -4,6 +4,7 @@
  */
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
+import { ConfigurationError } from "./ConfigurationError.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -23,6 +24,11 @@ export interface ServiceConfigShape {
   readonly clusterRole: "runner" | "client"
   readonly runnerHost: string
   readonly runnerPort: number
+  /**
+   * SVC_PROCESSES: service processes on this host. Above 1 (PostgreSQL only) the started
+   * process supervises that many workers sharing PORT, worker i a runner on SVC_RUNNER_PORT + i.
+   */
+  readonly processes: number
   readonly maxBodyBytes: number
   /** Skips the per-request access log (SVC_QUIET=1). */
   readonly quiet: boolean
@@ -76,6 +82,13 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const clusterRole = yield* Config.Literals(["runner", "client"], "SVC_CLUSTER_ROLE").pipe(Config.withDefault("runner" as const))
       const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
+      const processes = yield* Config.Int("SVC_PROCESSES").pipe(Config.withDefault(1))
+      if (processes < 1) {
+        return yield* new ConfigurationError({ message: `SVC_PROCESSES must be at least 1, got ${processes}` })
+      }
+      if (processes > 1 && Option.isNone(databaseUrl)) {
+        return yield* new ConfigurationError({ message: "SVC_PROCESSES > 1 needs DATABASE_URL: the embedded database is one process" })
+      }
       const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
       const quiet = yield* Config.Boolean("SVC_QUIET").pipe(Config.withDefault(false))
       const masterKey = yield* Config.Redacted("SVC_MASTER_KEY").pipe(Config.option)
@@ -118,6 +131,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         clusterRole,
         runnerHost,
         runnerPort,
+        processes,
         maxBodyBytes,
         quiet,
         masterKey,

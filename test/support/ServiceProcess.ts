@@ -65,6 +65,39 @@ export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess
     (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
   )
 
+/**
+ * Waits until the process's output satisfies `done` (checked as output
+ * arrives); fails if the process exits first or `timeoutMs` passes.
+ */
+export const waitForOutput = (p: ServiceProcess, done: (output: string) => boolean, timeoutMs: number) =>
+  Effect.callback<void, Error>((resume) => {
+    const check = () => {
+      if (!done(p.output())) return
+      cleanup()
+      resume(Effect.void)
+    }
+    const onExit = () => {
+      cleanup()
+      resume(Effect.fail(new Error(`the process exited while waiting on its output:\n${p.output()}`)))
+    }
+    const cleanup = () => {
+      p.child.stdout?.off("data", check)
+      p.child.stderr?.off("data", check)
+      p.child.off("exit", onExit)
+    }
+    // Registered after `start`'s own listener, so `output()` already holds the new data.
+    p.child.stdout?.on("data", check)
+    p.child.stderr?.on("data", check)
+    p.child.once("exit", onExit)
+    check()
+    return Effect.sync(cleanup)
+  }).pipe(
+    Effect.timeoutOrElse({
+      duration: timeoutMs,
+      orElse: () => Effect.fail(new Error(`no expected output after ${timeoutMs} ms:\n${p.output()}`))
+    })
+  )
+
 export const request = (url: string, method: string, path: string, key: string, body?: unknown) =>
   Effect.promise(async () => {
     const response = await fetch(url + path, {

@@ -9,10 +9,15 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 
 export const adminUrl = process.env["TEST_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
-const withAdmin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) =>
+const withClient = <A, E>(url: string, f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) =>
   Effect.scoped(
-    Effect.flatMap(PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1 }), f)
+    Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)
   ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
+
+const withAdmin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) => withClient(adminUrl, f)
+
+/** The rows of one statement on the database at `url`, over a connection of its own (e.g. what a service process stored). */
+export const query = (url: string, statement: string) => withClient(url, (sql) => sql.unsafe<Record<string, unknown>>(statement))
 
 /** Creates `svc_test_<random>` and returns its URL; drops it (forcing disconnects) on release. */
 export const testDatabase = Effect.acquireRelease(

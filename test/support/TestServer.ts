@@ -3,7 +3,7 @@
  * PostgreSQL database, with three seeded keys, plus a small client for it.
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
-import { createServer } from "node:net"
+import { createServer, type Server } from "node:net"
 import { layer as vitestLayer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpServer } from "effect/http"
@@ -35,6 +35,28 @@ export const freePort = Effect.promise(
     })
 )
 
+const listenOn = (port: number) =>
+  new Promise<Server>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(port, "127.0.0.1", () => resolve(server))
+  })
+
+/** The first of `count` consecutive free ports (a supervisor's workers are runners on SVC_RUNNER_PORT + i). */
+export const consecutiveFreePorts = (count: number) =>
+  Effect.promise(async () => {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const first = await listenOn(0)
+      const address = first.address()
+      const base = typeof address === "object" && address !== null ? address.port : 0
+      const rest = await Promise.allSettled(Array.from({ length: count - 1 }, (_, i) => listenOn(base + 1 + i)))
+      const held = [first, ...rest.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []))]
+      await Promise.all(held.map((server) => new Promise((resolve) => server.close(resolve))))
+      if (held.length === count) return base
+    }
+    throw new Error(`no ${count} consecutive free ports`)
+  })
+
 export const baseConfig = (databaseUrl: string | undefined, runnerPort: number): ServiceConfigShape => ({
   port: 0,
   host: "127.0.0.1",
@@ -53,6 +75,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   clusterRole: "runner",
   runnerHost: "127.0.0.1",
   runnerPort,
+  processes: 1,
   maxBodyBytes: 65_536,
   quiet: true,
   masterKey: Option.some(Redacted.make(testMasterKey)),
