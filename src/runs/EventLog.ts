@@ -7,7 +7,7 @@
  * Followers on the writer's node take chunks from memory (RecentChunks); a
  * trigger NOTIFYs other nodes' followers, who read the table.
  */
-import { Context, Deferred, Effect, Latch, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Latch, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
 import type { Statement } from "effect/sql"
 import { type Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -45,8 +45,8 @@ export interface Writer {
   /** Waits until every chunk emitted so far is stored and announced. */
   readonly flush: Effect.Effect<void>
   /**
-   * Holds writes back until `release` (or a flush): the chunks that open a step
-   * go in the same write as the model's first answer chunks.
+   * Holds writes back until `release`, a flush, or 100 ms: the chunks that open
+   * a step go in the same write as the model's first answer chunks.
    */
   readonly hold: Effect.Effect<void>
   readonly release: Effect.Effect<void>
@@ -64,6 +64,12 @@ export interface Writer {
 export interface Watch {
   readonly subscription: PubSub.Subscription<Signal>
 }
+
+/**
+ * The longest a hold delays a write: a slow model's first token must not keep
+ * the run's status and executor (written with the first chunks) waiting.
+ */
+const maxHold = Duration.millis(100)
 
 type Pending =
   | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
@@ -125,6 +131,7 @@ export class EventLog extends Context.Service<EventLog, {
         const startSeq = seq
         const pending = yield* Queue.unbounded<Pending>()
         const open = Latch.makeUnsafe(true)
+        const writerScope = yield* Effect.scope
         recent.open(runId, startSeq)
         yield* Effect.addFinalizer(() => Effect.sync(() => recent.close(runId)))
         yield* Effect.forkScoped(
@@ -162,7 +169,10 @@ export class EventLog extends Context.Service<EventLog, {
               return Effect.as(Queue.offer(pending, item), item.seq)
             }),
           flush,
-          hold: Effect.sync(() => open.closeUnsafe()),
+          hold: Effect.andThen(
+            Effect.sync(() => open.closeUnsafe()),
+            Effect.forkIn(Effect.andThen(Effect.sleep(maxHold), Effect.sync(() => open.openUnsafe())), writerScope)
+          ),
           release: Effect.sync(() => open.openUnsafe()),
           attach: (statements) => Effect.asVoid(attach(statements)),
           commit: (statements) => Effect.andThen(attach(statements), flush)
