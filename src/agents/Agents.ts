@@ -7,7 +7,7 @@ import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Bands } from "../bands/Bands.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
@@ -37,6 +37,7 @@ export class Agents extends Context.Service<Agents, {
     Effect.gen(function*() {
       const repo = yield* AgentRepo
       const bands = yield* Bands
+      const ids = yield* IdGenerator
 
       const store = yield* ResourceStore
 
@@ -56,7 +57,7 @@ export class Agents extends Context.Service<Agents, {
           const config = yield* checked(principal, buildConfig(input))
           const now = yield* nowIso
           const agent: Agent = {
-            id: yield* newId("agent"),
+            id: yield* ids.make("agent"),
             object: "agent",
             ...config,
             metadata: input.metadata ?? {},

@@ -19,20 +19,21 @@ import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapte
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
-import { newIdSync } from "../Ids.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const box = yield* SecretBox
   const outbound = yield* Outbound
   const delivery = yield* SignedDelivery
   const config = yield* ServiceConfig
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "tool_approval_hooks",
     idKind: "hook",
     resource: "tool_approval_hook",
@@ -120,18 +121,18 @@ const make = Effect.gen(function*() {
       const current = yield* crud.load(principal, id)
       if (current.row.sealed === null) return yield* Effect.die(new Error(`hook ${id} has no signing secret`))
       const secret = yield* box.open(current.row.sealed)
-      const interactionId = newIdSync("interaction")
-      const runId = newIdSync("run")
+      const interactionId = yield* ids.make("interaction")
+      const runId = yield* ids.make("run")
       const body = {
         type: "tool_execution_review",
         id: interactionId,
         runId,
         rootRunId: runId,
-        threadId: newIdSync("thread"),
-        agentId: newIdSync("agent"),
+        threadId: yield* ids.make("thread"),
+        agentId: yield* ids.make("agent"),
         stepNumber: 1,
         toolName: "svc_hook_test",
-        toolCallId: newIdSync("toolCall"),
+        toolCallId: yield* ids.make("toolCall"),
         input: { test: true },
         preview: { summary: "Synthetic review request sent by POST /v1/tool-approval-hooks/:id/test; nothing will run." },
         resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`

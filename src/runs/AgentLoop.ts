@@ -12,7 +12,7 @@ import type { Message } from "../../domain/Conversation.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
 import { NodeRepo } from "../store/NodeRepo.ts"
@@ -44,6 +44,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const toolGate = yield* ToolGate
       const stepLoop = yield* StepLoop
       const nodes = yield* NodeRepo
+      const ids = yield* IdGenerator
 
       /** A step that was streaming when the previous executor died is replayed from scratch. */
       const announceReplay = Effect.fn("AgentLoop.announceReplay")(function*(row: RunRow, writer: Writer) {
@@ -134,13 +135,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         return timed.pipe(
           Effect.catchTag("ModelUnavailable", (e) =>
             Effect.succeed(failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`))),
-          Effect.catchDefect((defect) => {
-            const reference = newIdSync("incident")
-            return Effect.as(
-              Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: row.id })),
-              failed("internal_error", "The run failed because of an internal error.", "engine_fault", reference)
-            )
-          })
+          Effect.catchDefect((defect) =>
+            Effect.flatMap(ids.make("incident"), (reference) =>
+              Effect.as(
+                Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: row.id })),
+                failed("internal_error", "The run failed because of an internal error.", "engine_fault", reference)
+              )))
         )
       }
 

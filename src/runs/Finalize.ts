@@ -7,7 +7,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
@@ -31,6 +31,7 @@ export class Finalize extends Context.Service<Finalize, {
       const repo = yield* RunRepo
       const interactions = yield* InteractionRepo
       const events = yield* EventLog
+      const ids = yield* IdGenerator
 
       /** Ends a run that did not complete: status, thread, pending interactions and park, with the last chunks. */
       const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
@@ -83,7 +84,7 @@ export class Finalize extends Context.Service<Finalize, {
       }, Effect.scoped)
 
       const reap = Effect.fn("Finalize.reap")(function*(runId: string) {
-        const reference = newIdSync("incident")
+        const reference = yield* ids.make("incident")
         const error: RunError = {
           type: "api_error",
           code: "internal_error",

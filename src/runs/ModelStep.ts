@@ -6,7 +6,7 @@
 import { Effect, Stream } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
-import { newIdSync } from "../Ids.ts"
+import type { IdGenerator } from "../IdGenerator.ts"
 import { costCents, type Price } from "../model/Models.ts"
 import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
 import type { Writer } from "./EventLog.ts"
@@ -21,11 +21,15 @@ export const run = Effect.fn("ModelStep.run")(function*(
   model: ModelProvider,
   request: ModelRequest,
   writer: Writer,
-  streamReasoning: boolean
+  streamReasoning: boolean,
+  ids: IdGenerator["Service"]
 ) {
   let text = ""
-  let textId: string | undefined
-  let reasoningId: string | undefined
+  // The step's part ids, minted up front; a part is opened by its first delta.
+  const textId = yield* ids.make("textPart")
+  const reasoningId = yield* ids.make("reasoningPart")
+  let textOpen = false
+  let reasoningOpen = false
   const calls: Array<ToolCall> = []
   let tokens = { inputTokens: 0, outputTokens: 0 }
   let answered = false
@@ -39,24 +43,24 @@ export const run = Effect.fn("ModelStep.run")(function*(
     })
   )
   yield* writer.release
-  if (reasoningId !== undefined) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
-  if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
+  if (reasoningOpen) yield* writer.emit({ type: "reasoning-end", id: reasoningId })
+  if (textOpen) yield* writer.emit({ type: "text-end", id: textId })
   return { text, calls, tokens } satisfies StepResult
 
   function handle(event: ModelEvent): Effect.Effect<void> {
       switch (event._tag) {
         case "ReasoningDelta": {
           if (!streamReasoning) return Effect.void
-          const opening = reasoningId === undefined
-          if (reasoningId === undefined) reasoningId = newIdSync("reasoningPart")
+          const opening = !reasoningOpen
+          reasoningOpen = true
           const id = reasoningId
           return opening
             ? Effect.andThen(writer.emit({ type: "reasoning-start", id }), writer.emit({ type: "reasoning-delta", id, delta: event.text }))
             : writer.emit({ type: "reasoning-delta", id, delta: event.text })
         }
         case "TextDelta": {
-          const opening = textId === undefined
-          if (textId === undefined) textId = newIdSync("textPart")
+          const opening = !textOpen
+          textOpen = true
           const id = textId
           text += event.text
           return opening

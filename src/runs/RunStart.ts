@@ -11,7 +11,7 @@ import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
@@ -68,6 +68,7 @@ export class RunStart extends Context.Service<RunStart, {
       const toolServers = yield* ToolServers
       const httpConnections = yield* HttpConnections
       const config = yield* ServiceConfig
+      const ids = yield* IdGenerator
 
       const prepare = Effect.fn("RunStart.prepare")(function*(
         principal: Principal,
@@ -137,7 +138,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true
         }
         const now = yield* nowIso
-        const id = yield* newId("run")
+        const id = yield* ids.make("run")
         const row: PreparedStart["row"] = {
           id,
           createdAt: now,

@@ -11,7 +11,7 @@ import type { QuestionRequest } from "../../domain/Interaction.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../hooks/ToolApprovalHooks.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { nowIso } from "../Time.ts"
 import * as Builtin from "../tools/BuiltinTools.ts"
@@ -64,6 +64,7 @@ export class ToolGate extends Context.Service<ToolGate, {
       const hooks = yield* ToolApprovalHooks
       const memory = yield* ApprovalMemory
       const config = yield* ServiceConfig
+      const ids = yield* IdGenerator
 
       const forRun = Effect.fn("ToolGate.forRun")(function*(target: GateRun) {
         const { plan, tools } = target
@@ -78,7 +79,7 @@ export class ToolGate extends Context.Service<ToolGate, {
           step: number,
           remember: boolean
         ) {
-          const interactionId = newIdSync("interaction")
+          const interactionId = yield* ids.make("interaction")
           const answer = yield* hooks.review(active, {
             type: "tool_execution_review",
             id: interactionId,

@@ -9,7 +9,7 @@ import type { Principal } from "../../domain/Principal.ts"
 import type { Thread, ThreadCreate, ThreadPatch } from "../../domain/Thread.ts"
 import { Agents } from "../agents/Agents.ts"
 import { Bands } from "../bands/Bands.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import type { AgentRow } from "../store/AgentRepo.ts"
@@ -45,6 +45,7 @@ export class Threads extends Context.Service<Threads, {
       const repo = yield* ThreadRepo
       const agents = yield* Agents
       const bands = yield* Bands
+      const ids = yield* IdGenerator
 
       const checkBand = (band: Band | null | undefined) =>
         band === null || band === undefined || bands.isAvailable(band)
@@ -72,7 +73,7 @@ export class Threads extends Context.Service<Threads, {
           const blocks = yield* context(input.context, [])
           const now = yield* nowIso
           const thread: Thread = {
-            id: yield* newId("thread"),
+            id: yield* ids.make("thread"),
             object: "thread",
             agentId: input.agentId,
             context: blocks,
