@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { UpstreamFailed } from "../../domain/Errors.ts"
+import type { HookId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import {
@@ -111,7 +112,7 @@ const make = Effect.gen(function*() {
       crud.remove(principal, id, () => agentsReferencing(store, principal, [{ approvals: { toolExecution: { hookId: id } } }])),
     requireRef: crud.requireRef,
     /** The agent's hook for a run: undefined when it is disabled (policy only, no hook call) or gone. */
-    forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: string) {
+    forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: HookId) {
       const loaded = yield* crud.load(principal, id).pipe(Effect.option)
       if (loaded._tag === "None" || !loaded.value.config.enabled || loaded.value.row.sealed === null) return undefined
       return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }

@@ -9,6 +9,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
+import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -30,7 +31,7 @@ import { ToolGate } from "./ToolGate.ts"
 
 export class AgentLoop extends Context.Service<AgentLoop, {
   /** Runs (or resumes) the run to a terminal state or a park. */
-  readonly execute: (runId: string, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
+  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -144,7 +145,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         )
       }
 
-      const execute = Effect.fn("AgentLoop.execute")(function*(runId: string, cancelRequested: Effect.Effect<boolean>) {
+      const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>) {
         // The first execution of a run created here needs no read, unless a cancel came first.
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()

@@ -6,6 +6,7 @@
  * when the run resumes.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import type { RunId } from "../../domain/Ids.ts"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
@@ -20,11 +21,11 @@ export class Finalize extends Context.Service<Finalize, {
   /** The run's fiber was interrupted by a cancel. */
   readonly cancelled: (row: RunRow, writer: Writer) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
-  readonly cancelIdle: (runId: string) => Effect.Effect<void>
+  readonly cancelIdle: (runId: RunId) => Effect.Effect<void>
   /** A parked run past its max-park window: cancelled with interaction_timeout, interactions cancelled, thread freed. */
-  readonly expire: (runId: string) => Effect.Effect<void>
+  readonly expire: (runId: RunId) => Effect.Effect<void>
   /** Finalizes a run that cannot be resumed: failed, terminalReason run_recovery_reaped. */
-  readonly reap: (runId: string) => Effect.Effect<void>
+  readonly reap: (runId: RunId) => Effect.Effect<void>
 }>()("svc/Finalize") {
   static readonly layer = Layer.effect(Finalize)(
     Effect.gen(function*() {
@@ -75,7 +76,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* stop(row, writer, null)
       })
 
-      const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: string) {
+      const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: RunId) {
         const found = yield* repo.find(runId)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return
         const writer = yield* events.writer(runId)
@@ -83,7 +84,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* cancelled(found.value, writer)
       }, Effect.scoped)
 
-      const reap = Effect.fn("Finalize.reap")(function*(runId: string) {
+      const reap = Effect.fn("Finalize.reap")(function*(runId: RunId) {
         const reference = yield* ids.make("incident")
         const error: RunError = {
           type: "api_error",
@@ -100,7 +101,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* writer.commit(repo.statements.reap(runId, error, yield* nowIso))
       }, Effect.scoped)
 
-      const expire = Effect.fn("Finalize.expire")(function*(runId: string) {
+      const expire = Effect.fn("Finalize.expire")(function*(runId: RunId) {
         const found = yield* repo.find(runId)
         if (Option.isNone(found)) return
         const row = found.value

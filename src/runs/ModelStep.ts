@@ -3,13 +3,17 @@
  * for, reasoning) on the run's log as it arrives; tool calls and token counts
  * are collected for the loop.
  */
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
+import { ToolCallId } from "../../domain/Ids.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import type { IdGenerator } from "../IdGenerator.ts"
 import { costCents, type Price } from "../model/Models.ts"
 import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
 import type { Writer } from "./EventLog.ts"
+
+/** A provider's call id (`call_...`, `toolu_...`) as the run's ToolCallId; any string is one. */
+const toolCallId = Schema.decodeSync(ToolCallId)
 
 export interface StepResult {
   readonly text: string
@@ -68,7 +72,7 @@ export const run = Effect.fn("ModelStep.run")(function*(
             : writer.emit({ type: "text-delta", id, delta: event.text })
         }
         case "ToolCall":
-          calls.push({ id: event.id, name: event.name, input: event.input })
+          calls.push({ id: toolCallId(event.id), name: event.name, input: event.input })
           return Effect.void
         case "Finish":
           tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }

@@ -7,6 +7,7 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
 import { Bands } from "../bands/Bands.ts"
@@ -56,7 +57,7 @@ const inputText = (input: MessageInput["input"]) =>
 export class RunStart extends Context.Service<RunStart, {
   readonly prepare: (
     principal: Principal,
-    threadId: string,
+    threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
   ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied>
@@ -72,7 +73,7 @@ export class RunStart extends Context.Service<RunStart, {
 
       const prepare = Effect.fn("RunStart.prepare")(function*(
         principal: Principal,
-        threadId: string,
+        threadId: ThreadId,
         input: MessageInput,
         idempotencyKey: string | undefined
       ) {
