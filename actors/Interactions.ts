@@ -7,6 +7,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { Sharding } from "effect/cluster"
 import { Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../domain/Errors.ts"
+import type { InteractionId, RunId } from "../domain/Ids.ts"
 import type { BatchItemStatus, Interaction, ResolveInteractionBody } from "../domain/Interaction.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -22,23 +23,23 @@ import { RunEntity } from "./RunEntity.ts"
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
 export class Interactions extends Context.Service<Interactions, {
-  readonly get: (principal: Principal, id: string) => Owned<Interaction>
+  readonly get: (principal: Principal, id: InteractionId) => Owned<Interaction>
   readonly list: (principal: Principal, filter: InteractionFilter, page: PageRequest) => Effect.Effect<PageOf<Interaction>, InvalidRequest>
   readonly resolve: (
     principal: Principal,
-    id: string,
+    id: InteractionId,
     body: ResolveInteractionBody
   ) => Effect.Effect<Interaction, NotFound | PermissionDenied | InvalidRequest | Conflict>
   readonly resolveBatch: (
     principal: Principal,
-    rootRunId: string,
-    items: ReadonlyArray<{ readonly id: string } & ResolveInteractionBody>
-  ) => Effect.Effect<{ readonly items: ReadonlyArray<{ readonly id: string | null; readonly status: BatchItemStatus }> }, NotFound | PermissionDenied>
+    rootRunId: RunId,
+    items: ReadonlyArray<{ readonly id: InteractionId } & ResolveInteractionBody>
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> }, NotFound | PermissionDenied>
   /**
    * A plain-text message to a thread whose run waits on exactly one pending
    * approval or free-text question answers it; the settled interaction's id.
    */
-  readonly answerWithText: (runId: string, text: string) => Effect.Effect<string | undefined>
+  readonly answerWithText: (runId: RunId, text: string) => Effect.Effect<InteractionId | undefined>
 }>()("svc/Interactions") {
   static readonly layer = Layer.effect(Interactions)(
     Effect.gen(function*() {
@@ -47,11 +48,11 @@ export class Interactions extends Context.Service<Interactions, {
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
 
-      const getRow = (principal: Principal, id: string) =>
+      const getRow = (principal: Principal, id: InteractionId) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<InteractionRow>(principal, "interaction", id)))
 
       /** Resumes the run when the parked step waits on nothing any more. */
-      const maybeResume = (runId: string) =>
+      const maybeResume = (runId: RunId) =>
         Effect.gen(function*() {
           const found = yield* runs.find(runId)
           if (Option.isNone(found)) return
@@ -101,15 +102,15 @@ export class Interactions extends Context.Service<Interactions, {
           const { limit, after } = yield* pageWindow(page)
           return toPage(yield* repo.list(principal, filter, limit, after), limit, (row) => row.interaction)
         }),
-        resolve: Effect.fn("Interactions.resolve")(function*(principal: Principal, id: string, body: ResolveInteractionBody) {
+        resolve: Effect.fn("Interactions.resolve")(function*(principal: Principal, id: InteractionId, body: ResolveInteractionBody) {
           const settled = yield* settleOne(yield* getRow(principal, id), body)
           if (settled._tag === "Resolved") yield* maybeResume(settled.row.interaction.runId)
           return settled.row.interaction
         }),
         resolveBatch: Effect.fn("Interactions.resolveBatch")(function*(principal, rootRunId, items) {
           const run = yield* runs.find(rootRunId).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", rootRunId)))
-          const results: Array<{ readonly id: string | null; readonly status: BatchItemStatus }> = []
-          const touched = new Set<string>()
+          const results: Array<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> = []
+          const touched = new Set<RunId>()
           for (const { id, ...body } of items) {
             const found = yield* repo.find(id)
             const row = Option.getOrUndefined(found)
@@ -133,7 +134,7 @@ export class Interactions extends Context.Service<Interactions, {
           for (const runId of touched) yield* maybeResume(runId)
           return { items: results }
         }),
-        answerWithText: Effect.fn("Interactions.answerWithText")(function*(runId: string, text: string) {
+        answerWithText: Effect.fn("Interactions.answerWithText")(function*(runId: RunId, text: string) {
           const pending = (yield* repo.ofRun(runId)).filter((i) => i.interaction.status === "pending")
           if (pending.length !== 1) return undefined
           const row = pending[0]

@@ -10,14 +10,15 @@
 import { Schema } from "effect"
 import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
+import { RunId } from "../domain/Ids.ts"
 
 /** `generation` counts the run's parks: a Start of an older generation finds the run resumed already. */
 export const Start = Rpc.make("Start", {
-  payload: { runId: Schema.String, generation: Schema.Number }
+  payload: { runId: RunId, generation: Schema.Number }
 })
 
 export const Cancel = Rpc.make("Cancel", {
-  payload: { runId: Schema.String }
+  payload: { runId: RunId }
 }).annotate(ClusterSchema.Persisted, true)
 
 export const RunEntity = Entity.make("Run", [Start, Cancel])

@@ -7,6 +7,7 @@
 import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
 import { Conflict, type InvalidRequest, NotFound, type PermissionDenied } from "../domain/Errors.ts"
+import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
 import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../domain/Run.ts"
@@ -26,20 +27,20 @@ export type { StartError } from "../src/runs/RunStart.ts"
 export class Runs extends Context.Service<Runs, {
   readonly start: (
     principal: Principal,
-    threadId: string,
+    threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
   ) => Effect.Effect<RunReceipt, StartError>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<Run, NotFound | PermissionDenied>
+  readonly get: (principal: Principal, id: RunId) => Effect.Effect<Run, NotFound | PermissionDenied>
   readonly list: (principal: Principal, filter: RunFilter, page: PageRequest) => Effect.Effect<PageOf<Run>, InvalidRequest>
-  readonly cancel: (principal: Principal, id: string) => Effect.Effect<Run, NotFound | PermissionDenied>
+  readonly cancel: (principal: Principal, id: RunId) => Effect.Effect<Run, NotFound | PermissionDenied>
   readonly cancelThread: (
     principal: Principal,
-    threadId: string
-  ) => Effect.Effect<{ readonly id: string; readonly object: "thread.cancel"; readonly cancelledRunId: string | null }, NotFound | PermissionDenied>
+    threadId: ThreadId
+  ) => Effect.Effect<{ readonly id: ThreadId; readonly object: "thread.cancel"; readonly cancelledRunId: RunId | null }, NotFound | PermissionDenied>
   readonly stream: (
     principal: Principal,
-    id: string,
+    id: RunId,
     afterSeq: number
   ) => Effect.Effect<Stream.Stream<SequencedChunk>, NotFound | PermissionDenied>
   /**
@@ -49,19 +50,19 @@ export class Runs extends Context.Service<Runs, {
    */
   readonly startStreaming: <E>(
     principal: Principal,
-    threadId: string,
+    threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined,
     wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
   ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
-  readonly warm: (principal: Principal, threadId: string) => Effect.Effect<void, NotFound | PermissionDenied>
+  readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
-  readonly cancelAgentRuns: (principal: Principal, agentId: string) => Effect.Effect<void, NotFound | PermissionDenied>
+  readonly cancelAgentRuns: (principal: Principal, agentId: AgentId) => Effect.Effect<void, NotFound | PermissionDenied>
   readonly withdrawFollowup: (
     principal: Principal,
-    runId: string,
-    followupId: string
-  ) => Effect.Effect<{ readonly id: string; readonly object: "run.followup"; readonly deleted: true }, NotFound | PermissionDenied>
+    runId: RunId,
+    followupId: FollowupId
+  ) => Effect.Effect<{ readonly id: FollowupId; readonly object: "run.followup"; readonly deleted: true }, NotFound | PermissionDenied>
 }>()("svc/Runs") {
   static readonly layer = Layer.effect(Runs)(
     Effect.gen(function*() {
@@ -75,7 +76,7 @@ export class Runs extends Context.Service<Runs, {
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
       const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
 
-      const getRow = (principal: Principal, id: string) =>
+      const getRow = (principal: Principal, id: RunId) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
 
       /** The Run resource: `queuedFollowups` appears whenever held messages remain. */
@@ -87,7 +88,7 @@ export class Runs extends Context.Service<Runs, {
 
       const start = Effect.fn("Runs.start")(function*(
         principal: Principal,
-        threadId: string,
+        threadId: ThreadId,
         input: MessageInput,
         idempotencyKey: string | undefined
       ) {
@@ -138,7 +139,7 @@ export class Runs extends Context.Service<Runs, {
       })
 
       /** A stream ends at the run's final end, or at a turn's end while the run is parked. */
-      const follow = (id: string, afterSeq: number, watch?: Watch) =>
+      const follow = (id: RunId, afterSeq: number, watch?: Watch) =>
         events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
           Option.match(row, {
             onNone: () => true,
@@ -163,7 +164,7 @@ export class Runs extends Context.Service<Runs, {
           const runs = yield* Effect.forEach(rows, (row) => Effect.map(present(row), (run) => ({ ...row, run })))
           return toPage(runs, limit, (row) => row.run)
         }),
-        withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(function*(principal: Principal, runId: string, followupId: string) {
+        withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(function*(principal: Principal, runId: RunId, followupId: FollowupId) {
           yield* getRow(principal, runId)
           if (!(yield* followups.withdraw(runId, followupId))) {
             return yield* new NotFound({
@@ -173,21 +174,21 @@ export class Runs extends Context.Service<Runs, {
           }
           return { id: followupId, object: "run.followup" as const, deleted: true as const }
         }),
-        cancel: Effect.fn("Runs.cancel")(function*(principal: Principal, id: string) {
+        cancel: Effect.fn("Runs.cancel")(function*(principal: Principal, id: RunId) {
           return yield* cancelRun(yield* getRow(principal, id))
         }),
-        cancelThread: Effect.fn("Runs.cancelThread")(function*(principal: Principal, threadId: string) {
+        cancelThread: Effect.fn("Runs.cancelThread")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)
           const cancelled = yield* threadClient(threadId).CancelActive({ threadId }).pipe(Effect.orDie)
           return { id: threadId, object: "thread.cancel" as const, cancelledRunId: cancelled }
         }),
-        stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: string, afterSeq: number) {
+        stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: RunId, afterSeq: number) {
           yield* getRow(principal, id)
           return follow(id, afterSeq)
         }),
         startStreaming: Effect.fn("Runs.startStreaming")(function*<E>(
           principal: Principal,
-          threadId: string,
+          threadId: ThreadId,
           input: MessageInput,
           idempotencyKey: string | undefined,
           wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
@@ -201,10 +202,10 @@ export class Runs extends Context.Service<Runs, {
           const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
           return { receipt, stream }
         }),
-        warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: string) {
+        warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)
         }),
-        cancelAgentRuns: Effect.fn("Runs.cancelAgentRuns")(function*(principal: Principal, agentId: string) {
+        cancelAgentRuns: Effect.fn("Runs.cancelAgentRuns")(function*(principal: Principal, agentId: AgentId) {
           yield* agents.getRow(principal, agentId)
           for (const status of ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"] as const) {
             const active = yield* repo.list(principal, { agentId, status }, 100, undefined)

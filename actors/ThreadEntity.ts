@@ -7,6 +7,7 @@
 import { Schema } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
+import { FollowupId, InteractionId, RunId, ThreadId } from "../domain/Ids.ts"
 import { Run } from "../domain/Run.ts"
 import { RunPlan } from "../domain/RunPlan.ts"
 
@@ -25,9 +26,9 @@ export type PreparedRun = typeof PreparedRun.Type
 export const BeginResult = Schema.Union([
   Schema.TaggedStruct("Started", {}),
   Schema.TaggedStruct("Busy", {
-    activeRunId: Schema.NullOr(Schema.String),
-    followupId: Schema.NullOr(Schema.String),
-    resolvedInteractionId: Schema.NullOr(Schema.String)
+    activeRunId: Schema.NullOr(RunId),
+    followupId: Schema.NullOr(FollowupId),
+    resolvedInteractionId: Schema.NullOr(InteractionId)
   })
 ])
 export type BeginResult = typeof BeginResult.Type
@@ -35,8 +36,8 @@ export type BeginResult = typeof BeginResult.Type
 export const Begin = Rpc.make("Begin", { payload: { prepared: PreparedRun }, success: BeginResult })
 
 export const CancelActive = Rpc.make("CancelActive", {
-  payload: { threadId: Schema.String },
-  success: Schema.NullOr(Schema.String)
+  payload: { threadId: ThreadId },
+  success: Schema.NullOr(RunId)
 })
 
 export const ThreadEntity = Entity.make("Thread", [Begin, CancelActive])

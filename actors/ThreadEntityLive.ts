@@ -6,7 +6,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { RunRepo } from "../src/store/RunRepo.ts"
-import { newId } from "../src/Ids.ts"
+import { IdGenerator } from "../src/IdGenerator.ts"
 import { nowIso } from "../src/Time.ts"
 import { Interactions } from "./Interactions.ts"
 import { RunEntity } from "./RunEntity.ts"
@@ -17,6 +17,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
     const repo = yield* RunRepo
     const followups = yield* FollowupRepo
     const interactions = yield* Interactions
+    const ids = yield* IdGenerator
     const runClient = yield* RunEntity.client
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
     return ThreadEntity.of({
@@ -45,7 +46,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             if (answered !== undefined) {
               return { _tag: "Busy" as const, activeRunId: active, followupId: null, resolvedInteractionId: answered }
             }
-            const followupId = yield* newId("followup")
+            const followupId = yield* ids.make("followup")
             if (yield* followups.hold(active, followupId, prepared.holdableText, yield* nowIso)) {
               return { _tag: "Busy" as const, activeRunId: active, followupId, resolvedInteractionId: null }
             }

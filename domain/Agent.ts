@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import { Band } from "./Band.ts"
 import { ContextBlock, ContextInput } from "./Context.ts"
+import { AgentId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const NonEmpty = Schema.String.check(Schema.isNonEmpty({ message: "must not be empty" }))
@@ -70,8 +71,8 @@ export const AgentCapabilities = Schema.Struct({
   media: opt(MediaCapability),
   mediaView: opt(Schema.Struct({ output: opt(Schema.Literals(["analysis", "auto"])) })),
   codehost: opt(CodehostCapability),
-  http: opt(Schema.Struct({ connectionIds: Schema.Array(Id) })),
-  mcp: opt(Schema.Struct({ toolServerIds: Schema.Array(Id) })),
+  http: opt(Schema.Struct({ connectionIds: Schema.Array(Id.pipe(Schema.brand("HttpConnectionId"))) })),
+  mcp: opt(Schema.Struct({ toolServerIds: Schema.Array(Id.pipe(Schema.brand("ToolServerId"))) })),
   skills: opt(Schema.Array(AgentSkill))
 }).annotate({ identifier: "AgentCapabilities" })
 export type AgentCapabilities = typeof AgentCapabilities.Type
@@ -205,7 +206,7 @@ export const DefaultPolicies: AgentPolicies = {
 }
 
 export const AgentApprovals = Schema.Struct({
-  toolExecution: opt(Schema.Struct({ hookId: Id })),
+  toolExecution: opt(Schema.Struct({ hookId: Id.pipe(Schema.brand("HookId")) })),
   autoAllow: opt(StringList)
 }).annotate({ identifier: "AgentApprovals" })
 export type AgentApprovals = typeof AgentApprovals.Type
@@ -249,7 +250,7 @@ export const AgentConfig = Schema.Struct({
 export type AgentConfig = typeof AgentConfig.Type
 
 export const Agent = Schema.Struct({
-  id: Schema.String,
+  id: AgentId,
   object: Schema.Literal("agent"),
   ...AgentConfig.fields,
   metadata: Metadata,

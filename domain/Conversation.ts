@@ -3,9 +3,10 @@
  * thread's history and each checkpointed step are stored as.
  */
 import { Schema } from "effect"
+import { ToolCallId } from "./Ids.ts"
 
 export const ToolCall = Schema.Struct({
-  id: Schema.String,
+  id: ToolCallId,
   name: Schema.String,
   input: Schema.Unknown
 })
@@ -19,7 +20,7 @@ export const AssistantMessage = Schema.Struct({
 })
 export const ToolMessage = Schema.Struct({
   role: Schema.Literal("tool"),
-  toolCallId: Schema.String,
+  toolCallId: ToolCallId,
   toolName: Schema.String,
   /** What the model reads (already capped and wrapped as needed). */
   content: Schema.String,

@@ -1,5 +1,6 @@
 /** Interactions (spec 2.4, 4.4): approval requests and questions that park a run. */
 import { Schema } from "effect"
+import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "./Ids.ts"
 
 const opt = Schema.optionalKey
 
@@ -65,7 +66,7 @@ export const ResolveInteractionBody = Schema.Struct({
 export type ResolveInteractionBody = typeof ResolveInteractionBody.Type
 
 export const BatchResolveBody = Schema.Struct({
-  items: Schema.Array(Schema.Struct({ id: Schema.String, ...ResolveInteractionBody.fields })).check(
+  items: Schema.Array(Schema.Struct({ id: InteractionId, ...ResolveInteractionBody.fields })).check(
     Schema.isMaxLength(20, { message: "at most 20 items" })
   )
 }).annotate({ identifier: "BatchResolveBody" })
@@ -74,23 +75,23 @@ export const BatchItemStatus = Schema.Literals(["resolved", "already_resolved", 
 export type BatchItemStatus = typeof BatchItemStatus.Type
 
 export const BatchResolveResult = Schema.Struct({
-  items: Schema.Array(Schema.Struct({ id: Schema.NullOr(Schema.String), status: BatchItemStatus }))
+  items: Schema.Array(Schema.Struct({ id: Schema.NullOr(InteractionId), status: BatchItemStatus }))
 }).annotate({ identifier: "BatchResolveResult" })
 
 export const Interaction = Schema.Struct({
-  id: Schema.String,
+  id: InteractionId,
   object: Schema.Literal("interaction"),
-  runId: Schema.String,
-  rootRunId: Schema.String,
+  runId: RunId,
+  rootRunId: RunId,
   workerRef: Schema.NullOr(Schema.String),
-  threadId: Schema.String,
-  agentId: Schema.String,
+  threadId: ThreadId,
+  agentId: AgentId,
   kind: InteractionKind,
   status: InteractionStatus,
   stepNumber: Schema.Number,
   toolName: Schema.String,
-  toolCallId: Schema.String,
-  hookId: Schema.NullOr(Schema.String),
+  toolCallId: ToolCallId,
+  hookId: Schema.NullOr(HookId),
   input: Schema.Unknown,
   preview: opt(Schema.Record(Schema.String, Schema.Unknown)),
   decision: Schema.NullOr(Schema.Literals(["allow", "deny", "cancel"])),

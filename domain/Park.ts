@@ -4,11 +4,12 @@
  */
 import { Schema } from "effect"
 import { AssistantMessage, Message, ToolMessage } from "./Conversation.ts"
+import { InteractionId, ToolCallId } from "./Ids.ts"
 import { UsageTotal } from "./Run.ts"
 
 export const PendingCall = Schema.Struct({
-  toolCallId: Schema.String,
-  interactionId: Schema.String,
+  toolCallId: ToolCallId,
+  interactionId: InteractionId,
   kind: Schema.Literals(["approval_request", "question"]),
   /** Approval 'once': remember the approval for the thread when granted. */
   remember: Schema.Boolean

@@ -1,6 +1,7 @@
 /** Runs (spec 2.3, 4.3): one turn of the agent loop on a thread. */
 import { Schema } from "effect"
 import { Band } from "./Band.ts"
+import { AgentId, FollowupId, RunId, ThreadId } from "./Ids.ts"
 import { Metadata } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -52,14 +53,14 @@ export const RunConfig = Schema.Struct({
 })
 export type RunConfig = typeof RunConfig.Type
 
-export const QueuedFollowup = Schema.Struct({ id: Schema.String, text: Schema.String, queuedAt: Schema.String })
+export const QueuedFollowup = Schema.Struct({ id: FollowupId, text: Schema.String, queuedAt: Schema.String })
 export type QueuedFollowup = typeof QueuedFollowup.Type
 
 export const Run = Schema.Struct({
-  id: Schema.String,
+  id: RunId,
   object: Schema.Literal("run"),
-  threadId: Schema.String,
-  agentId: Schema.String,
+  threadId: ThreadId,
+  agentId: AgentId,
   status: RunStatus,
   terminalReason: Schema.NullOr(Schema.String),
   usage: opt(UsageTotal),
@@ -74,9 +75,9 @@ export const Run = Schema.Struct({
 export type Run = typeof Run.Type
 
 export const RunReceipt = Schema.Struct({
-  runId: Schema.String,
-  threadId: Schema.String,
-  agentId: Schema.String,
+  runId: RunId,
+  threadId: ThreadId,
+  agentId: AgentId,
   organizationId: Schema.String,
   status: RunStatus,
   idempotencyKey: opt(Schema.String),
@@ -123,7 +124,7 @@ export const runOptionFields = {
 export const MessageInput = Schema.Struct(runOptionFields).annotate({ identifier: "MessageInput" })
 export type MessageInput = typeof MessageInput.Type
 
-export const RunStartInput = Schema.Struct({ threadId: Schema.String, ...runOptionFields }).annotate({
+export const RunStartInput = Schema.Struct({ threadId: ThreadId, ...runOptionFields }).annotate({
   identifier: "RunStartInput"
 })
 export type RunStartInput = typeof RunStartInput.Type

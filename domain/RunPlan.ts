@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { AgentApprovals, AgentSkill } from "./Agent.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
+import { HttpConnectionId, ToolServerId } from "./Ids.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
 
 /**
@@ -12,7 +13,7 @@ import { ToolServerConfig } from "./ToolServer.ts"
  * Optional so plans stored before it was recorded still decode (they pool as version 0).
  */
 export const PlannedToolServer = Schema.Struct({
-  id: Schema.String,
+  id: ToolServerId,
   name: Schema.String,
   configVersion: Schema.optionalKey(Schema.Number),
   config: ToolServerConfig
@@ -21,7 +22,7 @@ export type PlannedToolServer = typeof PlannedToolServer.Type
 
 /** An HTTP connection as the run saw it; configVersion keys the spec cache. */
 export const PlannedHttpConnection = Schema.Struct({
-  id: Schema.String,
+  id: HttpConnectionId,
   name: Schema.String,
   configVersion: Schema.Number,
   config: HttpConnectionConfig

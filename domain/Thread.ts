@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { Band } from "./Band.ts"
 import { ContextBlock, ContextInput } from "./Context.ts"
+import { AgentId, ThreadId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -32,7 +33,7 @@ export type ThreadWorkspace = typeof ThreadWorkspace.Type
 export const TimeZoneName = Schema.String.annotate({ description: "IANA time zone, for example Europe/Paris" })
 
 export const ThreadCreate = Schema.Struct({
-  agentId: Schema.String,
+  agentId: AgentId,
   context: opt(ContextInput),
   band: opt(Band),
   dataHandling: opt(Schema.NullOr(Schema.Literal("strict"))),
@@ -52,9 +53,9 @@ export const ThreadPatch = Schema.Struct({
 export type ThreadPatch = typeof ThreadPatch.Type
 
 export const Thread = Schema.Struct({
-  id: Schema.String,
+  id: ThreadId,
   object: Schema.Literal("thread"),
-  agentId: Schema.String,
+  agentId: AgentId,
   context: Schema.Array(ContextBlock),
   band: Schema.NullOr(Band),
   dataHandling: Schema.NullOr(Schema.Literal("strict")),

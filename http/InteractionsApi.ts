@@ -9,6 +9,7 @@ import {
   InteractionStatus,
   ResolveInteractionBody
 } from "../domain/Interaction.ts"
+import { InteractionId, RunId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 
 export const InteractionsApi = HttpApiGroup.make("interactions")
@@ -16,24 +17,24 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     HttpApiEndpoint.get("list", "/v1/interactions", {
       query: {
         ...PageQuery,
-        runId: Schema.optionalKey(Schema.String),
+        runId: Schema.optionalKey(RunId),
         status: Schema.optionalKey(InteractionStatus),
         kind: Schema.optionalKey(InteractionKind)
       },
       success: Page(Interaction)
     })
   )
-  .add(HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: Schema.String }, success: Interaction }))
+  .add(HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: InteractionId }, success: Interaction }))
   .add(
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
-      params: { id: Schema.String },
+      params: { id: InteractionId },
       payload: ResolveInteractionBody,
       success: Interaction
     })
   )
   .add(
     HttpApiEndpoint.post("resolveBatch", "/v1/runs/:rootRunId/interactions/resolve", {
-      params: { rootRunId: Schema.String },
+      params: { rootRunId: RunId },
       payload: BatchResolveBody,
       success: BatchResolveResult
     })

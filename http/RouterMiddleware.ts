@@ -5,9 +5,9 @@
  * method, unsupported content type, body too large, unparsable body, defects)
  * into the error envelope.
  */
-import { ByteSize, Cause, Effect, Layer } from "effect"
+import { ByteSize, Cause, Effect, Layer, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
-import { newIdSync } from "../src/Ids.ts"
+import { IdGenerator } from "../src/IdGenerator.ts"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
 
 interface RouteShape {
@@ -45,16 +45,16 @@ const statusMessages: Record<number, readonly [code: string, message: string]> =
 export const layer = (
   api: RouteTable,
   options: { readonly maxBodyBytes: number; readonly extraRoutes: ReadonlyArray<readonly [string, string]> }
-): Layer.Layer<never, never, HttpRouter.HttpRouter> => {
+): Layer.Layer<never, never, HttpRouter.HttpRouter | IdGenerator> => {
   const shapes = routeShapes(api, options.extraRoutes)
   const maxBody = ByteSize.bytes(options.maxBodyBytes)
 
   const allowedMethods = (path: string): ReadonlyArray<string> =>
     shapes.filter((s) => s.pattern.test(path)).map((s) => s.method)
 
-  const internalError = (cause: Cause.Cause<unknown>, requestId: string) =>
+  const internalError = (ids: IdGenerator["Service"], cause: Cause.Cause<unknown>, requestId: string) =>
     Effect.gen(function*() {
-      const reference = newIdSync("incident")
+      const reference = yield* ids.make("incident")
       yield* Effect.logError("unhandled failure", cause).pipe(
         Effect.annotateLogs({ reference, request_id: requestId })
       )
@@ -63,7 +63,7 @@ export const layer = (
       })
     })
 
-  const rewrite = (response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
+  const rewrite = (ids: IdGenerator["Service"], response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
     if (response.status < 400 || isJsonBody(response)) return Effect.succeed(response)
     if (response.status === 404) {
       const allowed = allowedMethods(path)
@@ -77,16 +77,16 @@ export const layer = (
         )
       }
     }
-    if (response.status >= 500) return internalError(Cause.fail("empty 5xx response"), requestId)
+    if (response.status >= 500) return internalError(ids, Cause.fail("empty 5xx response"), requestId)
     const [code, message] = statusMessages[response.status] ?? ["invalid_request_error", "The request was rejected."]
     return Effect.succeed(rawEnvelope(response.status, code, message, requestId))
   }
 
   return HttpRouter.middleware(
-    (httpEffect) =>
+    Effect.map(Effect.service(IdGenerator), (ids) => (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const requestId = newIdSync("request")
+        const requestId = yield* ids.make("request")
         const path = new URL(request.url, "http://localhost").pathname
         const response = yield* httpEffect.pipe(
           Effect.provideService(CurrentRequestId, requestId),
@@ -98,15 +98,15 @@ export const layer = (
             const known = httpServerError(cause)
             if (known !== undefined) {
               return HttpServerRespondable.toResponse(known).pipe(
-                Effect.flatMap((response) => response.status >= 500 ? internalError(cause, requestId) : Effect.succeed(response))
+                Effect.flatMap((response) => response.status >= 500 ? internalError(ids, cause, requestId) : Effect.succeed(response))
               )
             }
-            return internalError(cause, requestId)
+            return internalError(ids, cause, requestId)
           }),
-          Effect.flatMap((response) => rewrite(response, requestId, path))
+          Effect.flatMap((response) => rewrite(ids, response, requestId, path))
         )
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-      }),
+      })),
     { global: true }
   )
 }

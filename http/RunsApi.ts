@@ -1,16 +1,18 @@
 /** Contract of runs (4.3) and the run routes of threads (4.2). Streams are `text/event-stream` responses. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+import { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
-const params = { id: Schema.String }
+const threadParams = { id: ThreadId }
+const params = { id: RunId }
 
 export const RunsApi = HttpApiGroup.make("runs")
   .add(
     HttpApiEndpoint.post("message", "/v1/threads/:id/messages", {
-      params,
+      params: threadParams,
       payload: MessageInput,
       headers: { ...IdempotencyHeaders, accept: Schema.optionalKey(Schema.String) },
       // With `Accept: application/json`: the receipt. Otherwise the run's UI message stream (SSE).
@@ -19,18 +21,18 @@ export const RunsApi = HttpApiGroup.make("runs")
   )
   .add(
     HttpApiEndpoint.get("warm", "/v1/threads/:id/messages", {
-      params,
+      params: threadParams,
       query: { warm: Schema.Literal("1") },
       success: HttpApiSchema.NoContent
     })
   )
   .add(
     HttpApiEndpoint.post("cancelThread", "/v1/threads/:id/cancel", {
-      params,
+      params: threadParams,
       success: Schema.Struct({
-        id: Schema.String,
+        id: ThreadId,
         object: Schema.Literal("thread.cancel"),
-        cancelledRunId: Schema.NullOr(Schema.String)
+        cancelledRunId: Schema.NullOr(RunId)
       })
     })
   )
@@ -39,8 +41,8 @@ export const RunsApi = HttpApiGroup.make("runs")
     HttpApiEndpoint.get("list", "/v1/runs", {
       query: {
         ...PageQuery,
-        agentId: Schema.optionalKey(Schema.String),
-        threadId: Schema.optionalKey(Schema.String),
+        agentId: Schema.optionalKey(AgentId),
+        threadId: Schema.optionalKey(ThreadId),
         status: Schema.optionalKey(RunStatus),
         createdSince: Schema.optionalKey(Schema.String)
       },
@@ -59,7 +61,7 @@ export const RunsApi = HttpApiGroup.make("runs")
   .add(HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }))
   .add(
     HttpApiEndpoint.delete("withdrawFollowup", "/v1/runs/:id/followups/:followupId", {
-      params: { id: Schema.String, followupId: Schema.String },
-      success: Schema.Struct({ id: Schema.String, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) })
+      params: { id: RunId, followupId: FollowupId },
+      success: Schema.Struct({ id: FollowupId, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) })
     })
   )

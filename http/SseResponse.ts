@@ -4,11 +4,12 @@
  */
 import { Stream } from "effect"
 import { HttpServerResponse } from "effect/http"
+import type { RunId } from "../domain/Ids.ts"
 import type { SequencedChunk } from "../src/runs/EventLog.ts"
 
 const encoder = new TextEncoder()
 
-export const sseResponse = (runId: string, chunks: Stream.Stream<SequencedChunk>) =>
+export const sseResponse = (runId: RunId, chunks: Stream.Stream<SequencedChunk>) =>
   HttpServerResponse.stream(
     chunks.pipe(
       // The chunks stored together are written together: one socket write per batch, not per chunk.

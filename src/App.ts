@@ -18,6 +18,7 @@ import * as Bootstrap from "./auth/Bootstrap.ts"
 import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
+import { IdGenerator } from "./IdGenerator.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import * as Database from "./store/Database.ts"
 import * as Migrations from "./store/Migrations.ts"
@@ -91,6 +92,7 @@ export const layerServices = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),
+  Layer.provideMerge(IdGenerator.layer),
   // Configuration problems stop the process before anything opens or listens.
   Layer.provideMerge(MasterKeys.layer)
 )

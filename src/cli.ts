@@ -7,6 +7,7 @@ import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Console, Effect, Layer, Redacted } from "effect"
 import { ApiKeys, isValidScopeName } from "./auth/ApiKeys.ts"
+import { IdGenerator } from "./IdGenerator.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 import * as Database from "./store/Database.ts"
 import * as Migrations from "./store/Migrations.ts"
@@ -19,7 +20,7 @@ const usage = `usage: npm run cli -- keys create --org <organization> --workspac
 const Storage = ApiKeys.layer.pipe(
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),
-  Layer.provide(ServiceConfig.layer)
+  Layer.provide([ServiceConfig.layer, IdGenerator.layer])
 )
 
 const fail = (message: string) => Effect.flatMap(Console.error(`${message}\n\n${usage}`), () => Effect.sync(() => process.exit(2)))

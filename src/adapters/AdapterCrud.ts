@@ -11,7 +11,7 @@ import type { IdKind } from "../../domain/Ids.ts"
 import { applyMetadataPatch, type Metadata, type MetadataPatch } from "../../domain/Metadata.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { newId } from "../Ids.ts"
+import type { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import type { Sealed } from "../secrets/SecretBox.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
@@ -55,6 +55,7 @@ export type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
 export const makeCrud = <Config, View, const Resource extends string>(
   store: ResourceStoreShape,
+  ids: IdGenerator["Service"],
   kind: Kind<Config, View, Resource>
 ) => {
   const decode = Schema.decodeUnknownEffect(kind.config)
@@ -103,7 +104,7 @@ export const makeCrud = <Config, View, const Resource extends string>(
       yield* checkName(principal, draft.name, undefined)
       const now = yield* nowIso
       const row: ResourceRow = {
-        id: yield* newId(kind.idKind),
+        id: yield* ids.make(kind.idKind),
         organizationId: principal.organizationId,
         workspaceId: principal.workspaceId,
         name: draft.name,

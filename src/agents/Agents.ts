@@ -2,12 +2,13 @@
 import { Context, Effect, Layer } from "effect"
 import { type Agent, type AgentConfig, type AgentCreate, type AgentPatch, agentConfigOf } from "../../domain/Agent.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { AgentId } from "../../domain/Ids.ts"
 import { applyMetadataPatch } from "../../domain/Metadata.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Bands } from "../bands/Bands.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
@@ -19,24 +20,25 @@ import { checkReferences } from "./AgentReferences.ts"
 export class Agents extends Context.Service<Agents, {
   readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
   readonly validate: (principal: Principal, input: AgentCreate) => Effect.Effect<{ readonly valid: true }, InvalidRequest>
-  readonly get: (principal: Principal, id: string) => Effect.Effect<Agent, NotFound | PermissionDenied>
+  readonly get: (principal: Principal, id: AgentId) => Effect.Effect<Agent, NotFound | PermissionDenied>
   /** The owned row (organization and workspace included), for other services. */
-  readonly getRow: (principal: Principal, id: string) => Effect.Effect<AgentRow, NotFound | PermissionDenied>
+  readonly getRow: (principal: Principal, id: AgentId) => Effect.Effect<AgentRow, NotFound | PermissionDenied>
   readonly list: (principal: Principal, page: PageRequest) => Effect.Effect<PageOf<Agent>, InvalidRequest>
   readonly update: (
     principal: Principal,
-    id: string,
+    id: AgentId,
     patch: AgentPatch
   ) => Effect.Effect<Agent, InvalidRequest | NotFound | PermissionDenied>
   readonly remove: (
     principal: Principal,
-    id: string
-  ) => Effect.Effect<{ readonly id: string; readonly object: "agent"; readonly deleted: true }, NotFound | PermissionDenied>
+    id: AgentId
+  ) => Effect.Effect<{ readonly id: AgentId; readonly object: "agent"; readonly deleted: true }, NotFound | PermissionDenied>
 }>()("svc/Agents") {
   static readonly layer = Layer.effect(Agents)(
     Effect.gen(function*() {
       const repo = yield* AgentRepo
       const bands = yield* Bands
+      const ids = yield* IdGenerator
 
       const store = yield* ResourceStore
 
@@ -48,7 +50,7 @@ export class Agents extends Context.Service<Agents, {
         return Effect.as(checkReferences(store, principal, config), config)
       }
 
-      const getRow = (principal: Principal, id: string) =>
+      const getRow = (principal: Principal, id: AgentId) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<AgentRow>(principal, "agent", id)))
 
       return {
@@ -56,7 +58,7 @@ export class Agents extends Context.Service<Agents, {
           const config = yield* checked(principal, buildConfig(input))
           const now = yield* nowIso
           const agent: Agent = {
-            id: yield* newId("agent"),
+            id: yield* ids.make("agent"),
             object: "agent",
             ...config,
             metadata: input.metadata ?? {},
@@ -84,7 +86,7 @@ export class Agents extends Context.Service<Agents, {
           const rows = yield* repo.list(principal.organizationId, principal.workspaceId, limit, after)
           return toPage(rows, limit, (row) => row.agent)
         }),
-        update: Effect.fn("Agents.update")(function*(principal: Principal, id: string, patch: AgentPatch) {
+        update: Effect.fn("Agents.update")(function*(principal: Principal, id: AgentId, patch: AgentPatch) {
           const { agent } = yield* getRow(principal, id)
           const config = yield* checked(principal, applyPatch(agent, patch))
           const metadata = applyMetadataPatch(agent.metadata, patch.metadata)
@@ -102,7 +104,7 @@ export class Agents extends Context.Service<Agents, {
           yield* repo.update(next)
           return next
         }),
-        remove: Effect.fn("Agents.remove")(function*(principal: Principal, id: string) {
+        remove: Effect.fn("Agents.remove")(function*(principal: Principal, id: AgentId) {
           yield* getRow(principal, id)
           // Threads go with their agent (ON DELETE CASCADE): no orphans.
           yield* repo.remove(id)

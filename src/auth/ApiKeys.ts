@@ -8,7 +8,7 @@ import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { Unauthenticated } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { sha256Hex } from "../CanonicalJson.ts"
-import { newId, newSecretToken } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { ApiKeyRepo } from "../store/ApiKeyRepo.ts"
 import { nowIso } from "../Time.ts"
 
@@ -39,11 +39,12 @@ export class ApiKeys extends Context.Service<ApiKeys, {
   static readonly layer = Layer.effect(ApiKeys)(
     Effect.gen(function*() {
       const repo = yield* ApiKeyRepo
+      const ids = yield* IdGenerator
       /** Keys seen valid lately: a burst of requests costs one lookup (a key removed elsewhere stops working within keyCacheMs). */
       const recent = new Map<string, { readonly principal: Principal; readonly until: number }>()
       const insert = (key: Redacted.Redacted, organizationId: string, workspaceId: string, source: KeySource) =>
         Effect.gen(function*() {
-          const id = yield* newId("apiKey")
+          const id = yield* ids.make("apiKey")
           const value = Redacted.value(key)
           yield* repo.upsert({
             id,
@@ -81,7 +82,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           yield* insert(key, organizationId, workspaceId, "seed")
         }),
         mint: Effect.fn("ApiKeys.mint")(function*(organizationId: string, workspaceId: string, source: KeySource) {
-          const key = Redacted.make(newSecretToken("sk_"))
+          const key = yield* ids.secretToken("sk_")
           const id = yield* insert(key, organizationId, workspaceId, source)
           return { id, key, organizationId, workspaceId }
         }),

@@ -6,7 +6,7 @@
  * caller's.
  */
 import { Clock, Context, Data, Duration, Effect, Layer, type Redacted } from "effect"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound, UrlRefused } from "../outbound/Outbound.ts"
 import { signatureHeader } from "./Signature.ts"
 import { errorText } from "../ErrorText.ts"
@@ -42,12 +42,13 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
   static readonly layer = Layer.effect(SignedDelivery)(
     Effect.gen(function*() {
       const outbound = yield* Outbound
+      const ids = yield* IdGenerator
       return {
         post: Effect.fn("SignedDelivery.post")(function*(delivery: Delivery) {
           const body = JSON.stringify(delivery.body)
           const started = yield* Clock.currentTimeMillis
           const timestamp = Math.floor(started / 1000)
-          const requestId = delivery.requestId ?? newIdSync("request")
+          const requestId = delivery.requestId ?? (yield* ids.make("request"))
           const headers = {
             ...delivery.headers,
             "content-type": "application/json",

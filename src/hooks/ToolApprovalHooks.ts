@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { UpstreamFailed } from "../../domain/Errors.ts"
+import type { HookId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import {
@@ -19,20 +20,21 @@ import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapte
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
-import { newIdSync } from "../Ids.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const box = yield* SecretBox
   const outbound = yield* Outbound
   const delivery = yield* SignedDelivery
   const config = yield* ServiceConfig
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "tool_approval_hooks",
     idKind: "hook",
     resource: "tool_approval_hook",
@@ -110,7 +112,7 @@ const make = Effect.gen(function*() {
       crud.remove(principal, id, () => agentsReferencing(store, principal, [{ approvals: { toolExecution: { hookId: id } } }])),
     requireRef: crud.requireRef,
     /** The agent's hook for a run: undefined when it is disabled (policy only, no hook call) or gone. */
-    forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: string) {
+    forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: HookId) {
       const loaded = yield* crud.load(principal, id).pipe(Effect.option)
       if (loaded._tag === "None" || !loaded.value.config.enabled || loaded.value.row.sealed === null) return undefined
       return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }
@@ -120,18 +122,18 @@ const make = Effect.gen(function*() {
       const current = yield* crud.load(principal, id)
       if (current.row.sealed === null) return yield* Effect.die(new Error(`hook ${id} has no signing secret`))
       const secret = yield* box.open(current.row.sealed)
-      const interactionId = newIdSync("interaction")
-      const runId = newIdSync("run")
+      const interactionId = yield* ids.make("interaction")
+      const runId = yield* ids.make("run")
       const body = {
         type: "tool_execution_review",
         id: interactionId,
         runId,
         rootRunId: runId,
-        threadId: newIdSync("thread"),
-        agentId: newIdSync("agent"),
+        threadId: yield* ids.make("thread"),
+        agentId: yield* ids.make("agent"),
         stepNumber: 1,
         toolName: "svc_hook_test",
-        toolCallId: newIdSync("toolCall"),
+        toolCallId: yield* ids.make("toolCall"),
         input: { test: true },
         preview: { summary: "Synthetic review request sent by POST /v1/tool-approval-hooks/:id/test; nothing will run." },
         resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`

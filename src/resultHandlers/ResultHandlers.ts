@@ -15,12 +15,14 @@ import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const box = yield* SecretBox
   const outbound = yield* Outbound
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "result_handlers",
     idKind: "resultHandler",
     resource: "result_handler",

@@ -9,10 +9,11 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
+import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
 import { NodeRepo } from "../store/NodeRepo.ts"
@@ -30,7 +31,7 @@ import { ToolGate } from "./ToolGate.ts"
 
 export class AgentLoop extends Context.Service<AgentLoop, {
   /** Runs (or resumes) the run to a terminal state or a park. */
-  readonly execute: (runId: string, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
+  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -44,6 +45,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const toolGate = yield* ToolGate
       const stepLoop = yield* StepLoop
       const nodes = yield* NodeRepo
+      const ids = yield* IdGenerator
 
       /** A step that was streaming when the previous executor died is replayed from scratch. */
       const announceReplay = Effect.fn("AgentLoop.announceReplay")(function*(row: RunRow, writer: Writer) {
@@ -134,17 +136,16 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         return timed.pipe(
           Effect.catchTag("ModelUnavailable", (e) =>
             Effect.succeed(failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`))),
-          Effect.catchDefect((defect) => {
-            const reference = newIdSync("incident")
-            return Effect.as(
-              Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: row.id })),
-              failed("internal_error", "The run failed because of an internal error.", "engine_fault", reference)
-            )
-          })
+          Effect.catchDefect((defect) =>
+            Effect.flatMap(ids.make("incident"), (reference) =>
+              Effect.as(
+                Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: row.id })),
+                failed("internal_error", "The run failed because of an internal error.", "engine_fault", reference)
+              )))
         )
       }
 
-      const execute = Effect.fn("AgentLoop.execute")(function*(runId: string, cancelRequested: Effect.Effect<boolean>) {
+      const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>) {
         // The first execution of a run created here needs no read, unless a cancel came first.
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()

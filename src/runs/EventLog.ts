@@ -10,6 +10,7 @@
 import { Context, Deferred, Duration, Effect, Latch, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
 import type { Statement } from "effect/sql"
 import { type Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
+import type { RunId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { nowIso } from "../Time.ts"
 import { RecentChunks } from "./RecentChunks.ts"
@@ -69,7 +70,7 @@ export interface Watch {
  * The longest a hold delays a write: a slow model's first token must not keep
  * the run's status and executor (written with the first chunks) waiting.
  */
-const maxHold = Duration.millis(100)
+export const MaxHold = Duration.millis(100)
 
 type Pending =
   | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
@@ -77,22 +78,22 @@ type Pending =
   | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void> }
 
 export class EventLog extends Context.Service<EventLog, {
-  readonly lastSeq: (runId: string) => Effect.Effect<number>
+  readonly lastSeq: (runId: RunId) => Effect.Effect<number>
   /** The run's single writer, continuing after the last stored sequence number (`fresh`: a new run, nothing stored yet). */
-  readonly writer: (runId: string, options?: { readonly fresh: boolean }) => Effect.Effect<Writer, never, Scope.Scope>
+  readonly writer: (runId: RunId, options?: { readonly fresh: boolean }) => Effect.Effect<Writer, never, Scope.Scope>
   /**
    * Stored chunks after `afterSeq`, then live ones, until the run's final end,
    * or a parked turn's end with nothing after it while `settled` holds (a
    * resuming run goes on in the same log).
    */
-  readonly follow: (runId: string, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch) => Stream.Stream<SequencedChunk>
+  readonly follow: (runId: RunId, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch) => Stream.Stream<SequencedChunk>
   /**
    * Watches for writes before a run exists: a stream that follows a new run
    * with this watch reads nothing back (every chunk of the run comes after it).
    */
   readonly watch: Effect.Effect<Watch, never, Scope.Scope>
   /** Stored chunks after `afterSeq`, without following. */
-  readonly read: (runId: string, afterSeq: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
+  readonly read: (runId: RunId, afterSeq: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
 }>()("svc/EventLog") {
   static readonly layer = Layer.effect(EventLog)(
     Effect.gen(function*() {
@@ -113,11 +114,11 @@ export class EventLog extends Context.Service<EventLog, {
         )
       }
 
-      const read = (runId: string, afterSeq: number) => store.read(runId, afterSeq, pageSize)
+      const read = (runId: RunId, afterSeq: number) => store.read(runId, afterSeq, pageSize)
       const lastSeq = store.lastSeq
 
       /** One write: the changes to the run's row merged into one update, with the other statements and the chunks. */
-      const write = (runId: string, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string) => {
+      const write = (runId: RunId, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string) => {
         const changes = all.flatMap((a) => (isRunChange(a) ? [a.change] : []))
         const attached = [
           ...all.filter((a): a is Statement.Fragment => !isRunChange(a)),
@@ -126,7 +127,7 @@ export class EventLog extends Context.Service<EventLog, {
         return store.write(runId, rows, attached)
       }
 
-      const writer = Effect.fn("EventLog.writer")(function*(runId: string, options?: { readonly fresh: boolean }) {
+      const writer = Effect.fn("EventLog.writer")(function*(runId: RunId, options?: { readonly fresh: boolean }) {
         let seq = options?.fresh === true ? 0 : yield* lastSeq(runId)
         const startSeq = seq
         const pending = yield* Queue.unbounded<Pending>()
@@ -171,7 +172,7 @@ export class EventLog extends Context.Service<EventLog, {
           flush,
           hold: Effect.andThen(
             Effect.sync(() => open.closeUnsafe()),
-            Effect.forkIn(Effect.andThen(Effect.sleep(maxHold), Effect.sync(() => open.openUnsafe())), writerScope)
+            Effect.forkIn(Effect.andThen(Effect.sleep(MaxHold), Effect.sync(() => open.openUnsafe())), writerScope)
           ),
           release: Effect.sync(() => open.openUnsafe()),
           attach: (statements) => Effect.asVoid(attach(statements)),
@@ -179,7 +180,7 @@ export class EventLog extends Context.Service<EventLog, {
         } satisfies Writer
       })
 
-      const follow = (runId: string, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch): Stream.Stream<SequencedChunk> =>
+      const follow = (runId: RunId, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
             // Subscribe before the first look so that no write is missed.

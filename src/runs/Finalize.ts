@@ -6,8 +6,9 @@
  * when the run resumes.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import type { RunId } from "../../domain/Ids.ts"
 import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
@@ -20,17 +21,18 @@ export class Finalize extends Context.Service<Finalize, {
   /** The run's fiber was interrupted by a cancel. */
   readonly cancelled: (row: RunRow, writer: Writer) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
-  readonly cancelIdle: (runId: string) => Effect.Effect<void>
+  readonly cancelIdle: (runId: RunId) => Effect.Effect<void>
   /** A parked run past its max-park window: cancelled with interaction_timeout, interactions cancelled, thread freed. */
-  readonly expire: (runId: string) => Effect.Effect<void>
+  readonly expire: (runId: RunId) => Effect.Effect<void>
   /** Finalizes a run that cannot be resumed: failed, terminalReason run_recovery_reaped. */
-  readonly reap: (runId: string) => Effect.Effect<void>
+  readonly reap: (runId: RunId) => Effect.Effect<void>
 }>()("svc/Finalize") {
   static readonly layer = Layer.effect(Finalize)(
     Effect.gen(function*() {
       const repo = yield* RunRepo
       const interactions = yield* InteractionRepo
       const events = yield* EventLog
+      const ids = yield* IdGenerator
 
       /** Ends a run that did not complete: status, thread, pending interactions and park, with the last chunks. */
       const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
@@ -74,7 +76,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* stop(row, writer, null)
       })
 
-      const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: string) {
+      const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: RunId) {
         const found = yield* repo.find(runId)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return
         const writer = yield* events.writer(runId)
@@ -82,11 +84,11 @@ export class Finalize extends Context.Service<Finalize, {
         yield* cancelled(found.value, writer)
       }, Effect.scoped)
 
-      const reap = Effect.fn("Finalize.reap")(function*(runId: string) {
+      const reap = Effect.fn("Finalize.reap")(function*(runId: RunId) {
         // A run that ended since the recovery pass chose it keeps its own end.
         const found = yield* repo.find(runId)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return
-        const reference = newIdSync("incident")
+        const reference = yield* ids.make("incident")
         const error: RunError = {
           type: "api_error",
           code: "internal_error",
@@ -102,7 +104,7 @@ export class Finalize extends Context.Service<Finalize, {
         yield* writer.commit(repo.statements.reap(runId, error, yield* nowIso))
       }, Effect.scoped)
 
-      const expire = Effect.fn("Finalize.expire")(function*(runId: string) {
+      const expire = Effect.fn("Finalize.expire")(function*(runId: RunId) {
         const found = yield* repo.find(runId)
         if (Option.isNone(found)) return
         const row = found.value

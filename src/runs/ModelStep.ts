@@ -3,13 +3,17 @@
  * for, reasoning) on the run's log as it arrives; tool calls and token counts
  * are collected for the loop.
  */
-import { Effect, Stream } from "effect"
+import { Effect, Schema, Stream } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
+import { ToolCallId } from "../../domain/Ids.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
-import { newIdSync } from "../Ids.ts"
+import type { IdGenerator } from "../IdGenerator.ts"
 import { costCents, type Price } from "../model/Models.ts"
 import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
 import type { Writer } from "./EventLog.ts"
+
+/** A provider's call id (`call_...`, `toolu_...`) as the run's ToolCallId; any string is one. */
+const toolCallId = Schema.decodeSync(ToolCallId)
 
 export interface StepResult {
   readonly text: string
@@ -21,10 +25,14 @@ export const run = Effect.fn("ModelStep.run")(function*(
   model: ModelProvider,
   request: ModelRequest,
   writer: Writer,
-  streamReasoning: boolean
+  streamReasoning: boolean,
+  ids: IdGenerator["Service"]
 ) {
   let text = ""
-  let textId: string | undefined
+  // The answer's part id, minted up front; the part is opened by its first delta.
+  const textId = yield* ids.make("textPart")
+  let textOpen = false
+  /** The open reasoning part: reasoning ends where the answer begins, and more reasoning after that is a new part. */
   let reasoningId: string | undefined
   const calls: Array<ToolCall> = []
   let tokens = { inputTokens: 0, outputTokens: 0 }
@@ -40,10 +48,9 @@ export const run = Effect.fn("ModelStep.run")(function*(
   )
   yield* writer.release
   yield* closeReasoning()
-  if (textId !== undefined) yield* writer.emit({ type: "text-end", id: textId })
+  if (textOpen) yield* writer.emit({ type: "text-end", id: textId })
   return { text, calls, tokens } satisfies StepResult
 
-  /** Reasoning ends where the answer begins; more reasoning after that is a new part. */
   function closeReasoning(): Effect.Effect<void> {
     if (reasoningId === undefined) return Effect.void
     const id = reasoningId
@@ -55,16 +62,16 @@ export const run = Effect.fn("ModelStep.run")(function*(
       switch (event._tag) {
         case "ReasoningDelta": {
           if (!streamReasoning) return Effect.void
-          const opening = reasoningId === undefined
-          if (reasoningId === undefined) reasoningId = newIdSync("reasoningPart")
-          const id = reasoningId
-          return opening
-            ? Effect.andThen(writer.emit({ type: "reasoning-start", id }), writer.emit({ type: "reasoning-delta", id, delta: event.text }))
-            : writer.emit({ type: "reasoning-delta", id, delta: event.text })
+          const delta = event.text
+          if (reasoningId !== undefined) return Effect.asVoid(writer.emit({ type: "reasoning-delta", id: reasoningId, delta }))
+          return Effect.flatMap(ids.make("reasoningPart"), (id) => {
+            reasoningId = id
+            return Effect.andThen(writer.emit({ type: "reasoning-start", id }), writer.emit({ type: "reasoning-delta", id, delta }))
+          })
         }
         case "TextDelta": {
-          const opening = textId === undefined
-          if (textId === undefined) textId = newIdSync("textPart")
+          const opening = !textOpen
+          textOpen = true
           const id = textId
           text += event.text
           return opening
@@ -75,7 +82,7 @@ export const run = Effect.fn("ModelStep.run")(function*(
             : writer.emit({ type: "text-delta", id, delta: event.text })
         }
         case "ToolCall":
-          calls.push({ id: event.id, name: event.name, input: event.input })
+          calls.push({ id: toolCallId(event.id), name: event.name, input: event.input })
           return Effect.void
         case "Finish":
           tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }

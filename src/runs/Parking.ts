@@ -11,7 +11,7 @@ import type { Chunk } from "../../domain/Chunk.ts"
 import type { Interaction } from "../../domain/Interaction.ts"
 import { type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso, toIso } from "../Time.ts"
@@ -63,13 +63,15 @@ export class Parking extends Context.Service<Parking, {
       const interactions = yield* InteractionRepo
       const memory = yield* ApprovalMemory
       const config = yield* ServiceConfig
+      const ids = yield* IdGenerator
 
       /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
       const open = Effect.fn("Parking.open")(function*(row: RunRow, step: number, call: ToolCall, waits: Waiting) {
         const now = yield* nowIso
         const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(config.maxParkMs, row.plan?.maxDurationMs ?? null))
         const approval = waits._tag === "Approval"
-        const id = approval && waits.interactionId !== undefined ? waits.interactionId : newIdSync("interaction")
+        // The id the hook already saw, when a hook was asked.
+        const id = approval && waits.interactionId !== undefined ? waits.interactionId : yield* ids.make("interaction")
         yield* interactions.insert({
           id,
           createdAt: now,

@@ -7,11 +7,12 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
@@ -56,7 +57,7 @@ const inputText = (input: MessageInput["input"]) =>
 export class RunStart extends Context.Service<RunStart, {
   readonly prepare: (
     principal: Principal,
-    threadId: string,
+    threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
   ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied>
@@ -68,10 +69,11 @@ export class RunStart extends Context.Service<RunStart, {
       const toolServers = yield* ToolServers
       const httpConnections = yield* HttpConnections
       const config = yield* ServiceConfig
+      const ids = yield* IdGenerator
 
       const prepare = Effect.fn("RunStart.prepare")(function*(
         principal: Principal,
-        threadId: string,
+        threadId: ThreadId,
         input: MessageInput,
         idempotencyKey: string | undefined
       ) {
@@ -137,7 +139,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true
         }
         const now = yield* nowIso
-        const id = yield* newId("run")
+        const id = yield* ids.make("run")
         const row: PreparedStart["row"] = {
           id,
           createdAt: now,

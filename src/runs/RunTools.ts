@@ -5,6 +5,7 @@
  * with the built-ins. A new family plugs in here, not in the loop.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
+import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -20,7 +21,7 @@ export class RunTools extends Context.Service<RunTools, {
   /** Connections live as long as the scope (the run's execution). */
   /** `resumed`: the run resumes after a park, so tool lists are read afresh. */
   readonly open: (
-    runId: string,
+    runId: RunId,
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
@@ -34,7 +35,7 @@ export class RunTools extends Context.Service<RunTools, {
       const sessions = yield* McpSessions
       const specs = SpecCache.make(outbound.fetch)
 
-      const open = Effect.fn("RunTools.open")(function*(runId: string, principal: Principal, plan: RunPlan, writer: Writer, resumed: boolean) {
+      const open = Effect.fn("RunTools.open")(function*(runId: RunId, principal: Principal, plan: RunPlan, writer: Writer, resumed: boolean) {
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,

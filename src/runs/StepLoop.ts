@@ -8,6 +8,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { QueuedFollowup, UsageTotal } from "../../domain/Run.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import type { Price } from "../model/Models.ts"
 import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
@@ -62,7 +63,7 @@ export class StepLoop extends Context.Service<StepLoop, {
   readonly run: (run: LoopRun) => Effect.Effect<Outcome, ModelUnavailable>
 }>()("svc/StepLoop") {
   static readonly layer = Layer.effect(StepLoop)(
-    Effect.map(Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking }), (deps) => ({ run: loop(deps) }))
+    Effect.map(Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking, ids: IdGenerator }), (deps) => ({ run: loop(deps) }))
   )
 }
 
@@ -70,9 +71,10 @@ interface Deps {
   readonly repo: RunRepo["Service"]
   readonly followups: FollowupRepo["Service"]
   readonly parking: Parking["Service"]
+  readonly ids: IdGenerator["Service"]
 }
 
-const loop = ({ repo, followups, parking }: Deps) =>
+const loop = ({ repo, followups, parking, ids }: Deps) =>
   Effect.fn("StepLoop.run")(function*(r: LoopRun) {
     const { row, plan, writer, tools, messages, runCalls, usage } = r
     const runId = row.id
@@ -132,7 +134,8 @@ const loop = ({ repo, followups, parking }: Deps) =>
         r.model,
         { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
         writer,
-        plan.streamReasoning
+        plan.streamReasoning,
+        ids
       )
       usage.current = ModelStep.addUsage(usage.current, result.tokens, r.price)
       const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }

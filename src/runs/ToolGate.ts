@@ -7,11 +7,12 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
+import type { AgentId, HookId, InteractionId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { QuestionRequest } from "../../domain/Interaction.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../hooks/ToolApprovalHooks.ts"
-import { newIdSync } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { nowIso } from "../Time.ts"
 import * as Builtin from "../tools/BuiltinTools.ts"
@@ -25,12 +26,12 @@ export type Gate =
   | { readonly _tag: "Question"; readonly request: QuestionRequest }
   | {
     readonly _tag: "Approval"
-    readonly hookId: string | null
+    readonly hookId: HookId | null
     readonly reason: string | null
     /** Approval 'once': an approval of this exact call is remembered for the thread. */
     readonly remember: boolean
     /** The id the hook already saw (its request's `id`). */
-    readonly interactionId?: string
+    readonly interactionId?: InteractionId
   }
   | { readonly _tag: "Denied"; readonly reason: string | null }
   | { readonly _tag: "FailRun"; readonly message: string }
@@ -40,9 +41,9 @@ export type Waiting = Extract<Gate, { readonly _tag: "Question" | "Approval" }>
 
 /** The run a gate decides for. */
 export interface GateRun {
-  readonly runId: string
-  readonly threadId: string
-  readonly agentId: string
+  readonly runId: RunId
+  readonly threadId: ThreadId
+  readonly agentId: AgentId
   readonly principal: Principal
   readonly plan: RunPlan
   readonly tools: Toolset
@@ -64,6 +65,7 @@ export class ToolGate extends Context.Service<ToolGate, {
       const hooks = yield* ToolApprovalHooks
       const memory = yield* ApprovalMemory
       const config = yield* ServiceConfig
+      const ids = yield* IdGenerator
 
       const forRun = Effect.fn("ToolGate.forRun")(function*(target: GateRun) {
         const { plan, tools } = target
@@ -78,7 +80,7 @@ export class ToolGate extends Context.Service<ToolGate, {
           step: number,
           remember: boolean
         ) {
-          const interactionId = newIdSync("interaction")
+          const interactionId = yield* ids.make("interaction")
           const answer = yield* hooks.review(active, {
             type: "tool_execution_review",
             id: interactionId,

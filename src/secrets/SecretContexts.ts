@@ -12,12 +12,14 @@ import {
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Secrets } from "./Secrets.ts"
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const secrets = yield* Secrets
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "secret_contexts",
     idKind: "secretContext",
     resource: "secret_context",

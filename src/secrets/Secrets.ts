@@ -10,6 +10,7 @@ import type { Principal } from "../../domain/Principal.ts"
 import { type Secret, SecretConfig, type SecretCreate, SecretLimits, type SecretPatch } from "../../domain/Secret.ts"
 import { makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { type ListFilter, ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { SecretBox } from "./SecretBox.ts"
 
 const checkValue = (value: string, field = "value") => {
@@ -23,8 +24,9 @@ const checkValue = (value: string, field = "value") => {
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const box = yield* SecretBox
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "secrets",
     idKind: "secret",
     resource: "secret",

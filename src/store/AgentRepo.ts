@@ -2,17 +2,19 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Agent, AgentConfig, agentConfigOf } from "../../domain/Agent.ts"
+import { AgentId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import type { Position } from "./Cursor.ts"
 
 export interface AgentRow extends Position {
+  readonly id: AgentId
   readonly agent: Agent
   readonly organizationId: string
   readonly workspaceId: string
 }
 
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: AgentId,
   organization_id: Schema.String,
   workspace_id: Schema.String,
   config: AgentConfig,
@@ -45,7 +47,7 @@ export const agentRowOf = (json: unknown): Effect.Effect<AgentRow> => decodeRow(
 
 export class AgentRepo extends Context.Service<AgentRepo, {
   readonly insert: (row: AgentRow) => Effect.Effect<void>
-  readonly find: (id: string) => Effect.Effect<Option.Option<AgentRow>>
+  readonly find: (id: AgentId) => Effect.Effect<Option.Option<AgentRow>>
   readonly list: (
     organizationId: string,
     workspaceId: string,
@@ -53,7 +55,7 @@ export class AgentRepo extends Context.Service<AgentRepo, {
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<AgentRow>>
   readonly update: (agent: Agent) => Effect.Effect<void>
-  readonly remove: (id: string) => Effect.Effect<void>
+  readonly remove: (id: AgentId) => Effect.Effect<void>
 }>()("svc/AgentRepo") {
   static readonly layer = Layer.effect(AgentRepo)(
     Effect.gen(function*() {
@@ -68,7 +70,7 @@ export class AgentRepo extends Context.Service<AgentRepo, {
             VALUES (${a.id}, ${row.organizationId}, ${row.workspaceId}, ${sql.json(agentConfigOf(a))}, ${sql.json(a.metadata)},
                     ${a.configVersion}, ${a.createdAt}, ${a.updatedAt})`.pipe(Effect.orDie)
         }),
-        find: Effect.fn("AgentRepo.find")(function*(id: string) {
+        find: Effect.fn("AgentRepo.find")(function*(id: AgentId) {
           const rows = yield* select(sql`SELECT * FROM agents WHERE id = ${id}`)
           return Option.fromNullishOr(rows[0])
         }),
@@ -91,7 +93,7 @@ export class AgentRepo extends Context.Service<AgentRepo, {
           yield* sql`UPDATE agents SET config = ${sql.json(agentConfigOf(a))}, metadata = ${sql.json(a.metadata)},
             config_version = ${a.configVersion}, updated_at = ${a.updatedAt} WHERE id = ${a.id}`.pipe(Effect.orDie)
         }),
-        remove: Effect.fn("AgentRepo.remove")(function*(id: string) {
+        remove: Effect.fn("AgentRepo.remove")(function*(id: AgentId) {
           yield* sql`DELETE FROM agents WHERE id = ${id}`.pipe(Effect.orDie)
         })
       }

@@ -6,40 +6,41 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
+import { FollowupId, type RunId } from "../../domain/Ids.ts"
 import type { QueuedFollowup } from "../../domain/Run.ts"
 
-const Rows = Schema.Array(Schema.Struct({ id: Schema.String, text: Schema.String, queued_at: Schema.String }))
+const Rows = Schema.Array(Schema.Struct({ id: FollowupId, text: Schema.String, queued_at: Schema.String }))
 const decode = Schema.decodeUnknownEffect(Rows)
 const toFollowups = (rows: typeof Rows.Type): ReadonlyArray<QueuedFollowup> =>
   rows.map((r) => ({ id: r.id, text: r.text, queuedAt: r.queued_at }))
 
 export class FollowupRepo extends Context.Service<FollowupRepo, {
   /** Holds `text` for the run while it is still active; false when it already ended. */
-  readonly hold: (runId: string, id: string, text: string, now: string) => Effect.Effect<boolean>
-  readonly queued: (runId: string) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
+  readonly hold: (runId: RunId, id: FollowupId, text: string, now: string) => Effect.Effect<boolean>
+  readonly queued: (runId: RunId) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
   /** Claims every queued follow-up of the run for delivery, oldest first. */
-  readonly claim: (runId: string, now: string) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
+  readonly claim: (runId: RunId, now: string) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
   /** Withdraws a queued follow-up of an active run; false when it is gone or read-only. */
-  readonly withdraw: (runId: string, id: string) => Effect.Effect<boolean>
+  readonly withdraw: (runId: RunId, id: FollowupId) => Effect.Effect<boolean>
 }>()("svc/FollowupRepo") {
   static readonly layer = Layer.effect(FollowupRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       return {
-        hold: Effect.fn("FollowupRepo.hold")(function*(runId: string, id: string, text: string, now: string) {
+        hold: Effect.fn("FollowupRepo.hold")(function*(runId: RunId, id: FollowupId, text: string, now: string) {
           const rows = yield* sql`INSERT INTO run_followups (id, run_id, text, status, queued_at)
             SELECT ${id}, ${runId}, ${text}, 'queued', ${now}
             WHERE EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled'))
             RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0
         }),
-        queued: Effect.fn("FollowupRepo.queued")(function*(runId: string) {
+        queued: Effect.fn("FollowupRepo.queued")(function*(runId: RunId) {
           return toFollowups(
             yield* sql`SELECT id, text, queued_at FROM run_followups WHERE run_id = ${runId} AND status = 'queued'
               ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),
-        claim: Effect.fn("FollowupRepo.claim")(function*(runId: string, now: string) {
+        claim: Effect.fn("FollowupRepo.claim")(function*(runId: RunId, now: string) {
           return toFollowups(
             yield* sql`WITH claimed AS (
                 UPDATE run_followups SET status = 'claimed', claimed_at = ${now}
@@ -47,7 +48,7 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
               ) SELECT id, text, queued_at FROM claimed ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),
-        withdraw: Effect.fn("FollowupRepo.withdraw")(function*(runId: string, id: string) {
+        withdraw: Effect.fn("FollowupRepo.withdraw")(function*(runId: RunId, id: FollowupId) {
           const rows = yield* sql`UPDATE run_followups SET status = 'withdrawn'
             WHERE id = ${id} AND run_id = ${runId} AND status = 'queued'
               AND EXISTS (SELECT 1 FROM runs WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled'))

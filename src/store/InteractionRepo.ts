@@ -10,9 +10,11 @@ import {
   QuestionRequest
 } from "../../domain/Interaction.ts"
 import type { Statement } from "effect/sql"
+import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "../../domain/Ids.ts"
 import type { Position } from "./Cursor.ts"
 
 export interface InteractionRow extends Position {
+  readonly id: InteractionId
   readonly interaction: Interaction
   readonly organizationId: string
   readonly workspaceId: string
@@ -21,20 +23,20 @@ export interface InteractionRow extends Position {
 }
 
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: InteractionId,
   organization_id: Schema.String,
   workspace_id: Schema.String,
-  run_id: Schema.String,
-  root_run_id: Schema.String,
+  run_id: RunId,
+  root_run_id: RunId,
   worker_ref: Schema.NullOr(Schema.String),
-  thread_id: Schema.String,
-  agent_id: Schema.String,
+  thread_id: ThreadId,
+  agent_id: AgentId,
   kind: InteractionKind,
   status: InteractionStatus,
   step_number: Schema.Number,
   tool_name: Schema.String,
-  tool_call_id: Schema.String,
-  hook_id: Schema.NullOr(Schema.String),
+  tool_call_id: ToolCallId,
+  hook_id: Schema.NullOr(HookId),
   input: Schema.Unknown,
   preview: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
   decision: Schema.NullOr(Schema.Literals(["allow", "deny", "cancel"])),
@@ -82,7 +84,7 @@ const toRow = (r: typeof Row.Type): InteractionRow => ({
 })
 
 export interface InteractionFilter {
-  readonly runId?: string | undefined
+  readonly runId?: RunId | undefined
   readonly status?: Status | undefined
   readonly kind?: Kind | undefined
 }
@@ -96,20 +98,20 @@ export interface Settlement {
 
 export class InteractionRepo extends Context.Service<InteractionRepo, {
   readonly insert: (row: InteractionRow) => Effect.Effect<void>
-  readonly find: (id: string) => Effect.Effect<Option.Option<InteractionRow>>
+  readonly find: (id: InteractionId) => Effect.Effect<Option.Option<InteractionRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
     filter: InteractionFilter,
     limit: number,
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<InteractionRow>>
-  readonly ofRun: (runId: string) => Effect.Effect<ReadonlyArray<InteractionRow>>
+  readonly ofRun: (runId: RunId) => Effect.Effect<ReadonlyArray<InteractionRow>>
   /** Settles a pending interaction; false when it was no longer pending. */
-  readonly settle: (id: string, settlement: Settlement, now: string) => Effect.Effect<boolean>
+  readonly settle: (id: InteractionId, settlement: Settlement, now: string) => Effect.Effect<boolean>
   /** Cancels every pending interaction of the run (run cancelled or timed out). */
-  readonly cancelPending: (runId: string, now: string) => Effect.Effect<void>
+  readonly cancelPending: (runId: RunId, now: string) => Effect.Effect<void>
   /** The same, as a statement to run within another write. */
-  readonly cancelPendingStatement: (runId: string, now: string) => Statement.Fragment
+  readonly cancelPendingStatement: (runId: RunId, now: string) => Statement.Fragment
 }>()("svc/InteractionRepo") {
   static readonly layer = Layer.effect(InteractionRepo)(
     Effect.gen(function*() {
@@ -117,7 +119,7 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
       const json = (v: unknown) => (v === null || v === undefined ? null : sql.json(v))
-      const cancelPending = (runId: string, now: string) =>
+      const cancelPending = (runId: RunId, now: string) =>
         sql`UPDATE interactions SET status = 'cancelled',
             decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
             resolved_at = ${now}, updated_at = ${now}
@@ -133,7 +135,7 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
               ${json(i.preview)}, ${i.decision}, ${i.reason}, ${json(i.request)}, ${json(i.resolution)}, ${row.deadline},
               ${i.createdAt}, ${i.resolvedAt}, ${i.updatedAt})`.pipe(Effect.orDie)
         }),
-        find: Effect.fn("InteractionRepo.find")(function*(id: string) {
+        find: Effect.fn("InteractionRepo.find")(function*(id: InteractionId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM interactions WHERE id = ${id}`))[0])
         }),
         list: Effect.fn("InteractionRepo.list")(function*(scope, filter: InteractionFilter, limit: number, after) {
@@ -149,16 +151,16 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
             sql`SELECT * FROM interactions WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
           )
         }),
-        ofRun: Effect.fn("InteractionRepo.ofRun")(function*(runId: string) {
+        ofRun: Effect.fn("InteractionRepo.ofRun")(function*(runId: RunId) {
           return yield* select(sql`SELECT * FROM interactions WHERE run_id = ${runId} ORDER BY created_at, id`)
         }),
-        settle: Effect.fn("InteractionRepo.settle")(function*(id: string, s: Settlement, now: string) {
+        settle: Effect.fn("InteractionRepo.settle")(function*(id: InteractionId, s: Settlement, now: string) {
           const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${s.reason},
               resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}
             WHERE id = ${id} AND status = 'pending' RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0
         }),
-        cancelPending: Effect.fn("InteractionRepo.cancelPending")(function*(runId: string, now: string) {
+        cancelPending: Effect.fn("InteractionRepo.cancelPending")(function*(runId: RunId, now: string) {
           yield* cancelPending(runId, now).pipe(Effect.orDie)
         }),
         cancelPendingStatement: cancelPending

@@ -2,6 +2,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { type Message, Message as MessageSchema } from "../../domain/Conversation.ts"
+import { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
 import type { Statement } from "effect/sql"
@@ -11,6 +12,7 @@ import { ParkRecord } from "../../domain/Park.ts"
 import { RunPlan } from "../../domain/RunPlan.ts"
 
 export interface RunRow extends Position {
+  readonly id: RunId
   readonly run: Run
   readonly organizationId: string
   readonly workspaceId: string
@@ -29,11 +31,11 @@ export type NewRunRow = Omit<RunRow, "generation" | "park" | "parkDeadline">
 const decodePlan = Schema.decodeUnknownOption(RunPlan)
 
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: RunId,
   organization_id: Schema.String,
   workspace_id: Schema.String,
-  thread_id: Schema.String,
-  agent_id: Schema.String,
+  thread_id: ThreadId,
+  agent_id: AgentId,
   status: RunStatus,
   terminal_reason: Schema.NullOr(Schema.String),
   error: Schema.NullOr(RunError),
@@ -85,8 +87,8 @@ const decodeSteps = Schema.decodeUnknownEffect(Schema.Array(Step))
 export type Checkpoint = typeof Step.Type
 
 export interface RunFilter {
-  readonly agentId?: string | undefined
-  readonly threadId?: string | undefined
+  readonly agentId?: AgentId | undefined
+  readonly threadId?: ThreadId | undefined
   readonly status?: Status | undefined
   readonly createdSince?: string | undefined
 }
@@ -124,12 +126,12 @@ export interface FreshRun {
 /** Statements to run within another write (the event log's), never on their own. */
 export interface RunStatements {
   /** One update of the run's row (merge the changes of one write first). */
-  readonly change: (id: string, change: RunChange, now: string) => Statement.Fragment
-  readonly releaseThread: (threadId: string, runId: string, now: string) => Statement.Fragment
+  readonly change: (id: RunId, change: RunChange, now: string) => Statement.Fragment
+  readonly releaseThread: (threadId: ThreadId, runId: RunId, now: string) => Statement.Fragment
   /** The step's checkpoint (its running totals go on the run's row as a change). */
-  readonly checkpoint: (runId: string, step: number, messages: ReadonlyArray<Message>, usage: typeof UsageTotal.Type, now: string) => Statement.Fragment
+  readonly checkpoint: (runId: RunId, step: number, messages: ReadonlyArray<Message>, usage: typeof UsageTotal.Type, now: string) => Statement.Fragment
   /** Fails the run (unless it already ended) and frees its thread. */
-  readonly reap: (runId: string, error: typeof RunError.Type, now: string) => ReadonlyArray<Statement.Fragment>
+  readonly reap: (runId: RunId, error: typeof RunError.Type, now: string) => ReadonlyArray<Statement.Fragment>
 }
 
 export class RunRepo extends Context.Service<RunRepo, {
@@ -140,51 +142,51 @@ export class RunRepo extends Context.Service<RunRepo, {
    */
   readonly createClaimed: (row: NewRunRow) => Effect.Effect<boolean>
   /** The run as just created by this process, once (its first execution); none after that. */
-  readonly takeFresh: (id: string) => Option.Option<FreshRun>
+  readonly takeFresh: (id: RunId) => Option.Option<FreshRun>
   readonly statements: RunStatements
-  readonly find: (id: string) => Effect.Effect<Option.Option<RunRow>>
+  readonly find: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
     filter: RunFilter,
     limit: number,
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<RunRow>>
-  readonly setStatus: (id: string, change: StatusChange, now: string) => Effect.Effect<void>
-  readonly checkpoints: (runId: string) => Effect.Effect<ReadonlyArray<Checkpoint>>
+  readonly setStatus: (id: RunId, change: StatusChange, now: string) => Effect.Effect<void>
+  readonly checkpoints: (runId: RunId) => Effect.Effect<ReadonlyArray<Checkpoint>>
   readonly saveCheckpoint: (
-    runId: string,
+    runId: RunId,
     step: number,
     messages: ReadonlyArray<Message>,
     usage: typeof UsageTotal.Type,
     now: string
   ) => Effect.Effect<void>
   /** The conversation of the thread's earlier runs: each run's user input, then its steps. */
-  readonly history: (threadId: string, beforeCreatedAt: string) => Effect.Effect<ReadonlyArray<Message>>
+  readonly history: (threadId: ThreadId, beforeCreatedAt: string) => Effect.Effect<ReadonlyArray<Message>>
   /** Marks the thread busy with `runId`; false when another run holds it. */
-  readonly claimThread: (threadId: string, runId: string, now: string) => Effect.Effect<boolean>
-  readonly releaseThread: (threadId: string, runId: string, now: string) => Effect.Effect<void>
-  readonly activeRun: (threadId: string) => Effect.Effect<string | null>
+  readonly claimThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<boolean>
+  readonly releaseThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<void>
+  readonly activeRun: (threadId: ThreadId) => Effect.Effect<RunId | null>
   /** Parks the run: stores the step, sets the waiting status and deadline, bumps the generation. */
   readonly park: (
-    runId: string,
+    runId: RunId,
     record: ParkRecord,
     status: "waiting_for_approval" | "waiting_for_input",
     deadline: string,
     now: string
   ) => Effect.Effect<void>
-  readonly unpark: (runId: string, now: string) => Effect.Effect<void>
+  readonly unpark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Drops the parked step (the run ended while parked). */
-  readonly clearPark: (runId: string, now: string) => Effect.Effect<void>
+  readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Parked runs whose deadline passed. */
-  readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<string>>
+  readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<RunId>>
   /** Heartbeat of an executing run. */
-  readonly touch: (runId: string, now: string) => Effect.Effect<void>
+  readonly touch: (runId: RunId, now: string) => Effect.Effect<void>
   /** Active (not parked) runs with no heartbeat since `before`. */
-  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly generation: number }>>
+  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<{ readonly id: RunId; readonly generation: number }>>
   /** Active runs whose executor stopped beating for `deadAfterMs` (its process died). */
-  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly generation: number }>>
+  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<{ readonly id: RunId; readonly generation: number }>>
   /** Counts one more recovery attempt; returns the count. */
-  readonly bumpRecovery: (runId: string, now: string) => Effect.Effect<number>
+  readonly bumpRecovery: (runId: RunId, now: string) => Effect.Effect<number>
   /**
    * Retention of the cluster's message storage, which keeps delivered
    * messages forever: the persisted Start/Cancel messages of runs that ended
@@ -198,7 +200,7 @@ export class RunRepo extends Context.Service<RunRepo, {
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
       const fresh = new FreshRuns<FreshRun>()
-      const change = (id: string, c: RunChange, now: string) =>
+      const change = (id: RunId, c: RunChange, now: string) =>
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
             park = ${c.clearPark === true ? null : sql`park`},
             park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
@@ -210,7 +212,7 @@ export class RunRepo extends Context.Service<RunRepo, {
             completed_at = ${c.completedAt === undefined ? sql`completed_at` : c.completedAt},
             updated_at = ${now}
           WHERE id = ${id}`
-      const releaseThread = (threadId: string, runId: string, now: string) =>
+      const releaseThread = (threadId: ThreadId, runId: RunId, now: string) =>
         sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now}
           WHERE id = ${threadId} AND active_run_id = ${runId}`
       const statements: RunStatements = {
@@ -261,9 +263,9 @@ export class RunRepo extends Context.Service<RunRepo, {
           if (created) fresh.put(r.id, { row: { ...row, generation: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
           return created
         }),
-        takeFresh: (id: string) => fresh.take(id),
+        takeFresh: (id: RunId) => fresh.take(id),
         statements,
-        find: Effect.fn("RunRepo.find")(function*(id: string) {
+        find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
         }),
         list: Effect.fn("RunRepo.list")(function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
@@ -280,10 +282,10 @@ export class RunRepo extends Context.Service<RunRepo, {
             sql`SELECT * FROM runs WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
           )
         }),
-        setStatus: Effect.fn("RunRepo.setStatus")(function*(id: string, c: StatusChange, now: string) {
+        setStatus: Effect.fn("RunRepo.setStatus")(function*(id: RunId, c: StatusChange, now: string) {
           yield* change(id, c, now).pipe(Effect.orDie)
         }),
-        checkpoints: Effect.fn("RunRepo.checkpoints")(function*(runId: string) {
+        checkpoints: Effect.fn("RunRepo.checkpoints")(function*(runId: RunId) {
           return yield* sql`SELECT step, messages, usage FROM run_steps WHERE run_id = ${runId} ORDER BY step`.pipe(
             Effect.flatMap(decodeSteps),
             Effect.orDie
@@ -298,7 +300,7 @@ export class RunRepo extends Context.Service<RunRepo, {
             )
             UPDATE runs SET usage = ${sql.json(usage)}, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
-        history: Effect.fn("RunRepo.history")(function*(threadId: string, beforeCreatedAt: string) {
+        history: Effect.fn("RunRepo.history")(function*(threadId: ThreadId, beforeCreatedAt: string) {
           const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input,
                 COALESCE((SELECT jsonb_agg(s.messages ORDER BY s.step) FROM run_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
               FROM runs r WHERE r.thread_id = ${threadId} AND r.created_at < ${beforeCreatedAt}
@@ -312,12 +314,12 @@ export class RunRepo extends Context.Service<RunRepo, {
           )
           return rows.flatMap((r): Array<Message> => [{ role: "user", content: r.input }, ...r.steps.flat()])
         }),
-        claimThread: Effect.fn("RunRepo.claimThread")(function*(threadId: string, runId: string, now: string) {
+        claimThread: Effect.fn("RunRepo.claimThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           const rows = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${runId}, updated_at = ${now}
             WHERE id = ${threadId} AND (active_run_id IS NULL OR active_run_id = ${runId}) RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0
         }),
-        releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: string, runId: string, now: string) {
+        releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           yield* releaseThread(threadId, runId, now).pipe(Effect.orDie)
         }),
         park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
@@ -326,28 +328,28 @@ export class RunRepo extends Context.Service<RunRepo, {
               generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
             WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
-        unpark: Effect.fn("RunRepo.unpark")(function*(runId: string, now: string) {
+        unpark: Effect.fn("RunRepo.unpark")(function*(runId: RunId, now: string) {
           yield* sql`UPDATE runs SET status = 'running', park = NULL, park_deadline = NULL, updated_at = ${now}
             WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
-        clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: string, now: string) {
+        clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: RunId, now: string) {
           yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
         }),
         parkExpired: Effect.fn("RunRepo.parkExpired")(function*(now: string) {
           const rows = yield* sql`SELECT id FROM runs WHERE status IN ('waiting_for_approval', 'waiting_for_input')
             AND park_deadline <= ${now} ORDER BY park_deadline LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String })))),
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId })))),
             Effect.orDie
           )
           return rows.map((r) => r.id)
         }),
-        touch: Effect.fn("RunRepo.touch")(function*(runId: string, now: string) {
+        touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, now: string) {
           yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
         stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
           return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
             ORDER BY updated_at LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String, generation: Schema.Number })))),
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))),
             Effect.orDie
           )
         }),
@@ -357,11 +359,11 @@ export class RunRepo extends Context.Service<RunRepo, {
                 SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
               )
             ORDER BY updated_at LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String, generation: Schema.Number })))),
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))),
             Effect.orDie
           )
         }),
-        bumpRecovery: Effect.fn("RunRepo.bumpRecovery")(function*(runId: string, now: string) {
+        bumpRecovery: Effect.fn("RunRepo.bumpRecovery")(function*(runId: RunId, now: string) {
           const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
             WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
@@ -378,9 +380,9 @@ export class RunRepo extends Context.Service<RunRepo, {
             )
             DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
         }),
-        activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: string) {
+        activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: ThreadId) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ active_run_id: Schema.NullOr(Schema.String) })))),
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ active_run_id: Schema.NullOr(RunId) })))),
             Effect.orDie
           )
           return rows[0]?.active_run_id ?? null

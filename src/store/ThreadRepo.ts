@@ -3,12 +3,14 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Band } from "../../domain/Band.ts"
 import { ContextBlock } from "../../domain/Context.ts"
+import { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
 
 export interface ThreadRow extends Position {
+  readonly id: ThreadId
   readonly thread: Thread
   readonly organizationId: string
   readonly workspaceId: string
@@ -17,10 +19,10 @@ export interface ThreadRow extends Position {
 }
 
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: ThreadId,
   organization_id: Schema.String,
   workspace_id: Schema.String,
-  agent_id: Schema.String,
+  agent_id: AgentId,
   context: Schema.Array(ContextBlock),
   context_refresh: Schema.Boolean,
   band: Schema.NullOr(Band),
@@ -65,12 +67,12 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
    * no such agent there (the caller finds out which error applies).
    */
   readonly insertForAgent: (row: ThreadRow) => Effect.Effect<Option.Option<ThreadRow>>
-  readonly find: (id: string) => Effect.Effect<Option.Option<ThreadRow>>
+  readonly find: (id: ThreadId) => Effect.Effect<Option.Option<ThreadRow>>
   /** The thread and its agent in one read (undefined agent: it is gone). */
-  readonly findWithAgent: (id: string) => Effect.Effect<Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined }>>
-  readonly listByAgent: (agentId: string, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
+  readonly findWithAgent: (id: ThreadId) => Effect.Effect<Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined }>>
+  readonly listByAgent: (agentId: AgentId, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
   readonly update: (row: ThreadRow) => Effect.Effect<void>
-  readonly remove: (id: string) => Effect.Effect<void>
+  readonly remove: (id: ThreadId) => Effect.Effect<void>
 }>()("svc/ThreadRepo") {
   static readonly layer = Layer.effect(ThreadRepo)(
     Effect.gen(function*() {
@@ -92,11 +94,11 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
             RETURNING *`)
           return Option.fromNullishOr(rows[0])
         }),
-        find: Effect.fn("ThreadRepo.find")(function*(id: string) {
+        find: Effect.fn("ThreadRepo.find")(function*(id: ThreadId) {
           const rows = yield* select(sql`SELECT * FROM threads WHERE id = ${id}`)
           return Option.fromNullishOr(rows[0])
         }),
-        findWithAgent: Effect.fn("ThreadRepo.findWithAgent")(function*(id: string) {
+        findWithAgent: Effect.fn("ThreadRepo.findWithAgent")(function*(id: ThreadId) {
           const rows = yield* sql`SELECT to_jsonb(t.*) AS thread, to_jsonb(a.*) AS agent
             FROM threads t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ${id}`.pipe(
             Effect.flatMap(decodeJoined),
@@ -108,7 +110,7 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           return Option.some({ thread, agent: found.agent === null ? undefined : yield* agentRowOf(found.agent) })
         }),
         listByAgent: Effect.fn("ThreadRepo.listByAgent")(
-          function*(agentId: string, limit: number, after: Position | undefined) {
+          function*(agentId: AgentId, limit: number, after: Position | undefined) {
             return yield* select(
               after === undefined
                 ? sql`SELECT * FROM threads WHERE agent_id = ${agentId}
@@ -126,7 +128,7 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
               workspace = ${json(t.workspace)}, metadata = ${sql.json(t.metadata)}, updated_at = ${t.updatedAt}
             WHERE id = ${t.id}`.pipe(Effect.orDie)
         }),
-        remove: Effect.fn("ThreadRepo.remove")(function*(id: string) {
+        remove: Effect.fn("ThreadRepo.remove")(function*(id: ThreadId) {
           yield* sql`DELETE FROM threads WHERE id = ${id}`.pipe(Effect.orDie)
         })
       }

@@ -3,13 +3,14 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Band } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { applyMetadataPatch } from "../../domain/Metadata.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Thread, ThreadCreate, ThreadPatch } from "../../domain/Thread.ts"
 import { Agents } from "../agents/Agents.ts"
 import { Bands } from "../bands/Bands.ts"
-import { newId } from "../Ids.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import type { AgentRow } from "../store/AgentRepo.ts"
@@ -21,30 +22,31 @@ type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
 export class Threads extends Context.Service<Threads, {
   readonly create: (principal: Principal, input: ThreadCreate) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
-  readonly get: (principal: Principal, id: string) => Owned<Thread>
-  readonly getRow: (principal: Principal, id: string) => Owned<ThreadRow>
+  readonly get: (principal: Principal, id: ThreadId) => Owned<Thread>
+  readonly getRow: (principal: Principal, id: ThreadId) => Owned<ThreadRow>
   /** The thread with its agent, in one read (a run starts from both). */
-  readonly getWithAgent: (principal: Principal, id: string) => Owned<{ readonly thread: ThreadRow; readonly agent: AgentRow }>
+  readonly getWithAgent: (principal: Principal, id: ThreadId) => Owned<{ readonly thread: ThreadRow; readonly agent: AgentRow }>
   readonly list: (
     principal: Principal,
-    agentId: string,
+    agentId: AgentId,
     page: PageRequest
   ) => Effect.Effect<PageOf<Thread>, InvalidRequest | NotFound | PermissionDenied>
   readonly update: (
     principal: Principal,
-    id: string,
+    id: ThreadId,
     patch: ThreadPatch
   ) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
   readonly remove: (
     principal: Principal,
-    id: string
-  ) => Owned<{ readonly id: string; readonly object: "thread"; readonly deleted: true }>
+    id: ThreadId
+  ) => Owned<{ readonly id: ThreadId; readonly object: "thread"; readonly deleted: true }>
 }>()("svc/Threads") {
   static readonly layer = Layer.effect(Threads)(
     Effect.gen(function*() {
       const repo = yield* ThreadRepo
       const agents = yield* Agents
       const bands = yield* Bands
+      const ids = yield* IdGenerator
 
       const checkBand = (band: Band | null | undefined) =>
         band === null || band === undefined || bands.isAvailable(band)
@@ -62,7 +64,7 @@ export class Threads extends Context.Service<Threads, {
         return blocks instanceof InvalidRequest ? Effect.fail(blocks) : Effect.succeed(blocks)
       }
 
-      const getRow = (principal: Principal, id: string) =>
+      const getRow = (principal: Principal, id: ThreadId) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<ThreadRow>(principal, "thread", id)))
 
       return {
@@ -72,7 +74,7 @@ export class Threads extends Context.Service<Threads, {
           const blocks = yield* context(input.context, [])
           const now = yield* nowIso
           const thread: Thread = {
-            id: yield* newId("thread"),
+            id: yield* ids.make("thread"),
             object: "thread",
             agentId: input.agentId,
             context: blocks,
@@ -100,20 +102,20 @@ export class Threads extends Context.Service<Threads, {
         }),
         get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.thread),
         getRow,
-        getWithAgent: Effect.fn("Threads.getWithAgent")(function*(principal: Principal, id: string) {
+        getWithAgent: Effect.fn("Threads.getWithAgent")(function*(principal: Principal, id: ThreadId) {
           const found = yield* repo.findWithAgent(id)
           const thread = yield* requireOwned<ThreadRow>(principal, "thread", id)(Option.map(found, (f) => f.thread))
           const agentId = thread.thread.agentId
           const agent = yield* requireOwned<AgentRow>(principal, "agent", agentId)(Option.fromNullishOr(Option.getOrUndefined(found)?.agent))
           return { thread, agent }
         }),
-        list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: string, page: PageRequest) {
+        list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: AgentId, page: PageRequest) {
           yield* agents.get(principal, agentId)
           const { limit, after } = yield* pageWindow(page)
           const rows = yield* repo.listByAgent(agentId, limit, after)
           return toPage(rows, limit, (row) => row.thread)
         }),
-        update: Effect.fn("Threads.update")(function*(principal: Principal, id: string, patch: ThreadPatch) {
+        update: Effect.fn("Threads.update")(function*(principal: Principal, id: ThreadId, patch: ThreadPatch) {
           const row = yield* getRow(principal, id)
           const t = row.thread
           yield* checkBand(patch.band)
@@ -141,7 +143,7 @@ export class Threads extends Context.Service<Threads, {
           yield* repo.update(next)
           return next.thread
         }),
-        remove: Effect.fn("Threads.remove")(function*(principal: Principal, id: string) {
+        remove: Effect.fn("Threads.remove")(function*(principal: Principal, id: ThreadId) {
           yield* getRow(principal, id)
           yield* repo.remove(id)
           return { id, object: "thread" as const, deleted: true as const }

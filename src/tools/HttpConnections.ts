@@ -19,6 +19,7 @@ import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 
 /** The mapped, allowed operations with their model-facing names (illegal or over-long names are not exposed). */
@@ -34,9 +35,10 @@ export const exposedOperations = (
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const secrets = yield* Secrets
   const outbound = yield* Outbound
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "http_connections",
     idKind: "httpConnection",
     resource: "http_connection",

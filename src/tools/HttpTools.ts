@@ -14,6 +14,7 @@ import { randomUUID } from "node:crypto"
 import { Duration, Effect, Option, Redacted, Schema, Semaphore } from "effect"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import { errorText } from "../ErrorText.ts"
@@ -202,7 +203,7 @@ const Permits = 1_024
 
 export const connectAll = (options: {
   readonly principal: Principal
-  readonly runId: string
+  readonly runId: RunId
   readonly connections: ReadonlyArray<PlannedHttpConnection>
   readonly fetch: GuardedFetch
   readonly cache: SpecCache

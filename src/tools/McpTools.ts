@@ -9,6 +9,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import type { PlannedToolServer } from "../../domain/RunPlan.ts"
@@ -36,8 +37,8 @@ const textOf = (result: CallToolResult): string => {
 
 export const connectAll = (options: {
   readonly principal: Principal
-  readonly runId: string
-  readonly rootRunId: string
+  readonly runId: RunId
+  readonly rootRunId: RunId
   readonly servers: ReadonlyArray<PlannedToolServer>
   readonly sessions: McpSessions["Service"]
   /** Read every server's tool list afresh (a run resuming after a park). */

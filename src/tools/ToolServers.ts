@@ -21,6 +21,7 @@ import { canonicalJson } from "../CanonicalJson.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import * as McpClient from "./McpClient.ts"
 
 /** The tools a server exposes after the allow/block filter, with their model-facing names. */
@@ -43,9 +44,10 @@ export const exposedTools = (
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
+  const ids = yield* IdGenerator
   const secrets = yield* Secrets
   const outbound = yield* Outbound
-  const crud = makeCrud(store, {
+  const crud = makeCrud(store, ids, {
     table: "tool_servers",
     idKind: "toolServer",
     resource: "tool_server",

@@ -219,8 +219,9 @@ TestServer.suite()("agent references", (it) => {
         workspace: { type: "managed", secretContexts: [context] }
       }
       const agent = yield* createAgent(body)
-      assert.deepStrictEqual(agent.capabilities, body.capabilities)
-      assert.deepStrictEqual(agent.approvals, body.approvals)
+      // The agent's references are branded ids; the body holds them as the client sent them.
+      assert.deepStrictEqual<unknown>(agent.capabilities, body.capabilities)
+      assert.deepStrictEqual<unknown>(agent.approvals, body.approvals)
       assert.deepStrictEqual(agent.artifacts.exports, body.artifacts.exports)
       assert.deepStrictEqual(agent.artifacts.oversizedToolResults, body.artifacts.oversizedToolResults)
       assert.isNotNull(agent.workspace)
@@ -230,7 +231,7 @@ TestServer.suite()("agent references", (it) => {
 
       const plain = yield* createAgent({})
       const updated = yield* updateAgent(plain.id, body)
-      assert.deepStrictEqual(updated.capabilities, body.capabilities)
+      assert.deepStrictEqual<unknown>(updated.capabilities, body.capabilities)
       assert.strictEqual(updated.configVersion, 2)
       for (const kind of kinds) {
         const id = yield* kind.make(Keys.a)

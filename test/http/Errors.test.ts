@@ -9,6 +9,7 @@ import { Effect, Layer, Logger, Schema } from "effect"
 import { HttpRouter } from "effect/http"
 import { Agent } from "../../domain/Agent.ts"
 import * as RouterMiddleware from "../../http/RouterMiddleware.ts"
+import { IdGenerator } from "../../src/IdGenerator.ts"
 import * as Collection from "../support/Collection.ts"
 import { expectNotFound } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -354,7 +355,7 @@ const defectApp = Effect.acquireRelease(
     const logged: Array<string> = []
     const app = Layer.mergeAll(
       HttpRouter.add("GET", "/boom", Effect.die(new Error("secret SQL: SELECT 1"))),
-      RouterMiddleware.layer(routeTable, { maxBodyBytes: 1000, extraRoutes: [["GET", "/boom"]] }),
+      RouterMiddleware.layer(routeTable, { maxBodyBytes: 1000, extraRoutes: [["GET", "/boom"]] }).pipe(Layer.provide(IdGenerator.layer)),
       Logger.layer([Logger.make((options) => {
         logged.push(`${options.logLevel} ${String(options.message)}`)
       })])

@@ -14,6 +14,7 @@ import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
+import { MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The run's whole stream, parsed, and the Run once it ended. */
@@ -32,7 +33,9 @@ class Peer extends Context.Service<Peer, Aimock>()("test/Peer") {}
 
 const Providers = Layer.unwrap(
   Effect.gen(function*() {
-    const probe = yield* sleepProbeWhere((duration) => Duration.isLessThan(duration, Duration.seconds(2)))
+    // Backoffs only: not the stream writer's hold (MaxHold) nor anything of two seconds or more.
+    const probe = yield* sleepProbeWhere((duration) =>
+      Duration.isGreaterThan(duration, MaxHold) && Duration.isLessThan(duration, Duration.seconds(2)))
     const peer = yield* aimock((mock) => {
       mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
       mock.on({ userMessage: "echo please", hasToolResult: false }, {

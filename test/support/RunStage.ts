@@ -12,7 +12,8 @@ import { ZeroUsage } from "../../domain/Run.ts"
 import { Agents } from "../../src/agents/Agents.ts"
 import { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../../src/hooks/ToolApprovalHooks.ts"
-import { newId } from "../../src/Ids.ts"
+import { IdGenerator } from "../../src/IdGenerator.ts"
+import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
 import { InteractionRepo } from "../../src/store/InteractionRepo.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
@@ -65,6 +66,7 @@ const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe
     Agents.layer
   )),
   Layer.provideMerge(Layer.mergeAll(MasterKeys.layer, Outbound.layer({ allowPrivate: true, dnsServers: [] }))),
+  Layer.provideMerge(IdGenerator.layer),
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer)
 )
@@ -84,7 +86,7 @@ export const agentWithThread = Effect.gen(function*() {
 })
 
 /** A second thread of the same agent. */
-export const threadOf = (agentId: string) =>
+export const threadOf = (agentId: AgentId) =>
   Effect.gen(function*() {
     return yield* Effect.orDie((yield* Threads).create(principal, { agentId }))
   })
@@ -93,13 +95,13 @@ export const threadOf = (agentId: string) =>
  * A queued run of `plan` on `threadId` (a new thread of a new agent when absent),
  * created with its thread claimed as a turn does; returns the stored row.
  */
-export const stageRun = (options: { readonly plan?: RunPlan; readonly threadId?: string; readonly agentId?: string } = {}) =>
+export const stageRun = (options: { readonly plan?: RunPlan; readonly threadId?: ThreadId; readonly agentId?: AgentId } = {}) =>
   Effect.gen(function*() {
     const repo = yield* RunRepo
     const target = options.threadId !== undefined && options.agentId !== undefined
       ? { threadId: options.threadId, agentId: options.agentId }
       : yield* Effect.map(agentWithThread, ({ agent, thread }) => ({ threadId: thread.id, agentId: agent.id }))
-    const id = yield* newId("run")
+    const id = yield* (yield* IdGenerator).make("run")
     const now = yield* nowIso
     const created = yield* repo.createClaimed({
       id,
@@ -128,7 +130,7 @@ export const stageRun = (options: { readonly plan?: RunPlan; readonly threadId?:
   })
 
 /** The run's row as stored now. */
-export const reload = (runId: string): Effect.Effect<RunRow, never, RunRepo> =>
+export const reload = (runId: RunId): Effect.Effect<RunRow, never, RunRepo> =>
   Effect.gen(function*() {
     const found = yield* (yield* RunRepo).find(runId)
     if (Option.isNone(found)) return yield* Effect.die(new Error(`run ${runId} is not stored`))

@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import type { Message, ToolSpec } from "../../../domain/Conversation.ts"
+import { ToolCallId } from "../../../domain/Ids.ts"
 import { anthropicSchema, makeAnthropicModel } from "../../../src/model/AnthropicModel.ts"
 import type { ModelEvent, ModelRequest } from "../../../src/model/ModelProvider.ts"
 import { aimock, apiKey, recordingProxy, redactedKey, sleepProbe } from "../../support/Aimock.ts"
@@ -88,8 +89,8 @@ describe("AnthropicModel", () => {
 
       const second = yield* Stream.runCollect(model.stream(request([
         user,
-        { role: "assistant", content: "Let me check.", toolCalls: [{ id: "toolu_01A", name: "get_weather", input: { city: "Paris", days: 2 } }] },
-        { role: "tool", toolCallId: "toolu_01A", toolName: "get_weather", content: "upstream timeout", isError: true }
+        { role: "assistant", content: "Let me check.", toolCalls: [{ id: ToolCallId.make("toolu_01A"), name: "get_weather", input: { city: "Paris", days: 2 } }] },
+        { role: "tool", toolCallId: ToolCallId.make("toolu_01A"), toolName: "get_weather", content: "upstream timeout", isError: true }
       ], { tools: [weatherTool] })))
       assert.strictEqual(text(second), "The weather service is down.")
       assert.deepStrictEqual(second.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 70, outputTokens: 9 })

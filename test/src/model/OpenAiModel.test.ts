@@ -7,6 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Redacted, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import type { Message, ToolSpec } from "../../../domain/Conversation.ts"
+import { ToolCallId } from "../../../domain/Ids.ts"
 import type { ModelEvent, ModelRequest } from "../../../src/model/ModelProvider.ts"
 import { makeOpenAiModel } from "../../../src/model/OpenAiModel.ts"
 import { aimock, redactedKey, sleepProbe } from "../../support/Aimock.ts"
@@ -80,8 +81,8 @@ describe("OpenAiModel", () => {
 
       const second = yield* Stream.runCollect(model.stream(request([
         user,
-        { role: "assistant", content: "", toolCalls: [{ id: "call_abc123", name: "get_weather", input: { city: "Paris", days: 2 } }] },
-        { role: "tool", toolCallId: "call_abc123", toolName: "get_weather", content: "{\"temp\":21}", isError: false }
+        { role: "assistant", content: "", toolCalls: [{ id: ToolCallId.make("call_abc123"), name: "get_weather", input: { city: "Paris", days: 2 } }] },
+        { role: "tool", toolCallId: ToolCallId.make("call_abc123"), toolName: "get_weather", content: "{\"temp\":21}", isError: false }
       ], { tools: [weatherTool] })))
       assert.strictEqual(text(second), "Sunny, 21 °C.")
       assert.deepStrictEqual(second.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 52, outputTokens: 6 })

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { ToolCall } from "../../../domain/Conversation.ts"
+import { RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
 import type { Run, UsageTotal } from "../../../domain/Run.ts"
 import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { EventLog, runChange } from "../../../src/runs/EventLog.ts"
@@ -24,7 +25,7 @@ import * as RunStage from "../../support/RunStage.ts"
 const usage: UsageTotal = { inputTokens: 120, outputTokens: 30, totalTokens: 150, costCents: 0.75, steps: 2 }
 
 /** Chunks stored after `afterSeq`. */
-const chunksAfter = (runId: string, afterSeq: number) =>
+const chunksAfter = (runId: RunId, afterSeq: number) =>
   Effect.gen(function*() {
     const stored = yield* (yield* EventLog).read(runId, afterSeq)
     assert.deepStrictEqual(stored.map((s) => s.seq), stored.map((_, i) => afterSeq + i + 1))
@@ -32,7 +33,7 @@ const chunksAfter = (runId: string, afterSeq: number) =>
   })
 
 /** Whether the thread is free again: idle, with no active run. */
-const threadOf = (threadId: string) =>
+const threadOf = (threadId: ThreadId) =>
   Effect.gen(function*() {
     const thread = yield* Effect.orDie((yield* Threads).get(RunStage.principal, threadId))
     return { status: thread.status, activeRun: yield* (yield* RunRepo).activeRun(threadId) }
@@ -41,7 +42,7 @@ const threadOf = (threadId: string) =>
 type ThreadState = Effect.Success<ReturnType<typeof threadOf>>
 
 const released: ThreadState = { status: "idle", activeRun: null }
-const heldBy = (runId: string): ThreadState => ({ status: "running", activeRun: runId })
+const heldBy = (runId: RunId): ThreadState => ({ status: "running", activeRun: runId })
 
 /**
  * A run as the loop leaves it before finalization: started (status running,
@@ -59,7 +60,7 @@ const startedRun = Effect.gen(function*() {
   return { row: yield* RunStage.reload(row.id), seq }
 })
 
-const call: ToolCall = { id: "call_1", name: "mcp__files__write", input: { path: "a.txt" } }
+const call: ToolCall = { id: ToolCallId.make("call_1"), name: "mcp__files__write", input: { path: "a.txt" } }
 
 /**
  * A run parked on an approval of `call` through Parking, its turn ended by
@@ -205,7 +206,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.strictEqual(row.run.terminalReason, null)
       assert.strictEqual(row.run.completedAt, null)
       assert.deepStrictEqual(row.park?.pending, [
-        { toolCallId: "call_1", interactionId: (yield* (yield* InteractionRepo).ofRun(row.id))[0].id, kind: "approval_request", remember: false }
+        { toolCallId: ToolCallId.make("call_1"), interactionId: (yield* (yield* InteractionRepo).ofRun(row.id))[0].id, kind: "approval_request", remember: false }
       ])
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), heldBy(row.id))
     }))
@@ -281,7 +282,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       const ended = yield* RunStage.reload(row.id)
       yield* later
       yield* (yield* Finalize).cancelIdle(row.id)
-      yield* (yield* Finalize).cancelIdle("run_0000000000000000000000")
+      yield* (yield* Finalize).cancelIdle(RunId.make("run_0000000000000000000000"))
       assert.strictEqual((yield* chunksAfter(row.id, seq)).length, 3)
       assert.deepStrictEqual(yield* RunStage.reload(row.id), ended)
     }))

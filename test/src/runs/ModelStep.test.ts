@@ -9,7 +9,9 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream } from "effect"
 import type { Chunk } from "../../../domain/Chunk.ts"
+import { type RunId, ToolCallId } from "../../../domain/Ids.ts"
 import { ZeroUsage } from "../../../domain/Run.ts"
+import { IdGenerator } from "../../../src/IdGenerator.ts"
 import {
   estimateTokens,
   type ModelEvent,
@@ -53,12 +55,12 @@ const step = (model: ModelProvider, request: ModelRequest, streamReasoning: bool
     const events = yield* EventLog
     const row = yield* RunStage.stageRun()
     const writer = yield* events.writer(row.id, { fresh: true })
-    const result = yield* ModelStep.run(model, request, writer, streamReasoning)
+    const result = yield* ModelStep.run(model, request, writer, streamReasoning, yield* IdGenerator)
     yield* writer.flush
     return { result, chunks: yield* storedChunks(row.id) }
   })
 
-const storedChunks = (runId: string) =>
+const storedChunks = (runId: RunId) =>
   Effect.gen(function*() {
     const stored = yield* (yield* EventLog).read(runId, 0)
     assert.deepStrictEqual(stored.map((s) => s.seq), stored.map((_, i) => i + 1))
@@ -132,8 +134,8 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       assert.deepStrictEqual(result, {
         text: "",
         calls: [
-          { id: "call_1_1", name: "mcp__files__read", input: { path: "a.txt" } },
-          { id: "call_1_2", name: "mcp__files__read", input: { path: "b.txt" } }
+          { id: ToolCallId.make("call_1_1"), name: "mcp__files__read", input: { path: "a.txt" } },
+          { id: ToolCallId.make("call_1_2"), name: "mcp__files__read", input: { path: "b.txt" } }
         ],
         tokens: { inputTokens: 40, outputTokens: 9 }
       })
@@ -155,7 +157,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       ])
       assert.deepStrictEqual(result, {
         text: "Reading it.",
-        calls: [{ id: "call_1", name: "mcp__files__read", input: {} }],
+        calls: [{ id: ToolCallId.make("call_1"), name: "mcp__files__read", input: {} }],
         tokens: { inputTokens: 5, outputTokens: 6 }
       })
     }))
@@ -197,7 +199,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const running = yield* Effect.forkChild(ModelStep.run(model, requestFor("hi"), writer, false))
+      const running = yield* Effect.forkChild(ModelStep.run(model, requestFor("hi"), writer, false, yield* IdGenerator))
       // The step is still streaming: what arrives was written on release, not by a flush.
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(3), Stream.runCollect)
       assert.isUndefined(running.pollUnsafe())
@@ -219,7 +221,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const result = yield* ModelStep.run(providerOf([]), requestFor("hi"), writer, false)
+      const result = yield* ModelStep.run(providerOf([]), requestFor("hi"), writer, false, yield* IdGenerator)
       assert.deepStrictEqual(result, { text: "", calls: [], tokens: { inputTokens: 0, outputTokens: 0 } })
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(1), Stream.runCollect)
       assert.deepStrictEqual(seen.map((s) => s.chunk), [{ type: "start-step" }])
@@ -230,7 +232,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(providerOf([text("Half")], "HTTP 503 after 5 attempts"), requestFor("hi"), writer, false))
+      const error = yield* Effect.flip(ModelStep.run(providerOf([text("Half")], "HTTP 503 after 5 attempts"), requestFor("hi"), writer, false, yield* IdGenerator))
       assert.deepStrictEqual(error, new ModelUnavailable({ message: "HTTP 503 after 5 attempts" }))
       yield* writer.flush
       const chunks = yield* storedChunks(row.id)
@@ -243,7 +245,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true))
+      const error = yield* Effect.flip(ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true, yield* IdGenerator))
       assert.strictEqual(error._tag, "ModelUnavailable")
       assert.strictEqual(error.message, "the scripted model was told to fail (/fail)")
       yield* writer.flush

@@ -10,7 +10,8 @@ import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { ToolCall } from "../../../domain/Conversation.ts"
 import { ToolApprovalHooks } from "../../../src/hooks/ToolApprovalHooks.ts"
-import { newIdSync } from "../../../src/Ids.ts"
+import { type AgentId, HookId, InteractionId, type RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
+import { IdGenerator } from "../../../src/IdGenerator.ts"
 import { ApprovalMemory } from "../../../src/store/ApprovalMemory.ts"
 import { type Gate, ToolGate } from "../../../src/runs/ToolGate.ts"
 import { nowIso } from "../../../src/Time.ts"
@@ -47,8 +48,8 @@ type OnHookError = "deny" | "pause" | "fail-run"
 
 /** What a case's expected gate may refer to: the hook it created and the id of the review it sent. */
 interface Seen {
-  readonly hookId: string
-  readonly reviewId: string
+  readonly hookId: HookId
+  readonly reviewId: InteractionId
   readonly hookUrl: string
 }
 
@@ -327,18 +328,18 @@ const makeHook = (options: { readonly onHookError?: OnHookError; readonly enable
       ...(options.onHookError === undefined ? {} : { onHookError: options.onHookError }),
       ...(options.enabled === undefined ? {} : { enabled: options.enabled })
     }))
-    return { hookId: hook.id, hookUrl }
+    return { hookId: HookId.make(hook.id), hookUrl }
   })
 
 /** The gate of a run on `threadId` with these tools, approvals and hook; reported hook failures are collected. */
 const gateOf = (options: {
-  readonly threadId: string
-  readonly agentId: string
-  readonly runId?: string
+  readonly threadId: ThreadId
+  readonly agentId: AgentId
+  readonly runId?: RunId
   readonly policy: Policy | undefined
   readonly userInteraction?: boolean
   readonly autoAllow?: ReadonlyArray<string>
-  readonly hookId?: string
+  readonly hookId?: HookId
 }) =>
   Effect.gen(function*() {
     const reported: Array<string> = []
@@ -348,7 +349,7 @@ const gateOf = (options: {
     }
     const userInteraction = options.userInteraction ?? false
     const gate = yield* (yield* ToolGate).forRun({
-      runId: options.runId ?? newIdSync("run"),
+      runId: options.runId ?? (yield* (yield* IdGenerator).make("run")),
       threadId: options.threadId,
       agentId: options.agentId,
       principal: RunStage.principal,
@@ -359,7 +360,7 @@ const gateOf = (options: {
     return { gate, reported }
   })
 
-const callOf = (c: { readonly name: string; readonly input: unknown }): ToolCall => ({ id: "call_1", ...c })
+const callOf = (c: { readonly name: string; readonly input: unknown }): ToolCall => ({ id: ToolCallId.make("call_1"), ...c })
 
 layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setupTimeout })("ToolGate", (it) => {
   it.effect.each(cases)("$name", (c) =>
@@ -388,9 +389,9 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const reviews = (yield* server.received).slice(before)
       assert.strictEqual(reviews.length, c.reviews)
       const seen: Seen = {
-        hookId: hook?.hookId ?? "",
+        hookId: hook?.hookId ?? HookId.make(""),
         hookUrl: hook?.hookUrl ?? "",
-        reviewId: reviews.length === 0 ? "" : (yield* Effect.orDie(decodeReview(reviews[0].body))).id
+        reviewId: InteractionId.make(reviews.length === 0 ? "" : (yield* Effect.orDie(decodeReview(reviews[0].body))).id)
       }
       assert.deepStrictEqual(decision, c.expected(seen))
       assert.deepStrictEqual(reported, c.reported?.(seen) ?? [])
@@ -403,10 +404,10 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const { agent, thread } = yield* RunStage.agentWithThread
       const hook = yield* makeHook({})
       yield* server.answerWith(reply(200, { decision: "allow" }))
-      const runId = newIdSync("run")
+      const runId = yield* (yield* IdGenerator).make("run")
       const { gate } = yield* gateOf({ threadId: thread.id, agentId: agent.id, runId, policy: always, hookId: hook.hookId })
       const before = (yield* server.received).length
-      assert.deepStrictEqual(yield* gate({ id: "call_7", name: tool, input: { path: "notes.md" } }, 2), { _tag: "Run" })
+      assert.deepStrictEqual(yield* gate({ id: ToolCallId.make("call_7"), name: tool, input: { path: "notes.md" } }, 2), { _tag: "Run" })
       const [review] = (yield* server.received).slice(before)
       assert.strictEqual(review.path, "/review")
       const { id } = yield* Effect.orDie(decodeReview(review.body))
@@ -439,14 +440,14 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const there = yield* gateOf({ threadId: other.id, agentId: agent.id, policy: once, hookId: hook.hookId })
       const before = (yield* server.received).length
       const input = { path: "a.txt", mode: "overwrite" }
-      assert.deepStrictEqual(yield* here.gate({ id: "call_1", name: tool, input }, 0), { _tag: "Run" })
+      assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_1"), name: tool, input }, 0), { _tag: "Run" })
       assert.strictEqual((yield* server.received).length, before + 1)
       // Remembered: no review; the input's key order does not matter.
-      assert.deepStrictEqual(yield* here.gate({ id: "call_2", name: tool, input: { mode: "overwrite", path: "a.txt" } }, 1), { _tag: "Run" })
+      assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_2"), name: tool, input: { mode: "overwrite", path: "a.txt" } }, 1), { _tag: "Run" })
       assert.strictEqual((yield* server.received).length, before + 1)
       yield* server.answerWith(reply(200, { decision: "deny", reason: "No." }))
-      assert.deepStrictEqual(yield* here.gate({ id: "call_3", name: tool, input: { path: "b.txt", mode: "overwrite" } }, 1), { _tag: "Denied", reason: "No." })
-      assert.deepStrictEqual(yield* there.gate({ id: "call_1", name: tool, input }, 0), { _tag: "Denied", reason: "No." })
+      assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_3"), name: tool, input: { path: "b.txt", mode: "overwrite" } }, 1), { _tag: "Denied", reason: "No." })
+      assert.deepStrictEqual(yield* there.gate({ id: ToolCallId.make("call_1"), name: tool, input }, 0), { _tag: "Denied", reason: "No." })
       assert.strictEqual((yield* server.received).length, before + 3)
     }))
 
@@ -464,7 +465,7 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       }))
       yield* server.answerWith(hold)
       const before = (yield* server.received).length
-      const { gate, reported } = yield* gateOf({ threadId: thread.id, agentId: agent.id, policy: always, hookId: hook.id })
+      const { gate, reported } = yield* gateOf({ threadId: thread.id, agentId: agent.id, policy: always, hookId: HookId.make(hook.id) })
       const fiber = yield* Effect.forkChild(gate(callOf(write("a.txt")), 0))
       yield* server.awaitRequest(before + 1)
       yield* TestClock.adjust("1999 millis")

@@ -1,0 +1,74 @@
+/**
+ * The one place ids are minted: a spec prefix plus 128 random bits from the
+ * OS CSPRNG in base62 (unguessable), branded for the kinds that have a brand.
+ * Secret tokens (API keys) use the same encoding with 256 bits.
+ */
+import { randomBytes } from "node:crypto"
+import { Context, Effect, Layer, Redacted } from "effect"
+import {
+  AgentId,
+  FollowupId,
+  HookId,
+  HttpConnectionId,
+  type IdKind,
+  type IdOf,
+  IdPrefix,
+  InteractionId,
+  RunId,
+  ThreadId,
+  ToolCallId,
+  ToolServerId
+} from "../domain/Ids.ts"
+
+const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+/** Fixed width: 16 bytes always give 22 characters, 32 bytes 43. */
+const base62 = (bytes: Uint8Array, width: number): string => {
+  let n = 0n
+  for (const b of bytes) n = (n << 8n) | BigInt(b)
+  let out = ""
+  while (n > 0n) {
+    out = alphabet[Number(n % 62n)] + out
+    n /= 62n
+  }
+  return out.padStart(width, "0")
+}
+
+const unbranded = (raw: string): string => raw
+
+/** How a freshly encoded id gets its kind's type: the brand's constructor, or none. */
+const typed: { readonly [K in IdKind]: (raw: string) => IdOf<K> } = {
+  agent: (raw) => AgentId.make(raw),
+  thread: (raw) => ThreadId.make(raw),
+  run: (raw) => RunId.make(raw),
+  interaction: (raw) => InteractionId.make(raw),
+  toolCall: (raw) => ToolCallId.make(raw),
+  followup: (raw) => FollowupId.make(raw),
+  toolServer: (raw) => ToolServerId.make(raw),
+  httpConnection: (raw) => HttpConnectionId.make(raw),
+  hook: (raw) => HookId.make(raw),
+  worker: unbranded,
+  resultHandler: unbranded,
+  textPart: unbranded,
+  reasoningPart: unbranded,
+  request: unbranded,
+  organization: unbranded,
+  apiKey: unbranded,
+  secret: unbranded,
+  secretContext: unbranded,
+  incident: unbranded,
+  node: unbranded
+}
+
+export class IdGenerator extends Context.Service<IdGenerator, {
+  /** A new id of `kind`, of its branded type when it has one (`run` gives a RunId). */
+  readonly make: <K extends IdKind>(kind: K) => Effect.Effect<IdOf<K>>
+  /** A new secret token (API keys): `prefix` plus 256 random bits in base62. */
+  readonly secretToken: (prefix: string) => Effect.Effect<Redacted.Redacted>
+}>()("svc/IdGenerator") {
+  // Plain Effect.sync rather than Effect.fn: ids are minted on the hot path (every step), a span each would be noise.
+  static readonly layer = Layer.succeed(IdGenerator)({
+    make: <K extends IdKind>(kind: K) => Effect.sync(() => typed[kind](IdPrefix[kind] + base62(randomBytes(16), 22))),
+    secretToken: (prefix: string) => Effect.sync(() => Redacted.make(prefix + base62(randomBytes(32), 43)))
+  })
+}
