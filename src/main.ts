@@ -1,6 +1,6 @@
 /** Launches the service: `npm start` (with SVC_PROCESSES > 1, a supervisor of that many: Supervisor.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Layer } from "effect"
+import { Console, Effect, Layer, References } from "effect"
 import * as App from "./App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 import * as Supervisor from "./Supervisor.ts"
@@ -13,6 +13,9 @@ Effect.gen(function*() {
   if (Supervisor.isSupervisor(config)) return yield* Supervisor.supervise(config)
   return yield* Supervisor.annotateWorker(Layer.launch(App.layer))
 }).pipe(
+  // No span exporter is configured: spans would only be built and dropped (measured: a seventh of a turn's CPU).
+  Effect.provideService(References.TracerEnabled, false),
+  Effect.provideService(References.TracerTimingEnabled, false),
   Effect.provide(ServiceConfig.layer),
   // A configuration mistake is reported as one clear line, not a stack trace.
   Effect.catchTags({

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { ToolCall } from "../../../domain/Conversation.ts"
+import type { Interaction } from "../../../domain/Interaction.ts"
 import { RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
 import type { Run, UsageTotal } from "../../../domain/Run.ts"
 import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
@@ -30,6 +31,20 @@ const chunksAfter = (runId: RunId, afterSeq: number) =>
     const stored = yield* (yield* EventLog).read(runId, afterSeq)
     assert.deepStrictEqual(stored.map((s) => s.seq), stored.map((_, i) => afterSeq + i + 1))
     return stored.map((s): Chunk => s.chunk)
+  })
+
+/** The run's pending approval was cancelled at `now` by the run's end. */
+const assertApprovalCancelled = (runId: RunId, before: Interaction, now: string) =>
+  Effect.gen(function*() {
+    const [after] = yield* (yield* InteractionRepo).ofRun(runId)
+    assert.deepStrictEqual(after.interaction, {
+      ...before,
+      status: "cancelled",
+      decision: "cancel",
+      expiresAt: null,
+      resolvedAt: now,
+      updatedAt: now
+    })
   })
 
 /** Whether the thread is free again: idle, with no active run. */
@@ -58,6 +73,15 @@ const startedRun = Effect.gen(function*() {
     return yield* (yield* EventLog).lastSeq(row.id)
   }))
   return { row: yield* RunStage.reload(row.id), seq }
+})
+
+/** A started run that completed: its row as it ended, and the last sequence number before its end. */
+const endedRun = Effect.gen(function*() {
+  const { row, seq } = yield* startedRun
+  yield* Effect.scoped(Effect.gen(function*() {
+    yield* (yield* Finalize).outcome(row, yield* (yield* EventLog).writer(row.id), completed(null), usage)
+  }))
+  return { row, seq, ended: yield* RunStage.reload(row.id) }
 })
 
 const call: ToolCall = { id: ToolCallId.make("call_1"), name: "mcp__files__write", input: { path: "a.txt" } }
@@ -248,15 +272,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.deepStrictEqual(after.run, { ...row.run, status: "cancelled", terminalReason: null, completedAt: now })
       assert.strictEqual(after.park, null)
       assert.strictEqual(after.parkDeadline, null)
-      const [cancelledInteraction] = yield* (yield* InteractionRepo).ofRun(row.id)
-      assert.deepStrictEqual(cancelledInteraction.interaction, {
-        ...interaction.interaction,
-        status: "cancelled",
-        decision: "cancel",
-        expiresAt: null,
-        resolvedAt: now,
-        updatedAt: now
-      })
+      yield* assertApprovalCancelled(row.id, interaction.interaction, now)
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), released)
     }))
 
@@ -275,11 +291,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
 
   it.effect("cancelIdle of a run that already ended, or of no run: nothing written, nothing changed", () =>
     Effect.gen(function*() {
-      const { row, seq } = yield* startedRun
-      yield* Effect.scoped(Effect.gen(function*() {
-        yield* (yield* Finalize).outcome(row, yield* (yield* EventLog).writer(row.id), completed(null), usage)
-      }))
-      const ended = yield* RunStage.reload(row.id)
+      const { row, seq, ended } = yield* endedRun
       yield* later
       yield* (yield* Finalize).cancelIdle(row.id)
       yield* (yield* Finalize).cancelIdle(RunId.make("run_0000000000000000000000"))
@@ -302,15 +314,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.deepStrictEqual(after.run, { ...row.run, status: "cancelled", terminalReason: "interaction_timeout", completedAt: now })
       assert.strictEqual(after.park, null)
       assert.strictEqual(after.parkDeadline, null)
-      const [expired] = yield* (yield* InteractionRepo).ofRun(row.id)
-      assert.deepStrictEqual(expired.interaction, {
-        ...interaction.interaction,
-        status: "cancelled",
-        decision: "cancel",
-        expiresAt: null,
-        resolvedAt: now,
-        updatedAt: now
-      })
+      yield* assertApprovalCancelled(row.id, interaction.interaction, now)
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), released)
     }))
 
@@ -365,11 +369,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
 
   it.effect("reap of a run that ended since the recovery pass chose it: nothing written, nothing changed", () =>
     Effect.gen(function*() {
-      const { row, seq } = yield* startedRun
-      yield* Effect.scoped(Effect.gen(function*() {
-        yield* (yield* Finalize).outcome(row, yield* (yield* EventLog).writer(row.id), completed(null), usage)
-      }))
-      const ended = yield* RunStage.reload(row.id)
+      const { row, seq, ended } = yield* endedRun
       yield* later
       yield* (yield* Finalize).reap(row.id)
       assert.strictEqual((yield* chunksAfter(row.id, seq)).length, 3)
