@@ -13,7 +13,7 @@ import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
 import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
-import { RunRepo } from "../src/store/RunRepo.ts"
+import { RecoveryRepo } from "../src/store/RecoveryRepo.ts"
 import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
@@ -27,7 +27,7 @@ const PurgeIntervalMs = 10 * 60 * 1000
 export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: Effect.Effect<void> }>()("svc/RunRecovery") {
   static readonly layer = Layer.effect(RunRecovery)(Effect.gen(function*() {
     const config = yield* ServiceConfig
-    const repo = yield* RunRepo
+    const repo = yield* RecoveryRepo
     const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
     let lastPurge = Number.NEGATIVE_INFINITY
@@ -51,7 +51,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
       }
     }).pipe(Effect.provideService(Sharding.Sharding, sharding))
     return { pass }
-  }))
+  })).pipe(Layer.provide(RecoveryRepo.layer))
 }
 
 /** The pass as a cluster singleton, every SVC_RECOVERY_INTERVAL_MS of the application's clock. */

@@ -177,22 +177,8 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly unpark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Drops the parked step (the run ended while parked). */
   readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
-  /** Parked runs whose deadline passed. */
-  readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<RunId>>
   /** Heartbeat of an executing run. */
   readonly touch: (runId: RunId, now: string) => Effect.Effect<void>
-  /** Active (not parked) runs with no heartbeat since `before`. */
-  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<{ readonly id: RunId; readonly generation: number }>>
-  /** Active runs whose executor stopped beating for `deadAfterMs` (its process died). */
-  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<{ readonly id: RunId; readonly generation: number }>>
-  /** Counts one more recovery attempt; returns the count. */
-  readonly bumpRecovery: (runId: RunId, now: string) => Effect.Effect<number>
-  /**
-   * Retention of the cluster's message storage, which keeps delivered
-   * messages forever: the persisted Start/Cancel messages of runs that ended
-   * before `cutoff`, and their replies, are deleted.
-   */
-  readonly purgeDeliveredMessages: (cutoff: string) => Effect.Effect<void>
 }>()("svc/RunRepo") {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
@@ -335,50 +321,8 @@ export class RunRepo extends Context.Service<RunRepo, {
         clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: RunId, now: string) {
           yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
         }),
-        parkExpired: Effect.fn("RunRepo.parkExpired")(function*(now: string) {
-          const rows = yield* sql`SELECT id FROM runs WHERE status IN ('waiting_for_approval', 'waiting_for_input')
-            AND park_deadline <= ${now} ORDER BY park_deadline LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId })))),
-            Effect.orDie
-          )
-          return rows.map((r) => r.id)
-        }),
         touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, now: string) {
           yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
-        }),
-        stalled: Effect.fn("RunRepo.stalled")(function*(before: string) {
-          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
-            ORDER BY updated_at LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))),
-            Effect.orDie
-          )
-        }),
-        orphaned: Effect.fn("RunRepo.orphaned")(function*(deadAfterMs: number) {
-          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running')
-              AND executor IS NOT NULL AND executor NOT IN (
-                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
-              )
-            ORDER BY updated_at LIMIT 100`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))),
-            Effect.orDie
-          )
-        }),
-        bumpRecovery: Effect.fn("RunRepo.bumpRecovery")(function*(runId: RunId, now: string) {
-          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
-            WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
-            Effect.orDie
-          )
-          return rows[0]?.recovery_attempts ?? 0
-        }),
-        purgeDeliveredMessages: Effect.fn("RunRepo.purgeDeliveredMessages")(function*(cutoff: string) {
-          yield* sql`WITH deleted AS (
-              DELETE FROM cluster_messages m USING runs r
-              WHERE m.processed AND m.entity_type = 'Run' AND m.entity_id = r.id
-                AND r.completed_at IS NOT NULL AND r.completed_at < ${cutoff}
-              RETURNING m.request_id
-            )
-            DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: ThreadId) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(

@@ -11,7 +11,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
 import { Run } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
-import { RunRepo } from "../../src/store/RunRepo.ts"
+import { RecoveryRepo } from "../../src/store/RecoveryRepo.ts"
 import { agentWithThread, startRun } from "../support/Conversation.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -25,7 +25,7 @@ const Harness = Layer.unwrap(
     const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.orDie)
     return Layer.mergeAll(
       TestServer.layerWith(TestServer.baseConfig(db.url, runnerPort)),
-      RunRepo.layer.pipe(Layer.provideMerge(sql))
+      RecoveryRepo.layer.pipe(Layer.provideMerge(sql))
     )
   })
 ).pipe(Layer.provide(Reactivity.layer))
@@ -134,7 +134,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       const countMessages = (runId: string) => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
       assert.deepStrictEqual(yield* countMessages(lost), [{ n: 0 }])
       assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 1 }])
-      const repo = yield* RunRepo
+      const repo = yield* RecoveryRepo
       yield* repo.purgeDeliveredMessages(done.createdAt)
       assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 1 }])
       yield* repo.purgeDeliveredMessages("9999-01-01T00:00:00.000Z")

@@ -1,0 +1,77 @@
+/**
+ * What the recovery pass asks of storage: runs whose executing process died,
+ * runs silent for too long, parks past their deadline, the count of attempts,
+ * and retention of the cluster's delivered run messages.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Schema } from "effect"
+import { RunId } from "../../domain/Ids.ts"
+
+/** A run to dispatch again, with the generation its Start carries. */
+export interface Dispatch {
+  readonly id: RunId
+  readonly generation: number
+}
+
+const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))
+
+export class RecoveryRepo extends Context.Service<RecoveryRepo, {
+  /** Parked runs whose deadline passed. */
+  readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<RunId>>
+  /** Active (not parked) runs with no heartbeat since `before`. */
+  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<Dispatch>>
+  /** Active runs whose executor stopped beating for `deadAfterMs` (its process died). */
+  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<Dispatch>>
+  /** Counts one more recovery attempt; returns the count. */
+  readonly bumpRecovery: (runId: RunId, now: string) => Effect.Effect<number>
+  /**
+   * Retention of the cluster's message storage, which keeps delivered
+   * messages forever: the persisted messages of runs that ended before
+   * `cutoff`, and their replies, are deleted.
+   */
+  readonly purgeDeliveredMessages: (cutoff: string) => Effect.Effect<void>
+}>()("svc/RecoveryRepo") {
+  static readonly layer = Layer.effect(RecoveryRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      return {
+        parkExpired: Effect.fn("RecoveryRepo.parkExpired")(function*(now: string) {
+          const rows = yield* sql`SELECT id FROM runs WHERE status IN ('waiting_for_approval', 'waiting_for_input')
+            AND park_deadline <= ${now} ORDER BY park_deadline LIMIT 100`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId })))),
+            Effect.orDie
+          )
+          return rows.map((r) => r.id)
+        }),
+        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string) {
+          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
+            ORDER BY updated_at LIMIT 100`.pipe(Effect.flatMap(decodeDispatches), Effect.orDie)
+        }),
+        orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number) {
+          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running')
+              AND executor IS NOT NULL AND executor NOT IN (
+                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
+              )
+            ORDER BY updated_at LIMIT 100`.pipe(Effect.flatMap(decodeDispatches), Effect.orDie)
+        }),
+        bumpRecovery: Effect.fn("RecoveryRepo.bumpRecovery")(function*(runId: RunId, now: string) {
+          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
+            WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
+            Effect.orDie
+          )
+          return rows[0]?.recovery_attempts ?? 0
+        }),
+        purgeDeliveredMessages: Effect.fn("RecoveryRepo.purgeDeliveredMessages")(function*(cutoff: string) {
+          yield* sql`WITH deleted AS (
+              DELETE FROM cluster_messages m USING runs r
+              WHERE m.processed AND m.entity_type = 'Run' AND m.entity_id = r.id
+                AND r.completed_at IS NOT NULL AND r.completed_at < ${cutoff}
+              RETURNING m.request_id
+            )
+            DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
+        })
+      }
+    })
+  )
+}
