@@ -54,6 +54,18 @@ const stageRun = (options: {
     yield* sql`UPDATE threads SET status = 'running', active_run_id = ${options.id} WHERE id = ${options.threadId}`
   })
 
+/** The next recovery pass (30 s of the service's clock) dispatches the run again, and it completes. */
+const nextPassCompletes = (runId: string) =>
+  Effect.gen(function*() {
+    const api = yield* TestServer.TestApi
+    yield* TestClock.adjust("30 seconds")
+    const resumed = yield* api.request("GET", `/v1/runs/${runId}/stream`)
+    const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
+    assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+    const run = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${runId}`), 200, Run)
+    assert.strictEqual(run.status, "completed")
+  })
+
 TestServer.suiteWith(Harness)("run recovery", (it) => {
   it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after three attempts", () =>
     Effect.gen(function*() {
@@ -78,12 +90,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       })
 
       // The recovery pass runs every 30 s of the service's clock: the next one finds the stalled run.
-      yield* TestClock.adjust("30 seconds")
-      const resumed = yield* api.request("GET", `/v1/runs/${lost}/stream`)
-      const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
-      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      const resumedRun = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${lost}`), 200, Run)
-      assert.strictEqual(resumedRun.status, "completed")
+      yield* nextPassCompletes(lost)
       const idle = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
       assert.strictEqual(idle.status, "idle")
 
@@ -165,12 +172,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
         attempts: 0
       })
 
-      yield* TestClock.adjust("30 seconds")
-      const resumed = yield* api.request("GET", `/v1/runs/${orphan}/stream`)
-      const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
-      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      const run = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs/${orphan}`), 200, Run)
-      assert.strictEqual(run.status, "completed")
+      yield* nextPassCompletes(orphan)
       const after = yield* sql<{ readonly executor: string; readonly recovery_attempts: number }>`SELECT executor, recovery_attempts FROM runs WHERE id = ${orphan}`
       assert.notStrictEqual(after[0]?.executor, "node_deadprocess0000000001")
       assert.strictEqual(after[0]?.recovery_attempts, 1)
