@@ -37,6 +37,7 @@ export const run = Effect.fn("ModelStep.run")(function*(
   const calls: Array<ToolCall> = []
   let tokens = { inputTokens: 0, outputTokens: 0 }
   let answered = false
+  const closeParts = Effect.suspend(() => Effect.andThen(writer.release, Effect.andThen(closeReasoning(), closeText())))
   yield* model.stream(request).pipe(
     Stream.runForEach((event): Effect.Effect<void> => {
       const handled = handle(event)
@@ -44,12 +45,18 @@ export const run = Effect.fn("ModelStep.run")(function*(
       // The model answered: whatever the writer held back goes out with this.
       answered = true
       return Effect.andThen(writer.release, handled)
-    })
+    }),
+    // A stream cut short still closes the parts it opened: clients see whole parts, then the error.
+    Effect.onError(() => closeParts)
   )
-  yield* writer.release
-  yield* closeReasoning()
-  if (textOpen) yield* writer.emit({ type: "text-end", id: textId })
+  yield* closeParts
   return { text, calls, tokens } satisfies StepResult
+
+  function closeText(): Effect.Effect<void> {
+    if (!textOpen) return Effect.void
+    textOpen = false
+    return Effect.asVoid(writer.emit({ type: "text-end", id: textId }))
+  }
 
   function closeReasoning(): Effect.Effect<void> {
     if (reasoningId === undefined) return Effect.void

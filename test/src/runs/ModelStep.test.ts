@@ -227,7 +227,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       assert.deepStrictEqual(seen.map((s) => s.chunk), [{ type: "start-step" }])
     }))
 
-  it.effect("ModelUnavailable propagates; what streamed before it is stored, the text part left open", () =>
+  it.effect("ModelUnavailable propagates; what streamed before it is stored, and the text part is closed", () =>
     Effect.gen(function*() {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
@@ -237,7 +237,11 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.flush
       const chunks = yield* storedChunks(row.id)
       const t = idOf(chunks, "text-start")
-      assert.deepStrictEqual(chunks, [{ type: "text-start", id: t }, { type: "text-delta", id: t, delta: "Half" }])
+      assert.deepStrictEqual(chunks, [
+        { type: "text-start", id: t },
+        { type: "text-delta", id: t, delta: "Half" },
+        { type: "text-end", id: t }
+      ])
     }))
 
   it.effect("the scripted model's /fail is a ModelUnavailable with nothing written", () =>
