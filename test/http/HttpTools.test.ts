@@ -279,6 +279,8 @@ TestServer.suite()("http connections as tools", (it) => {
       assert.strictEqual(server.maxInFlight(), 2)
       assert.deepStrictEqual(outputsOf(reads.parsed.chunks).map((o) => (o as { status: number }).status), [200, 200])
 
+      // A slow peer, not a synchronization: proving that calls never overlap needs each one to
+      // take long enough for an overlapping one to arrive; no event could stand in for the wait.
       const serial = yield* ApiServer.serve(document, async (request) => {
         await new Promise((resolve) => setTimeout(resolve, 50))
         return respond(request)
