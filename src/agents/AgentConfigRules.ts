@@ -98,7 +98,8 @@ const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["brow
 
 /**
  * Cross-field rules. Capabilities whose runtime this deployment does not
- * provide (web, browser, media generation, subagents, media editing) are
+ * provide (web, browser, media generation and viewing, spatial media
+ * fidelity, subagents, remote workspaces, documents, media editing) are
  * refused with the spec's `*_unconfigured` codes instead of being accepted
  * and silently doing nothing.
  */
@@ -114,7 +115,21 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
     if (ws.type === "remote" && ws.secretContexts !== undefined) {
       return InvalidRequest.forField("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
     }
-    if (ws.type === "managed" && ws.mediaEditing === true) {
+    if (ws.type === "remote") {
+      return InvalidRequest.forField(
+        "workspace.type",
+        "No remote workspace provider is configured on this deployment; use a managed workspace.",
+        "remote_workspace_unconfigured"
+      )
+    }
+    if (ws.documents === true) {
+      return InvalidRequest.forField(
+        "workspace.documents",
+        "workspace.documents is set but no document runtime is configured on this deployment.",
+        "managed_documents_unconfigured"
+      )
+    }
+    if (ws.mediaEditing === true) {
       return InvalidRequest.forField(
         "workspace.mediaEditing",
         "workspace.mediaEditing is set but no media-editing source is configured on this deployment.",
@@ -137,6 +152,20 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
     return InvalidRequest.forField(
       "capabilities.media",
       "No media generation runtime is configured on this deployment.",
+      "media_runtime_unconfigured"
+    )
+  }
+  if (caps.mediaView !== undefined) {
+    return InvalidRequest.forField(
+      "capabilities.mediaView",
+      "mediaView needs a media runtime to view images and video; none is configured on this deployment.",
+      "media_runtime_unconfigured"
+    )
+  }
+  if (config.policies.mediaFidelity === "spatial") {
+    return InvalidRequest.forField(
+      "policies.mediaFidelity",
+      "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard').",
       "media_runtime_unconfigured"
     )
   }

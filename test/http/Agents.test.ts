@@ -125,7 +125,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           userInteraction: true,
           subagents: false,
           media: false,
-          mediaView: { output: "analysis" },
           skills: [
             { name: "summarize", description: "Summaries", body: "Summarize.", frontmatter: { a: 1 }, metadata: { v: "2" } },
             { name: "translate", description: "Translations", body: "Translate." }
@@ -137,7 +136,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         },
         workspace: {
           type: "managed",
-          documents: true,
           resources: "large",
           lifecycle: { idleMinutes: 30, retentionDays: 7 },
           network: { mode: "restricted", allowDomains: ["example.com"] },
@@ -146,7 +144,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           services: [{ name: "web", command: "npm start", cwd: "app", port: 3000, restartPolicy: "on-resume" }]
         },
         approvals: { autoAllow: ["read_file", "svc-search"] },
-        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "spatial", dataHandling: "strict" },
+        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "standard", dataHandling: "strict" },
         metadata: { team: "core", env: "prod" }
       }
       const reply = yield* post(body)
@@ -155,7 +153,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         ...body,
         id: agent.id,
         object: "agent",
-        workspace: { ...body.workspace, filesystem: true, shell: true, mediaEditing: false },
+        workspace: { ...body.workspace, filesystem: true, shell: true, documents: false, mediaEditing: false },
         configVersion: 1,
         createdAt: now,
         updatedAt: now
@@ -281,22 +279,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         shell: false
       })
       assert.deepStrictEqual(
-        (yield* createAgent({ workspace: { type: "managed", documents: true, mediaEditing: false } })).workspace,
-        { ...resolvedManaged, documents: true }
-      )
-      assert.deepStrictEqual((yield* createAgent({ workspace: { type: "remote", environmentId: "env_1" } })).workspace, {
-        type: "remote",
-        environmentId: "env_1",
-        filesystem: true,
-        shell: true
-      })
-      assert.deepStrictEqual(
-        (yield* createAgent({ workspace: { type: "remote", environmentId: "env_1", filesystem: false } })).workspace,
-        { type: "remote", environmentId: "env_1", filesystem: false, shell: false }
+        (yield* createAgent({ workspace: { type: "managed", documents: false, mediaEditing: false } })).workspace,
+        resolvedManaged
       )
     }))
 
-  it.effect("workspace rules: shell needs filesystem, remote refuses secretContexts, mediaEditing is unconfigured", () =>
+  it.effect("workspace rules: shell needs filesystem, remote refuses secretContexts; remote, documents and mediaEditing are unconfigured", () =>
     Effect.gen(function*() {
       const before = yield* listAll()
       yield* rejectsCreate({ workspace: { type: "managed", filesystem: false, shell: true } }, "workspace.shell")
@@ -308,6 +296,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         "workspace.mediaEditing",
         "managed_media_editing_unconfigured"
       )
+      yield* rejectsCreate(
+        { workspace: { type: "remote", environmentId: "env_1" } },
+        "workspace.type",
+        "remote_workspace_unconfigured"
+      )
+      yield* rejectsCreate({ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured")
       yield* rejectsCreateSchema({ workspace: { type: "remote" } }, "workspace.environmentId")
       yield* rejectsCreateUnion({ workspace: { type: "managed", network: { mode: "restricted" } } }, "workspace.network.allowDomains")
       yield* rejectsCreateSchema({ workspace: { type: "managed", resources: "huge" } }, "workspace.resources")
@@ -328,6 +322,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { media: { image: true } } }, "capabilities.media", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { subagents: true } }, "capabilities.subagents", "subagents_unconfigured")
+      yield* rejectsCreate({ capabilities: { mediaView: { output: "analysis" } } }, "capabilities.mediaView", "media_runtime_unconfigured")
+      yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
+      yield* rejectsCreate({ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured")
       assert.deepStrictEqual(yield* listAll(), before)
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }
@@ -341,7 +338,8 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { codehost } }, "capabilities.codehost")
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "remote", environmentId: "env_1" } },
-        "capabilities.codehost"
+        "workspace.type",
+        "remote_workspace_unconfigured"
       )
       yield* rejectsCreate({ capabilities: { codehost }, workspace: { type: "managed", filesystem: false } }, "capabilities.codehost")
       yield* rejectsCreate({ capabilities: { codehost }, workspace: { type: "managed", shell: false } }, "capabilities.codehost")
@@ -383,7 +381,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       const bodies: ReadonlyArray<unknown> = [
         {},
         { context: "hello", band: "lite", metadata: { a: "b" } },
-        { workspace: { type: "managed", documents: true }, capabilities: { userInteraction: true } }
+        { workspace: { type: "managed", shell: false }, capabilities: { userInteraction: true } }
       ]
       for (const body of bodies) {
         const reply = yield* request("POST", "/v1/agents/validate", { body })
@@ -405,6 +403,8 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ workspace: { type: "managed", mediaEditing: true } }, "managed_media_editing_unconfigured", "workspace.mediaEditing"],
         [{ capabilities: { web: true } }, "web_runtime_unconfigured", "capabilities.web"],
         [{ capabilities: { subagents: true } }, "subagents_unconfigured", "capabilities.subagents"],
+        [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
+        [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
         [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"]
       ]
       for (const [body, code, field] of cases) {
@@ -430,11 +430,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       const created = yield* createAgent({
         context: [{ id: "persona", content: "You are terse." }],
         band: "lite",
-        capabilities: { userInteraction: true, mediaView: { output: "analysis" } },
+        capabilities: { userInteraction: true },
         artifacts: { stream: { urls: "include-svc-signed" }, exports: { include: { browserDownloads: true } } },
-        workspace: { type: "managed", documents: true, resources: "large", network: { mode: "restricted", allowDomains: ["a.com"] } },
+        workspace: { type: "managed", resources: "large", network: { mode: "restricted", allowDomains: ["a.com"] } },
         approvals: { autoAllow: ["read_file"] },
-        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "spatial", dataHandling: "strict" },
+        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "standard", dataHandling: "strict" },
         metadata: { team: "core", env: "prod" }
       })
       assert.strictEqual(created.configVersion, 1)
@@ -448,14 +448,14 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       const restated = yield* patchAgent(created.id, {
         context: [{ id: "persona", content: "You are terse." }],
         band: "lite",
-        capabilities: { mediaView: { output: "analysis" }, userInteraction: true },
+        capabilities: { userInteraction: true },
         workspace: {
           type: "managed",
           resources: "large",
           network: { mode: "restricted", allowDomains: ["a.com"] },
           filesystem: true
         },
-        policies: { mediaFidelity: "spatial" },
+        policies: { mediaFidelity: "standard" },
         metadata: { team: "core" }
       })
       assert.deepStrictEqual(restated, created)
@@ -481,20 +481,20 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* step({ context: "New persona." }, (p) => ({ ...p, context: [{ content: "New persona." }] }))
       yield* step({ band: "core" }, (p) => ({ ...p, band: "core" }))
       // capabilities replace: omitted keys are gone.
-      yield* step({ capabilities: { mediaView: { output: "auto" } } }, (p) => ({ ...p, capabilities: { mediaView: { output: "auto" } } }))
-      // workspace replaces, except that a managed workspace's documents flag carries forward.
+      yield* step({ capabilities: { userInteraction: false } }, (p) => ({ ...p, capabilities: { userInteraction: false } }))
+      // workspace replaces: omitted sub-fields are gone.
       yield* step({ workspace: { type: "managed", resources: "small" } }, (p) => ({
         ...p,
-        workspace: { ...resolvedManaged, documents: true, resources: "small" }
+        workspace: { ...resolvedManaged, resources: "small" }
       }))
       yield* step({ workspace: { type: "managed", documents: false } }, (p) => ({ ...p, workspace: resolvedManaged }))
-      yield* step({ workspace: { type: "managed", documents: true } }, (p) => ({
+      yield* step({ workspace: { type: "managed", resources: "large" } }, (p) => ({
         ...p,
-        workspace: { ...resolvedManaged, documents: true }
+        workspace: { ...resolvedManaged, resources: "large" }
       }))
       yield* step({ workspace: { type: "managed", shell: false } }, (p) => ({
         ...p,
-        workspace: { ...resolvedManaged, documents: true, shell: false }
+        workspace: { ...resolvedManaged, shell: false }
       }))
       // policies patch per field; null on mediaFidelity/dataHandling restores 'standard'.
       yield* step({ policies: { maxStepsDefault: 10 } }, (p) => ({ ...p, policies: { ...p.policies, maxStepsDefault: 10 } }))
@@ -502,9 +502,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         ...p,
         policies: { maxStepsDefault: 10, maxDurationMsDefault: null, mediaFidelity: "standard", dataHandling: "standard" }
       }))
-      yield* step({ policies: { mediaFidelity: "spatial", dataHandling: "strict" } }, (p) => ({
+      yield* step({ policies: { mediaFidelity: "standard", dataHandling: "strict" } }, (p) => ({
         ...p,
-        policies: { maxStepsDefault: 10, maxDurationMsDefault: null, mediaFidelity: "spatial", dataHandling: "strict" }
+        policies: { maxStepsDefault: 10, maxDurationMsDefault: null, mediaFidelity: "standard", dataHandling: "strict" }
       }))
       yield* step({ policies: null }, (p) => ({ ...p, policies: defaultPolicies }))
       // artifacts null restores the default projection; approvals and workspace null clear.
@@ -528,21 +528,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* step({ band: "lite", metadata: { owner: null } }, (p) => ({ ...p, band: "lite", metadata: { team: "core" } }))
     }))
 
-  it.effect("PATCH: documents carries forward from a managed workspace only", () =>
-    Effect.gen(function*() {
-      const agent = yield* createAgent({ workspace: { type: "managed", documents: true } })
-      const remote = yield* patchAgent(agent.id, { workspace: { type: "remote", environmentId: "env_1" } })
-      assert.deepStrictEqual(remote.workspace, { type: "remote", environmentId: "env_1", filesystem: true, shell: true })
-      assert.strictEqual(remote.configVersion, 2)
-      const managed = yield* patchAgent(agent.id, { workspace: { type: "managed" } })
-      assert.deepStrictEqual(managed.workspace, resolvedManaged)
-      assert.strictEqual(managed.configVersion, 3)
-    }))
-
   it.effect("PATCH: an invalid patch answers 400 and leaves the agent unchanged", () =>
     Effect.gen(function*() {
       const fortyNine = Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, "v"]))
-      const agent = yield* createAgent({ metadata: fortyNine, workspace: { type: "managed", documents: true } })
+      const agent = yield* createAgent({ metadata: fortyNine, workspace: { type: "managed", shell: false } })
       yield* TestClock.adjust("1 second")
       const refusals: ReadonlyArray<readonly [body: unknown, field: string, code: string]> = [
         [{ band: "frontier" }, "band", "invalid_request_error"],
@@ -555,6 +544,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured"],
         [{ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured"],
         [{ capabilities: { subagents: true } }, "capabilities.subagents", "subagents_unconfigured"],
+        [{ capabilities: { mediaView: { output: "auto" } } }, "capabilities.mediaView", "media_runtime_unconfigured"],
+        [{ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured"],
+        [{ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured"],
+        [{ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.type", "remote_workspace_unconfigured"],
         [{ capabilities: { codehost: { connectionId: "chc_1" } }, workspace: null }, "capabilities.codehost", "invalid_request_error"],
         [{ context: [{ id: "x", content: "a" }, { id: "x", content: "b" }] }, "context[1].id", "invalid_request_error"],
         [{ context: repeat("c", 32_769) }, "context", "invalid_request_error"],

@@ -106,12 +106,10 @@ TestServer.suite()("threads", (it) => {
   it.effect("workspace is { status: 'uninitialized' } only when the agent has a managed workspace", () =>
     Effect.gen(function*() {
       const managed = yield* createAgent({ workspace: { type: "managed" } })
-      const remote = yield* createAgent({ workspace: { type: "remote", environmentId: "env_1" } })
       const none = yield* createAgent()
       const onManaged = yield* createThread({ agentId: managed.id })
       assert.deepStrictEqual(onManaged.workspace, { status: "uninitialized" })
       assert.deepStrictEqual((yield* getThread(onManaged.id)).workspace, { status: "uninitialized" })
-      assert.isNull((yield* createThread({ agentId: remote.id })).workspace)
       assert.isNull((yield* createThread({ agentId: none.id })).workspace)
     }))
 
