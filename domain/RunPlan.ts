@@ -36,6 +36,8 @@ export const RunPlan = Schema.Struct({
   route: Schema.String,
   /** Durable context frozen at start: agent blocks then thread blocks. */
   context: Schema.Array(Schema.String),
+  /** The thread's part of `context` (the cached prefix the next turn may reuse); absent in plans stored before it was recorded. */
+  threadContext: Schema.optionalKey(Schema.Array(Schema.String)),
   skills: Schema.Array(AgentSkill),
   userInteraction: Schema.Boolean,
   toolServers: Schema.Array(PlannedToolServer),

@@ -2,10 +2,11 @@
  * Starting a run (spec 4.2 messages, 4.3): the input, band, data handling,
  * time zone and output schema are checked, and the plan is captured: what the
  * run will use, frozen now (agent and thread context, skills, tool servers and
- * HTTP connections as configured at this moment, caps). The thread and its
- * agent come in one read.
+ * HTTP connections as configured at this moment, caps). The thread, its
+ * agent and what the thread's previous turn was built with come in one read
+ * (the thread's context is a cached prefix: ../threads/ContextPrefix.ts).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -13,6 +14,7 @@ import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { threadContextFor } from "../threads/ContextPrefix.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
@@ -77,7 +79,7 @@ export class RunStart extends Context.Service<RunStart, {
         input: MessageInput,
         idempotencyKey: string | undefined
       ) {
-        const { thread: threadRow, agent: agentRow } = yield* threads.getWithAgent(principal, threadId)
+        const { thread: threadRow, agent: agentRow, previous } = yield* threads.getWithAgent(principal, threadId)
         const thread = threadRow.thread
         const agent = agentRow.agent
         const text = yield* inputText(input.input)
@@ -122,10 +124,18 @@ export class RunStart extends Context.Service<RunStart, {
           }
         }
         const route = config.bands[band].route ?? "scripted"
+        const threadContext = threadContextFor({
+          current: thread.context.map((b) => b.content),
+          band,
+          refreshRequestedAt: threadRow.contextRefreshAt,
+          previous,
+          nowMs: yield* Clock.currentTimeMillis
+        })
         const plan: RunPlan = {
           input: text,
           route,
-          context: [...agent.context, ...thread.context].map((b) => b.content),
+          context: [...agent.context.map((b) => b.content), ...threadContext],
+          threadContext,
           skills: agent.capabilities.skills ?? [],
           userInteraction: agent.capabilities.userInteraction === true,
           toolServers: planned,

@@ -246,6 +246,16 @@ const m0008_executors = Effect.gen(function*() {
   yield* sql`CREATE TABLE svc_nodes (id text PRIMARY KEY, started_at timestamptz NOT NULL, heartbeat_at timestamptz NOT NULL)`
 })
 
+/**
+ * forceRefresh is a moment, not a flag: a run rebuilds the thread's cached
+ * context prefix when a refresh was asked for after its previous turn began.
+ */
+const m0013_context_prefix = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE threads ADD COLUMN context_refresh_at text`
+  yield* sql`ALTER TABLE threads DROP COLUMN context_refresh`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
@@ -254,7 +264,8 @@ export const migrations = {
   "0005_recovery": m0005_recovery,
   "0006_interactions": m0006_interactions,
   "0007_event_notify": m0007_event_notify,
-  "0008_executors": m0008_executors
+  "0008_executors": m0008_executors,
+  "0013_context_prefix": m0013_context_prefix
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

@@ -8,14 +8,15 @@ import { Metadata } from "../../domain/Metadata.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
+import type { PreviousTurn } from "../threads/ContextPrefix.ts"
 
 export interface ThreadRow extends Position {
   readonly id: ThreadId
   readonly thread: Thread
   readonly organizationId: string
   readonly workspaceId: string
-  /** Set by PATCH forceRefresh: the next run rebuilds its cached context prefix. */
-  readonly contextRefresh: boolean
+  /** When PATCH last sent forceRefresh (ISO): a run started after it rebuilds the cached context prefix. */
+  readonly contextRefreshAt: string | null
 }
 
 const Row = Schema.Struct({
@@ -24,7 +25,7 @@ const Row = Schema.Struct({
   workspace_id: Schema.String,
   agent_id: AgentId,
   context: Schema.Array(ContextBlock),
-  context_refresh: Schema.Boolean,
+  context_refresh_at: Schema.NullOr(Schema.String),
   band: Schema.NullOr(Band),
   data_handling: Schema.NullOr(Schema.Literal("strict")),
   time_zone: Schema.NullOr(Schema.String),
@@ -36,14 +37,22 @@ const Row = Schema.Struct({
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
 const decodeRow = Schema.decodeUnknownEffect(Row)
-const decodeJoined = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ thread: Schema.Unknown, agent: Schema.NullOr(Schema.Unknown) })))
+const Previous = Schema.Struct({
+  threadContext: Schema.NullOr(Schema.Array(Schema.String)),
+  band: Band,
+  createdAt: Schema.String,
+  completedAt: Schema.NullOr(Schema.String)
+})
+const decodeJoined = Schema.decodeUnknownEffect(
+  Schema.Array(Schema.Struct({ thread: Schema.Unknown, agent: Schema.NullOr(Schema.Unknown), previous: Schema.NullOr(Previous) }))
+)
 
 const toRow = (r: typeof Row.Type): ThreadRow => ({
   id: r.id,
   createdAt: r.created_at,
   organizationId: r.organization_id,
   workspaceId: r.workspace_id,
-  contextRefresh: r.context_refresh,
+  contextRefreshAt: r.context_refresh_at,
   thread: {
     id: r.id,
     object: "thread",
@@ -68,8 +77,10 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
    */
   readonly insertForAgent: (row: ThreadRow) => Effect.Effect<Option.Option<ThreadRow>>
   readonly find: (id: ThreadId) => Effect.Effect<Option.Option<ThreadRow>>
-  /** The thread and its agent in one read (undefined agent: it is gone). */
-  readonly findWithAgent: (id: ThreadId) => Effect.Effect<Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined }>>
+  /** The thread, its agent and what its latest run was built with, in one read (undefined agent: it is gone). */
+  readonly findWithAgent: (id: ThreadId) => Effect.Effect<
+    Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined; readonly previous: PreviousTurn | null }>
+  >
   readonly listByAgent: (agentId: AgentId, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
   readonly update: (row: ThreadRow) => Effect.Effect<void>
   readonly remove: (id: ThreadId) => Effect.Effect<void>
@@ -84,10 +95,10 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
       return {
         insertForAgent: Effect.fn("ThreadRepo.insertForAgent")(function*(row: ThreadRow) {
           const t = row.thread
-          const rows = yield* select(sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh, band,
+          const rows = yield* select(sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh_at, band,
               data_handling, time_zone, status, workspace, metadata, created_at, updated_at)
             SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
-              ${row.contextRefresh}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
+              ${row.contextRefreshAt}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb ELSE NULL END,
               ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}
             FROM agents a WHERE a.id = ${t.agentId} AND a.organization_id = ${row.organizationId} AND a.workspace_id = ${row.workspaceId}
@@ -99,7 +110,10 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           return Option.fromNullishOr(rows[0])
         }),
         findWithAgent: Effect.fn("ThreadRepo.findWithAgent")(function*(id: ThreadId) {
-          const rows = yield* sql`SELECT to_jsonb(t.*) AS thread, to_jsonb(a.*) AS agent
+          const rows = yield* sql`SELECT to_jsonb(t.*) AS thread, to_jsonb(a.*) AS agent,
+              (SELECT jsonb_build_object('threadContext', r.plan->'threadContext', 'band', r.config->>'band',
+                  'createdAt', r.created_at, 'completedAt', r.completed_at)
+                FROM runs r WHERE r.thread_id = t.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS previous
             FROM threads t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ${id}`.pipe(
             Effect.flatMap(decodeJoined),
             Effect.orDie
@@ -107,7 +121,8 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           const found = rows[0]
           if (found === undefined) return Option.none()
           const thread = toRow(yield* decodeRow(found.thread).pipe(Effect.orDie))
-          return Option.some({ thread, agent: found.agent === null ? undefined : yield* agentRowOf(found.agent) })
+          const previous = found.previous === null ? null : { ...found.previous, threadContext: found.previous.threadContext ?? undefined }
+          return Option.some({ thread, agent: found.agent === null ? undefined : yield* agentRowOf(found.agent), previous })
         }),
         listByAgent: Effect.fn("ThreadRepo.listByAgent")(
           function*(agentId: AgentId, limit: number, after: Position | undefined) {
@@ -123,7 +138,7 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
         ),
         update: Effect.fn("ThreadRepo.update")(function*(row: ThreadRow) {
           const t = row.thread
-          yield* sql`UPDATE threads SET context = ${sql.json(t.context)}, context_refresh = ${row.contextRefresh},
+          yield* sql`UPDATE threads SET context = ${sql.json(t.context)}, context_refresh_at = ${row.contextRefreshAt},
               band = ${t.band}, data_handling = ${t.dataHandling}, time_zone = ${t.timeZone}, status = ${t.status},
               workspace = ${json(t.workspace)}, metadata = ${sql.json(t.metadata)}, updated_at = ${t.updatedAt}
             WHERE id = ${t.id}`.pipe(Effect.orDie)

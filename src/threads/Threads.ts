@@ -15,6 +15,7 @@ import { requireOwned } from "../Ownership.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import type { AgentRow } from "../store/AgentRepo.ts"
 import { ThreadRepo, type ThreadRow } from "../store/ThreadRepo.ts"
+import type { PreviousTurn } from "./ContextPrefix.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
@@ -25,7 +26,10 @@ export class Threads extends Context.Service<Threads, {
   readonly get: (principal: Principal, id: ThreadId) => Owned<Thread>
   readonly getRow: (principal: Principal, id: ThreadId) => Owned<ThreadRow>
   /** The thread with its agent, in one read (a run starts from both). */
-  readonly getWithAgent: (principal: Principal, id: ThreadId) => Owned<{ readonly thread: ThreadRow; readonly agent: AgentRow }>
+  readonly getWithAgent: (
+    principal: Principal,
+    id: ThreadId
+  ) => Owned<{ readonly thread: ThreadRow; readonly agent: AgentRow; readonly previous: PreviousTurn | null }>
   readonly list: (
     principal: Principal,
     agentId: AgentId,
@@ -94,7 +98,7 @@ export class Threads extends Context.Service<Threads, {
             thread,
             organizationId: principal.organizationId,
             workspaceId: principal.workspaceId,
-            contextRefresh: false
+            contextRefreshAt: null
           })
           if (Option.isSome(inserted)) return inserted.value.thread
           yield* agents.get(principal, input.agentId)
@@ -107,7 +111,7 @@ export class Threads extends Context.Service<Threads, {
           const thread = yield* requireOwned<ThreadRow>(principal, "thread", id)(Option.map(found, (f) => f.thread))
           const agentId = thread.thread.agentId
           const agent = yield* requireOwned<AgentRow>(principal, "agent", agentId)(Option.fromNullishOr(Option.getOrUndefined(found)?.agent))
-          return { thread, agent }
+          return { thread, agent, previous: Option.getOrUndefined(found)?.previous ?? null }
         }),
         list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: AgentId, page: PageRequest) {
           yield* agents.get(principal, agentId)
@@ -127,9 +131,10 @@ export class Threads extends Context.Service<Threads, {
           const blocks = yield* context(patch.context, t.context)
           const metadata = applyMetadataPatch(t.metadata, patch.metadata)
           if (typeof metadata === "string") return yield* InvalidRequest.forField("metadata", metadata)
+          const now = yield* nowIso
           const next: ThreadRow = {
             ...row,
-            contextRefresh: row.contextRefresh || patch.forceRefresh === true,
+            contextRefreshAt: patch.forceRefresh === true ? now : row.contextRefreshAt,
             thread: {
               ...t,
               context: blocks,
@@ -137,7 +142,7 @@ export class Threads extends Context.Service<Threads, {
               dataHandling: patch.dataHandling === undefined ? t.dataHandling : patch.dataHandling,
               timeZone: patch.timeZone === undefined ? t.timeZone : patch.timeZone,
               metadata,
-              updatedAt: yield* nowIso
+              updatedAt: now
             }
           }
           yield* repo.update(next)
