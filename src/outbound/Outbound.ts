@@ -20,8 +20,15 @@ export interface OutboundOptions {
   readonly dnsServers: ReadonlyArray<string>
 }
 
-/** Shaped like the global fetch, so SDKs (MCP) can take it as their `fetch`. Bodies are strings. */
-export type GuardedFetch = (url: string | URL, init?: RequestInit) => Promise<Response>
+/**
+ * Shaped like the global fetch, so SDKs (MCP) can take it as their `fetch`. Bodies are strings.
+ * `credentialHeaders` names further headers that carry a credential (an OpenAPI apiKey header):
+ * like Authorization and Cookie, they are dropped when a redirect changes origin.
+ */
+export type GuardedFetch = (
+  url: string | URL,
+  init?: RequestInit & { readonly credentialHeaders?: ReadonlyArray<string> }
+) => Promise<Response>
 
 const credentialHeaders = ["authorization", "cookie", "proxy-authorization"]
 const maxRedirects = 5
@@ -98,7 +105,9 @@ export class Outbound extends Context.Service<Outbound, {
         if (response.status < 300 || response.status >= 400 || location === null) return response as unknown as Response
         await response.body?.cancel()
         const next = new URL(location, current)
-        if (next.origin !== new URL(current).origin) for (const h of credentialHeaders) headers.delete(h)
+        if (next.origin !== new URL(current).origin) {
+          for (const h of [...credentialHeaders, ...(init.credentialHeaders ?? [])]) headers.delete(h)
+        }
         if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
           method = "GET"
           body = undefined

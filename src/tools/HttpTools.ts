@@ -158,6 +158,10 @@ const placementOf = (doc: OpenAPI.Document, op: OpenApiSpec.Operation): Placemen
   return { in: "authorization", scheme: "Bearer" }
 }
 
+/** A header that carries the credential beyond Authorization and Cookie: dropped on a cross-origin redirect. */
+const credentialHeaderOf = (placement: Placement): ReadonlyArray<string> =>
+  placement.in === "header" ? [placement.name.toLowerCase()] : []
+
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 
 const scalar = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v))
@@ -279,9 +283,11 @@ export const connectAll = (options: {
           else if (placement.in === "query") request.url.searchParams.set(placement.name, token)
           else request.headers["cookie"] = [request.headers["cookie"], `${placement.name}=${encodeURIComponent(token)}`].filter(Boolean).join("; ")
         }
+        const credentialHeaders = auth.type === "bearer" ? credentialHeaderOf(placementOf(doc, op)) : []
         const response = yield* Effect.tryPromise({
           try: async (signal) => {
             const r = await options.fetch(request.url, {
+              credentialHeaders,
               method: op.method.toUpperCase(),
               headers: { ...request.headers, "svc-run-id": options.runId, "svc-root-run-id": options.runId },
               ...(request.body === undefined ? {} : { body: request.body }),

@@ -85,6 +85,26 @@ describe("guarded outbound client", () => {
       ])
     }).pipe(Effect.scoped))
 
+  it.live("drops the headers named in credentialHeaders (an apiKey header) when a redirect changes origin", () =>
+    Effect.gen(function*() {
+      const seenKeys: Array<string | undefined> = []
+      const target = yield* server((req, res) => {
+        seenKeys.push(req.headers["x-api-key"] as string | undefined)
+        ok(res)
+      })
+      const origin = yield* server((req, res) => {
+        seenKeys.push(req.headers["x-api-key"] as string | undefined)
+        res.writeHead(307, { location: `${target.url}/elsewhere` })
+        res.end()
+      })
+      const reply = yield* Effect.promise(async () => {
+        const r = await outbound.fetch(`${origin.url}/start`, { headers: { "x-api-key": "key-123" }, credentialHeaders: ["x-api-key"] })
+        return r.status
+      })
+      assert.strictEqual(reply, 200)
+      assert.deepStrictEqual(seenKeys, ["key-123", undefined])
+    }).pipe(Effect.scoped))
+
   it.live("303, and 301/302 after a POST, continue as GET without the body; 307 keeps method and body", () =>
     Effect.gen(function*() {
       const target = yield* server((_req, res) => ok(res))
