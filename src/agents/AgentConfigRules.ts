@@ -137,6 +137,13 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
       )
     }
   }
+  if (config.artifacts.stream?.urls === "include-svc-signed") {
+    return InvalidRequest.forField(
+      "artifacts.stream.urls",
+      "'include-svc-signed' needs artifact storage to sign URLs for; none is configured on this deployment.",
+      "artifact_storage_unconfigured"
+    )
+  }
   const caps = config.capabilities
   if (caps.web === true) {
     return InvalidRequest.forField("capabilities.web", "No web runtime is configured on this deployment.", "web_runtime_unconfigured")
@@ -196,6 +203,11 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
         "gatedTools narrows an explicit 'once' or 'always' approval mode; set approval accordingly."
       )
     }
+    return InvalidRequest.forField(
+      "capabilities.codehost",
+      "No code-hosting app is configured on this deployment, so no code-hosting connection can back this capability.",
+      "codehost_unconfigured"
+    )
   }
   const skills = caps.skills ?? []
   const names = new Set<string>()

@@ -29,6 +29,13 @@ const maxCachedKeys = 10_000
 const keyShape = /^[A-Za-z0-9_\-.~+/=]{1,256}$/
 const orgShape = /^[A-Za-z0-9_-]{1,64}$/
 
+/**
+ * What is kept of a key beside its hash, to tell keys apart in listings: its
+ * first seven characters, but never more than a quarter of it (a short seeded
+ * key must not be stored nearly whole).
+ */
+export const displayPrefix = (key: string): string => key.slice(0, Math.min(7, Math.floor(key.length / 4)))
+
 export class ApiKeys extends Context.Service<ApiKeys, {
   readonly authenticate: (token: Redacted.Redacted) => Effect.Effect<Principal, Unauthenticated>
   /** Stores a key given in configuration (idempotent). */
@@ -49,7 +56,7 @@ export class ApiKeys extends Context.Service<ApiKeys, {
           yield* repo.upsert({
             id,
             hash: sha256Hex(value),
-            prefix: value.slice(0, 7),
+            prefix: displayPrefix(value),
             organizationId,
             workspaceId,
             source,

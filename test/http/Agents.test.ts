@@ -131,7 +131,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           ]
         },
         artifacts: {
-          stream: { urls: "include-svc-signed" },
+          stream: { urls: "durable-only" },
           exports: { include: { generatedDeliverables: true, workspaceExports: false, browserScreenshots: true } }
         },
         workspace: {
@@ -325,6 +325,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { mediaView: { output: "analysis" } } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured")
+      yield* rejectsCreate({ artifacts: { stream: { urls: "include-svc-signed" } } }, "artifacts.stream.urls", "artifact_storage_unconfigured")
       assert.deepStrictEqual(yield* listAll(), before)
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }
@@ -353,6 +354,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           workspace: { type: "managed" }
         },
         "capabilities.codehost.blockedTools"
+      )
+      // A well-formed grant: no code-hosting app backs it on this deployment.
+      yield* rejectsCreate(
+        { capabilities: { codehost: { ...codehost, repositories: ["acme/api"], approval: "always" } }, workspace: { type: "managed" } },
+        "capabilities.codehost",
+        "codehost_unconfigured"
       )
       assert.deepStrictEqual(yield* listAll(), before)
     }))
@@ -431,7 +438,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         context: [{ id: "persona", content: "You are terse." }],
         band: "lite",
         capabilities: { userInteraction: true },
-        artifacts: { stream: { urls: "include-svc-signed" }, exports: { include: { browserDownloads: true } } },
+        artifacts: { stream: { urls: "durable-only" }, exports: { include: { browserDownloads: true } } },
         workspace: { type: "managed", resources: "large", network: { mode: "restricted", allowDomains: ["a.com"] } },
         approvals: { autoAllow: ["read_file"] },
         policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "standard", dataHandling: "strict" },
