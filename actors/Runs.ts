@@ -207,9 +207,14 @@ export class Runs extends Context.Service<Runs, {
         }),
         cancelAgentRuns: Effect.fn("Runs.cancelAgentRuns")(function*(principal: Principal, agentId: AgentId) {
           yield* agents.getRow(principal, agentId)
+          // Every active run, page by page (the agent may have any number of threads).
           for (const status of ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"] as const) {
-            const active = yield* repo.list(principal, { agentId, status }, 100, undefined)
-            yield* Effect.forEach(active, cancelRun, { discard: true, concurrency: 8 })
+            let after: RunRow | undefined = undefined
+            do {
+              const page: ReadonlyArray<RunRow> = yield* repo.list(principal, { agentId, status }, 100, after)
+              yield* Effect.forEach(page, cancelRun, { discard: true, concurrency: 8 })
+              after = page.length > 100 ? page[page.length - 1] : undefined
+            } while (after !== undefined)
           }
         })
       }

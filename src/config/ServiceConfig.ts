@@ -67,6 +67,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const rawKeys = yield* Config.String("SVC_API_KEYS").pipe(Config.withDefault(""))
       const seedKeys = yield* parseSeedKeys(rawKeys)
       const strictBands = yield* Config.String("SVC_STRICT_BANDS").pipe(Config.option)
+      for (const name of Option.match(strictBands, { onNone: () => [], onSome: list })) {
+        if (!BandNames.some((b) => b === name)) {
+          return yield* new ConfigurationError({ message: `SVC_STRICT_BANDS: '${name}' is not a band (${BandNames.join(", ")})` })
+        }
+      }
       const bands = {} as Record<Band, BandRoute>
       for (const band of BandNames) {
         const raw = yield* Config.String(`SVC_BAND_${band.toUpperCase()}`).pipe(Config.withDefault("scripted"))
@@ -102,6 +107,13 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         ""
       )
       const routePrices = yield* Config.String("SVC_ROUTE_PRICES").pipe(Config.withDefault(""))
+      for (const entry of routePrices.split(";").map((s) => s.trim()).filter((s) => s.length > 0)) {
+        if (!pricePattern.test(entry)) {
+          return yield* new ConfigurationError({
+            message: `SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got '${entry}'`
+          })
+        }
+      }
       const openai = {
         baseUrl: yield* Config.String("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
         apiKey: yield* Config.Redacted("OPENAI_API_KEY").pipe(Config.option)
@@ -146,13 +158,20 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
 
+/** `<route>=<input>/<output>`: non-negative decimal cents per 1,000 tokens. */
+const pricePattern = /^[^=]+=\d+(\.\d+)?\/\d+(\.\d+)?$/
+
 const parseSeedKeys = (raw: string) =>
   Effect.forEach(
     list(raw),
     (entry) => {
       const parts = entry.split(":")
       if (parts.length !== 3 || parts.some((p) => p.length === 0)) {
-        return Effect.die(new Error(`SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`))
+        return Effect.fail(
+          new ConfigurationError({
+            message: `SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`
+          })
+        )
       }
       return Effect.succeed({ key: Redacted.make(parts[0]), organizationId: parts[1], workspaceId: parts[2] })
     }
