@@ -4,7 +4,7 @@
  * another run holds it) and hands the run to its RunEntity; reads, lists,
  * cancellation and the durable stream.
  */
-import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
 import { Conflict, type InvalidRequest, NotFound, type PermissionDenied } from "../domain/Errors.ts"
 import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
@@ -12,11 +12,13 @@ import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
 import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../domain/Run.ts"
 import { Agents } from "../src/agents/Agents.ts"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { requireOwned } from "../src/Ownership.ts"
 import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { type RunFilter, RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { RunStart, type StartError } from "../src/runs/RunStart.ts"
+import { pastRetention, unavailableStream } from "../src/runs/StreamRetention.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { RunEntity } from "./RunEntity.ts"
@@ -72,6 +74,7 @@ export class Runs extends Context.Service<Runs, {
       const threads = yield* Threads
       const runStart = yield* RunStart
       const agents = yield* Agents
+      const config = yield* ServiceConfig
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
       const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
@@ -183,7 +186,9 @@ export class Runs extends Context.Service<Runs, {
           return { id: threadId, object: "thread.cancel" as const, cancelledRunId: cancelled }
         }),
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: RunId, afterSeq: number) {
-          yield* getRow(principal, id)
+          const row = yield* getRow(principal, id)
+          // Past the event log's retention the stored stream is gone: a content-free stream says so.
+          if (pastRetention(row.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) return unavailableStream(id, afterSeq)
           return follow(id, afterSeq)
         }),
         startStreaming: Effect.fn("Runs.startStreaming")(function*<E>(
