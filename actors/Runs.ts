@@ -57,6 +57,12 @@ export class Runs extends Context.Service<Runs, {
     idempotencyKey: string | undefined,
     wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
   ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
+  /**
+   * A worker's sub-stream is a live transcript: only while the root run is
+   * active (409 run_not_active once it ended). This deployment runs no
+   * subagents, so an active run has no workers (404 worker_not_found).
+   */
+  readonly workerStream: (principal: Principal, id: RunId, workerRef: string) => Effect.Effect<never, NotFound | PermissionDenied | Conflict>
   readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: AgentId) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -206,6 +212,19 @@ export class Runs extends Context.Service<Runs, {
           )
           const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
           return { receipt, stream }
+        }),
+        workerStream: Effect.fn("Runs.workerStream")(function*(principal: Principal, id: RunId, workerRef: string) {
+          const row = yield* getRow(principal, id)
+          if (isTerminal(row.run.status)) {
+            return yield* new Conflict({
+              code: "run_not_active",
+              message: `Run '${id}' is ${row.run.status}: worker sub-streams are live transcripts of an active run. Its own stream replays it.`
+            })
+          }
+          return yield* new NotFound({
+            code: "worker_not_found",
+            message: `Run '${id}' has no worker '${workerRef}': this deployment runs no subagents.`
+          })
         }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)

@@ -35,6 +35,10 @@ const storedChunks = (runId: string) =>
     return rows[0]?.n ?? 0
   })
 
+/** Each chunk with its frame id. */
+const framed = (parsed: { readonly chunks: ReadonlyArray<unknown>; readonly ids: ReadonlyArray<number> }) =>
+  parsed.chunks.map((chunk, i): { readonly id: number | undefined; readonly chunk: unknown } => ({ id: parsed.ids[i], chunk }))
+
 const unavailable = (runId: string, firstId: number) => [
   { id: firstId, chunk: { type: "start", messageId: runId } },
   {
@@ -73,11 +77,11 @@ TestServer.suiteWith(Harness)("stream retention", (it) => {
       assert.strictEqual(run.terminalReason, null)
 
       const replay = yield* streamOf(old.runId)
-      assert.deepStrictEqual(replay.chunks.map((chunk, i) => ({ id: replay.ids[i], chunk })), unavailable(old.runId, 1))
+      assert.deepStrictEqual(framed(replay), unavailable(old.runId, 1))
       assert.notInclude(replay.reply.text, "secret")
       assert.strictEqual(replay.message?.id, old.runId)
       const resumed = yield* streamOf(old.runId, "7")
-      assert.deepStrictEqual(resumed.chunks.map((chunk, i) => ({ id: resumed.ids[i], chunk })), unavailable(old.runId, 8))
+      assert.deepStrictEqual(framed(resumed), unavailable(old.runId, 8))
       // The newer run still replays in full.
       assert.strictEqual((yield* streamOf(recent.runId)).chunks.at(-1)?.type, "finish")
       assert.deepStrictEqual((yield* streamOf(recent.runId)).errors, [])
