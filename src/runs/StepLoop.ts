@@ -180,24 +180,21 @@ const loop = ({ repo, followups, parking, ids, config }: Deps) =>
       }
       // Each call is gated first (hooks answer one at a time); the ones allowed then run
       // concurrently, each a child fiber of the run; the ones waiting for a person park the step.
-      const finished: Array<Settled> = []
-      const work = yield* StepGuards.within(
+      const ran: Array<Settled> = []
+      const gates = yield* StepGuards.within(
         deadline,
         Effect.gen(function*() {
           const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
-          if (gates.some((g) => g.gate._tag === "FailRun")) return { gates, ran: [] }
+          if (gates.some((g) => g.gate._tag === "FailRun")) return gates
           const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
-          const ran = yield* Effect.forEach(runnable, (c) =>
-            Effect.map(call(c, runCalls, false), (outcome) => {
-              const settled = settle(c, outcome)
-              finished.push(settled)
-              return settled
-            }), { concurrency: "unbounded" })
-          return { gates, ran }
+          yield* Effect.forEach(runnable, (c) => Effect.map(call(c, runCalls, false), (outcome) => ran.push(settle(c, outcome))), {
+            concurrency: "unbounded",
+            discard: true
+          })
+          return gates
         })
       )
-      if (StepGuards.isOverrun(work)) return yield* overran(result.calls, finished)
-      const { gates, ran } = work
+      if (StepGuards.isOverrun(gates)) return yield* overran(result.calls, ran)
       const failRun = gates.flatMap((g) => (g.gate._tag === "FailRun" ? [g.gate] : []))[0]
       if (failRun !== undefined) return failed("approval_hook_failed", failRun.message)
       const settled = inCallOrder(result.calls, [
