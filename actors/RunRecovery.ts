@@ -6,7 +6,8 @@
  * resumed and is finalized as failed with terminalReason run_recovery_reaped.
  * Each pass also cancels parked runs past their max-park window
  * (interaction_timeout) and applies retention to the cluster's message storage (run
- * messages are deleted a day after their run ended). It runs on the
+ * messages are deleted a day after their run ended) and to the event log (a
+ * run's stream is deleted SVC_EVENT_RETENTION_DAYS after it ended). It runs on the
  * application's clock, so TestClock drives it in tests.
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
@@ -16,6 +17,7 @@ import { Finalize } from "../src/runs/Finalize.ts"
 import { RecoveryRepo } from "../src/store/RecoveryRepo.ts"
 import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
+import { retentionMs } from "../src/runs/StreamRetention.ts"
 import { RunEntity } from "./RunEntity.ts"
 
 export const MaxRecoveryAttempts = 3
@@ -37,6 +39,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
       if (now - lastPurge >= PurgeIntervalMs) {
         lastPurge = now
         yield* repo.purgeDeliveredMessages(toIso(now - MessageRetentionMs))
+        yield* repo.purgeStreams(toIso(now - retentionMs(config.eventRetentionDays)))
       }
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
       for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)

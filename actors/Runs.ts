@@ -4,7 +4,7 @@
  * another run holds it) and hands the run to its RunEntity; reads, lists,
  * cancellation and the durable stream.
  */
-import { Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
 import { Conflict, type InvalidRequest, NotFound, type PermissionDenied } from "../domain/Errors.ts"
 import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
@@ -12,11 +12,13 @@ import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
 import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../domain/Run.ts"
 import { Agents } from "../src/agents/Agents.ts"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { requireOwned } from "../src/Ownership.ts"
 import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { type RunFilter, RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { RunStart, type StartError } from "../src/runs/RunStart.ts"
+import { pastRetention, unavailableStream } from "../src/runs/StreamRetention.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { RunEntity } from "./RunEntity.ts"
@@ -55,6 +57,12 @@ export class Runs extends Context.Service<Runs, {
     idempotencyKey: string | undefined,
     wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
   ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
+  /**
+   * A worker's sub-stream is a live transcript: only while the root run is
+   * active (409 run_not_active once it ended). This deployment runs no
+   * subagents, so an active run has no workers (404 worker_not_found).
+   */
+  readonly workerStream: (principal: Principal, id: RunId, workerRef: string) => Effect.Effect<never, NotFound | PermissionDenied | Conflict>
   readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: AgentId) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -72,6 +80,7 @@ export class Runs extends Context.Service<Runs, {
       const threads = yield* Threads
       const runStart = yield* RunStart
       const agents = yield* Agents
+      const config = yield* ServiceConfig
       const sharding = yield* Sharding.Sharding
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
       const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
@@ -183,7 +192,9 @@ export class Runs extends Context.Service<Runs, {
           return { id: threadId, object: "thread.cancel" as const, cancelledRunId: cancelled }
         }),
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: RunId, afterSeq: number) {
-          yield* getRow(principal, id)
+          const row = yield* getRow(principal, id)
+          // Past the event log's retention the stored stream is gone: a content-free stream says so.
+          if (pastRetention(row.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) return unavailableStream(id, afterSeq)
           return follow(id, afterSeq)
         }),
         startStreaming: Effect.fn("Runs.startStreaming")(function*<E>(
@@ -201,6 +212,19 @@ export class Runs extends Context.Service<Runs, {
           )
           const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
           return { receipt, stream }
+        }),
+        workerStream: Effect.fn("Runs.workerStream")(function*(principal: Principal, id: RunId, workerRef: string) {
+          const row = yield* getRow(principal, id)
+          if (isTerminal(row.run.status)) {
+            return yield* new Conflict({
+              code: "run_not_active",
+              message: `Run '${id}' is ${row.run.status}: worker sub-streams are live transcripts of an active run. Its own stream replays it.`
+            })
+          }
+          return yield* new NotFound({
+            code: "worker_not_found",
+            message: `Run '${id}' has no worker '${workerRef}': this deployment runs no subagents.`
+          })
         }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)

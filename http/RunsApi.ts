@@ -58,6 +58,13 @@ export const RunsApi = HttpApiGroup.make("runs")
       success: HttpApiSchema.NoContent
     })
   )
+  .add(
+    HttpApiEndpoint.get("workerStream", "/v1/runs/:id/workers/:workerRef/stream", {
+      params: { id: RunId, workerRef: Schema.String },
+      // A worker's live transcript (SSE) while the root run is active; this schema only documents the JSON errors.
+      success: HttpApiSchema.NoContent
+    })
+  )
   .add(HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }))
   .add(
     HttpApiEndpoint.delete("withdrawFollowup", "/v1/runs/:id/followups/:followupId", {

@@ -63,6 +63,8 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const after = yield* parseLastEventId(headers["last-event-id"])
           return sseResponse(params.id, yield* runs.stream(p, params.id, after))
         }).pipe(envelope))
+      .handle("workerStream", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => runs.workerStream(p, params.id, params.workerRef)).pipe(envelope))
       .handle("cancel", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope))
       .handle("withdrawFollowup", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope))

@@ -53,6 +53,12 @@ export interface ServiceConfigShape {
   readonly maxParkMs: number
   /** SVC_MCP_IDLE_MS: a warm MCP session no run has used for this long is closed; also the age after which its tool list is read again. */
   readonly mcpIdleMs: number
+  /** SVC_MAX_STEP_MS: a run's step (one model call and its tool calls) running longer ends the run with step_duration_exceeded. */
+  readonly maxStepMs: number
+  /** SVC_MAX_RUN_CENTS: the platform's cost ceiling per run; a run reaching it ends with per_run_cap_exceeded (null: no ceiling). */
+  readonly maxRunCents: number | null
+  /** SVC_EVENT_RETENTION_DAYS: the stream of a run that ended longer ago is deleted; replaying it ends with stream_replay_unavailable. */
+  readonly eventRetentionDays: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
 }
@@ -126,11 +132,24 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(2_000))
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
+      const maxStepMs = yield* Config.Int("SVC_MAX_STEP_MS").pipe(Config.withDefault(600_000))
+      if (maxStepMs < 1) return yield* new ConfigurationError({ message: `SVC_MAX_STEP_MS must be at least 1, got ${maxStepMs}` })
+      const maxRunCents = Option.getOrNull(yield* Config.Number("SVC_MAX_RUN_CENTS").pipe(Config.option))
+      if (maxRunCents !== null && !(maxRunCents >= 0)) {
+        return yield* new ConfigurationError({ message: `SVC_MAX_RUN_CENTS must be a number of cents >= 0, got ${maxRunCents}` })
+      }
+      const eventRetentionDays = yield* Config.Int("SVC_EVENT_RETENTION_DAYS").pipe(Config.withDefault(30))
+      if (eventRetentionDays < 1) {
+        return yield* new ConfigurationError({ message: `SVC_EVENT_RETENTION_DAYS must be at least 1, got ${eventRetentionDays}` })
+      }
       return {
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,
         mcpIdleMs,
+        maxStepMs,
+        maxRunCents,
+        eventRetentionDays,
         routePrices,
         openai,
         anthropic,

@@ -6,6 +6,7 @@
  * returns how the run ended; finalization records it.
  */
 import { Context, Effect, Layer } from "effect"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { QueuedFollowup, UsageTotal } from "../../domain/Run.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -21,6 +22,7 @@ import { completed, denied, failed, inCallOrder, type Outcome, type Settled, set
 import { Parking } from "./Parking.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
+import * as StepGuards from "./StepGuards.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 import type { GateFn } from "./ToolGate.ts"
 
@@ -63,7 +65,10 @@ export class StepLoop extends Context.Service<StepLoop, {
   readonly run: (run: LoopRun) => Effect.Effect<Outcome, ModelUnavailable>
 }>()("svc/StepLoop") {
   static readonly layer = Layer.effect(StepLoop)(
-    Effect.map(Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking, ids: IdGenerator }), (deps) => ({ run: loop(deps) }))
+    Effect.map(
+      Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking, ids: IdGenerator, config: ServiceConfig }),
+      (deps) => ({ run: loop(deps) })
+    )
   )
 }
 
@@ -72,9 +77,10 @@ interface Deps {
   readonly followups: FollowupRepo["Service"]
   readonly parking: Parking["Service"]
   readonly ids: IdGenerator["Service"]
+  readonly config: ServiceConfig["Service"]
 }
 
-const loop = ({ repo, followups, parking, ids }: Deps) =>
+const loop = ({ repo, followups, parking, ids, config }: Deps) =>
   Effect.fn("StepLoop.run")(function*(r: LoopRun) {
     const { row, plan, writer, tools, messages, runCalls, usage } = r
     const runId = row.id
@@ -119,24 +125,47 @@ const loop = ({ repo, followups, parking, ids }: Deps) =>
         messages.push(assistant, ...results.map((s) => s.message))
       })
 
+    /**
+     * A step past SVC_MAX_STEP_MS: its work was interrupted. Calls that finished show their
+     * results, the others a tool-output-error; the step closes and the run ends cleanly
+     * with the usage metered so far. Nothing of the step is checkpointed.
+     */
+    const overran = (calls: ReadonlyArray<ToolCall>, finished: ReadonlyArray<Settled>) =>
+      Effect.gen(function*() {
+        for (const c of calls) {
+          const done = finished.find((s) => s.message.toolCallId === c.id)
+          yield* writer.emit(
+            done?.chunk ?? { type: "tool-output-error", toolCallId: c.id, errorText: "step_duration_exceeded: the step ran past its time bound." }
+          )
+        }
+        yield* writer.emit({ type: "finish-step" })
+        return StepGuards.stepOverrun
+      })
+
     let claimNow = r.claimFirst
     while (true) {
       if (claimNow) yield* Effect.flatMap(claim, deliver)
       claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
+      if (StepGuards.overCeiling(usage.current, config.maxRunCents)) return completed("per_run_cap_exceeded")
       // Without progress parts there is nothing to show before the model answers: the step's
       // opening chunks go in one write with its first answer chunks.
       if (!plan.streamProgress) yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       yield* progress("Thinking")
-      const result = yield* ModelStep.run(
-        r.model,
-        { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
-        writer,
-        plan.streamReasoning,
-        ids
+      const deadline = yield* StepGuards.stepDeadline(config.maxStepMs)
+      const result = yield* StepGuards.within(
+        deadline,
+        ModelStep.run(
+          r.model,
+          { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
+          writer,
+          plan.streamReasoning,
+          ids
+        )
       )
+      if (StepGuards.isOverrun(result)) return yield* overran([], [])
       usage.current = ModelStep.addUsage(usage.current, result.tokens, r.price)
       const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
       for (const c of result.calls) {
@@ -151,13 +180,23 @@ const loop = ({ repo, followups, parking, ids }: Deps) =>
       }
       // Each call is gated first (hooks answer one at a time); the ones allowed then run
       // concurrently, each a child fiber of the run; the ones waiting for a person park the step.
-      const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
+      const ran: Array<Settled> = []
+      const gates = yield* StepGuards.within(
+        deadline,
+        Effect.gen(function*() {
+          const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
+          if (gates.some((g) => g.gate._tag === "FailRun")) return gates
+          const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
+          yield* Effect.forEach(runnable, (c) => Effect.map(call(c, runCalls, false), (outcome) => ran.push(settle(c, outcome))), {
+            concurrency: "unbounded",
+            discard: true
+          })
+          return gates
+        })
+      )
+      if (StepGuards.isOverrun(gates)) return yield* overran(result.calls, ran)
       const failRun = gates.flatMap((g) => (g.gate._tag === "FailRun" ? [g.gate] : []))[0]
       if (failRun !== undefined) return failed("approval_hook_failed", failRun.message)
-      const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
-      const ran = yield* Effect.forEach(runnable, (c) => Effect.map(call(c, runCalls, false), (outcome) => settle(c, outcome)), {
-        concurrency: "unbounded"
-      })
       const settled = inCallOrder(result.calls, [
         ...ran,
         ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : [])),
@@ -181,6 +220,9 @@ const loop = ({ repo, followups, parking, ids }: Deps) =>
       pendingUser = []
       step += 1
       const delivered = yield* deliver(claimed)
+      if (delivered === 0 && StepGuards.repeatStreak(messages) >= StepGuards.RepeatLimit) {
+        return StepGuards.loopHalted([...new Set(result.calls.map((c) => c.name))])
+      }
       if (result.calls.length === 0) {
         if (delivered > 0) continue
         if (plan.outputSchema === null) return completed(null)

@@ -1,7 +1,8 @@
 /**
  * What the recovery pass asks of storage: runs whose executing process died,
  * runs silent for too long, parks past their deadline, the count of attempts,
- * and retention of the cluster's delivered run messages.
+ * retention of the cluster's delivered run messages, and retention of the
+ * streams of runs that ended (the run rows stay).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -30,6 +31,8 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
    * `cutoff`, and their replies, are deleted.
    */
   readonly purgeDeliveredMessages: (cutoff: string) => Effect.Effect<void>
+  /** Retention of the event log: the stored chunks of runs that ended before `cutoff` are deleted; the runs stay. */
+  readonly purgeStreams: (cutoff: string) => Effect.Effect<void>
 }>()("svc/RecoveryRepo") {
   static readonly layer = Layer.effect(RecoveryRepo)(
     Effect.gen(function*() {
@@ -70,6 +73,11 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
               RETURNING m.request_id
             )
             DELETE FROM cluster_replies WHERE request_id IN (SELECT request_id FROM deleted)`.pipe(Effect.orDie)
+        }),
+        purgeStreams: Effect.fn("RecoveryRepo.purgeStreams")(function*(cutoff: string) {
+          yield* sql`DELETE FROM run_events WHERE run_id IN (
+              SELECT id FROM runs WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at < ${cutoff}
+            )`.pipe(Effect.orDie)
         })
       }
     })

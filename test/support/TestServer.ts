@@ -88,6 +88,9 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   recoveryIntervalMs: 30_000,
   maxParkMs: 14 * 24 * 60 * 60 * 1000,
   mcpIdleMs: 60_000,
+  maxStepMs: 600_000,
+  maxRunCents: null,
+  eventRetentionDays: 30,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() }
 })
