@@ -86,6 +86,11 @@ TestServer.suite()("runs", (it) => {
       const resumed = yield* streamOf(receipt.runId, "5")
       assert.deepStrictEqual(resumed.ids, full.ids.slice(5))
       assert.deepStrictEqual(frames(resumed.reply.text).slice(0, -1), frames(full.reply.text).slice(5, -1))
+      // A client cut off right after the last frame resumes to an empty stream that ends at once.
+      const last = String(full.ids.at(-1))
+      const atEnd = yield* streamOf(receipt.runId, last)
+      assert.deepStrictEqual(atEnd.ids, [])
+      assert.deepStrictEqual(frames(atEnd.reply.text).map((f) => f.data), ["[DONE]"])
       const bad = yield* api.request("GET", `/v1/runs/${receipt.runId}/stream`, { headers: { "last-event-id": "abc" } })
       yield* TestServer.expectError(bad, 400, "invalid_request_error", "invalid_request_error")
       yield* TestServer.expectError(yield* api.request("GET", "/v1/runs/run_nope/stream"), 404, "not_found", "run_not_found")
