@@ -246,6 +246,16 @@ const m0008_executors = Effect.gen(function*() {
   yield* sql`CREATE TABLE svc_nodes (id text PRIMARY KEY, started_at timestamptz NOT NULL, heartbeat_at timestamptz NOT NULL)`
 })
 
+/**
+ * Interactions the run's end cancelled (run cancelled, interaction_timeout),
+ * as opposed to those a client settled: a late answer still records on the
+ * former (spec 3.2 "pending or any"), the 409 rule guards only the latter.
+ */
+const m0011_interact = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE interactions ADD COLUMN closed_by_run boolean NOT NULL DEFAULT false`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
@@ -254,7 +264,8 @@ export const migrations = {
   "0005_recovery": m0005_recovery,
   "0006_interactions": m0006_interactions,
   "0007_event_notify": m0007_event_notify,
-  "0008_executors": m0008_executors
+  "0008_executors": m0008_executors,
+  "0011_interact": m0011_interact
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })
