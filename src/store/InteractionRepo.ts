@@ -74,7 +74,8 @@ const toRow = (r: typeof Row.Type): InteractionRow => ({
     toolName: r.tool_name,
     toolCallId: r.tool_call_id,
     hookId: r.hook_id,
-    input: r.input,
+    // Approval only (spec 2.4): rows stored before questions left it out may still hold one.
+    ...(r.kind === "approval_request" ? { input: r.input } : {}),
     ...(r.preview === null ? {} : { preview: r.preview }),
     decision: r.decision,
     reason: r.reason,

@@ -76,6 +76,11 @@ TestServer.suite()("questions", (it) => {
       assert.strictEqual(interaction.hookId, null)
       assert.strictEqual(interaction.decision, null)
       assert.strictEqual(interaction.stepNumber, 1)
+      // 2.4: input is approval only; a question carries none.
+      const fetched = yield* api.request("GET", `/v1/interactions/${interaction.id}`)
+      assert.strictEqual(fetched.status, 200)
+      assert.isFalse(Object.hasOwn(Object(fetched.json), "input"))
+      assert.deepStrictEqual(Object(fetched.json)["request"], interaction.request)
       assert.strictEqual(Date.parse(interaction.expiresAt ?? "") - Date.parse(interaction.createdAt), 14 * 24 * 60 * 60 * 1000)
       const parked = yield* getRun(runId)
       assert.strictEqual(parked.status, "waiting_for_input")
