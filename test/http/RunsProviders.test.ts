@@ -49,6 +49,28 @@ const Providers = Layer.unwrap(
       })
       mock.onToolResult("call_p1", { content: "Pet 7 is fine.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
       mock.onMessage("broken", { error: { message: "The server had an error", type: "server_error" }, status: 500 })
+      // The context window outgrown after a first, billed step: OpenAI's and Anthropic's own refusals.
+      mock.on({ userMessage: "overflow openai", hasToolResult: false }, {
+        toolCalls: [{ id: "call_o1", name: "mcp__gate10__echo", arguments: JSON.stringify({ text: "big" }) }],
+        usage: { prompt_tokens: 20, completion_tokens: 8 }
+      })
+      mock.onToolResult("call_o1", {
+        error: {
+          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded"
+        },
+        status: 400
+      })
+      mock.on({ userMessage: "overflow anthropic", hasToolResult: false }, {
+        toolCalls: [{ id: "toolu_o2", name: "mcp__gate10__echo", arguments: JSON.stringify({ text: "big" }) }],
+        usage: { input_tokens: 20, output_tokens: 8 }
+      })
+      mock.onToolResult("toolu_o2", {
+        error: { message: "prompt is too long: 208310 tokens > 200000 maximum", type: "invalid_request_error" },
+        status: 400
+      })
     })
     const server = TestServer.layer({
       bands: {
@@ -132,6 +154,30 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       assert.strictEqual(failed.error?.code, "upstream_unavailable")
       assert.match(failed.error?.message ?? "", /HTTP 500/)
     }))
+
+  it.effect("the provider says the context is too long (openai and anthropic): failed with context_overflow, usage so far billed, no reference", () =>
+    Effect.gen(function*() {
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate10", transport: "http", url: gate.url })
+      for (const [band, input] of [["core", "overflow openai"], ["frontier", "overflow anthropic"]] as const) {
+        const { thread } = yield* agentWithThread({ band, capabilities: { mcp: { toolServerIds: [server.id] } } })
+        const { chunks, run } = yield* finish((yield* startRun(thread.id, { input })).runId)
+        assert.strictEqual(run.status, "failed", band)
+        assert.strictEqual(run.terminalReason, "context_overflow")
+        assert.strictEqual(run.error?.code, "context_overflow")
+        assert.isUndefined(run.error?.reference)
+        assert.match(run.error?.message ?? "", /HTTP 400/)
+        // The first step was billed; the refused one was not.
+        assert.strictEqual(run.usage?.inputTokens, 20)
+        assert.strictEqual(run.usage?.outputTokens, 8)
+        assert.strictEqual(run.usage?.steps, 1)
+        assert.deepStrictEqual(chunks.slice(-3), [
+          { type: "data-svc-terminal", data: { terminalReason: "context_overflow" } },
+          { type: "data-svc-usage", data: run.usage },
+          { type: "finish", finishReason: "error" }
+        ])
+      }
+    }).pipe(Effect.scoped))
 
   it.effect("openai: an HTTP operation reaches the provider deferred, with load_tools and the prompt's notices; its result comes back enveloped", () =>
     Effect.gen(function*() {
