@@ -12,7 +12,7 @@ import Stripe from "stripe"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, hold, reply, replyText } from "../support/HookServer.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -74,7 +74,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
         agentId: agent.id,
         stepNumber: 1,
         toolName: "mcp__allowed__echo",
-        toolCallId: "call_1",
+        toolCallId: callIdsOf(parsed.chunks)[0],
         input: { text: "hi" },
         preview: body["preview"],
         resolveUrl: `http://svc.test/v1/interactions/${String(body["id"])}/resolve`
@@ -102,7 +102,9 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const { thread } = yield* setup("denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
       const { parsed } = yield* send(thread.id, echo("denied", "x"))
-      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [
+        { type: "tool-output-denied", toolCallId: callIdsOf(parsed.chunks)[0] }
+      ])
       assert.strictEqual(textOf(parsed.message), "Result: Not on Fridays.")
       // The tool never ran: no output for the call.
       assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-available" || c.type === "tool-output-error"))
@@ -124,6 +126,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(pending.hookId, hook.id)
       assert.strictEqual(pending.reason, "Needs a human.")
       assert.deepStrictEqual(pending.input, { text: "one" })
+      assert.deepStrictEqual(callIdsOf(first.parsed.chunks), [pending.toolCallId])
       assert.strictEqual(pending.request, null)
       assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
       // requestId must be the interaction's own id; optionId approve or deny.
@@ -163,7 +166,8 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       )
       assert.strictEqual(rejected.decision, "deny")
       const after = yield* streamOf(second.runId)
-      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: again.toolCallId }])
+      assert.deepStrictEqual(callIdsOf(after.chunks), [again.toolCallId])
       assert.strictEqual(textOf(after.message), "Result: Too risky.")
     }).pipe(Effect.scoped))
 

@@ -12,7 +12,7 @@ import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { frames, parseWithAi } from "../support/UiStream.ts"
@@ -131,18 +131,21 @@ TestServer.suite()("runs", (it) => {
         input: "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
       })
       const { chunks, message } = yield* streamOf(receipt.runId)
+      // Each call under the service's own tc_ id, not the model's (spec 1).
+      const [echoId, failId, missingId] = callIdsOf(chunks)
+      assert.strictEqual(new Set([echoId, failId, missingId]).size, 3)
       assert.deepStrictEqual(
         chunks.filter((c) => c.type.startsWith("tool-")),
         [
-          { type: "tool-input-start", toolCallId: "call_1", toolName: "mcp__gate1__echo" },
-          { type: "tool-input-available", toolCallId: "call_1", toolName: "mcp__gate1__echo", input: { text: "hi" } },
-          { type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "hi" }] },
-          { type: "tool-input-start", toolCallId: "call_2", toolName: "mcp__gate1__fail" },
-          { type: "tool-input-available", toolCallId: "call_2", toolName: "mcp__gate1__fail", input: {} },
-          { type: "tool-output-error", toolCallId: "call_2", errorText: "it failed" },
-          { type: "tool-input-start", toolCallId: "call_3", toolName: "missing_tool" },
-          { type: "tool-input-available", toolCallId: "call_3", toolName: "missing_tool", input: {} },
-          { type: "tool-output-error", toolCallId: "call_3", errorText: "Error: there is no tool named 'missing_tool'." }
+          { type: "tool-input-start", toolCallId: echoId, toolName: "mcp__gate1__echo" },
+          { type: "tool-input-available", toolCallId: echoId, toolName: "mcp__gate1__echo", input: { text: "hi" } },
+          { type: "tool-output-available", toolCallId: echoId, output: [{ type: "text", text: "hi" }] },
+          { type: "tool-input-start", toolCallId: failId, toolName: "mcp__gate1__fail" },
+          { type: "tool-input-available", toolCallId: failId, toolName: "mcp__gate1__fail", input: {} },
+          { type: "tool-output-error", toolCallId: failId, errorText: "it failed" },
+          { type: "tool-input-start", toolCallId: missingId, toolName: "missing_tool" },
+          { type: "tool-input-available", toolCallId: missingId, toolName: "missing_tool", input: {} },
+          { type: "tool-output-error", toolCallId: missingId, errorText: "Error: there is no tool named 'missing_tool'." }
         ]
       )
       assert.strictEqual(textOf(message), "all done")
@@ -181,7 +184,7 @@ TestServer.suite()("runs", (it) => {
       assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
         {
           type: "tool-output-error",
-          toolCallId: "call_1",
+          toolCallId: callIdsOf(early.chunks)[0],
           errorText: "Error: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
         }
       ])
@@ -189,16 +192,17 @@ TestServer.suite()("runs", (it) => {
       const long = "x".repeat(3_000)
       const calls = [{ name: "load_skill", input: { name: "echoing" } }, { name: "mcp__gate8__echo", input: { text: long } }]
       const capped = yield* streamOf((yield* startRun(thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
+      const echoCall = callIdsOf(capped.chunks)[1]
       assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
-        toolCallId: "call_1_2",
+        toolCallId: echoCall,
         toolName: "mcp__gate8__echo",
         bytes: 3_000,
         capBytes: 1_024,
         recovery: "none"
       })
       assert.deepStrictEqual(
-        capped.chunks.find((c) => c.type === "tool-output-available" && c.toolCallId === "call_1_2"),
-        { type: "tool-output-available", toolCallId: "call_1_2", output: { truncated: true, head: "x".repeat(1_024) } }
+        capped.chunks.find((c) => c.type === "tool-output-available" && c.toolCallId === echoCall),
+        { type: "tool-output-available", toolCallId: echoCall, output: { truncated: true, head: "x".repeat(1_024) } }
       )
     }))
   it.effect("busy thread: 409 thread_busy; plain text is held, listed, withdrawable, then delivered at the next turn boundary", () =>

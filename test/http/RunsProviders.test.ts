@@ -12,7 +12,7 @@ import { TestClock } from "effect/testing"
 import { type Aimock, aimock, redactedKey, sleepProbeWhere } from "../support/Aimock.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -43,6 +43,12 @@ const Providers = Layer.unwrap(
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
       mock.onToolResult("call_e1", { content: "The tool said hello back.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      // Two tool steps on Anthropic: each result matches only when it comes back under the provider's own tool_use id.
+      mock.on({ userMessage: "echo twice", hasToolResult: false }, {
+        toolCalls: [{ id: "toolu_a1", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "one" }) }]
+      })
+      mock.onToolResult("toolu_a1", { toolCalls: [{ id: "toolu_a2", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "two" }) }] })
+      mock.onToolResult("toolu_a2", { content: "Echoed twice." })
       mock.on({ userMessage: "pets please", hasToolResult: false }, {
         toolCalls: [{ id: "call_p1", name: "api__petsai__getPetById", arguments: JSON.stringify({ petId: 7 }) }],
         usage: { prompt_tokens: 20, completion_tokens: 8 }
@@ -89,6 +95,15 @@ const Providers = Layer.unwrap(
   })
 )
 
+/** The call ids a provider request carried (aimock journals Anthropic requests in the OpenAI shape): on assistant calls and on results. */
+const providerIdsIn = (body: unknown) => {
+  const messages = (body as { readonly messages: ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string; readonly tool_calls?: ReadonlyArray<{ readonly id: string }> }> }).messages
+  return {
+    calls: messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)),
+    results: messages.flatMap((m) => (m.role === "tool" && m.tool_call_id !== undefined ? [m.tool_call_id] : []))
+  }
+}
+
 TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
   it.effect("openai: the answer streams; usage and cost come from the provider's token counts", () =>
     Effect.gen(function*() {
@@ -105,12 +120,46 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "gate9", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const peer = yield* Peer
+      const before = (yield* peer.journal).length
       const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo please" })).runId)
-      assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
-        { type: "tool-output-available", toolCallId: "call_e1", output: [{ type: "text", text: "from the model" }] }
+      // The stream shows the service's tc_ id (spec 1); the provider gets its own call_e1 back.
+      const [callId] = callIdsOf(chunks)
+      assert.deepStrictEqual(chunks.filter((c) => c.type.startsWith("tool-")), [
+        { type: "tool-input-start", toolCallId: callId, toolName: "mcp__gate9__echo" },
+        { type: "tool-input-available", toolCallId: callId, toolName: "mcp__gate9__echo", input: { text: "from the model" } },
+        { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "from the model" }] }
       ])
       assert.strictEqual(textOf(message), "The tool said hello back.")
       assert.deepStrictEqual(run.usage, { inputTokens: 50, outputTokens: 14, totalTokens: 64, costCents: 78, steps: 2 })
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_e1"], results: ["call_e1"] })
+      assert.strictEqual((yield* peer.journal).length - before, 2)
+    }).pipe(Effect.scoped))
+
+  it.effect("anthropic: two tool steps; the stream shows tc_ ids, the provider gets its toolu_ ids back, also from the thread's history", () =>
+    Effect.gen(function*() {
+      const peer = yield* Peer
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate11", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ band: "frontier", capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo twice" })).runId)
+      const ids = callIdsOf(chunks)
+      assert.strictEqual(ids.length, 2)
+      assert.deepStrictEqual(
+        chunks.filter((c) => c.type === "tool-output-available"),
+        [
+          { type: "tool-output-available", toolCallId: ids[0], output: [{ type: "text", text: "one" }] },
+          { type: "tool-output-available", toolCallId: ids[1], output: [{ type: "text", text: "two" }] }
+        ]
+      )
+      assert.strictEqual(textOf(message), "Echoed twice.")
+      assert.strictEqual(run.usage?.steps, 3)
+      const both = { calls: ["toolu_a1", "toolu_a2"], results: ["toolu_a1", "toolu_a2"] }
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), both)
+      // The next turn (a later createdAt) sends the earlier run's calls from its checkpoints, still under the provider's ids.
+      yield* TestClock.adjust("1 second")
+      yield* finish((yield* startRun(thread.id, { input: "hello" })).runId)
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), both)
     }).pipe(Effect.scoped))
 
   it.effect("anthropic: the answer streams and is billed at the route's price", () =>
