@@ -269,6 +269,46 @@ TestServer.suite()("runs", (it) => {
       )
     }).pipe(Effect.scoped))
 
+  it.effect("a held follow-up is listed by a GET made right after the 409 (30 times: running, just started, parked); a parked run lists [] when none are held", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate12", transport: "http", url: gate.url, approval: "always", gatedTools: ["echo"] })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      /** Sends `text` to the busy thread and GETs `runId` at once: the follow-up the 409 names is listed, last. */
+      const holdAndSee = (runId: string, text: string) =>
+        Effect.gen(function*() {
+          const busy = yield* TestServer.expectError(
+            yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: text }, headers: json }),
+            409,
+            "api_error",
+            "thread_busy"
+          )
+          assert.deepStrictEqual(busy.details, { active_run_id: runId, queued: true, followup_id: busy.details?.["followup_id"] })
+          const run = yield* getRun(runId)
+          assert.deepStrictEqual(run.queuedFollowups?.at(-1), { id: busy.details?.["followup_id"], text, queuedAt: run.queuedFollowups?.at(-1)?.queuedAt })
+        })
+
+      // Right after the start (the run may still be queued), then while it runs.
+      const running = yield* startRun(thread.id, { input: "/tool mcp__gate12__wait {}" })
+      yield* holdAndSee(running.runId, "first")
+      yield* gate.waiting
+      for (let i = 0; i < 30; i++) yield* holdAndSee(running.runId, `running ${i}`)
+      assert.strictEqual((yield* getRun(running.runId)).queuedFollowups?.length, 31)
+      yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${running.runId}/cancel`), 200, Run)
+
+      // Parked on an approval: [] while nothing is held, on GET and on the list.
+      const parked = yield* startRun(thread.id, { input: "/tool mcp__gate12__echo {\"text\":\"x\"}" })
+      yield* streamOf(parked.runId)
+      const waiting = yield* getRun(parked.runId)
+      assert.strictEqual(waiting.status, "waiting_for_approval")
+      assert.deepStrictEqual(waiting.queuedFollowups, [])
+      const listed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=waiting_for_approval`), 200, Page(Run))
+      assert.deepStrictEqual(listed.data.map((r) => r.queuedFollowups), [[]])
+      for (let i = 0; i < 30; i++) yield* holdAndSee(parked.runId, `parked ${i}`)
+      assert.strictEqual((yield* getRun(parked.runId)).queuedFollowups?.length, 30)
+    }).pipe(Effect.scoped))
+
   it.effect("cancel interrupts the run: cancelled, stream ends with abort, thread freed; cancel again returns the final state", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

@@ -14,7 +14,8 @@ import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { MaxHold } from "../../src/runs/EventLog.ts"
+import { RunId } from "../../domain/Ids.ts"
+import { EventLog, MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The run's whole stream, parsed, and the Run once it ended. */
@@ -54,6 +55,15 @@ const Providers = Layer.unwrap(
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
       mock.onToolResult("call_p1", { content: "Pet 7 is fine.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      // The step after a tool step that claimed a follow-up: held until the test lets the model answer.
+      mock.on({ userMessage: "hold it", hasToolResult: false }, {
+        toolCalls: [{ id: "call_w1", name: "mcp__gate13__wait", arguments: "{}" }]
+      })
+      mock.on({ userMessage: "and this too" }, async () => {
+        followupStep.reached()
+        await followupStep.answer
+        return { content: "Answered both." }
+      })
       mock.onMessage("broken", { error: { message: "The server had an error", type: "server_error" }, status: 500 })
       // The context window outgrown after a first, billed step: OpenAI's and Anthropic's own refusals.
       mock.on({ userMessage: "overflow openai", hasToolResult: false }, {
@@ -94,6 +104,15 @@ const Providers = Layer.unwrap(
     )
   })
 )
+
+/** The model request that opens the step after a follow-up was claimed: `reached` when it arrives, answered once `answer` resolves. */
+const followupStep = (() => {
+  let reached = () => {}
+  let release = () => {}
+  const arrived = new Promise<void>((resolve) => (reached = resolve))
+  const answer = new Promise<void>((resolve) => (release = resolve))
+  return { reached: () => reached(), arrived, answer, release: () => release() }
+})()
 
 /** The call ids a provider request carried (aimock journals Anthropic requests in the OpenAI shape): on assistant calls and on results. */
 const providerIdsIn = (body: unknown) => {
@@ -226,6 +245,38 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
           { type: "finish", finishReason: "error" }
         ])
       }
+    }).pipe(Effect.scoped))
+
+  it.effect("a claimed follow-up stays listed on the run until its replay is stored: never neither listed nor replayed", () =>
+    Effect.gen(function*() {
+      const events = yield* EventLog
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate13", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { runId } = yield* startRun(thread.id, { input: "hold it" })
+      yield* gate.waiting
+      const busy = yield* TestServer.expectError(
+        yield* TestServer.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "and this too" }, headers: { accept: "application/json" } }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const followupId = busy.details?.["followup_id"]
+      yield* gate.open
+      // The run claimed the follow-up at the turn boundary and now waits on the model's next step.
+      yield* Effect.promise(() => followupStep.arrived)
+      const run = yield* getRun(runId)
+      const listed = (run.queuedFollowups ?? []).some((f) => f.id === followupId)
+      const replayed = (yield* events.read(RunId.make(runId), 0)).some((e) => e.chunk.type === "data-svc-followup-replayed")
+      assert.isTrue(listed || replayed, `follow-up neither listed (${JSON.stringify(run.queuedFollowups)}) nor replayed`)
+      followupStep.release()
+      const { chunks, message, run: done } = yield* finish(runId)
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "data-svc-followup-replayed"), [
+        { type: "data-svc-followup-replayed", data: { followupId, text: "and this too" } }
+      ])
+      assert.strictEqual(textOf(message), "Answered both.")
+      assert.strictEqual(done.status, "completed")
+      assert.isUndefined(done.queuedFollowups)
     }).pipe(Effect.scoped))
 
   it.effect("openai: an HTTP operation reaches the provider deferred, with load_tools and the prompt's notices; its result comes back enveloped", () =>
