@@ -15,6 +15,8 @@ import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { RunId } from "../../domain/Ids.ts"
+import { Interaction } from "../../domain/Interaction.ts"
+import { Page } from "../../domain/Page.ts"
 import { EventLog, MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -55,6 +57,11 @@ const Providers = Layer.unwrap(
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
       mock.onToolResult("call_p1", { content: "Pet 7 is fine.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      // A call parked for approval: its result matches only under the provider's own id, read back from the park record.
+      mock.on({ userMessage: "park please", hasToolResult: false }, {
+        toolCalls: [{ id: "call_k1", name: "mcp__gate14__echo", arguments: JSON.stringify({ text: "approved" }) }]
+      })
+      mock.onToolResult("call_k1", { content: "Parked and back." })
       // The step after a tool step that claimed a follow-up: held until the test lets the model answer.
       mock.on({ userMessage: "hold it", hasToolResult: false }, {
         toolCalls: [{ id: "call_w1", name: "mcp__gate13__wait", arguments: "{}" }]
@@ -245,6 +252,34 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
           { type: "finish", finishReason: "error" }
         ])
       }
+    }).pipe(Effect.scoped))
+
+  it.effect("openai: a call parked for approval resumes with the provider's own id; the interaction and stream show the tc_ id", () =>
+    Effect.gen(function*() {
+      const peer = yield* Peer
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate14", transport: "http", url: gate.url, approval: "always" })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { runId } = yield* startRun(thread.id, { input: "park please" })
+      const parked = yield* streamOf(runId)
+      const [callId] = callIdsOf(parked.chunks)
+      const page = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+      const [interaction] = page.data
+      assert.strictEqual(interaction.toolCallId, callId)
+      yield* TestServer.expectOk(
+        yield* TestServer.request("POST", `/v1/interactions/${interaction.id}/resolve`, {
+          body: { inputResponses: [{ requestId: interaction.id, optionId: "approve" }] }
+        }),
+        200,
+        Interaction
+      )
+      const { chunks, message, run } = yield* finish(runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(textOf(message), "Parked and back.")
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
+        { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "approved" }] }
+      ])
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_k1"], results: ["call_k1"] })
     }).pipe(Effect.scoped))
 
   it.effect("a claimed follow-up stays listed on the run until its replay is stored: never neither listed nor replayed", () =>
