@@ -74,14 +74,15 @@ export class Interactions extends Context.Service<Interactions, {
         Effect.gen(function*() {
           const judged = judge(row.interaction, body)
           if (judged._tag === "Invalid") return yield* Effect.fail(InvalidRequest.of(judged.message))
-          if (row.interaction.status !== "pending") {
+          // One the run's end cancelled still takes the answer (spec 3.2 "pending or any"): it is recorded below.
+          if (row.interaction.status !== "pending" && !row.closedByRun) {
             if (sameOutcome(row.interaction, judged.settlement)) return { _tag: "Same", row } satisfies Settled
             return yield* new Conflict({
               code: "idempotency_key_conflict",
               message: `Interaction '${row.id}' was already ${row.interaction.status} with a different outcome.`
             })
           }
-          // Resolving after the run ended finalizes the record; nothing resumes.
+          // Resolving after the run ended finalizes the record; nothing resumes (the run is terminal).
           if (!(yield* repo.settle(row.id, judged.settlement, yield* nowIso))) {
             const again = yield* repo.find(row.id)
             if (Option.isSome(again) && sameOutcome(again.value.interaction, judged.settlement)) {

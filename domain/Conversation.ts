@@ -6,7 +6,14 @@ import { Schema } from "effect"
 import { ToolCallId } from "./Ids.ts"
 
 export const ToolCall = Schema.Struct({
+  /** The service's own id (`tc_...`): what chunks, interactions, hooks and deliveries show. */
   id: ToolCallId,
+  /**
+   * The provider's id for the call (`call_...`, `toolu_...`), sent back to the
+   * provider with the call and its result; absent on calls recorded before
+   * the service minted its own ids, whose `id` is the provider's.
+   */
+  providerId: Schema.optionalKey(Schema.String),
   name: Schema.String,
   input: Schema.Unknown
 })
@@ -37,4 +44,16 @@ export interface ToolSpec {
   readonly name: string
   readonly description: string
   readonly inputSchema: Readonly<Record<string, unknown>>
+}
+
+/**
+ * The provider's id of each call in `messages`, by the service's id: how a
+ * provider gets its own ids back on the calls and results it is sent.
+ */
+export const providerCallIds = (messages: ReadonlyArray<Message>): ((id: string) => string) => {
+  const byId = new Map<string, string>()
+  for (const m of messages) {
+    if (m.role === "assistant") for (const c of m.toolCalls) byId.set(c.id, c.providerId ?? c.id)
+  }
+  return (id) => byId.get(id) ?? id
 }

@@ -47,7 +47,7 @@ export type RunId = typeof RunId.Type
 export const InteractionId = Schema.String.pipe(Schema.brand("InteractionId"))
 export type InteractionId = typeof InteractionId.Type
 
-/** Mostly the model provider's own ids (`call_...`, `toolu_...`); `tc_` only for synthetic calls. */
+/** `tc_...`, minted per call; the provider's own id (`call_...`, `toolu_...`) stays on the ToolCall as `providerId`. */
 export const ToolCallId = Schema.String.pipe(Schema.brand("ToolCallId"))
 export type ToolCallId = typeof ToolCallId.Type
 

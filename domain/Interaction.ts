@@ -92,7 +92,8 @@ export const Interaction = Schema.Struct({
   toolName: Schema.String,
   toolCallId: ToolCallId,
   hookId: Schema.NullOr(HookId),
-  input: Schema.Unknown,
+  /** Approval only (the tool's input args); a question carries none (spec 2.4). */
+  input: opt(Schema.Unknown),
   preview: opt(Schema.Record(Schema.String, Schema.Unknown)),
   decision: Schema.NullOr(Schema.Literals(["allow", "deny", "cancel"])),
   reason: Schema.NullOr(Schema.String),

@@ -26,7 +26,7 @@
  */
 import { Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
-import type { Message } from "../../domain/Conversation.ts"
+import { type Message, providerCallIds } from "../../domain/Conversation.ts"
 import { type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
@@ -49,6 +49,7 @@ interface WireMessage {
 /** Consecutive user-side content (tool results, then text) must arrive as one user message. */
 const toWireMessages = (messages: ReadonlyArray<Message>): Array<WireMessage> => {
   const out: Array<WireMessage> = []
+  const providerId = providerCallIds(messages)
   const push = (role: WireMessage["role"], blocks: ReadonlyArray<Block>) => {
     if (blocks.length === 0) return
     const last = out.at(-1)
@@ -63,13 +64,13 @@ const toWireMessages = (messages: ReadonlyArray<Message>): Array<WireMessage> =>
       case "assistant":
         push("assistant", [
           ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
-          ...message.toolCalls.map((call) => ({ type: "tool_use", id: call.id, name: call.name, input: call.input ?? {} }))
+          ...message.toolCalls.map((call) => ({ type: "tool_use", id: providerId(call.id), name: call.name, input: call.input ?? {} }))
         ])
         break
       case "tool":
         push("user", [{
           type: "tool_result",
-          tool_use_id: message.toolCallId,
+          tool_use_id: providerId(message.toolCallId),
           content: message.content,
           is_error: message.isError
         }])

@@ -30,6 +30,12 @@ export class ModelUnavailable extends Data.TaggedError("ModelUnavailable")<{
   readonly message: string
   /** What failed underneath (a network error, the last transient failure), kept for the logs. */
   readonly cause?: unknown
+  /**
+   * The provider refused the request because the conversation outgrew the
+   * model's context window: the run fails with `context_overflow`, not
+   * `upstream_unavailable` (spec 7).
+   */
+  readonly contextOverflow?: boolean
 }> {}
 
 export interface ModelProvider {

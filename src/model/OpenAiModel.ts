@@ -13,7 +13,7 @@
  */
 import { Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
-import type { Message } from "../../domain/Conversation.ts"
+import { type Message, providerCallIds } from "../../domain/Conversation.ts"
 import {
   estimateTokens,
   type ModelEvent,
@@ -31,29 +31,32 @@ export interface OpenAiOptions {
 
 type Finish = Extract<ModelEvent, { readonly _tag: "Finish" }>
 
-const toWireMessages = (system: string, messages: ReadonlyArray<Message>): Array<unknown> => [
-  ...(system === "" ? [] : [{ role: "system", content: system }]),
-  ...messages.map((message) => {
-    switch (message.role) {
-      case "user":
-        return { role: "user", content: message.content }
-      case "assistant":
-        return {
-          role: "assistant",
-          content: message.content === "" && message.toolCalls.length > 0 ? null : message.content,
-          ...(message.toolCalls.length === 0 ? {} : {
-            tool_calls: message.toolCalls.map((call) => ({
-              id: call.id,
-              type: "function",
-              function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) }
-            }))
-          })
-        }
-      case "tool":
-        return { role: "tool", tool_call_id: message.toolCallId, content: message.content }
-    }
-  })
-]
+const toWireMessages = (system: string, messages: ReadonlyArray<Message>): Array<unknown> => {
+  const providerId = providerCallIds(messages)
+  return [
+    ...(system === "" ? [] : [{ role: "system", content: system }]),
+    ...messages.map((message) => {
+      switch (message.role) {
+        case "user":
+          return { role: "user", content: message.content }
+        case "assistant":
+          return {
+            role: "assistant",
+            content: message.content === "" && message.toolCalls.length > 0 ? null : message.content,
+            ...(message.toolCalls.length === 0 ? {} : {
+              tool_calls: message.toolCalls.map((call) => ({
+                id: providerId(call.id),
+                type: "function",
+                function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) }
+              }))
+            })
+          }
+        case "tool":
+          return { role: "tool", tool_call_id: providerId(message.toolCallId), content: message.content }
+      }
+    })
+  ]
+}
 
 const requestBody = (model: string, request: ModelRequest) => ({
   model,

@@ -37,11 +37,30 @@ class Transient extends Data.TaggedError("Transient")<{
 
 type AttemptError = Transient | ModelUnavailable
 
-/** Both OpenAI and Anthropic wrap errors as `{ error: { message } }` (Anthropic adds `type`). */
+/** Both OpenAI and Anthropic wrap errors as `{ error: { message } }` (both add `type`, OpenAI `code`). */
 const ErrorBody = Schema.Struct({
-  error: Schema.Struct({ message: Schema.String, type: Schema.optional(Schema.NullOr(Schema.String)) })
+  error: Schema.Struct({
+    message: Schema.String,
+    type: Schema.optional(Schema.NullOr(Schema.String)),
+    code: Schema.optional(Schema.Unknown)
+  })
 })
 const decodeErrorBody = Schema.decodeUnknownOption(Schema.fromJsonString(ErrorBody))
+
+/**
+ * A refusal because the prompt outgrew the context window. OpenAI: 400 with
+ * `error.code` `context_length_exceeded`. Anthropic: 400
+ * `invalid_request_error` whose message reads "prompt is too long: N tokens >
+ * M maximum".
+ */
+const isContextOverflow = (status: number, text: string): boolean =>
+  status === 400 &&
+  Option.match(decodeErrorBody(text), {
+    onNone: () => false,
+    onSome: ({ error }) =>
+      error.code === "context_length_exceeded" ||
+      (error.type === "invalid_request_error" && /^prompt is too long\b/i.test(error.message))
+  })
 
 /** The provider's own words for a failed response, or the start of its body. */
 const providerErrorMessage = (text: string): string =>
@@ -63,7 +82,7 @@ const rejected = (request: ProviderRequest, response: Response): Effect.Effect<n
       const detail = `${request.route} answered HTTP ${response.status}: ${providerErrorMessage(text)}`
       return response.status === 429 || response.status >= 500
         ? Effect.fail(new Transient({ message: detail, retryAfter: retryAfterOf(response) }))
-        : Effect.fail(new ModelUnavailable({ message: detail }))
+        : Effect.fail(new ModelUnavailable({ message: detail, ...(isContextOverflow(response.status, text) ? { contextOverflow: true } : {}) }))
     })
   )
 

@@ -135,7 +135,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           ))
         return timed.pipe(
           Effect.catchTag("ModelUnavailable", (e) =>
-            Effect.succeed(failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`))),
+            Effect.succeed(
+              e.contextOverflow === true
+                ? failed("context_overflow", `The conversation outgrew the model's context window: ${e.message}`, "context_overflow")
+                : failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`)
+            )),
           Effect.catchDefect((defect) =>
             Effect.flatMap(ids.make("incident"), (reference) =>
               Effect.as(

@@ -1,19 +1,16 @@
 /**
  * One model step: the provider's stream becomes chunks (text and, when asked
  * for, reasoning) on the run's log as it arrives; tool calls and token counts
- * are collected for the loop.
+ * are collected for the loop, each under a `tc_` id of the service's own
+ * (the provider's id is kept beside it, for the provider).
  */
-import { Effect, Schema, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
-import { ToolCallId } from "../../domain/Ids.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import type { IdGenerator } from "../IdGenerator.ts"
 import { costCents, type Price } from "../model/Models.ts"
 import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
 import type { Writer } from "./EventLog.ts"
-
-/** A provider's call id (`call_...`, `toolu_...`) as the run's ToolCallId; any string is one. */
-const toolCallId = Schema.decodeSync(ToolCallId)
 
 export interface StepResult {
   readonly text: string
@@ -89,8 +86,10 @@ export const run = Effect.fn("ModelStep.run")(function*(
             : writer.emit({ type: "text-delta", id, delta: event.text })
         }
         case "ToolCall":
-          calls.push({ id: toolCallId(event.id), name: event.name, input: event.input })
-          return Effect.void
+          // The service's own id for the call; the provider's stays with it for the provider.
+          return Effect.map(ids.make("toolCall"), (id) => {
+            calls.push({ id, providerId: event.id, name: event.name, input: event.input })
+          })
         case "Finish":
           tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
           return Effect.void

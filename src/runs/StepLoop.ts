@@ -107,6 +107,8 @@ const loop = ({ repo, followups, parking, ids, config }: Deps) =>
           messages.push(message)
           pendingUser.push(message)
         }
+        // Listed on the run until this mark is stored with the replay (after it, not before: no gap).
+        if (claimed.length > 0) yield* writer.attach([followups.deliveredStatement(claimed.map((f) => f.id))])
         return claimed.length
       })
 

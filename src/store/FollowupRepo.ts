@@ -1,11 +1,14 @@
 /**
  * Held follow-ups (spec 4.2 thread_busy details, 4.3 rule 4): `queued` until
  * the run claims them at a turn boundary (`claimed`) or the caller withdraws
- * them (`withdrawn`). Queued ones left on a terminal run stay listed,
- * read-only.
+ * them (`withdrawn`); `delivered` once their `data-svc-followup-replayed`
+ * chunks are stored (the mark goes in the same write). Until then they are
+ * listed on the run, so a held message is always either listed or replayed,
+ * never neither. Those left on a terminal run stay listed, read-only.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
+import type { Statement } from "effect/sql"
 import { FollowupId, type RunId } from "../../domain/Ids.ts"
 import type { QueuedFollowup } from "../../domain/Run.ts"
 
@@ -20,6 +23,8 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
   readonly queued: (runId: RunId) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
   /** Claims every queued follow-up of the run for delivery, oldest first. */
   readonly claim: (runId: RunId, now: string) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
+  /** Marks claimed follow-ups delivered, as a statement to run within the write that stores their replay. */
+  readonly deliveredStatement: (ids: ReadonlyArray<FollowupId>) => Statement.Fragment
   /** Withdraws a queued follow-up of an active run; false when it is gone or read-only. */
   readonly withdraw: (runId: RunId, id: FollowupId) => Effect.Effect<boolean>
 }>()("svc/FollowupRepo") {
@@ -36,7 +41,7 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
         }),
         queued: Effect.fn("FollowupRepo.queued")(function*(runId: RunId) {
           return toFollowups(
-            yield* sql`SELECT id, text, queued_at FROM run_followups WHERE run_id = ${runId} AND status = 'queued'
+            yield* sql`SELECT id, text, queued_at FROM run_followups WHERE run_id = ${runId} AND status IN ('queued', 'claimed')
               ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),
@@ -48,6 +53,8 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
               ) SELECT id, text, queued_at FROM claimed ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),
+        deliveredStatement: (ids: ReadonlyArray<FollowupId>) =>
+          sql`UPDATE run_followups SET status = 'delivered' WHERE ${sql.in("id", ids)} AND status = 'claimed'`,
         withdraw: Effect.fn("FollowupRepo.withdraw")(function*(runId: RunId, id: FollowupId) {
           const rows = yield* sql`UPDATE run_followups SET status = 'withdrawn'
             WHERE id = ${id} AND run_id = ${runId} AND status = 'queued'

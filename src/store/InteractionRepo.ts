@@ -20,6 +20,8 @@ export interface InteractionRow extends Position {
   readonly workspaceId: string
   /** The park deadline, kept after resolution (expiresAt shows it only while pending). */
   readonly deadline: string | null
+  /** Cancelled by the run's end rather than by a client: a late answer still records (spec 3.2). */
+  readonly closedByRun: boolean
 }
 
 const Row = Schema.Struct({
@@ -46,7 +48,8 @@ const Row = Schema.Struct({
   expires_at: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   resolved_at: Schema.NullOr(Schema.String),
-  updated_at: Schema.String
+  updated_at: Schema.String,
+  closed_by_run: Schema.Boolean
 })
 const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
 
@@ -56,6 +59,7 @@ const toRow = (r: typeof Row.Type): InteractionRow => ({
   organizationId: r.organization_id,
   workspaceId: r.workspace_id,
   deadline: r.expires_at,
+  closedByRun: r.closed_by_run,
   interaction: {
     id: r.id,
     object: "interaction",
@@ -70,7 +74,8 @@ const toRow = (r: typeof Row.Type): InteractionRow => ({
     toolName: r.tool_name,
     toolCallId: r.tool_call_id,
     hookId: r.hook_id,
-    input: r.input,
+    // Approval only (spec 2.4): rows stored before questions left it out may still hold one.
+    ...(r.kind === "approval_request" ? { input: r.input } : {}),
     ...(r.preview === null ? {} : { preview: r.preview }),
     decision: r.decision,
     reason: r.reason,
@@ -97,7 +102,7 @@ export interface Settlement {
 }
 
 export class InteractionRepo extends Context.Service<InteractionRepo, {
-  readonly insert: (row: InteractionRow) => Effect.Effect<void>
+  readonly insert: (row: Omit<InteractionRow, "closedByRun">) => Effect.Effect<void>
   readonly find: (id: InteractionId) => Effect.Effect<Option.Option<InteractionRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
@@ -106,7 +111,10 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<InteractionRow>>
   readonly ofRun: (runId: RunId) => Effect.Effect<ReadonlyArray<InteractionRow>>
-  /** Settles a pending interaction; false when it was no longer pending. */
+  /**
+   * Settles a pending interaction, or records a late answer on one the run's
+   * end cancelled; false when a client had settled it already.
+   */
   readonly settle: (id: InteractionId, settlement: Settlement, now: string) => Effect.Effect<boolean>
   /** Cancels every pending interaction of the run (run cancelled or timed out). */
   readonly cancelPending: (runId: RunId, now: string) => Effect.Effect<void>
@@ -122,10 +130,10 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
       const cancelPending = (runId: RunId, now: string) =>
         sql`UPDATE interactions SET status = 'cancelled',
             decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
-            resolved_at = ${now}, updated_at = ${now}
+            resolved_at = ${now}, updated_at = ${now}, closed_by_run = true
           WHERE run_id = ${runId} AND status = 'pending'`
       return {
-        insert: Effect.fn("InteractionRepo.insert")(function*(row: InteractionRow) {
+        insert: Effect.fn("InteractionRepo.insert")(function*(row: Omit<InteractionRow, "closedByRun">) {
           const i = row.interaction
           yield* sql`INSERT INTO interactions (id, organization_id, workspace_id, run_id, root_run_id, worker_ref, thread_id,
               agent_id, kind, status, step_number, tool_name, tool_call_id, hook_id, input, preview, decision, reason, request,
@@ -156,8 +164,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
         }),
         settle: Effect.fn("InteractionRepo.settle")(function*(id: InteractionId, s: Settlement, now: string) {
           const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${s.reason},
-              resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}
-            WHERE id = ${id} AND status = 'pending' RETURNING id`.pipe(Effect.orDie)
+              resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}, closed_by_run = false
+            WHERE id = ${id} AND (status = 'pending' OR closed_by_run) RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0
         }),
         cancelPending: Effect.fn("InteractionRepo.cancelPending")(function*(runId: RunId, now: string) {

@@ -247,6 +247,19 @@ const m0008_executors = Effect.gen(function*() {
 })
 
 /**
+ * Interactions the run's end cancelled (run cancelled, interaction_timeout),
+ * as opposed to those a client settled: a late answer still records on the
+ * former (spec 3.2 "pending or any"), the 409 rule guards only the latter.
+ * Follow-ups get a `delivered` status, set with their replay.
+ */
+const m0011_interact = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE interactions ADD COLUMN closed_by_run boolean NOT NULL DEFAULT false`
+  // Follow-ups claimed before delivery was recorded were delivered with their claim.
+  yield* sql`UPDATE run_followups SET status = 'delivered' WHERE status = 'claimed'`
+})
+
+/**
  * forceRefresh is a moment, not a flag: a run rebuilds the thread's cached
  * context prefix when a refresh was asked for after its previous turn began.
  */
@@ -265,6 +278,7 @@ export const migrations = {
   "0006_interactions": m0006_interactions,
   "0007_event_notify": m0007_event_notify,
   "0008_executors": m0008_executors,
+  "0011_interact": m0011_interact,
   "0013_context_prefix": m0013_context_prefix
 }
 

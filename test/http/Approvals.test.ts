@@ -12,7 +12,7 @@ import Stripe from "stripe"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, hold, reply, replyText } from "../support/HookServer.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -74,7 +74,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
         agentId: agent.id,
         stepNumber: 1,
         toolName: "mcp__allowed__echo",
-        toolCallId: "call_1",
+        toolCallId: callIdsOf(parsed.chunks)[0],
         input: { text: "hi" },
         preview: body["preview"],
         resolveUrl: `http://svc.test/v1/interactions/${String(body["id"])}/resolve`
@@ -102,7 +102,9 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const { thread } = yield* setup("denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
       const { parsed } = yield* send(thread.id, echo("denied", "x"))
-      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [
+        { type: "tool-output-denied", toolCallId: callIdsOf(parsed.chunks)[0] }
+      ])
       assert.strictEqual(textOf(parsed.message), "Result: Not on Fridays.")
       // The tool never ran: no output for the call.
       assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-available" || c.type === "tool-output-error"))
@@ -124,6 +126,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(pending.hookId, hook.id)
       assert.strictEqual(pending.reason, "Needs a human.")
       assert.deepStrictEqual(pending.input, { text: "one" })
+      assert.deepStrictEqual(callIdsOf(first.parsed.chunks), [pending.toolCallId])
       assert.strictEqual(pending.request, null)
       assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
       // requestId must be the interaction's own id; optionId approve or deny.
@@ -163,7 +166,8 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       )
       assert.strictEqual(rejected.decision, "deny")
       const after = yield* streamOf(second.runId)
-      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: "call_1" }])
+      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: again.toolCallId }])
+      assert.deepStrictEqual(callIdsOf(after.chunks), [again.toolCallId])
       assert.strictEqual(textOf(after.message), "Result: Too risky.")
     }).pipe(Effect.scoped))
 
@@ -225,6 +229,75 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.decision, "cancel")
       assert.strictEqual(after.expiresAt, null)
+    }).pipe(Effect.scoped))
+
+  it.effect("resolving after the run's cancel cancelled the approval: 200, the answer is recorded, the run stays cancelled (single and batch)", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* setup("late1", { approval: "always" })
+      const approve = (id: string) => ({ inputResponses: [{ requestId: id, optionId: "approve" }] })
+      const deny = (id: string) => ({ inputResponses: [{ requestId: id, optionId: "deny" }] })
+
+      const parked = yield* send(thread.id, echo("late1", "late"))
+      const [pending] = yield* pendingOf(parked.runId)
+      yield* api.request("POST", `/v1/runs/${parked.runId}/cancel`)
+      const late = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { ...approve(pending.id), reason: "too late?" } }),
+        200,
+        Interaction
+      )
+      assert.strictEqual(late.status, "resolved")
+      assert.strictEqual(late.decision, "allow")
+      assert.strictEqual(late.reason, "too late?")
+      assert.deepStrictEqual(late.resolution, { ...approve(pending.id), reason: "too late?" })
+      assert.strictEqual(late.expiresAt, null)
+      assert.isNotNull(late.resolvedAt)
+      const run = yield* getRun(parked.runId)
+      assert.strictEqual(run.status, "cancelled")
+      assert.isFalse((yield* streamOf(parked.runId)).chunks.some((c) => c.type === "tool-output-available"))
+      // Now a client settled it: the same answer is 200, another one 409.
+      const same = yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { ...approve(pending.id), reason: "too late?" } })
+      assert.strictEqual(same.status, 200)
+      yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: deny(pending.id) }),
+        409,
+        "api_error",
+        "idempotency_key_conflict"
+      )
+
+      const batched = yield* send(thread.id, echo("late1", "batch"))
+      const [other] = yield* pendingOf(batched.runId)
+      yield* api.request("POST", `/v1/threads/${thread.id}/cancel`)
+      const reply = yield* api.request("POST", `/v1/runs/${batched.runId}/interactions/resolve`, {
+        body: { items: [{ id: other.id, ...deny(other.id) }] }
+      })
+      assert.deepStrictEqual(reply.json, { items: [{ id: other.id, status: "resolved" }] })
+      const recorded = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${other.id}`), 200, Interaction)
+      assert.strictEqual(recorded.status, "resolved")
+      assert.strictEqual(recorded.decision, "deny")
+      assert.strictEqual((yield* getRun(batched.runId)).status, "cancelled")
+      const again = yield* api.request("POST", `/v1/runs/${batched.runId}/interactions/resolve`, {
+        body: { items: [{ id: other.id, ...deny(other.id) }, { id: other.id, ...approve(other.id) }] }
+      })
+      assert.deepStrictEqual(again.json, { items: [{ id: other.id, status: "already_resolved" }, { id: other.id, status: "conflict" }] })
+
+      // A client's cancel: true is a client settlement: a different answer afterwards stays 409.
+      const dismissed = yield* send(thread.id, echo("late1", "dismissed"))
+      const [third] = yield* pendingOf(dismissed.runId)
+      const cancelled = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/interactions/${third.id}/resolve`, { body: { cancel: true } }),
+        200,
+        Interaction
+      )
+      assert.strictEqual(cancelled.status, "cancelled")
+      assert.strictEqual(cancelled.decision, "cancel")
+      yield* streamOf(dismissed.runId)
+      yield* TestServer.expectError(
+        yield* api.request("POST", `/v1/interactions/${third.id}/resolve`, { body: approve(third.id) }),
+        409,
+        "api_error",
+        "idempotency_key_conflict"
+      )
     }).pipe(Effect.scoped))
 
   it.effect("connection policy without a hook: always parks; never and ungated tools run; once is remembered per thread for the exact input", () =>

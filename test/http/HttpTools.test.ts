@@ -18,7 +18,7 @@ import { Page } from "../../domain/Page.ts"
 import { SpecTtlMs } from "../../src/tools/SpecCache.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const token = "tok-http-tools-0123456789"
@@ -299,7 +299,7 @@ TestServer.suite()("http connections as tools", (it) => {
       assert.strictEqual(serial.maxInFlight(), 1)
       assert.deepStrictEqual(
         parsed.chunks.filter((c) => c.type === "tool-output-available").map((c) => c["toolCallId"]).sort(),
-        ["call_1_1", "call_1_2", "call_1_3", "call_1_4"]
+        [...callIdsOf(parsed.chunks)].sort()
       )
     }).pipe(Effect.scoped))
 
@@ -326,21 +326,22 @@ TestServer.suite()("http connections as tools", (it) => {
         calls(["api__capped__getPetById", { petId: 900 }], ["api__capped__getPetById", { petId: 901 }])
       )
       const overflows = dataOf(parsed.chunks, "data-svc-tool-result-overflow")
+      const [listCall, textCall] = callIdsOf(parsed.chunks)
       const fullList = JSON.stringify({ status: 200, statusText: "OK", body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) })
       const fullText = JSON.stringify({ status: 200, statusText: "OK", body: { story: "é".repeat(2_000) } })
       assert.sameDeepMembers(overflows, [
-        { toolCallId: "call_1_1", toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullList), capBytes: 1_024, recovery: "none" },
-        { toolCallId: "call_1_2", toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullText), capBytes: 1_024, recovery: "none" }
+        { toolCallId: listCall, toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullList), capBytes: 1_024, recovery: "none" },
+        { toolCallId: textCall, toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullText), capBytes: 1_024, recovery: "none" }
       ])
       const byCall = new Map(
         parsed.chunks.flatMap((c) => (c.type === "tool-output-available" ? [[c.toolCallId, c.output] as const] : []))
       )
-      const digest = byCall.get("call_1_1") as { total: number; shown: number; items: ReadonlyArray<unknown> }
+      const digest = byCall.get(listCall) as { total: number; shown: number; items: ReadonlyArray<unknown> }
       assert.strictEqual(digest.total, 200)
       assert.isAbove(digest.shown, 0)
       assert.deepStrictEqual(digest.items, Array.from({ length: digest.shown }, (_, i) => ({ id: i, name: `pet ${i}` })))
       assert.isAtMost(Buffer.byteLength(JSON.stringify(digest)), 1_024)
-      const head = byCall.get("call_1_2") as { truncated: true; head: string }
+      const head = byCall.get(textCall) as { truncated: true; head: string }
       assert.strictEqual(head.truncated, true)
       assert.isTrue(fullText.startsWith(head.head))
       assert.isAtMost(Buffer.byteLength(head.head), 1_024)

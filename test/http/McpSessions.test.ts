@@ -13,6 +13,7 @@ import { Page } from "../../domain/Page.ts"
 import { RunReceipt } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
+import { callIdsOf } from "../support/Conversation.ts"
 import { type SessionServer, sessionServer } from "../support/SessionMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -56,7 +57,7 @@ const runToEnd = (api: Api, threadId: string, input: string) =>
   Effect.gen(function*() {
     const runId = yield* start(api, threadId, input)
     const { chunks } = yield* streamOf(api, runId)
-    return { runId, outputs: outputsOf(chunks) }
+    return { runId, outputs: outputsOf(chunks), callId: callIdsOf(chunks)[0] }
   })
 
 const tool = (server: string, name: string, input: unknown = {}) => `/tool mcp__${server}__${name} ${JSON.stringify(input)}`
@@ -69,8 +70,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       const { thread } = yield* setup(api, server, "warm1")
       const first = yield* runToEnd(api, yield* thread(), tool("warm1", "echo", { text: "one" }))
       const second = yield* runToEnd(api, yield* thread(), tool("warm1", "echo", { text: "two" }))
-      assert.deepStrictEqual(first.outputs, [{ type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "one" }] }])
-      assert.deepStrictEqual(second.outputs, [{ type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "two" }] }])
+      assert.deepStrictEqual(first.outputs, [{ type: "tool-output-available", toolCallId: first.callId, output: [{ type: "text", text: "one" }] }])
+      assert.deepStrictEqual(second.outputs, [{ type: "tool-output-available", toolCallId: second.callId, output: [{ type: "text", text: "two" }] }])
       assert.strictEqual(server.opened(), 1)
       assert.strictEqual(server.seen().filter((s) => s.rpc === "initialize").length, 1)
       assert.deepStrictEqual(server.deleted(), [])
@@ -92,7 +93,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       yield* server.open
       for (const runId of runs) {
         const { chunks } = yield* streamOf(api, runId)
-        assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "gate opened" }] }])
+        assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-available", toolCallId: callIdsOf(chunks)[0], output: [{ type: "text", text: "gate opened" }] }])
       }
       const waits = server.seen().filter((s) => s.rpc === "tools/call")
       assert.deepStrictEqual(waits.map((w) => w.runId).sort(), [...runs].sort())
@@ -110,7 +111,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       // The service notices the broken stream and drops the session (its DELETE reaches the new server, which does not know it).
       yield* server.awaitSeen((s) => s.http === "DELETE" && s.sessionId === before.sessionId)
       const after = yield* runToEnd(api, yield* thread(), tool("warm3", "echo", { text: "after" }))
-      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "after" }] }])
+      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: after.callId, output: [{ type: "text", text: "after" }] }])
       assert.strictEqual(server.opened(), 2)
     }).pipe(Effect.scoped))
 
@@ -122,7 +123,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       yield* runToEnd(api, yield* thread(), tool("warm4", "echo", { text: "before" }))
       yield* server.expire
       const after = yield* runToEnd(api, yield* thread(), tool("warm4", "echo", { text: "after" }))
-      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "after" }] }])
+      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: after.callId, output: [{ type: "text", text: "after" }] }])
       assert.strictEqual(server.opened(), 2)
       const calls = server.seen().filter((s) => s.rpc === "tools/call")
       assert.deepStrictEqual(calls.map((c) => c.runId), [calls[0].runId, after.runId, after.runId])
@@ -166,7 +167,7 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       )
       const { chunks } = yield* streamOf(api, runId)
       const text = "tools_changed: 'mcp__warm6__echo' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
-      assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-error", toolCallId: "call_1", errorText: text }])
+      assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-error", toolCallId: callIdsOf(chunks)[0], errorText: text }])
       assert.strictEqual(server.opened(), 1)
       assert.strictEqual(server.seen().filter((s) => s.rpc === "tools/call").length, 0)
     }).pipe(Effect.scoped))

@@ -12,7 +12,7 @@ import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
-import { agentWithThread, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const question = {
@@ -52,7 +52,7 @@ TestServer.suite()("questions", (it) => {
         type: "data-svc-input-requested",
         data: {
           interactionId: interaction.id,
-          toolCallId: "call_1",
+          toolCallId: interaction.toolCallId,
           request: {
             kind: "question",
             title: "Pick a color",
@@ -67,6 +67,8 @@ TestServer.suite()("questions", (it) => {
         }
       })
       assert.match(interaction.id, /^tar_/)
+      // The service's own tc_ id, the one the stream shows (spec 1).
+      assert.deepStrictEqual(callIdsOf(parsed.chunks), [interaction.toolCallId])
       assert.strictEqual(interaction.kind, "question")
       assert.strictEqual(interaction.status, "pending")
       assert.strictEqual(interaction.toolName, "ask_question")
@@ -76,6 +78,11 @@ TestServer.suite()("questions", (it) => {
       assert.strictEqual(interaction.hookId, null)
       assert.strictEqual(interaction.decision, null)
       assert.strictEqual(interaction.stepNumber, 1)
+      // 2.4: input is approval only; a question carries none.
+      const fetched = yield* api.request("GET", `/v1/interactions/${interaction.id}`)
+      assert.strictEqual(fetched.status, 200)
+      assert.isFalse(Object.hasOwn(Object(fetched.json), "input"))
+      assert.deepStrictEqual(Object(fetched.json)["request"], interaction.request)
       assert.strictEqual(Date.parse(interaction.expiresAt ?? "") - Date.parse(interaction.createdAt), 14 * 24 * 60 * 60 * 1000)
       const parked = yield* getRun(runId)
       assert.strictEqual(parked.status, "waiting_for_input")
@@ -102,7 +109,7 @@ TestServer.suite()("questions", (it) => {
       const full = yield* streamOf(runId)
       assert.strictEqual(textOf(full.message), "thanks")
       const output = full.chunks.find((c) => c.type === "tool-output-available")
-      assert.deepStrictEqual(output, { type: "tool-output-available", toolCallId: "call_1", output: answered.resolution })
+      assert.deepStrictEqual(output, { type: "tool-output-available", toolCallId: interaction.toolCallId, output: answered.resolution })
       assert.deepStrictEqual(full.chunks.at(-1), { type: "finish", finishReason: "stop" })
       const done = yield* getRun(runId)
       assert.strictEqual(done.status, "completed")
@@ -176,7 +183,7 @@ TestServer.suite()("questions", (it) => {
       const after = yield* streamOf(again.runId)
       assert.deepStrictEqual(after.chunks.find((c) => c.type === "tool-output-available"), {
         type: "tool-output-available",
-        toolCallId: "call_1",
+        toolCallId: again.interaction.toolCallId,
         output: { dismissed: true }
       })
       assert.strictEqual((yield* getRun(again.runId)).status, "completed")

@@ -12,7 +12,7 @@ import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { frames, parseWithAi } from "../support/UiStream.ts"
@@ -136,18 +136,21 @@ TestServer.suite()("runs", (it) => {
         input: "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
       })
       const { chunks, message } = yield* streamOf(receipt.runId)
+      // Each call under the service's own tc_ id, not the model's (spec 1).
+      const [echoId, failId, missingId] = callIdsOf(chunks)
+      assert.strictEqual(new Set([echoId, failId, missingId]).size, 3)
       assert.deepStrictEqual(
         chunks.filter((c) => c.type.startsWith("tool-")),
         [
-          { type: "tool-input-start", toolCallId: "call_1", toolName: "mcp__gate1__echo" },
-          { type: "tool-input-available", toolCallId: "call_1", toolName: "mcp__gate1__echo", input: { text: "hi" } },
-          { type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "hi" }] },
-          { type: "tool-input-start", toolCallId: "call_2", toolName: "mcp__gate1__fail" },
-          { type: "tool-input-available", toolCallId: "call_2", toolName: "mcp__gate1__fail", input: {} },
-          { type: "tool-output-error", toolCallId: "call_2", errorText: "it failed" },
-          { type: "tool-input-start", toolCallId: "call_3", toolName: "missing_tool" },
-          { type: "tool-input-available", toolCallId: "call_3", toolName: "missing_tool", input: {} },
-          { type: "tool-output-error", toolCallId: "call_3", errorText: "Error: there is no tool named 'missing_tool'." }
+          { type: "tool-input-start", toolCallId: echoId, toolName: "mcp__gate1__echo" },
+          { type: "tool-input-available", toolCallId: echoId, toolName: "mcp__gate1__echo", input: { text: "hi" } },
+          { type: "tool-output-available", toolCallId: echoId, output: [{ type: "text", text: "hi" }] },
+          { type: "tool-input-start", toolCallId: failId, toolName: "mcp__gate1__fail" },
+          { type: "tool-input-available", toolCallId: failId, toolName: "mcp__gate1__fail", input: {} },
+          { type: "tool-output-error", toolCallId: failId, errorText: "it failed" },
+          { type: "tool-input-start", toolCallId: missingId, toolName: "missing_tool" },
+          { type: "tool-input-available", toolCallId: missingId, toolName: "missing_tool", input: {} },
+          { type: "tool-output-error", toolCallId: missingId, errorText: "Error: there is no tool named 'missing_tool'." }
         ]
       )
       assert.strictEqual(textOf(message), "all done")
@@ -186,7 +189,7 @@ TestServer.suite()("runs", (it) => {
       assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
         {
           type: "tool-output-error",
-          toolCallId: "call_1",
+          toolCallId: callIdsOf(early.chunks)[0],
           errorText: "Error: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
         }
       ])
@@ -194,16 +197,17 @@ TestServer.suite()("runs", (it) => {
       const long = "x".repeat(3_000)
       const calls = [{ name: "load_skill", input: { name: "echoing" } }, { name: "mcp__gate8__echo", input: { text: long } }]
       const capped = yield* streamOf((yield* startRun(thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
+      const echoCall = callIdsOf(capped.chunks)[1]
       assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
-        toolCallId: "call_1_2",
+        toolCallId: echoCall,
         toolName: "mcp__gate8__echo",
         bytes: 3_000,
         capBytes: 1_024,
         recovery: "none"
       })
       assert.deepStrictEqual(
-        capped.chunks.find((c) => c.type === "tool-output-available" && c.toolCallId === "call_1_2"),
-        { type: "tool-output-available", toolCallId: "call_1_2", output: { truncated: true, head: "x".repeat(1_024) } }
+        capped.chunks.find((c) => c.type === "tool-output-available" && c.toolCallId === echoCall),
+        { type: "tool-output-available", toolCallId: echoCall, output: { truncated: true, head: "x".repeat(1_024) } }
       )
     }))
   it.effect("busy thread: 409 thread_busy; plain text is held, listed, withdrawable, then delivered at the next turn boundary", () =>
@@ -268,6 +272,46 @@ TestServer.suite()("runs", (it) => {
         "not_found",
         "followup_not_found"
       )
+    }).pipe(Effect.scoped))
+
+  it.effect("a held follow-up is listed by a GET made right after the 409 (30 times: running, just started, parked); a parked run lists [] when none are held", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate12", transport: "http", url: gate.url, approval: "always", gatedTools: ["echo"] })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      /** Sends `text` to the busy thread and GETs `runId` at once: the follow-up the 409 names is listed, last. */
+      const holdAndSee = (runId: string, text: string) =>
+        Effect.gen(function*() {
+          const busy = yield* TestServer.expectError(
+            yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: text }, headers: json }),
+            409,
+            "api_error",
+            "thread_busy"
+          )
+          assert.deepStrictEqual(busy.details, { active_run_id: runId, queued: true, followup_id: busy.details?.["followup_id"] })
+          const run = yield* getRun(runId)
+          assert.deepStrictEqual(run.queuedFollowups?.at(-1), { id: busy.details?.["followup_id"], text, queuedAt: run.queuedFollowups?.at(-1)?.queuedAt })
+        })
+
+      // Right after the start (the run may still be queued), then while it runs.
+      const running = yield* startRun(thread.id, { input: "/tool mcp__gate12__wait {}" })
+      yield* holdAndSee(running.runId, "first")
+      yield* gate.waiting
+      for (let i = 0; i < 30; i++) yield* holdAndSee(running.runId, `running ${i}`)
+      assert.strictEqual((yield* getRun(running.runId)).queuedFollowups?.length, 31)
+      yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${running.runId}/cancel`), 200, Run)
+
+      // Parked on an approval: [] while nothing is held, on GET and on the list.
+      const parked = yield* startRun(thread.id, { input: "/tool mcp__gate12__echo {\"text\":\"x\"}" })
+      yield* streamOf(parked.runId)
+      const waiting = yield* getRun(parked.runId)
+      assert.strictEqual(waiting.status, "waiting_for_approval")
+      assert.deepStrictEqual(waiting.queuedFollowups, [])
+      const listed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=waiting_for_approval`), 200, Page(Run))
+      assert.deepStrictEqual(listed.data.map((r) => r.queuedFollowups), [[]])
+      for (let i = 0; i < 30; i++) yield* holdAndSee(parked.runId, `parked ${i}`)
+      assert.strictEqual((yield* getRun(parked.runId)).queuedFollowups?.length, 30)
     }).pipe(Effect.scoped))
 
   it.effect("cancel interrupts the run: cancelled, stream ends with abort, thread freed; cancel again returns the final state", () =>

@@ -12,9 +12,12 @@ import { TestClock } from "effect/testing"
 import { type Aimock, aimock, redactedKey, sleepProbeWhere } from "../support/Aimock.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { MaxHold } from "../../src/runs/EventLog.ts"
+import { RunId } from "../../domain/Ids.ts"
+import { Interaction } from "../../domain/Interaction.ts"
+import { Page } from "../../domain/Page.ts"
+import { EventLog, MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The run's whole stream, parsed, and the Run once it ended. */
@@ -43,12 +46,54 @@ const Providers = Layer.unwrap(
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
       mock.onToolResult("call_e1", { content: "The tool said hello back.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      // Two tool steps on Anthropic: each result matches only when it comes back under the provider's own tool_use id.
+      mock.on({ userMessage: "echo twice", hasToolResult: false }, {
+        toolCalls: [{ id: "toolu_a1", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "one" }) }]
+      })
+      mock.onToolResult("toolu_a1", { toolCalls: [{ id: "toolu_a2", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "two" }) }] })
+      mock.onToolResult("toolu_a2", { content: "Echoed twice." })
       mock.on({ userMessage: "pets please", hasToolResult: false }, {
         toolCalls: [{ id: "call_p1", name: "api__petsai__getPetById", arguments: JSON.stringify({ petId: 7 }) }],
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
       mock.onToolResult("call_p1", { content: "Pet 7 is fine.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      // A call parked for approval: its result matches only under the provider's own id, read back from the park record.
+      mock.on({ userMessage: "park please", hasToolResult: false }, {
+        toolCalls: [{ id: "call_k1", name: "mcp__gate14__echo", arguments: JSON.stringify({ text: "approved" }) }]
+      })
+      mock.onToolResult("call_k1", { content: "Parked and back." })
+      // The step after a tool step that claimed a follow-up: held until the test lets the model answer.
+      mock.on({ userMessage: "hold it", hasToolResult: false }, {
+        toolCalls: [{ id: "call_w1", name: "mcp__gate13__wait", arguments: "{}" }]
+      })
+      mock.on({ userMessage: "and this too" }, async () => {
+        followupStep.reached()
+        await followupStep.answer
+        return { content: "Answered both." }
+      })
       mock.onMessage("broken", { error: { message: "The server had an error", type: "server_error" }, status: 500 })
+      // The context window outgrown after a first, billed step: OpenAI's and Anthropic's own refusals.
+      mock.on({ userMessage: "overflow openai", hasToolResult: false }, {
+        toolCalls: [{ id: "call_o1", name: "mcp__gate10__echo", arguments: JSON.stringify({ text: "big" }) }],
+        usage: { prompt_tokens: 20, completion_tokens: 8 }
+      })
+      mock.onToolResult("call_o1", {
+        error: {
+          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded"
+        },
+        status: 400
+      })
+      mock.on({ userMessage: "overflow anthropic", hasToolResult: false }, {
+        toolCalls: [{ id: "toolu_o2", name: "mcp__gate10__echo", arguments: JSON.stringify({ text: "big" }) }],
+        usage: { input_tokens: 20, output_tokens: 8 }
+      })
+      mock.onToolResult("toolu_o2", {
+        error: { message: "prompt is too long: 208310 tokens > 200000 maximum", type: "invalid_request_error" },
+        status: 400
+      })
     })
     const server = TestServer.layer({
       bands: {
@@ -67,6 +112,24 @@ const Providers = Layer.unwrap(
   })
 )
 
+/** The model request that opens the step after a follow-up was claimed: `reached` when it arrives, answered once `answer` resolves. */
+const followupStep = (() => {
+  let reached = () => {}
+  let release = () => {}
+  const arrived = new Promise<void>((resolve) => (reached = resolve))
+  const answer = new Promise<void>((resolve) => (release = resolve))
+  return { reached: () => reached(), arrived, answer, release: () => release() }
+})()
+
+/** The call ids a provider request carried (aimock journals Anthropic requests in the OpenAI shape): on assistant calls and on results. */
+const providerIdsIn = (body: unknown) => {
+  const messages = (body as { readonly messages: ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string; readonly tool_calls?: ReadonlyArray<{ readonly id: string }> }> }).messages
+  return {
+    calls: messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)),
+    results: messages.flatMap((m) => (m.role === "tool" && m.tool_call_id !== undefined ? [m.tool_call_id] : []))
+  }
+}
+
 TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
   it.effect("openai: the answer streams; usage and cost come from the provider's token counts", () =>
     Effect.gen(function*() {
@@ -83,12 +146,46 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "gate9", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const peer = yield* Peer
+      const before = (yield* peer.journal).length
       const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo please" })).runId)
-      assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
-        { type: "tool-output-available", toolCallId: "call_e1", output: [{ type: "text", text: "from the model" }] }
+      // The stream shows the service's tc_ id (spec 1); the provider gets its own call_e1 back.
+      const [callId] = callIdsOf(chunks)
+      assert.deepStrictEqual(chunks.filter((c) => c.type.startsWith("tool-")), [
+        { type: "tool-input-start", toolCallId: callId, toolName: "mcp__gate9__echo" },
+        { type: "tool-input-available", toolCallId: callId, toolName: "mcp__gate9__echo", input: { text: "from the model" } },
+        { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "from the model" }] }
       ])
       assert.strictEqual(textOf(message), "The tool said hello back.")
       assert.deepStrictEqual(run.usage, { inputTokens: 50, outputTokens: 14, totalTokens: 64, costCents: 78, steps: 2 })
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_e1"], results: ["call_e1"] })
+      assert.strictEqual((yield* peer.journal).length - before, 2)
+    }).pipe(Effect.scoped))
+
+  it.effect("anthropic: two tool steps; the stream shows tc_ ids, the provider gets its toolu_ ids back, also from the thread's history", () =>
+    Effect.gen(function*() {
+      const peer = yield* Peer
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate11", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ band: "frontier", capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo twice" })).runId)
+      const ids = callIdsOf(chunks)
+      assert.strictEqual(ids.length, 2)
+      assert.deepStrictEqual(
+        chunks.filter((c) => c.type === "tool-output-available"),
+        [
+          { type: "tool-output-available", toolCallId: ids[0], output: [{ type: "text", text: "one" }] },
+          { type: "tool-output-available", toolCallId: ids[1], output: [{ type: "text", text: "two" }] }
+        ]
+      )
+      assert.strictEqual(textOf(message), "Echoed twice.")
+      assert.strictEqual(run.usage?.steps, 3)
+      const both = { calls: ["toolu_a1", "toolu_a2"], results: ["toolu_a1", "toolu_a2"] }
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), both)
+      // The next turn (a later createdAt) sends the earlier run's calls from its checkpoints, still under the provider's ids.
+      yield* TestClock.adjust("1 second")
+      yield* finish((yield* startRun(thread.id, { input: "hello" })).runId)
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), both)
     }).pipe(Effect.scoped))
 
   it.effect("anthropic: the answer streams and is billed at the route's price", () =>
@@ -132,6 +229,90 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       assert.strictEqual(failed.error?.code, "upstream_unavailable")
       assert.match(failed.error?.message ?? "", /HTTP 500/)
     }))
+
+  it.effect("the provider says the context is too long (openai and anthropic): failed with context_overflow, usage so far billed, no reference", () =>
+    Effect.gen(function*() {
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate10", transport: "http", url: gate.url })
+      for (const [band, input] of [["core", "overflow openai"], ["frontier", "overflow anthropic"]] as const) {
+        const { thread } = yield* agentWithThread({ band, capabilities: { mcp: { toolServerIds: [server.id] } } })
+        const { chunks, run } = yield* finish((yield* startRun(thread.id, { input })).runId)
+        assert.strictEqual(run.status, "failed", band)
+        assert.strictEqual(run.terminalReason, "context_overflow")
+        assert.strictEqual(run.error?.code, "context_overflow")
+        assert.isUndefined(run.error?.reference)
+        assert.match(run.error?.message ?? "", /HTTP 400/)
+        // The first step was billed; the refused one was not.
+        assert.strictEqual(run.usage?.inputTokens, 20)
+        assert.strictEqual(run.usage?.outputTokens, 8)
+        assert.strictEqual(run.usage?.steps, 1)
+        assert.deepStrictEqual(chunks.slice(-3), [
+          { type: "data-svc-terminal", data: { terminalReason: "context_overflow" } },
+          { type: "data-svc-usage", data: run.usage },
+          { type: "finish", finishReason: "error" }
+        ])
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("openai: a call parked for approval resumes with the provider's own id; the interaction and stream show the tc_ id", () =>
+    Effect.gen(function*() {
+      const peer = yield* Peer
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate14", transport: "http", url: gate.url, approval: "always" })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { runId } = yield* startRun(thread.id, { input: "park please" })
+      const parked = yield* streamOf(runId)
+      const [callId] = callIdsOf(parked.chunks)
+      const page = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+      const [interaction] = page.data
+      assert.strictEqual(interaction.toolCallId, callId)
+      yield* TestServer.expectOk(
+        yield* TestServer.request("POST", `/v1/interactions/${interaction.id}/resolve`, {
+          body: { inputResponses: [{ requestId: interaction.id, optionId: "approve" }] }
+        }),
+        200,
+        Interaction
+      )
+      const { chunks, message, run } = yield* finish(runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(textOf(message), "Parked and back.")
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
+        { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "approved" }] }
+      ])
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_k1"], results: ["call_k1"] })
+    }).pipe(Effect.scoped))
+
+  it.effect("a claimed follow-up stays listed on the run until its replay is stored: never neither listed nor replayed", () =>
+    Effect.gen(function*() {
+      const events = yield* EventLog
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "gate13", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { runId } = yield* startRun(thread.id, { input: "hold it" })
+      yield* gate.waiting
+      const busy = yield* TestServer.expectError(
+        yield* TestServer.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "and this too" }, headers: { accept: "application/json" } }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const followupId = busy.details?.["followup_id"]
+      yield* gate.open
+      // The run claimed the follow-up at the turn boundary and now waits on the model's next step.
+      yield* Effect.promise(() => followupStep.arrived)
+      const run = yield* getRun(runId)
+      const listed = (run.queuedFollowups ?? []).some((f) => f.id === followupId)
+      const replayed = (yield* events.read(RunId.make(runId), 0)).some((e) => e.chunk.type === "data-svc-followup-replayed")
+      assert.isTrue(listed || replayed, `follow-up neither listed (${JSON.stringify(run.queuedFollowups)}) nor replayed`)
+      followupStep.release()
+      const { chunks, message, run: done } = yield* finish(runId)
+      assert.deepStrictEqual(chunks.filter((c) => c.type === "data-svc-followup-replayed"), [
+        { type: "data-svc-followup-replayed", data: { followupId, text: "and this too" } }
+      ])
+      assert.strictEqual(textOf(message), "Answered both.")
+      assert.strictEqual(done.status, "completed")
+      assert.isUndefined(done.queuedFollowups)
+    }).pipe(Effect.scoped))
 
   it.effect("openai: an HTTP operation reaches the provider deferred, with load_tools and the prompt's notices; its result comes back enveloped", () =>
     Effect.gen(function*() {

@@ -10,6 +10,7 @@ import { Agent } from "../../domain/Agent.ts"
 import { Run } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
+import { callIdsOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as ServiceProcess from "../support/ServiceProcess.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
@@ -56,7 +57,7 @@ describe("two nodes", () => {
       })
       const parsed = yield* Effect.orDie(parseWithAi(live.text))
       assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-available"), [
-        { type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: "across nodes" }] }
+        { type: "tool-output-available", toolCallId: callIdsOf(parsed.chunks)[0], output: [{ type: "text", text: "across nodes" }] }
       ])
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
       assert.deepStrictEqual(parsed.ids, parsed.chunks.map((_, i) => i + 1))

@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import * as Collection from "./Collection.ts"
 import * as TestServer from "./TestServer.ts"
+import type { UIMessageChunk } from "ai"
 import { parseWithAi } from "./UiStream.ts"
 
 /** An agent created with `agentBody`, and a thread on it created with `threadBody`. */
@@ -53,3 +54,13 @@ export const getRun = (runId: string) =>
 /** The text parts of a folded answer, joined. */
 export const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
   (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
+
+/** The service's own tool call ids (`tc_` + 22 base62 characters, spec 1). */
+export const toolCallIdShape = /^tc_[0-9A-Za-z]{22}$/
+
+/** The tool call ids of a stream, in the order the calls started; asserts each is the service's own `tc_` id. */
+export const callIdsOf = (chunks: ReadonlyArray<UIMessageChunk>): ReadonlyArray<string> => {
+  const ids = chunks.flatMap((c) => (c.type === "tool-input-start" ? [c.toolCallId] : []))
+  for (const id of ids) assert.match(id, toolCallIdShape)
+  return ids
+}

@@ -9,7 +9,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Stream } from "effect"
 import type { Chunk } from "../../../domain/Chunk.ts"
-import { type RunId, ToolCallId } from "../../../domain/Ids.ts"
+import type { RunId } from "../../../domain/Ids.ts"
 import { ZeroUsage } from "../../../domain/Run.ts"
 import { IdGenerator } from "../../../src/IdGenerator.ts"
 import {
@@ -131,11 +131,16 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       ])
       const { result, chunks } = yield* step(model, requestFor("read both"), true)
       assert.deepStrictEqual(chunks, [])
+      // Each call under a tc_ id of the service's own, the provider's id kept beside it for the provider.
+      const [a, b] = result.calls.map((c) => c.id)
+      assert.match(a, /^tc_[0-9A-Za-z]{22}$/)
+      assert.match(b, /^tc_[0-9A-Za-z]{22}$/)
+      assert.notStrictEqual(a, b)
       assert.deepStrictEqual(result, {
         text: "",
         calls: [
-          { id: ToolCallId.make("call_1_1"), name: "mcp__files__read", input: { path: "a.txt" } },
-          { id: ToolCallId.make("call_1_2"), name: "mcp__files__read", input: { path: "b.txt" } }
+          { id: a, providerId: "call_1_1", name: "mcp__files__read", input: { path: "a.txt" } },
+          { id: b, providerId: "call_1_2", name: "mcp__files__read", input: { path: "b.txt" } }
         ],
         tokens: { inputTokens: 40, outputTokens: 9 }
       })
@@ -157,7 +162,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       ])
       assert.deepStrictEqual(result, {
         text: "Reading it.",
-        calls: [{ id: ToolCallId.make("call_1"), name: "mcp__files__read", input: {} }],
+        calls: [{ id: result.calls[0].id, providerId: "call_1", name: "mcp__files__read", input: {} }],
         tokens: { inputTokens: 5, outputTokens: 6 }
       })
     }))
