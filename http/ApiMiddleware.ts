@@ -4,8 +4,8 @@
  * carrying NUL characters are refused, and bearer authentication provides the caller.
  */
 import { Context, Effect, Layer, Option, Redacted, SchemaIssue } from "effect"
-import { HttpRouter } from "effect/http"
-import { HttpApiError, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { HttpRouter, HttpServerRequest } from "effect/http"
+import { type HttpApiEndpoint, HttpApiError, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import { NotFound } from "../domain/Errors.ts"
 import { NotFoundResource } from "../domain/Ids.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -121,20 +121,42 @@ const schemaFailure = (error: HttpApiError.HttpApiSchemaError) =>
     return yield* Effect.fail(badRequest(requestId, message, errors))
   })
 
+const refuse = (location: string, field: string, message: string, reason: string) =>
+  Effect.flatMap(CurrentRequestId, (requestId) =>
+    Effect.fail(badRequest(requestId, `Invalid request ${location}: ${message}`, [{ field, location, message: reason }])))
+
+/**
+ * A route without query parameters takes none: the first one sent is named.
+ * (Routes with some reject the unknown ones as they decode: QueryParseOptions in http/Api.ts.)
+ */
+const unexpectedQuery = (endpoint: HttpApiEndpoint.Top) =>
+  Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+    if (endpoint.query !== undefined) return undefined
+    const first = new URL(request.url, "http://localhost").searchParams.keys().next()
+    return first.done === true ? undefined : first.value
+  })
+
 /**
  * Before the endpoint decodes anything: a NUL in the query or the JSON body is
- * 400 naming where it was (http/NulGuard.ts). Then decoding failures become
- * envelopes: 404 for a path id that cannot exist, 400 naming every field otherwise.
+ * 400 naming where it was (http/NulGuard.ts), so is a query parameter on a
+ * route that takes none. Then decoding failures become envelopes: 404 for a
+ * path id that cannot exist, 400 naming every field otherwise.
  */
-export const layerApiFailures = Layer.succeed(ApiFailures)((httpEffect) =>
+export const layerApiFailures = Layer.succeed(ApiFailures)((httpEffect, { endpoint }) =>
   Effect.gen(function*() {
     const nul = yield* findNul
     if (Option.isSome(nul)) {
       const { field, location } = nul.value
-      const message = `Invalid request ${location}: ${field} contains a NUL character (U+0000), which is not accepted.`
-      return yield* Effect.fail(
-        badRequest(yield* CurrentRequestId, message, [{ field, location, message: "must not contain a NUL character (U+0000)" }])
+      return yield* refuse(
+        location,
+        field,
+        `${field} contains a NUL character (U+0000), which is not accepted.`,
+        "must not contain a NUL character (U+0000)"
       )
+    }
+    const unexpected = yield* unexpectedQuery(endpoint)
+    if (unexpected !== undefined) {
+      return yield* refuse("query", unexpected, `unknown parameter '${unexpected}': this route takes no query parameters.`, "Unexpected key")
     }
     return yield* httpEffect
   }).pipe(

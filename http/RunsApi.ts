@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
 import { ClientId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
+import { InstantFromString } from "../domain/Timestamp.ts"
 import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
@@ -44,7 +45,7 @@ export const RunsApi = HttpApiGroup.make("runs")
         agentId: Schema.optionalKey(ClientId.agent),
         threadId: Schema.optionalKey(ClientId.thread),
         status: Schema.optionalKey(RunStatus),
-        createdSince: Schema.optionalKey(Schema.String)
+        createdSince: Schema.optionalKey(InstantFromString)
       },
       success: Page(Run)
     })

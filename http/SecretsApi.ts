@@ -2,9 +2,15 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { ClientId } from "../domain/Ids.ts"
+import { MetadataValue } from "../domain/Metadata.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Secret, SecretCreate, SecretPatch, SecretRotate } from "../domain/Secret.ts"
 import { SecretContext, SecretContextCreate, SecretContextPatch } from "../domain/SecretContext.ts"
+
+/** `metadata[<key>]=<value>` (any number of pairs, every one must match), keys as metadata keys are. */
+const MetadataFilterKey = Schema.String.check(
+  Schema.isPattern(/^metadata\[.{1,40}\]$/, { message: "metadata filters are metadata[<key of 1 to 40 characters>]=<value>" })
+)
 
 const secretParams = { id: ClientId.secret }
 const contextParams = { id: ClientId.secretContext }
@@ -12,8 +18,9 @@ const contextParams = { id: ClientId.secretContext }
 export const SecretsApi = HttpApiGroup.make("secrets")
   .add(
     HttpApiEndpoint.get("list", "/v1/secrets", {
-      // `metadata[<key>]=<value>` pairs (any number) are read from the raw query string.
-      query: { ...PageQuery, name: Schema.optionalKey(Schema.String) },
+      query: Schema.StructWithRest(Schema.Struct({ ...PageQuery, name: Schema.optionalKey(Schema.String) }), [
+        Schema.Record(MetadataFilterKey, MetadataValue)
+      ]),
       success: Page(Secret)
     })
   )
