@@ -16,14 +16,12 @@ const shape = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9
 const isInstant = (text: string): boolean => {
   const match = shape.exec(text)
   if (match === null) return false
-  const [year, month, day, hour = "0", minute = "0", second = "0", zoneHour = "0", zoneMinute = "0"] = match.slice(1).map((
-    part
-  ) => part ?? "0")
-  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)))
-  const sameDay = date.getUTCFullYear() === Number(year) && date.getUTCMonth() === Number(month) - 1 &&
-    date.getUTCDate() === Number(day)
-  return sameDay && Number(hour) < 24 && Number(minute) < 60 && Number(second) < 60 && Number(zoneHour) < 24 &&
-    Number(zoneMinute) < 60 && !Number.isNaN(Date.parse(text))
+  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match.slice(1).map((part) => Number(part ?? "0"))
+  // Date.UTC rolls 2026-02-30 over to March: a date exists when it comes back unchanged.
+  const date = new Date(Date.UTC(year, month - 1, day))
+  const exists = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
+  return exists && hour < 24 && minute < 60 && second < 60 && zoneHour < 24 && zoneMinute < 60 &&
+    !Number.isNaN(Date.parse(text))
 }
 
 const canonical = (text: string): string => new Date(Date.parse(text)).toISOString()
