@@ -19,6 +19,14 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   static forField(field: string, message: string, code = "invalid_request_error"): InvalidRequest {
     return new InvalidRequest({ code, message, details: { field } })
   }
+  /** A query parameter the route cannot use, described as decoding failures are (`details.errors`). */
+  static forQuery(field: string, message: string): InvalidRequest {
+    return new InvalidRequest({
+      code: "invalid_request_error",
+      message,
+      details: { field, errors: [{ field, location: "query", message }] }
+    })
+  }
 }
 
 /** 401: missing, malformed or unknown API key. */

@@ -1,10 +1,12 @@
 /**
  * Resource ids: the prefix of every kind, as the spec names them, and the
  * branded types of the ids the run engine passes around, so that a thread id
- * cannot be handed where a run id is expected. A brand only narrows the type:
- * ids from clients are not checked against their prefix (a wrong id is a
- * 404), so every schema here accepts any string. A branded id comes from a
- * decode (a request, a stored row) or from the IdGenerator, never a cast.
+ * cannot be handed where a run id is expected. A brand only narrows the type
+ * and accepts any string (stored rows, provider tool call ids). Ids a client
+ * sends in a path or a query go through `ClientId`: their kind's prefix and
+ * base62 characters, so an id that cannot exist (a NUL, a foreign prefix)
+ * never reaches SQL. A branded id comes from a decode (a request, a stored
+ * row) or from the IdGenerator, never a cast.
  */
 import { Schema } from "effect"
 
@@ -78,3 +80,37 @@ interface BrandedIds {
 
 /** The id type of a kind: its brand, or a plain string for kinds without one. */
 export type IdOf<K extends IdKind> = K extends keyof BrandedIds ? BrandedIds[K] : string
+
+/**
+ * The annotation on an id check naming the resource a path id addresses: a
+ * path id that fails it answers 404 `<resource>_not_found` (http/ApiMiddleware.ts).
+ */
+export const NotFoundResource = "svc/notFoundResource"
+
+/** Base62 as minted (22 characters), with room for ids of other lengths. */
+const idBody = "[0-9A-Za-z]{1,64}"
+
+/** An id of `kind` as a client may send it; `resource` names the `<resource>_not_found` code. */
+export const isIdOf = (kind: IdKind, resource: string) =>
+  Schema.isPattern(new RegExp(`^${IdPrefix[kind]}${idBody}$`), {
+    message: `must be an id starting with '${IdPrefix[kind]}' followed by letters and digits`,
+    [NotFoundResource]: resource
+  })
+
+/** The shape of any id this service mints, whatever its kind (page cursors carry one). */
+export const isAnyId = Schema.isPattern(new RegExp(`^[a-z]+_${idBody}$`), { message: "must be an id this API returned" })
+
+/** Ids as clients send them in paths and query strings. */
+export const ClientId = {
+  agent: AgentId.check(isIdOf("agent", "agent")),
+  thread: ThreadId.check(isIdOf("thread", "thread")),
+  run: RunId.check(isIdOf("run", "run")),
+  interaction: InteractionId.check(isIdOf("interaction", "interaction")),
+  followup: FollowupId.check(isIdOf("followup", "followup")),
+  toolServer: Schema.String.check(isIdOf("toolServer", "tool_server")),
+  httpConnection: Schema.String.check(isIdOf("httpConnection", "http_connection")),
+  hook: Schema.String.check(isIdOf("hook", "tool_approval_hook")),
+  resultHandler: Schema.String.check(isIdOf("resultHandler", "result_handler")),
+  secret: Schema.String.check(isIdOf("secret", "secret")),
+  secretContext: Schema.String.check(isIdOf("secretContext", "secret_context"))
+}

@@ -18,7 +18,7 @@ const checkKeys = Schema.makeFilter<Readonly<Record<string, unknown>>>((record) 
   return issues
 })
 
-const MetadataValue = Schema.String.check(
+export const MetadataValue = Schema.String.check(
   Schema.isMaxLength(MetadataLimits.maxValueLength, {
     message: `metadata values must be at most ${MetadataLimits.maxValueLength} characters`
   })

@@ -2,11 +2,11 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Agent, AgentCreate, AgentPatch } from "../domain/Agent.ts"
-import { AgentId } from "../domain/Ids.ts"
+import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
-const params = { id: AgentId }
+const params = { id: ClientId.agent }
 
 export const AgentsApi = HttpApiGroup.make("agents")
   .add(HttpApiEndpoint.get("list", "/v1/agents", { query: PageQuery, success: Page(Agent) }))

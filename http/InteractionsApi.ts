@@ -9,7 +9,7 @@ import {
   InteractionStatus,
   ResolveInteractionBody
 } from "../domain/Interaction.ts"
-import { InteractionId, RunId } from "../domain/Ids.ts"
+import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 
 export const InteractionsApi = HttpApiGroup.make("interactions")
@@ -17,24 +17,24 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     HttpApiEndpoint.get("list", "/v1/interactions", {
       query: {
         ...PageQuery,
-        runId: Schema.optionalKey(RunId),
+        runId: Schema.optionalKey(ClientId.run),
         status: Schema.optionalKey(InteractionStatus),
         kind: Schema.optionalKey(InteractionKind)
       },
       success: Page(Interaction)
     })
   )
-  .add(HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: InteractionId }, success: Interaction }))
+  .add(HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction }))
   .add(
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
-      params: { id: InteractionId },
+      params: { id: ClientId.interaction },
       payload: ResolveInteractionBody,
       success: Interaction
     })
   )
   .add(
     HttpApiEndpoint.post("resolveBatch", "/v1/runs/:rootRunId/interactions/resolve", {
-      params: { rootRunId: RunId },
+      params: { rootRunId: ClientId.run },
       payload: BatchResolveBody,
       success: BatchResolveResult
     })

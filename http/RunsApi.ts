@@ -1,13 +1,14 @@
 /** Contract of runs (4.3) and the run routes of threads (4.2). Streams are `text/event-stream` responses. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
+import { ClientId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
+import { InstantFromString } from "../domain/Timestamp.ts"
 import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
-const threadParams = { id: ThreadId }
-const params = { id: RunId }
+const threadParams = { id: ClientId.thread }
+const params = { id: ClientId.run }
 
 export const RunsApi = HttpApiGroup.make("runs")
   .add(
@@ -41,10 +42,10 @@ export const RunsApi = HttpApiGroup.make("runs")
     HttpApiEndpoint.get("list", "/v1/runs", {
       query: {
         ...PageQuery,
-        agentId: Schema.optionalKey(AgentId),
-        threadId: Schema.optionalKey(ThreadId),
+        agentId: Schema.optionalKey(ClientId.agent),
+        threadId: Schema.optionalKey(ClientId.thread),
         status: Schema.optionalKey(RunStatus),
-        createdSince: Schema.optionalKey(Schema.String)
+        createdSince: Schema.optionalKey(InstantFromString)
       },
       success: Page(Run)
     })
@@ -68,7 +69,7 @@ export const RunsApi = HttpApiGroup.make("runs")
   .add(HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }))
   .add(
     HttpApiEndpoint.delete("withdrawFollowup", "/v1/runs/:id/followups/:followupId", {
-      params: { id: RunId, followupId: FollowupId },
+      params: { id: ClientId.run, followupId: ClientId.followup },
       success: Schema.Struct({ id: FollowupId, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) })
     })
   )

@@ -7,12 +7,12 @@ import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"
 import { envelope } from "./ErrorEnvelope.ts"
 
-/** `metadata[<key>]=<value>` pairs of the query string. */
-const metadataFilter = (url: string): Record<string, string> | undefined => {
+/** The `metadata[<key>]=<value>` pairs of the (decoded) query. */
+const metadataFilter = (query: Readonly<Record<string, string | number | undefined>>): Record<string, string> | undefined => {
   const filter: Record<string, string> = {}
-  for (const [name, value] of new URL(url, "http://localhost").searchParams) {
+  for (const [name, value] of Object.entries(query)) {
     const match = /^metadata\[(.+)\]$/.exec(name)
-    if (match) filter[match[1]] = value
+    if (match && typeof value === "string") filter[match[1]] = value
   }
   return Object.keys(filter).length === 0 ? undefined : filter
 }
@@ -20,9 +20,9 @@ const metadataFilter = (url: string): Record<string, string> | undefined => {
 export const SecretsHandlers = HttpApiBuilder.group(Api, "secrets", (handlers) =>
   Effect.map(Secrets, (secrets) =>
     handlers
-      .handle("list", ({ query, request }) =>
+      .handle("list", ({ query }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
-          secrets.list(p, query, { name: query.name, metadata: metadataFilter(request.url) })).pipe(envelope))
+          secrets.list(p, query, { name: query.name, metadata: metadataFilter(query) })).pipe(envelope))
       .handle("create", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => secrets.create(p, payload)).pipe(envelope))
       .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => secrets.get(p, params.id)).pipe(envelope))
       .handle("update", ({ params, payload }) =>

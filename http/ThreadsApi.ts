@@ -1,16 +1,16 @@
 /** Contract of the thread resource routes (spec 4.2). */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
-import { AgentId, ThreadId } from "../domain/Ids.ts"
+import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Thread, ThreadCreate, ThreadCreated, ThreadPatch } from "../domain/Thread.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
-const params = { id: ThreadId }
+const params = { id: ClientId.thread }
 
 export const ThreadsApi = HttpApiGroup.make("threads")
   .add(
     HttpApiEndpoint.get("list", "/v1/threads", {
-      query: { agentId: AgentId, ...PageQuery },
+      query: { agentId: ClientId.agent, ...PageQuery },
       success: Page(Thread)
     })
   )

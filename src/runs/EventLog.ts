@@ -7,14 +7,15 @@
  * Followers on the writer's node take chunks from memory (RecentChunks); a
  * trigger NOTIFYs other nodes' followers, who read the table.
  */
-import { Context, Deferred, Duration, Effect, Latch, Layer, Option, PubSub, Queue, type Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Latch, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
 import type { Statement } from "effect/sql"
-import { type Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
+import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { nowIso } from "../Time.ts"
 import { RecentChunks } from "./RecentChunks.ts"
 import { EventRepo } from "../store/EventRepo.ts"
+import { hasNul, nulFree } from "../store/NulFree.ts"
 import { mergeChanges, type RunChange, RunRepo } from "../store/RunRepo.ts"
 
 export type { SequencedChunk } from "../../domain/Chunk.ts"
@@ -26,6 +27,15 @@ interface Signal {
 }
 
 const pageSize = 1000
+
+const decodeChunk = Schema.decodeUnknownEffect(Chunk)
+
+/**
+ * A chunk as it is stored and as every follower sees it, live or replayed: a
+ * NUL from a model or a tool becomes U+FFFD (src/store/NulFree.ts).
+ */
+const storable = (chunk: Chunk): Effect.Effect<Chunk> =>
+  hasNul(chunk) ? Effect.orDie(decodeChunk(nulFree(chunk))) : Effect.succeed(chunk)
 
 /**
  * What goes into the next write with the chunks: data-modifying statements (as
@@ -163,12 +173,13 @@ export class EventLog extends Context.Service<EventLog, {
         yield* Effect.addFinalizer(() => flush)
         return {
           startSeq,
-          emit: (chunk: Chunk) =>
-            Effect.suspend(() => {
-              seq += 1
-              const item = { _tag: "Chunk" as const, seq, chunk }
-              return Effect.as(Queue.offer(pending, item), item.seq)
-            }),
+          emit: (emitted: Chunk) =>
+            Effect.flatMap(storable(emitted), (chunk) =>
+              Effect.suspend(() => {
+                seq += 1
+                const item = { _tag: "Chunk" as const, seq, chunk }
+                return Effect.as(Queue.offer(pending, item), item.seq)
+              })),
           flush,
           hold: Effect.andThen(
             Effect.sync(() => open.closeUnsafe()),

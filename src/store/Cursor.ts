@@ -2,26 +2,24 @@
  * Opaque page cursors: the (createdAt, id) of the last item of a page,
  * base64url-encoded. Lists order by createdAt then id, newest first.
  */
-import { Effect, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { type PageOf, type PageRequest, PageLimits } from "../../domain/Page.ts"
+import { cursorPosition, type PageOf, type PageRequest, PageLimits } from "../../domain/Page.ts"
 
 export interface Position {
   readonly createdAt: string
   readonly id: string
 }
 
-const CursorJson = Schema.fromJsonString(Schema.Tuple([Schema.String, Schema.String]))
-const decodeJson = Schema.decodeUnknownEffect(CursorJson)
-
 export const encodeCursor = (p: Position): string =>
   Buffer.from(JSON.stringify([p.createdAt, p.id]), "utf8").toString("base64url")
 
+/** The query schema (domain/Page.ts) already refused foreign cursors; this is for callers that did not decode one. */
 export const decodeCursor = (cursor: string): Effect.Effect<Position, InvalidRequest> =>
-  decodeJson(Buffer.from(cursor, "base64url").toString("utf8")).pipe(
-    Effect.map(([createdAt, id]) => ({ createdAt, id })),
-    Effect.mapError(() => InvalidRequest.forField("cursor", "cursor is not a cursor this API returned."))
-  )
+  Option.match(cursorPosition(cursor), {
+    onNone: () => Effect.fail(InvalidRequest.forQuery("cursor", "cursor is not a cursor this API returned.")),
+    onSome: ([createdAt, id]) => Effect.succeed({ createdAt, id })
+  })
 
 /** The resolved limit and the position to start after (if any). */
 export const pageWindow = (request: PageRequest) =>

@@ -12,6 +12,7 @@ import {
 import type { Statement } from "effect/sql"
 import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "../../domain/Ids.ts"
 import type { Position } from "./Cursor.ts"
+import { nulFree, nulFreeText } from "./NulFree.ts"
 
 export interface InteractionRow extends Position {
   readonly id: InteractionId
@@ -126,7 +127,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
       const sql = yield* PgClient.PgClient
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
-      const json = (v: unknown) => (v === null || v === undefined ? null : sql.json(v))
+      // Inputs the model wrote, hook reasons, tool call ids of providers: stored without NULs (NulFree.ts).
+      const json = (v: unknown) => (v === null || v === undefined ? null : sql.json(nulFree(v)))
       const cancelPending = (runId: RunId, now: string) =>
         sql`UPDATE interactions SET status = 'cancelled',
             decision = CASE WHEN kind = 'approval_request' THEN 'cancel' ELSE NULL END,
@@ -139,8 +141,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
               agent_id, kind, status, step_number, tool_name, tool_call_id, hook_id, input, preview, decision, reason, request,
               resolution, expires_at, created_at, resolved_at, updated_at)
             VALUES (${i.id}, ${row.organizationId}, ${row.workspaceId}, ${i.runId}, ${i.rootRunId}, ${i.workerRef}, ${i.threadId},
-              ${i.agentId}, ${i.kind}, ${i.status}, ${i.stepNumber}, ${i.toolName}, ${i.toolCallId}, ${i.hookId}, ${json(i.input)},
-              ${json(i.preview)}, ${i.decision}, ${i.reason}, ${json(i.request)}, ${json(i.resolution)}, ${row.deadline},
+              ${i.agentId}, ${i.kind}, ${i.status}, ${i.stepNumber}, ${i.toolName}, ${nulFreeText(i.toolCallId)}, ${i.hookId}, ${json(i.input)},
+              ${json(i.preview)}, ${i.decision}, ${nulFreeText(i.reason)}, ${json(i.request)}, ${json(i.resolution)}, ${row.deadline},
               ${i.createdAt}, ${i.resolvedAt}, ${i.updatedAt})`.pipe(Effect.orDie)
         }),
         find: Effect.fn("InteractionRepo.find")(function*(id: InteractionId) {
@@ -163,7 +165,7 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
           return yield* select(sql`SELECT * FROM interactions WHERE run_id = ${runId} ORDER BY created_at, id`)
         }),
         settle: Effect.fn("InteractionRepo.settle")(function*(id: InteractionId, s: Settlement, now: string) {
-          const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${s.reason},
+          const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${nulFreeText(s.reason)},
               resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}, closed_by_run = false
             WHERE id = ${id} AND (status = 'pending' OR closed_by_run) RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0

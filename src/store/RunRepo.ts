@@ -8,6 +8,7 @@ import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, Usa
 import type { Statement } from "effect/sql"
 import type { Position } from "./Cursor.ts"
 import { FreshRuns } from "./FreshRuns.ts"
+import { nulFree } from "./NulFree.ts"
 import { ParkRecord } from "../../domain/Park.ts"
 import { RunPlan } from "../../domain/RunPlan.ts"
 
@@ -192,7 +193,7 @@ export class RunRepo extends Context.Service<RunRepo, {
             park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
             executor = ${c.executor === undefined ? sql`executor` : c.executor},
             terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
-            error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(c.error)},
+            error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(nulFree(c.error))},
             usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
             started_at = ${c.startedAt === undefined ? sql`started_at` : c.startedAt},
             completed_at = ${c.completedAt === undefined ? sql`completed_at` : c.completedAt},
@@ -206,10 +207,10 @@ export class RunRepo extends Context.Service<RunRepo, {
         releaseThread,
         checkpoint: (runId, step, messages, usage, now) =>
           sql`INSERT INTO run_steps (run_id, step, messages, usage, created_at)
-            VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
+            VALUES (${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now})
             ON CONFLICT (run_id, step) DO NOTHING`,
         reap: (runId, error, now) => [
-          sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(error)},
+          sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(nulFree(error))},
               completed_at = ${now}, updated_at = ${now}
             WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled')`,
           sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now} WHERE active_run_id = ${runId}`
@@ -281,7 +282,7 @@ export class RunRepo extends Context.Service<RunRepo, {
           // One statement: the step's checkpoint and the run's running total move together.
           yield* sql`WITH saved AS (
               INSERT INTO run_steps (run_id, step, messages, usage, created_at)
-              VALUES (${runId}, ${step}, ${sql.json(messages)}, ${sql.json(usage)}, ${now})
+              VALUES (${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now})
               ON CONFLICT (run_id, step) DO NOTHING
             )
             UPDATE runs SET usage = ${sql.json(usage)}, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
@@ -310,7 +311,7 @@ export class RunRepo extends Context.Service<RunRepo, {
         }),
         park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
           // A parked run has no executor: whoever resumes it becomes one.
-          yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(record)}, park_deadline = ${deadline},
+          yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(nulFree(record))}, park_deadline = ${deadline},
               generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
             WHERE id = ${runId}`.pipe(Effect.orDie)
         }),

@@ -729,7 +729,7 @@ TestServer.suite()("agents list", (it) => {
       }
       for (const cursor of ["garbage", "W10", encodeURIComponent("not base64 !")]) {
         const error = yield* expectInvalid(yield* request("GET", `/v1/agents?cursor=${cursor}`), "cursor")
-        assert.deepStrictEqual(error.details, { field: "cursor" })
+        assert.deepStrictEqual(errorFields(error.details), ["cursor"])
       }
     }))
 })
