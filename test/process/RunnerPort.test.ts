@@ -67,7 +67,7 @@ describe("runner port", () => {
       const external = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && !i.internal && i.family === "IPv4")
       if (external !== undefined) assert.isFalse(yield* accepts(external.address, runnerPort))
       yield* ServiceProcess.stop(a)
-    }).pipe(Effect.scoped), 60_000)
+    }).pipe(Effect.scoped), 120_000)
 
   it.live("mutual TLS: two nodes with the cluster's certificates run a turn; no certificate, or a stranger's, is refused", () =>
     Effect.gen(function*() {
@@ -104,5 +104,5 @@ describe("runner port", () => {
       )
       yield* ServiceProcess.stop(b)
       yield* ServiceProcess.stop(a)
-    }).pipe(Effect.scoped), 90_000)
+    }).pipe(Effect.scoped), 180_000)
 })

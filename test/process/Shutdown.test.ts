@@ -82,5 +82,5 @@ describe("shutdown", () => {
       assert.strictEqual(run.status, "completed")
       yield* ServiceProcess.stop(b)
       assert.strictEqual(b.child.exitCode, 0)
-    }).pipe(Effect.scoped), 120_000)
+    }).pipe(Effect.scoped), 180_000)
 })

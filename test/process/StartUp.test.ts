@@ -16,7 +16,7 @@ import { consecutiveFreePorts, freePort } from "../support/TestServer.ts"
 
 /** How long an answer (a refusal included) may take: a waiting connection is what the test rules out. */
 const answerWithinMs = 5_000
-const deadlineMs = 60_000
+const deadlineMs = 120_000
 
 type Answer =
   | { readonly _tag: "refused" }
@@ -85,10 +85,10 @@ describe("start-up", () => {
   it.live("a probe while the service waits on its database is refused or answered 503, not left waiting; 200 once ready", () =>
     Effect.gen(function*() {
       yield* probeThroughStartUp({ SVC_RUNNER_PORT: String(yield* freePort) }, 1)
-    }).pipe(Effect.scoped), 90_000)
+    }).pipe(Effect.scoped), 180_000)
 
   it.live("SVC_PROCESSES=2: the same while both workers start, 200 once they listen", () =>
     Effect.gen(function*() {
       yield* probeThroughStartUp({ SVC_PROCESSES: "2", SVC_RUNNER_PORT: String(yield* consecutiveFreePorts(2)) }, 2)
-    }).pipe(Effect.scoped), 90_000)
+    }).pipe(Effect.scoped), 180_000)
 })
