@@ -12,10 +12,14 @@ import { ClusterSchema, Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { RunId } from "../domain/Ids.ts"
 
-/** `generation` counts the run's parks: a Start of an older generation finds the run resumed already. */
+/**
+ * `generation` counts the run's parks: a Start of an older generation finds the run resumed already.
+ * A runner that stops interrupts its runs at once rather than waiting on them (a run can take
+ * hours): they are left to be resumed from their last checkpoint elsewhere; only Cancel cancels.
+ */
 export const Start = Rpc.make("Start", {
   payload: { runId: RunId, generation: Schema.Number }
-})
+}).annotate(ClusterSchema.InterruptOnTermination, true)
 
 export const Cancel = Rpc.make("Cancel", {
   payload: { runId: RunId }

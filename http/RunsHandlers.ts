@@ -7,6 +7,7 @@ import { RunReceipt } from "../domain/Run.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"
+import { Draining } from "./Draining.ts"
 import { envelope } from "./ErrorEnvelope.ts"
 import { sseResponse } from "./SseResponse.ts"
 
@@ -23,6 +24,7 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
   Effect.gen(function*() {
     const runs = yield* Runs
     const idempotency = yield* Idempotency
+    const draining = yield* Draining
     return handlers
       .handle("message", ({ params, payload, headers }) =>
         Effect.gen(function*() {
@@ -32,7 +34,7 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const wrap = <E>(start: Effect.Effect<RunReceipt, E>) => idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
           if (wantsJson(headers.accept)) return yield* wrap(runs.start(p, params.id, payload, key))
           const { receipt, stream } = yield* runs.startStreaming(p, params.id, payload, key, wrap)
-          return sseResponse(receipt.runId, stream)
+          return sseResponse(receipt.runId, stream, draining.started)
         }).pipe(envelope))
       .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
       .handle("cancelThread", ({ params }) =>
@@ -61,7 +63,7 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function*() {
           const p = yield* CurrentPrincipal
           const after = yield* parseLastEventId(headers["last-event-id"])
-          return sseResponse(params.id, yield* runs.stream(p, params.id, after))
+          return sseResponse(params.id, yield* runs.stream(p, params.id, after), draining.started)
         }).pipe(envelope))
       .handle("workerStream", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) => runs.workerStream(p, params.id, params.workerRef)).pipe(envelope))

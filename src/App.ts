@@ -3,9 +3,8 @@
  * cluster runner and the HTTP server, all from one ServiceConfig. Used by
  * src/main.ts and by the tests (which pass their own configuration).
  */
-import { createServer } from "node:http"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer } from "effect"
+import { Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
 import { Interactions } from "../actors/Interactions.ts"
@@ -48,6 +47,8 @@ import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
+import { Draining } from "../http/Draining.ts"
+import * as Listener from "../http/Listener.ts"
 import * as Server from "../http/Server.ts"
 
 const outboundLayer = Layer.unwrap(
@@ -88,7 +89,8 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
 export const layerServices = Layer.mergeAll(
   RunsLayer.pipe(Layer.provideMerge(Services), Layer.provideMerge(Cluster.layer)),
-  Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer))
+  Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)),
+  Draining.layer
 ).pipe(
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),
@@ -99,18 +101,32 @@ export const layerServices = Layer.mergeAll(
 
 /**
  * The routes, served on the configured host and port (port 0: any free port).
- * The socket opens last, once the services and the router are built: a
- * connection accepted earlier would wait on a server with no handler, and
- * under node:cluster (SVC_PROCESSES) the primary hands a worker connections
- * as soon as it listens.
+ * The socket opens last, once the services and the router are built: under
+ * node:cluster (SVC_PROCESSES) the primary hands a worker connections as soon
+ * as it listens, and a port not yet bound refuses rather than leaves a client
+ * waiting. Until the routes are attached (and after they are detached at
+ * shutdown) the listener answers 503 itself; it stops first (http/Listener.ts).
  */
 const layerHttp = (config: ServiceConfigShape) =>
   Layer.unwrap(
-    Effect.map(HttpRouter.toHttpEffect(Server.layer({ maxBodyBytes: config.maxBodyBytes })), (app) =>
-      (config.quiet ? HttpServer.serve(app) : HttpServer.serve(app, HttpMiddleware.logger)).pipe(
-        HttpServer.withLogAddress,
-        Layer.provideMerge(NodeHttpServer.layerServer(createServer, { port: config.port, host: config.host }))
-      ))
+    Effect.gen(function*() {
+      const app = yield* HttpRouter.toHttpEffect(Server.layer({ maxBodyBytes: config.maxBodyBytes }))
+      const listener = yield* Listener.make
+      return Listener.layerStop(listener, config.shutdownGraceMs).pipe(
+        Layer.provideMerge(
+          (config.quiet ? HttpServer.serve(app) : HttpServer.serve(app, HttpMiddleware.logger)).pipe(
+            HttpServer.withLogAddress,
+            Layer.provideMerge(
+              NodeHttpServer.layerServer(() => listener.server, {
+                port: config.port,
+                host: config.host,
+                gracefulShutdownTimeout: Duration.millis(config.shutdownGraceMs)
+              })
+            )
+          )
+        )
+      )
+    })
   )
 
 /** The whole service. */

@@ -15,8 +15,9 @@
  *   process failing at start would (its own message says why). One that exits
  *   later is started again after 1 s, doubling up to 30 s while restarts fail
  *   within a minute; after five such failures in a row the service stops.
- * - SIGTERM / SIGINT: every worker gets SIGTERM (SIGKILL after 30 s) and the
- *   supervisor exits once they all have.
+ * - SIGTERM / SIGINT: every worker gets SIGTERM and stops gracefully (see
+ *   http/Listener.ts; SIGKILL if it still runs 20 s after SVC_SHUTDOWN_GRACE_MS)
+ *   and the supervisor exits once they all have.
  */
 import cluster, { type Worker } from "node:cluster"
 import { Clock, Config, Data, Duration, Effect, Option } from "effect"
@@ -33,8 +34,8 @@ const FirstBackoffMs = 1_000
 const MaxBackoffMs = 30_000
 /** Failed restarts in a row before the supervisor gives up. */
 const MaxFailures = 5
-/** How long a worker may take to stop on SIGTERM before it is killed. */
-const StopTimeout = Duration.seconds(30)
+/** How long a worker may take to stop on SIGTERM beyond its grace period (closing the cluster runner) before it is killed. */
+const StopMarginMs = 20_000
 
 /** This process supervises rather than serves. */
 export const isSupervisor = (config: ServiceConfigShape): boolean => config.processes > 1 && cluster.isPrimary
@@ -64,14 +65,14 @@ const fork = (index: number, config: ServiceConfigShape) =>
     return running
   })
 
-/** SIGTERM, then SIGKILL if it is still running after StopTimeout; done when it has exited. */
-const stop = (running: Running) =>
+/** SIGTERM, then SIGKILL if it is still running after the grace period and StopMarginMs; done when it has exited. */
+const stop = (running: Running, config: ServiceConfigShape) =>
   Effect.suspend(() => {
     if (running.worker.isDead()) return Effect.void
     running.worker.process.kill("SIGTERM")
     return Effect.promise(() => running.exited).pipe(
       Effect.timeoutOrElse({
-        duration: StopTimeout,
+        duration: Duration.millis(config.shutdownGraceMs + StopMarginMs),
         orElse: () =>
           Effect.andThen(
             Effect.sync(() => running.worker.process.kill("SIGKILL")),
@@ -99,7 +100,7 @@ const slot = (index: number, config: ServiceConfigShape) =>
             Effect.andThen(Effect.promise(() => running.exited)),
             Effect.map((exit) => ({ how: describeExit(exit), pid: running.pid, served: running.served }))
           ),
-        stop
+        (running) => stop(running, config)
       )
       const livedMs = (yield* Clock.currentTimeMillis) - startedAt
       if (!ended.served && !everServed) {

@@ -1,12 +1,19 @@
 /** Launches the service: `npm start` (with SVC_PROCESSES > 1, a supervisor of that many: Supervisor.ts). */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Layer, References } from "effect"
+import { Cause, Console, Effect, Exit, Layer, References, Runtime } from "effect"
 import * as App from "./App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 import * as Supervisor from "./Supervisor.ts"
 
 const fatal = (e: { readonly message: string }) =>
   Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
+
+/**
+ * SIGTERM / SIGINT interrupt the service, which then stops gracefully (the
+ * listener drains, runs are left to be resumed): that is a clean exit, 0.
+ */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
 Effect.gen(function*() {
   const config = yield* ServiceConfig
@@ -24,5 +31,5 @@ Effect.gen(function*() {
     ConfigurationError: fatal,
     SupervisorError: fatal
   }),
-  NodeRuntime.runMain
+  NodeRuntime.runMain({ teardown })
 )

@@ -5,6 +5,9 @@
  * and locks live in PostgreSQL; start more processes with distinct
  * SVC_RUNNER_PORT values to scale out. SVC_CLUSTER_ROLE=client makes a process
  * serve the API only: it hosts no entities and sends every message to runners.
+ * The runner port binds SVC_RUNNER_LISTEN_HOST (default SVC_RUNNER_HOST, not
+ * every interface): its protocol has no authentication, so it belongs on a
+ * private network; SVC_RUNNER_TLS_* put runner traffic on mutual TLS (RunnerTls).
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
@@ -12,7 +15,8 @@ import { Clock, Effect, Layer, Option } from "effect"
 import { type MessageStorage, RunnerAddress, type Runners, type Sharding, SingleRunner } from "effect/cluster"
 import type { SqlClient } from "effect/sql"
 import { ConfigurationError } from "../config/ConfigurationError.ts"
-import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "../config/ServiceConfig.ts"
+import * as RunnerTls from "./RunnerTls.ts"
 
 /** Failover settings measured in PLATFORM-NOTES (~4 s instead of ~30 s). */
 const fastFailover = {
@@ -31,6 +35,13 @@ const fastFailover = {
  */
 const realClock = Layer.succeed(Clock.Clock)(Clock.Clock.defaultValue())
 
+/** Where other runners reach this one, and the address its port binds. */
+const runnerAddresses = (config: ServiceConfigShape) => ({
+  runnerAddress: Option.some(RunnerAddress.make(config.runnerHost, config.runnerPort)),
+  runnerListenAddress: Option.some(RunnerAddress.make(config.runnerListenHost, config.runnerPort)),
+  ...fastFailover
+})
+
 export const layer: Layer.Layer<
   Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
   ConfigurationError,
@@ -41,18 +52,19 @@ export const layer: Layer.Layer<
       ? Layer.unwrap(Effect.fail(new ConfigurationError({ message: "SVC_CLUSTER_ROLE=client needs DATABASE_URL: an embedded install is a single runner." })))
       : Option.isNone(config.databaseUrl)
       ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
+      : Option.isSome(config.runnerTls)
+      ? RunnerTls.layer(config.runnerTls.value, {
+        clientOnly: config.clusterRole === "client",
+        shardingConfig: config.clusterRole === "client" ? fastFailover : runnerAddresses(config)
+      }).pipe(Layer.provide(realClock))
       : config.clusterRole === "client"
       ? NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: fastFailover }).pipe(
         Layer.provide([NodeCrypto.layerDigest, realClock]),
         Layer.orDie
       )
-      : NodeClusterSocket.layer({
-        storage: "sql",
-        shardingConfig: {
-          runnerAddress: Option.some(RunnerAddress.make(config.runnerHost, config.runnerPort)),
-          runnerListenAddress: Option.some(RunnerAddress.make("0.0.0.0", config.runnerPort)),
-          ...fastFailover
-        }
-      }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
+      : NodeClusterSocket.layer({ storage: "sql", shardingConfig: runnerAddresses(config) }).pipe(
+        Layer.provide([NodeCrypto.layerDigest, realClock]),
+        Layer.orDie
+      )
   )
 )

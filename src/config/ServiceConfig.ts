@@ -12,6 +12,12 @@ export interface BandRoute {
   readonly strict: boolean
 }
 
+export interface RunnerTlsFiles {
+  readonly cert: string
+  readonly key: string
+  readonly ca: string
+}
+
 export interface ServiceConfigShape {
   readonly port: number
   readonly host: string
@@ -24,6 +30,15 @@ export interface ServiceConfigShape {
   readonly clusterRole: "runner" | "client"
   readonly runnerHost: string
   readonly runnerPort: number
+  /** SVC_RUNNER_LISTEN_HOST: the address the runner port binds (default SVC_RUNNER_HOST). */
+  readonly runnerListenHost: string
+  /**
+   * SVC_RUNNER_TLS_CERT / _KEY / _CA (PEM file paths, all three or none): runner-to-runner traffic
+   * over mutual TLS, each side presenting a certificate the CA signed.
+   */
+  readonly runnerTls: Option.Option<RunnerTlsFiles>
+  /** SVC_SHUTDOWN_GRACE_MS: on SIGTERM / SIGINT, how long running requests may take to finish. */
+  readonly shutdownGraceMs: number
   /**
    * SVC_PROCESSES: service processes on this host. Above 1 (PostgreSQL only) the started
    * process supervises that many workers sharing PORT, worker i a runner on SVC_RUNNER_PORT + i.
@@ -93,6 +108,12 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const clusterRole = yield* Config.Literals(["runner", "client"], "SVC_CLUSTER_ROLE").pipe(Config.withDefault("runner" as const))
       const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
+      const runnerListenHost = yield* Config.String("SVC_RUNNER_LISTEN_HOST").pipe(Config.withDefault(runnerHost))
+      const runnerTls = yield* readRunnerTls
+      const shutdownGraceMs = yield* Config.Int("SVC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(10_000))
+      if (shutdownGraceMs < 0) {
+        return yield* new ConfigurationError({ message: `SVC_SHUTDOWN_GRACE_MS must be at least 0, got ${shutdownGraceMs}` })
+      }
       const processes = yield* Config.Int("SVC_PROCESSES").pipe(Config.withDefault(1))
       if (processes < 1) {
         return yield* new ConfigurationError({ message: `SVC_PROCESSES must be at least 1, got ${processes}` })
@@ -162,6 +183,9 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         clusterRole,
         runnerHost,
         runnerPort,
+        runnerListenHost,
+        runnerTls,
+        shutdownGraceMs,
         processes,
         maxBodyBytes,
         quiet,
@@ -174,6 +198,20 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
     })
   )
 }
+
+/** The three runner TLS files, all or none: half a configuration is a mistake, not plain TCP. */
+const readRunnerTls = Effect.gen(function*() {
+  const cert = yield* Config.String("SVC_RUNNER_TLS_CERT").pipe(Config.option)
+  const key = yield* Config.String("SVC_RUNNER_TLS_KEY").pipe(Config.option)
+  const ca = yield* Config.String("SVC_RUNNER_TLS_CA").pipe(Config.option)
+  if (Option.isSome(cert) && Option.isSome(key) && Option.isSome(ca)) {
+    return Option.some<RunnerTlsFiles>({ cert: cert.value, key: key.value, ca: ca.value })
+  }
+  if (Option.isNone(cert) && Option.isNone(key) && Option.isNone(ca)) return Option.none<RunnerTlsFiles>()
+  return yield* new ConfigurationError({
+    message: "SVC_RUNNER_TLS_CERT, SVC_RUNNER_TLS_KEY and SVC_RUNNER_TLS_CA go together: set all three or none"
+  })
+})
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
 

@@ -20,14 +20,14 @@ export interface ServiceProcess {
   readonly child: ChildProcess
 }
 
-const waitForExit = (child: ChildProcess) =>
+export const waitForExit = (child: ChildProcess) =>
   Effect.callback<void>((resume) => {
     if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
     child.once("exit", () => resume(Effect.void))
   })
 
 /** Stops the process with a signal and waits for it to exit. */
-export const stop = (p: ServiceProcess, signal: NodeJS.Signals = "SIGTERM") =>
+export const stop = (p: Launched, signal: NodeJS.Signals = "SIGTERM") =>
   Effect.suspend(() => {
     p.child.kill(signal)
     return waitForExit(p.child)
@@ -44,26 +44,58 @@ export const run = (script: string, args: ReadonlyArray<string>, env: Record<str
     child.once("exit", (code) => resume(Effect.succeed({ code, stdout, stderr })))
   })
 
-export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess, Error, Scope.Scope> =>
+/** A process started but maybe not yet listening. */
+export interface Launched {
+  readonly output: () => string
+  readonly child: ChildProcess
+}
+
+/** Starts `node src/main.ts` without waiting for it to listen; closed scopes kill it. */
+export const launch = (env: Record<string, string>): Effect.Effect<Launched, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.callback<ServiceProcess, Error>((resume) => {
+    Effect.sync(() => {
       const child = spawn(process.execPath, ["src/main.ts"], {
         cwd: root,
         env: { ...process.env, HOST: "127.0.0.1", ...env }
       })
       let out = ""
-      const onData = (d: Buffer) => {
-        out += d.toString()
-        const match = /Listening on (http:\/\/[^\s]+)/.exec(out)
-        if (match) resume(Effect.succeed({ url: match[1], output: () => out, child }))
-      }
+      const onData = (d: Buffer) => (out += d.toString())
       child.stdout.on("data", onData)
       child.stderr.on("data", onData)
-      child.once("exit", (code) => resume(Effect.fail(new Error(`service exited with ${code} before listening:\n${out}`))))
-      return Effect.sync(() => child.kill("SIGKILL"))
+      return { output: () => out, child }
     }),
     (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
   )
+
+/** The launched process once it printed its "Listening on" line; fails if it exits first. */
+export const listening = (p: Launched): Effect.Effect<ServiceProcess, Error> =>
+  Effect.callback<ServiceProcess, Error>((resume) => {
+    const check = () => {
+      const match = /Listening on (http:\/\/[^\s]+)/.exec(p.output())
+      if (match === null) return
+      cleanup()
+      resume(Effect.succeed({ url: match[1], output: p.output, child: p.child }))
+    }
+    const onExit = (code: number | null) => {
+      cleanup()
+      resume(Effect.fail(new Error(`service exited with ${code} before listening:\n${p.output()}`)))
+    }
+    const cleanup = () => {
+      p.child.stdout?.off("data", check)
+      p.child.stderr?.off("data", check)
+      p.child.off("exit", onExit)
+    }
+    // Registered after `launch`'s own listener, so `output()` already holds the new data.
+    p.child.stdout?.on("data", check)
+    p.child.stderr?.on("data", check)
+    p.child.once("exit", onExit)
+    check()
+    if (p.child.exitCode !== null || p.child.signalCode !== null) onExit(p.child.exitCode)
+    return Effect.sync(cleanup)
+  })
+
+export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess, Error, Scope.Scope> =>
+  Effect.flatMap(launch(env), listening)
 
 /**
  * Waits until the process's output satisfies `done` (checked as output
