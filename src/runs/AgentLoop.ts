@@ -170,7 +170,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
         )
         const outcome = yield* bounded(row, plan.maxDurationMs, body(row, plan, writer, usage, fresh)).pipe(
-          Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer) : Effect.void)))
+          Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.void)))
         )
         yield* finalize.outcome(row, writer, outcome, usage.current)
       }, Effect.scoped)

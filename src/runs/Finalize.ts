@@ -18,8 +18,8 @@ import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 export class Finalize extends Context.Service<Finalize, {
   /** Records the loop's outcome. */
   readonly outcome: (row: RunRow, writer: Writer, outcome: Outcome, usage: UsageTotal) => Effect.Effect<void>
-  /** The run's fiber was interrupted by a cancel. */
-  readonly cancelled: (row: RunRow, writer: Writer) => Effect.Effect<void>
+  /** The run's fiber was interrupted by a cancel; `usage` is its metered total as of the last completed step. */
+  readonly cancelled: (row: RunRow, writer: Writer, usage: UsageTotal) => Effect.Effect<void>
   /** Finalizes a run that is not executing here as cancelled. */
   readonly cancelIdle: (runId: RunId) => Effect.Effect<void>
   /** A parked run past its max-park window: cancelled with interaction_timeout, interactions cancelled, thread freed. */
@@ -71,7 +71,10 @@ export class Finalize extends Context.Service<Finalize, {
         ])
       })
 
-      const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer) {
+      /** A cancelled run ends with its terminal chunk and usage receipt too (what was billed), then abort. */
+      const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer, usage: UsageTotal) {
+        yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: null } })
+        yield* writer.emit({ type: "data-svc-usage", data: usage })
         yield* writer.emit({ type: "abort", reason: "cancelled" })
         yield* stop(row, writer, null)
       })
@@ -81,7 +84,7 @@ export class Finalize extends Context.Service<Finalize, {
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return
         const writer = yield* events.writer(runId)
         if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
-        yield* cancelled(found.value, writer)
+        yield* cancelled(found.value, writer, found.value.run.usage ?? ZeroUsage)
       }, Effect.scoped)
 
       const reap = Effect.fn("Finalize.reap")(function*(runId: RunId) {

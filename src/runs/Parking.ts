@@ -158,20 +158,23 @@ export class Parking extends Context.Service<Parking, {
         const calls = park.assistant.toolCalls
         yield* writer.emit({ type: "start", messageId: row.id })
         yield* writer.emit({ type: "start-step" })
-        const answered: Array<Settled> = []
-        for (const { pending, interaction } of parked) {
+        const settledCalls = parked.flatMap(({ pending, interaction }) => {
           const call = calls.find((c) => c.id === pending.toolCallId)
-          if (call === undefined || interaction === undefined) continue
+          return call === undefined || interaction === undefined ? [] : [{ pending, interaction, call }]
+        })
+        for (const { call } of settledCalls) {
           yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
-          if (interaction.kind === "question") {
-            answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
-          } else if (interaction.decision === "allow") {
-            if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
-            answered.push(settle(call, yield* runApproved(call, calls)))
-          } else {
-            answered.push(denied(call, interaction.reason))
-          }
         }
+        // The approved calls run concurrently, as a step's calls do (each family keeps its own lanes).
+        const answered: Array<Settled> = yield* Effect.forEach(settledCalls, ({ pending, interaction, call }) =>
+          Effect.gen(function*() {
+            if (interaction.kind === "question") {
+              return settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false })
+            }
+            if (interaction.decision !== "allow") return denied(call, interaction.reason)
+            if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
+            return settle(call, yield* runApproved(call, calls))
+          }), { concurrency: "unbounded" })
         const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunk: undefined }))
         const results = inCallOrder(calls, [...earlier, ...answered])
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]

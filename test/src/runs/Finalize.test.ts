@@ -12,7 +12,7 @@ import type { Chunk } from "../../../domain/Chunk.ts"
 import type { ToolCall } from "../../../domain/Conversation.ts"
 import type { Interaction } from "../../../domain/Interaction.ts"
 import { RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
-import type { Run, UsageTotal } from "../../../domain/Run.ts"
+import { type Run, type UsageTotal, ZeroUsage } from "../../../domain/Run.ts"
 import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { EventLog, runChange } from "../../../src/runs/EventLog.ts"
 import { Finalize } from "../../../src/runs/Finalize.ts"
@@ -248,14 +248,19 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), heldBy(row.id))
     }))
 
-  it.effect("cancelled (the run's fiber interrupted): abort 'cancelled'; cancelled, terminalReason null, thread released", () =>
+  it.effect("cancelled (the run's fiber interrupted): terminal chunk, usage receipt, abort 'cancelled'; cancelled, terminalReason null, thread released", () =>
     Effect.gen(function*() {
       const { row, seq } = yield* startedRun
       const now = yield* later
+      const usage = { inputTokens: 12, outputTokens: 3, totalTokens: 15, costCents: 0, steps: 1 }
       yield* Effect.scoped(Effect.gen(function*() {
         const writer = yield* (yield* EventLog).writer(row.id)
-        yield* (yield* Finalize).cancelled(row, writer)
-        assert.deepStrictEqual(yield* chunksAfter(row.id, seq), [{ type: "abort", reason: "cancelled" }])
+        yield* (yield* Finalize).cancelled(row, writer, usage)
+        assert.deepStrictEqual(yield* chunksAfter(row.id, seq), [
+          { type: "data-svc-terminal", data: { terminalReason: null } },
+          { type: "data-svc-usage", data: usage },
+          { type: "abort", reason: "cancelled" }
+        ])
       }))
       const after = yield* RunStage.reload(row.id)
       assert.deepStrictEqual(after.run, { ...row.run, status: "cancelled", terminalReason: null, completedAt: now })
@@ -267,7 +272,11 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       const { row, interaction, seq } = yield* parkedRun
       const now = yield* later
       yield* (yield* Finalize).cancelIdle(row.id)
-      assert.deepStrictEqual(yield* chunksAfter(row.id, seq), [{ type: "abort", reason: "cancelled" }])
+      assert.deepStrictEqual(yield* chunksAfter(row.id, seq), [
+        { type: "data-svc-terminal", data: { terminalReason: null } },
+        { type: "data-svc-usage", data: row.run.usage ?? ZeroUsage },
+        { type: "abort", reason: "cancelled" }
+      ])
       const after = yield* RunStage.reload(row.id)
       assert.deepStrictEqual(after.run, { ...row.run, status: "cancelled", terminalReason: null, completedAt: now })
       assert.strictEqual(after.park, null)
@@ -283,6 +292,8 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       yield* (yield* Finalize).cancelIdle(row.id)
       assert.deepStrictEqual(yield* chunksAfter(row.id, 0), [
         { type: "start", messageId: row.id },
+        { type: "data-svc-terminal", data: { terminalReason: null } },
+        { type: "data-svc-usage", data: ZeroUsage },
         { type: "abort", reason: "cancelled" }
       ])
       assert.deepStrictEqual((yield* RunStage.reload(row.id)).run, { ...row.run, status: "cancelled", completedAt: now })
