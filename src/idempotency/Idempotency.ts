@@ -2,10 +2,12 @@
  * Idempotency-Key handling for POSTs that create or start something. A replay
  * with the same body returns the first response; a different body is 409
  * idempotency_key_conflict; a replay while the first is still running is 503
- * service_unavailable. Only successful responses are remembered: a failed
+ * service_unavailable. Successful responses are remembered, and the failures
+ * that did something (a message held as a follow-up: 409 thread_busy with
+ * `queued`), so a retry never holds the message twice; any other failed
  * request leaves nothing behind, so it can be retried with the same key.
  */
-import { Clock, Context, Duration, Effect, Exit, Layer, Schedule, Schema } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Option, Schedule, Schema } from "effect"
 import { Conflict, InvalidRequest, Unavailable } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { canonicalJson, sha256Hex } from "../CanonicalJson.ts"
@@ -26,6 +28,13 @@ export interface Replayable<A> {
   /** How a replayed value differs from the first answer (threads: created = false). */
   readonly onReplay?: (a: A) => A
 }
+
+/** A 409 that records an effect (the message was held): answered again, the same, on a retry. */
+const keptConflict = (e: unknown): Conflict | undefined =>
+  e instanceof Conflict && e.details?.["queued"] === true ? e : undefined
+
+const encodeConflict = Schema.encodeUnknownEffect(Conflict)
+const decodeConflict = Schema.decodeUnknownEffect(Conflict)
 
 export type IdempotencyError = Conflict | Unavailable | InvalidRequest
 
@@ -68,6 +77,9 @@ export class Idempotency extends Context.Service<Idempotency, {
               message: "A request with this Idempotency-Key is still being processed; retry shortly."
             })
           }
+          if (claim._tag === "Completed" && claim.status === 409) {
+            return yield* Effect.flatMap(Effect.orDie(decodeConflict(claim.response)), Effect.fail)
+          }
           if (claim._tag === "Completed") {
             const value = yield* Schema.decodeUnknownEffect(replay.schema)(claim.response).pipe(Effect.orDie)
             return replay.onReplay ? replay.onReplay(value) : value
@@ -79,7 +91,13 @@ export class Idempotency extends Context.Service<Idempotency, {
                 Effect.flatMap((encoded) => repo.complete(scope, replay.status, encoded))
               )
             ),
-            Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : repo.release(scope)))
+            Effect.onExit((exit) => {
+              if (Exit.isSuccess(exit)) return Effect.void
+              const kept = Exit.findErrorOption(exit).pipe(Option.flatMap((e) => Option.fromNullishOr(keptConflict(e))))
+              return Option.isSome(kept)
+                ? Effect.flatMap(Effect.orDie(encodeConflict(kept.value)), (encoded) => repo.complete(scope, 409, encoded))
+                : repo.release(scope)
+            })
           )
         })
       return { run }

@@ -31,9 +31,12 @@ export interface PreparedStart {
   readonly holdableText: string | null
 }
 
-/** Only a message that is nothing but text can join a running turn. */
+/**
+ * Only a message that is nothing but text can join a running turn: options and
+ * metadata belong to a run of their own, and a held message would lose them.
+ */
 const isPlainText = (input: MessageInput): boolean => {
-  const { input: body, metadata: _metadata, idempotencyKey: _key, ...options } = input
+  const { input: body, idempotencyKey: _key, ...options } = input
   const textOnly = typeof body === "string" || (body.attachments === undefined || body.attachments.length === 0)
   return textOnly && Object.keys(options).length === 0
 }

@@ -6,7 +6,7 @@
  * Run resource.
  */
 import { assert } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect, Fiber, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
@@ -225,6 +225,14 @@ TestServer.suite()("runs", (it) => {
       })
       const busy = yield* TestServer.expectError(withOptions, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: receipt.runId })
+      // Metadata belongs to a run; a held message would lose it, so such a message is not held.
+      const withMetadata = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "tagged", metadata: { source: "cli" } },
+        headers: json
+      })
+      assert.deepStrictEqual((yield* TestServer.expectError(withMetadata, 409, "api_error", "thread_busy")).details, {
+        active_run_id: receipt.runId
+      })
 
       const first = yield* TestServer.expectError(
         yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "withdraw me" }, headers: json }),
@@ -242,6 +250,18 @@ TestServer.suite()("runs", (it) => {
         "thread_busy"
       )
       const secondId = String(second.details?.["followup_id"])
+      // A retry with the same Idempotency-Key answers the same 409 and holds nothing twice.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const keyed = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+          body: { input: "only once" },
+          headers: { ...json, "idempotency-key": "hold-once" }
+        })
+        const error = yield* TestServer.expectError(keyed, 409, "api_error", "thread_busy")
+        assert.strictEqual(error.details?.["queued"], true)
+        assert.strictEqual((yield* getRun(receipt.runId)).queuedFollowups?.filter((f) => f.text === "only once").length, 1)
+      }
+      const onceId = (yield* getRun(receipt.runId)).queuedFollowups?.find((f) => f.text === "only once")?.id ?? ""
+      yield* TestServer.expectOk(yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${onceId}`), 200, Schema.Unknown)
 
       const running = yield* getRun(receipt.runId)
       assert.strictEqual(running.status, "running")
