@@ -1,6 +1,12 @@
 /**
- * The command line of one sandboxed command: `prlimit` sets the resource
- * limits, then `bwrap` builds the sandbox and runs `bash -lc <command>` in it.
+ * The command line of one sandboxed command. As root: `unshare` makes an
+ * outer pid namespace whose init is bwrap itself, `setpriv` drops to the
+ * workspace's host uid (no groups, no capabilities, no_new_privs), `prlimit`
+ * sets the resource limits, then `bwrap` builds the sandbox and runs
+ * `bash -lc <command>` in it. The outer namespace is there so that nothing
+ * outlives the command, not even bwrap's own helper: it would otherwise be
+ * left to the host's init to reap, and a zombie still counts against the
+ * uid's process limit. Not as root: `prlimit` and `bwrap` as the service.
  *
  * Inside: a fresh root (read-only once built), the host's /usr read-only with
  * the merged-usr links (/bin, /lib, ...), a few selected /etc entries (no
@@ -69,16 +75,23 @@ export interface CommandLimits {
 
 /** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
 export const argv = (input: {
+  /** Host uid (and gid) to drop to; undefined: stay the service's own (not root). */
+  readonly uid: number | undefined
   readonly layout: HostLayout
   readonly workspaceDir: string
   readonly limits: CommandLimits
   readonly cwd: string
   readonly command: string
 }): { readonly file: string; readonly args: ReadonlyArray<string> } => {
-  const { limits } = input
+  const { limits, uid } = input
+  const identity = uid === undefined
+    ? []
+    : ["unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs"]
+  const [file = "prlimit", ...before] = [...identity, "prlimit"]
   return {
-    file: "prlimit",
+    file,
     args: [
+      ...before,
       `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
       `--as=${limits.memoryBytes}`,
       `--nproc=${limits.processes}`,

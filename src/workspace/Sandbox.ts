@@ -13,9 +13,9 @@
  *
  * Limits: CPU, memory, processes and file size are rlimits (prlimit); the
  * wall time kills the process group (and with it the sandbox's pid
- * namespace); the workspace's disk bytes are measured with `du` every
- * `diskCheckIntervalMs` while a command runs and once after it, and a command
- * that takes the workspace over its limit is killed. Going over a limit ends
+ * namespace); the workspace's disk bytes are measured with `du` before a
+ * command, every `diskCheckIntervalMs` while it runs and once after it, and a
+ * command that takes the workspace over its limit is killed. Going over a limit ends
  * the command with a result saying which limit, never the service.
  */
 import { chmod, chown, mkdir, readdir, rm, stat, writeFile } from "node:fs/promises"
@@ -159,14 +159,20 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     SandboxProcess.start({
       file: "du",
       args: ["-s", "-x", "-B1", "--", workspace.dir],
-      uid: undefined,
-      gid: undefined,
       env: { PATH: baseEnv.PATH, LC_ALL: "C" },
+      reaper: false,
       stdin: undefined,
       outputBytes: 4_096
     }).pipe(
       Effect.flatMap((p) => p.wait),
       Effect.map((finished) => Number.parseInt(finished.stdout, 10) || 0)
+    )
+
+  /** Kills the sandbox's init (see SandboxProcess.kill); the whole group if that did not end it. */
+  const stop = (running: SandboxProcess.Running) =>
+    running.kill.pipe(
+      Effect.andThen(Effect.timeoutOption(running.wait, 2_000)),
+      Effect.flatMap((done) => (Option.isSome(done) ? Effect.void : running.killGroup))
     )
 
   const limitMessage = (kind: LimitKind, workspace: Workspace, timeoutMs: number, usage: number): string => {
@@ -194,19 +200,22 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       return { exitCode: 2, stdout: "", stderr: `env: '${badName}' is not a valid environment variable name\n`, truncated: false }
     }
     const command = Bwrap.argv({
+      uid: workspace.uid,
       layout,
       workspaceDir: workspace.dir,
       limits: { ...limits, fileSizeBytes: limits.diskBytes },
       cwd: cwd.inner,
       command: request.command
     })
+    // A workspace already over its limit (an earlier command's burst) may still run commands that
+    // shrink it; what no command may do is grow the workspace past max(limit, its size before).
+    const allowed = Math.max(limits.diskBytes, yield* diskUsage(workspace))
     let stoppedFor: LimitKind | undefined
     let usage = 0
     const finished = yield* Effect.acquireUseRelease(
       SandboxProcess.start({
         ...command,
-        uid: workspace.uid,
-        gid: workspace.uid,
+        reaper: workspace.uid !== undefined,
         env: { ...baseEnv, ...request.env },
         stdin: request.stdin,
         outputBytes: request.outputBytes ?? limits.outputBytes
@@ -216,13 +225,13 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
           const stopFor = (kind: LimitKind) =>
             Effect.suspend(() => {
               stoppedFor ??= kind
-              return running.kill
+              return stop(running)
             })
           const watchDisk = Effect.sleep(diskCheckIntervalMs).pipe(
             Effect.andThen(diskUsage(workspace)),
             Effect.flatMap((bytes) => {
               usage = bytes
-              return bytes > limits.diskBytes ? stopFor("disk") : Effect.void
+              return bytes > allowed ? stopFor("disk") : Effect.void
             }),
             Effect.forever
           )
@@ -233,7 +242,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
           yield* Fiber.interrupt(watcher)
           return result
         }),
-      (running) => running.kill
+      stop
     )
     if (finished.spawnError !== undefined || !finished.status.includes("child-pid")) {
       return yield* new WorkspaceUnavailable({
@@ -241,8 +250,11 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       })
     }
     usage = yield* diskUsage(workspace)
-    const kind: LimitKind | undefined = stoppedFor ??
-      (finished.exitCode === 152 ? "cpu_time" : finished.exitCode === 153 ? "file_size" : usage > limits.diskBytes ? "disk" : undefined)
+    const kind: LimitKind | undefined = finished.exitCode === 152
+      ? "cpu_time"
+      : finished.exitCode === 153
+      ? "file_size"
+      : stoppedFor ?? (usage > allowed ? "disk" : undefined)
     const result: ExecResult = { exitCode: finished.exitCode, stdout: finished.stdout, stderr: finished.stderr, truncated: finished.truncated }
     return kind === undefined ? result : { ...result, limit: { kind, message: limitMessage(kind, workspace, timeoutMs, usage) } }
   })

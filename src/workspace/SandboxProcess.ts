@@ -1,24 +1,23 @@
 /**
- * One sandboxed process seen from the host: spawned as the workspace's uid in
- * its own process group, stdout and stderr kept up to a cap each (the rest is
- * read and dropped so the process never blocks on a full pipe), and a kill
- * that reaches everything it started (bwrap's `--die-with-parent` tears the
- * pid namespace down with it).
+ * One sandboxed process seen from the host: spawned in its own process
+ * group, stdout and stderr kept up to a cap each (the rest is read and
+ * dropped so the process never blocks on a full pipe), and a signal to the
+ * whole group (the sandbox's pid namespaces go down with their init).
  */
 import { spawn } from "node:child_process"
-import { Deferred, Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { Deferred, Effect, Result } from "effect"
 
 export interface ProcessSpec {
   readonly file: string
   readonly args: ReadonlyArray<string>
-  /** Host identity to run as; omitted: the service's own. */
-  readonly uid: number | undefined
-  readonly gid: number | undefined
   /** The whole environment of the process (nothing of the service's is inherited). */
   readonly env: Readonly<Record<string, string>>
   readonly stdin: string | undefined
   /** Bytes kept of stdout and of stderr each. */
   readonly outputBytes: number
+  /** The spawned program forks the real work and reaps it (see `kill`). */
+  readonly reaper: boolean
 }
 
 export interface Finished {
@@ -36,8 +35,14 @@ export interface Finished {
 
 export interface Running {
   readonly wait: Effect.Effect<Finished>
-  /** SIGKILL to the process group; harmless once it ended. */
+  /**
+   * SIGKILL to the leader's children when the leader is a reaper (`unshare --fork`: its child is
+   * the init of the sandbox's outer pid namespace, whose death ends everything in it, and the
+   * leader then reaps it and exits), else to the whole group. Harmless once it ended.
+   */
   readonly kill: Effect.Effect<void>
+  /** SIGKILL to the whole process group. */
+  readonly killGroup: Effect.Effect<void>
 }
 
 const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 }
@@ -63,6 +68,15 @@ class Capture {
   }
 }
 
+const signal = (target: number) => Effect.ignore(Effect.try({ try: () => process.kill(target, "SIGKILL"), catch: () => undefined }))
+
+/** The direct children of a process (Linux /proc; empty when unknown). */
+const childrenOf = (pid: number): ReadonlyArray<number> =>
+  Result.getOrElse(
+    Result.try(() => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((p) => p !== "").map(Number)),
+    () => []
+  )
+
 export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
   Effect.sync(() => {
     const done = Deferred.makeUnsafe<Finished>()
@@ -71,8 +85,6 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
     let status = ""
     const child = spawn(spec.file, [...spec.args], {
       env: spec.env,
-      ...(spec.uid === undefined ? {} : { uid: spec.uid }),
-      ...(spec.gid === undefined ? {} : { gid: spec.gid }),
       detached: true,
       stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe"]
     })
@@ -98,12 +110,16 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
       })
     )
     const pid = child.pid
+    // Only while the leader is not reaped: after that its pid, and so the group id, may be reused.
+    const alive = () => pid !== undefined && child.exitCode === null && child.signalCode === null
+    const signalGroup = () => (alive() ? signal(-(pid ?? 0)) : Effect.void)
     return {
       wait: Deferred.await(done),
-      kill: Effect.sync(() => {
-        child.kill("SIGKILL")
-      }).pipe(
-        Effect.andThen(pid === undefined ? Effect.void : Effect.ignore(Effect.try({ try: () => process.kill(-pid, "SIGKILL"), catch: () => undefined })))
-      )
+      kill: Effect.suspend(() => {
+        if (!alive()) return Effect.void
+        const children = spec.reaper ? childrenOf(pid ?? 0) : []
+        return children.length === 0 ? signalGroup() : Effect.forEach(children, (child) => signal(child), { discard: true })
+      }),
+      killGroup: Effect.suspend(signalGroup)
     }
   })
