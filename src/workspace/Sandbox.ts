@@ -255,7 +255,14 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       : finished.exitCode === 153
       ? "file_size"
       : stoppedFor ?? (usage > allowed ? "disk" : undefined)
-    const result: ExecResult = { exitCode: finished.exitCode, stdout: finished.stdout, stderr: finished.stderr, truncated: finished.truncated }
+    // Killed by us: report it as SIGKILL (137); unshare, seeing its child killed, adds a line of its own.
+    const killed = stoppedFor !== undefined
+    const result: ExecResult = {
+      exitCode: killed ? 137 : finished.exitCode,
+      stdout: finished.stdout,
+      stderr: killed ? finished.stderr.replace(/unshare: [^\n]*\n$/, "") : finished.stderr,
+      truncated: finished.truncated
+    }
     return kind === undefined ? result : { ...result, limit: { kind, message: limitMessage(kind, workspace, timeoutMs, usage) } }
   })
 
