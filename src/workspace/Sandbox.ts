@@ -106,31 +106,36 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
   const diskCheckIntervalMs = options.diskCheckIntervalMs ?? 500
   const allocate = Semaphore.makeUnsafe(1)
 
+  const fsStep = <A>(what: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: unavailable(what) })
+
+  /** The first directory from `dir` up that others cannot traverse (mode o+x), if any. */
+  const closedAncestor = async (dir: string): Promise<string | undefined> => {
+    if (((await stat(dir)).mode & 0o001) === 0) return dir
+    return dirname(dir) === dir ? undefined : closedAncestor(dirname(dir))
+  }
+
   /** Missing root or a directory others cannot traverse: reported at open, so the service itself still starts. */
-  const setup = yield* Effect.tryPromise({
-    try: async () => {
+  const setup = yield* Effect.gen(function*() {
+    yield* fsStep(`the workspace root ${root} is not usable`, async () => {
       await mkdir(workspacesDir, { recursive: true, mode: 0o711 })
       await mkdir(etcDir, { recursive: true, mode: 0o755 })
       await writeFile(join(etcDir, "passwd"), Bwrap.passwd, { mode: 0o644 })
       await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
-      if (asRoot) {
-        await chmod(workspacesDir, 0o711)
-        for (let dir = workspacesDir; ; dir = dirname(dir)) {
-          if (((await stat(dir)).mode & 0o001) === 0) {
-            throw new Error(`${dir} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`)
-          }
-          if (dirname(dir) === dir) break
-        }
-      }
-      return Bwrap.hostLayout(etcDir)
-    },
-    catch: unavailable(`the workspace root ${root} is not usable`)
+      if (asRoot) await chmod(workspacesDir, 0o711)
+    })
+    const closed = asRoot ? yield* fsStep(`the workspace root ${root} is not usable`, () => closedAncestor(workspacesDir)) : undefined
+    if (closed !== undefined) {
+      return yield* new WorkspaceUnavailable({
+        message: `the workspace root ${root} is not usable: ${closed} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`
+      })
+    }
+    return yield* Effect.try({ try: () => Bwrap.hostLayout(etcDir), catch: unavailable("cannot read the host's system directories") })
   }).pipe(Effect.cached)
 
   const dirOf = (id: string) => join(workspacesDir, id)
 
   /** The workspace's uid: its directory's owner, or a free slot of the range for a new one. */
-  const ensureDir = (id: string) =>
+  const allocateDir = (id: string) =>
     allocate.withPermits(1)(Effect.tryPromise({
       try: async () => {
         const dir = dirOf(id)
@@ -154,6 +159,13 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       },
       catch: unavailable(`cannot create the directory of workspace ${id}`)
     }))
+
+  /** Never run a sandbox as a uid outside the range (a directory made by hand as root would be root's). */
+  const ensureDir = (id: string) =>
+    Effect.flatMap(allocateDir(id), (uid) =>
+      uid === undefined || (uid >= uidBase && uid < uidBase + uidCount)
+        ? Effect.succeed(uid)
+        : Effect.fail(new WorkspaceUnavailable({ message: `the directory of workspace ${id} is owned by uid ${uid}, outside the workspace uid range` })))
 
   const diskUsage = (workspace: Workspace): Effect.Effect<number> =>
     SandboxProcess.start({

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
@@ -124,6 +124,15 @@ describe("sandbox isolation", () => {
         assert.strictEqual(statSync(a.dir).mode & 0o777, 0o700)
         yield* sandbox.remove("ws_uid_b")
         assert.isFalse(existsSync(b.dir))
+      }))
+
+    it.effect("a workspace directory owned by root (made by hand) is refused rather than run as root", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const some = yield* sandbox.open("ws_some", testLimits)
+        mkdirSync(join(dirname(some.dir), "ws_by_hand"))
+        const error = yield* Effect.flip(sandbox.open("ws_by_hand", testLimits))
+        assert.strictEqual(error.message, "the directory of workspace ws_by_hand is owned by uid 0, outside the workspace uid range")
       }))
   })
 
