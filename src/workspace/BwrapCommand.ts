@@ -73,6 +73,20 @@ export interface CommandLimits {
   readonly tmpBytes: number
 }
 
+/** Where the egress proxy's socket appears inside, and the loopback port the bridge serves it on. */
+export const egressSocket = "/run/svc-egress.sock"
+export const proxyPort = 3128
+export const proxyUrl = `http://127.0.0.1:${proxyPort}`
+
+/**
+ * With a network (restricted or public), the sandbox still has no route out: the egress proxy's
+ * unix socket is bound in, and `socat` serves it on 127.0.0.1:3128 for HTTP(S)_PROXY. The command
+ * starts once the bridge listens (bash's /dev/tcp would open a connection; /proc/net/tcp does not).
+ */
+const bridge = `socat TCP-LISTEN:${proxyPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${egressSocket} 2>/dev/null &
+for _ in $(seq 1 500); do grep -q ' 0100007F:${proxyPort.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp && break; sleep 0.01; done
+`
+
 /** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
 export const argv = (input: {
   /** Host uid (and gid) to drop to; undefined: stay the service's own (not root). */
@@ -82,6 +96,8 @@ export const argv = (input: {
   readonly limits: CommandLimits
   readonly cwd: string
   readonly command: string
+  /** The host path of the workspace's egress proxy socket; undefined: offline. */
+  readonly egress: string | undefined
 }): { readonly file: string; readonly args: ReadonlyArray<string> } => {
   const { limits, uid } = input
   const identity = uid === undefined
@@ -116,10 +132,11 @@ export const argv = (input: {
       "--remount-ro", "/dev",
       "--size", String(limits.tmpBytes), "--tmpfs", "/tmp",
       "--bind", input.workspaceDir, mountPoint,
+      ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
       "--remount-ro", "/",
       "--chdir", mountPoint,
       "bash", "--noprofile", "--norc", "-c",
-      "cd -- \"$1\" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' \"$1\" >&2; exit 2; }; exec bash -lc \"$2\"",
+      `${input.egress === undefined ? "" : bridge}cd -- "$1" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' "$1" >&2; exit 2; }; exec bash -lc "$2"`,
       "svc-sandbox", input.cwd, input.command
     ]
   }

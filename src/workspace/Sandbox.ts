@@ -34,6 +34,16 @@ export interface Workspace {
   /** The host uid and gid commands run as; undefined: the service's own. */
   readonly uid: number | undefined
   readonly limits: Limits
+  /** The egress proxy's socket (restricted or public network); undefined: offline, no route out at all. */
+  readonly egress: string | undefined
+}
+
+export interface OpenOptions {
+  /**
+   * `proxy`: the workspace has a network, through the egress proxy the caller started on
+   * `egressSocketPath(id)` (EgressProxy.ts applies the workspace's network mode). Default offline.
+   */
+  readonly network?: "offline" | "proxy"
 }
 
 export interface ExecRequest {
@@ -73,6 +83,14 @@ export interface SandboxOptions {
 const validId = /^[A-Za-z0-9_-]{1,128}$/
 const validEnvName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const baseEnv = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: Bwrap.mountPoint, LANG: "C.UTF-8", USER: "sandbox" }
+const proxyEnv = {
+  HTTP_PROXY: Bwrap.proxyUrl,
+  HTTPS_PROXY: Bwrap.proxyUrl,
+  http_proxy: Bwrap.proxyUrl,
+  https_proxy: Bwrap.proxyUrl,
+  NO_PROXY: "localhost,127.0.0.1",
+  no_proxy: "localhost,127.0.0.1"
+}
 
 const unavailable = (message: string) => (cause: unknown) =>
   new WorkspaceUnavailable({ message: `${message}: ${cause instanceof Error ? cause.message : String(cause)}` })
@@ -86,7 +104,9 @@ const slotOf = (id: string, count: number): number => {
 
 export class Sandbox extends Context.Service<Sandbox, {
   /** Creates the workspace's directory when new, and checks that a sandbox starts. */
-  readonly open: (id: string, limits: Limits) => Effect.Effect<Workspace, WorkspaceUnavailable>
+  readonly open: (id: string, limits: Limits, options?: OpenOptions) => Effect.Effect<Workspace, WorkspaceUnavailable>
+  /** Where the egress proxy of workspace `id` must listen for `network: "proxy"` (a directory only the service writes). */
+  readonly egressSocketPath: (id: string) => Effect.Effect<string, WorkspaceUnavailable>
   readonly exec: (workspace: Workspace, request: ExecRequest) => Effect.Effect<ExecResult, WorkspaceUnavailable>
   /** Bytes the workspace's files take on disk. */
   readonly diskUsage: (workspace: Workspace) => Effect.Effect<number>
@@ -100,6 +120,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
   const root = resolvePath(options.root)
   const workspacesDir = join(root, "workspaces")
   const etcDir = join(root, "etc")
+  const egressDir = join(root, "egress")
   const asRoot = process.getuid?.() === 0
   const uidBase = options.uidBase ?? 200_000
   const uidCount = options.uidCount ?? 100_000
@@ -119,6 +140,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     yield* fsStep(`the workspace root ${root} is not usable`, async () => {
       await mkdir(workspacesDir, { recursive: true, mode: 0o711 })
       await mkdir(etcDir, { recursive: true, mode: 0o755 })
+      await mkdir(egressDir, { recursive: true, mode: 0o711 })
       await writeFile(join(etcDir, "passwd"), Bwrap.passwd, { mode: 0o644 })
       await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
       if (asRoot) await chmod(workspacesDir, 0o711)
@@ -217,7 +239,8 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       workspaceDir: workspace.dir,
       limits: { ...limits, fileSizeBytes: limits.diskBytes },
       cwd: cwd.inner,
-      command: request.command
+      command: request.command,
+      egress: workspace.egress
     })
     // A workspace already over its limit (an earlier command's burst) may still run commands that
     // shrink it; what no command may do is grow the workspace past max(limit, its size before).
@@ -228,7 +251,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       SandboxProcess.start({
         ...command,
         reaper: workspace.uid !== undefined,
-        env: { ...baseEnv, ...request.env },
+        env: { ...baseEnv, ...(workspace.egress === undefined ? {} : proxyEnv), ...request.env },
         stdin: request.stdin,
         outputBytes: request.outputBytes ?? limits.outputBytes
       }),
@@ -278,11 +301,31 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     return kind === undefined ? result : { ...result, limit: { kind, message: limitMessage(kind, workspace, timeoutMs, usage) } }
   })
 
-  const open = Effect.fn("Sandbox.open")(function*(id: string, limits: Limits) {
+  const socketOf = (id: string) => join(egressDir, `${id}.sock`)
+  const egressSocketPath = (id: string) => Effect.as(setup, socketOf(id))
+
+  /** The proxy's socket, made connectable by the workspace's uid only. */
+  const egressOf = (id: string, uid: number | undefined) => {
+    const path = socketOf(id)
+    return Effect.promise(() => stat(path).then((s) => s.isSocket(), () => false)).pipe(
+      Effect.flatMap((listening) =>
+        listening
+          ? fsStep(`cannot hand the egress socket to workspace ${id}`, async () => {
+            if (uid !== undefined) await chown(path, uid, uid)
+            await chmod(path, 0o600)
+            return path
+          })
+          : Effect.fail(new WorkspaceUnavailable({ message: `the egress proxy of workspace ${id} is not listening at ${path}` }))
+      )
+    )
+  }
+
+  const open = Effect.fn("Sandbox.open")(function*(id: string, limits: Limits, options: OpenOptions = {}) {
     if (!validId.test(id)) return yield* new WorkspaceUnavailable({ message: `'${id}' is not a valid workspace id` })
     yield* setup
     const uid = yield* ensureDir(id)
-    const workspace: Workspace = { id, dir: dirOf(id), uid, limits }
+    const egress = options.network === "proxy" ? yield* egressOf(id, uid) : undefined
+    const workspace: Workspace = { id, dir: dirOf(id), uid, limits, egress }
     const probe = yield* exec(workspace, { command: "true", timeoutMs: 10_000 })
     if (probe.exitCode !== 0) {
       return yield* new WorkspaceUnavailable({ message: `the sandbox started but a trivial command failed: ${probe.stderr.trim()}` })
@@ -295,5 +338,5 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     yield* Effect.promise(() => rm(dirOf(id), { recursive: true, force: true }))
   })
 
-  return Sandbox.of({ open, exec, diskUsage, remove })
+  return Sandbox.of({ open, egressSocketPath, exec, diskUsage, remove })
 })

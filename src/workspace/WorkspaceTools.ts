@@ -72,7 +72,7 @@ export const fileToolSpecs: ReadonlyArray<ToolSpec> = [
 
 export const bashSpec: ToolSpec = {
   name: "bash",
-  description: "Run a command with bash in the workspace's sandbox (the workspace is the current directory and HOME; no network). Returns exitCode, stdout and stderr; a non-zero exit code is not an error.",
+  description: "Run a command with bash in the workspace's sandbox (the workspace is the current directory and HOME; network, when the workspace has one, only through the HTTP(S)_PROXY set in the environment). Returns exitCode, stdout and stderr; a non-zero exit code is not an error.",
   inputSchema: object({
     command: str("The command line."),
     timeoutMs: int("Wall time limit in milliseconds."),
