@@ -172,7 +172,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
           const owner = await stat(join(workspacesDir, name)).then((s) => s.uid, () => undefined)
           if (owner !== undefined) taken.add(owner)
         }
-        let slot = slotOf(id, uidCount)
+        let slot = slotOf(dirOf(id), uidCount) // the path, so two roots on one host seldom pick the same uid
         for (let tries = 0; taken.has(uidBase + slot) && tries < uidCount; tries++) slot = (slot + 1) % uidCount
         const uid = uidBase + slot
         await mkdir(dir, { mode: 0o700 })
