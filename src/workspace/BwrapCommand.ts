@@ -14,8 +14,8 @@
  * and /dev/shm, and the workspace directory bound read-write at /workspace,
  * the only writable tree that outlives the command. Every namespace is new
  * (user, pid, ipc, uts, net, cgroup): no network interface but `lo`, no view
- * of host processes, no nested user namespaces. The caller starts this as the
- * workspace's unprivileged host uid, so inside it is uid 1000 with no
+ * of host processes, no nested user namespaces. bwrap itself already runs as
+ * the workspace's unprivileged host uid, so inside it is uid 1000 with no
  * capabilities, and on the host it can touch only what that uid may.
  * bwrap reports on fd 3 (`--json-status-fd`) once the command started, which
  * tells a sandbox that could not be built from a command that failed.

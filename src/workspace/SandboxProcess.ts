@@ -6,6 +6,7 @@
  */
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { constants } from "node:os"
 import { Deferred, Effect, Result } from "effect"
 
 export interface ProcessSpec {
@@ -44,8 +45,6 @@ export interface Running {
   /** SIGKILL to the whole process group. */
   readonly killGroup: Effect.Effect<void>
 }
-
-const signalNumbers: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGTERM: 15, SIGXCPU: 24, SIGXFSZ: 25 }
 
 class Capture {
   private readonly chunks: Array<Buffer> = []
@@ -101,7 +100,7 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
     )
     child.on("close", (code, signal) =>
       finish({
-        exitCode: code ?? 128 + (signal === null ? 0 : (signalNumbers[signal] ?? 0)),
+        exitCode: code ?? 128 + (signal === null ? 0 : constants.signals[signal]),
         stdout: stdout.text(),
         stderr: stderr.text(),
         truncated: stdout.dropped || stderr.dropped,
