@@ -117,6 +117,10 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
       const { command, timeoutMs, cwd } = yield* decode("bash", inputs.bash, input)
       const at = WorkspacePath.resolve(cwd ?? ".")
       if ("error" in at) return yield* Files.FileToolError.of(`cwd: ${at.error}`)
+      const maxMs = workspace.limits.maxTimeoutMs
+      if (timeoutMs !== undefined && !(timeoutMs >= 1 && timeoutMs <= maxMs)) {
+        return yield* Files.FileToolError.of(`timeoutMs must be between 1 and ${maxMs} in this workspace`)
+      }
       const result = yield* sandbox.exec(workspace, { command, cwd: at.relative, env: options.env, timeoutMs })
       const output = {
         exitCode: result.exitCode,

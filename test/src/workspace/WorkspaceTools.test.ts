@@ -164,6 +164,8 @@ describe("workspace tools", () => {
           stdout: "begun\n",
           stderr: ""
         })
+        const tooLong = yield* call(tools, "bash", { command: "true", timeoutMs: testLimits.maxTimeoutMs + 1 })
+        assert.strictEqual(tooLong.text, "Error: timeoutMs must be between 1 and 10000 in this workspace")
       }))
   })
 })
