@@ -1,0 +1,143 @@
+/**
+ * The command line of one sandboxed command. As root: `unshare` makes an
+ * outer pid namespace whose init is bwrap itself, `setpriv` drops to the
+ * workspace's host uid (no groups, no capabilities, no_new_privs), `prlimit`
+ * sets the resource limits, then `bwrap` builds the sandbox and runs
+ * `bash -lc <command>` in it. The outer namespace is there so that nothing
+ * outlives the command, not even bwrap's own helper: it would otherwise be
+ * left to the host's init to reap, and a zombie still counts against the
+ * uid's process limit. Not as root: `prlimit` and `bwrap` as the service.
+ *
+ * Inside: a fresh root (read-only once built), the host's /usr read-only with
+ * the merged-usr links (/bin, /lib, ...), a few selected /etc entries (no
+ * shadow, no keys), a private /proc, a minimal /dev, a size-capped tmpfs /tmp
+ * and /dev/shm, and the workspace directory bound read-write at /workspace,
+ * the only writable tree that outlives the command. Every namespace is new
+ * (user, pid, ipc, uts, net, cgroup): no network interface but `lo`, no view
+ * of host processes, no nested user namespaces. bwrap itself already runs as
+ * the workspace's unprivileged host uid, so inside it is uid 1000 with no
+ * capabilities, and on the host it can touch only what that uid may.
+ * bwrap reports on fd 3 (`--json-status-fd`) once the command started, which
+ * tells a sandbox that could not be built from a command that failed.
+ */
+import { lstatSync, readlinkSync } from "node:fs"
+
+/** Where the workspace appears inside the sandbox. */
+export const mountPoint = "/workspace"
+/** The sandbox user inside (same on every node, so snapshots restore anywhere). */
+export const innerUid = 1000
+
+/** Host directories bound read-only, or recreated as links when the host has them as links (merged /usr). */
+const systemDirs = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
+/** /etc entries programs need to run; nothing secret (no shadow, ssh, ssl private keys). */
+const etcEntries = [
+  "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "host.conf", "hosts",
+  "inputrc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "mime.types", "nsswitch.conf", "os-release",
+  "profile", "profile.d", "protocols", "services", "ssl/certs", "timezone"
+]
+
+export interface HostLayout {
+  readonly args: ReadonlyArray<string>
+}
+
+const kindOf = (path: string): "dir" | "file" | "link" | undefined => {
+  const stat = lstatSync(path, { throwIfNoEntry: false })
+  return stat === undefined ? undefined : stat.isSymbolicLink() ? "link" : stat.isDirectory() ? "dir" : "file"
+}
+
+/** Reads the host once: which system directories exist and which are links. */
+export const hostLayout = (etcDir: string): HostLayout => {
+  const args: Array<string> = []
+  for (const dir of systemDirs) {
+    const kind = kindOf(dir)
+    if (kind === "dir") args.push("--ro-bind", dir, dir)
+    else if (kind === "link") args.push("--symlink", readlinkSync(dir), dir)
+  }
+  for (const entry of etcEntries) {
+    // ro-bind follows a link (os-release, localtime), so the target's content appears.
+    if (kindOf(`/etc/${entry}`) !== undefined) args.push("--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`)
+  }
+  args.push("--ro-bind", `${etcDir}/passwd`, "/etc/passwd", "--ro-bind", `${etcDir}/group`, "/etc/group")
+  return { args }
+}
+
+/** /etc/passwd and /etc/group of every sandbox: root, the sandbox user, nobody. */
+export const passwd = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${innerUid}:${innerUid}:sandbox:${mountPoint}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`
+export const group = `root:x:0:\nsandbox:x:${innerUid}:\nnogroup:x:65534:\n`
+
+export interface CommandLimits {
+  readonly cpuSeconds: number
+  readonly memoryBytes: number
+  readonly processes: number
+  readonly fileSizeBytes: number
+  readonly tmpBytes: number
+}
+
+/** Where the egress proxy's socket appears inside, and the loopback port the bridge serves it on. */
+export const egressSocket = "/run/svc-egress.sock"
+export const proxyPort = 3128
+export const proxyUrl = `http://127.0.0.1:${proxyPort}`
+
+/**
+ * With a network (restricted or public), the sandbox still has no route out: the egress proxy's
+ * unix socket is bound in, and `socat` serves it on 127.0.0.1:3128 for HTTP(S)_PROXY. The command
+ * starts once the bridge listens (bash's /dev/tcp would open a connection; /proc/net/tcp does not).
+ */
+const bridge = `socat TCP-LISTEN:${proxyPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${egressSocket} 2>/dev/null &
+for _ in $(seq 1 500); do grep -q ' 0100007F:${proxyPort.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp && break; sleep 0.01; done
+`
+
+/** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
+export const argv = (input: {
+  /** Host uid (and gid) to drop to; undefined: stay the service's own (not root). */
+  readonly uid: number | undefined
+  readonly layout: HostLayout
+  readonly workspaceDir: string
+  readonly limits: CommandLimits
+  readonly cwd: string
+  readonly command: string
+  /** The host path of the workspace's egress proxy socket; undefined: offline. */
+  readonly egress: string | undefined
+}): { readonly file: string; readonly args: ReadonlyArray<string> } => {
+  const { limits, uid } = input
+  const identity = uid === undefined
+    ? []
+    : ["unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs"]
+  const [file = "prlimit", ...before] = [...identity, "prlimit"]
+  return {
+    file,
+    args: [
+      ...before,
+      `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
+      `--as=${limits.memoryBytes}`,
+      `--nproc=${limits.processes}`,
+      `--fsize=${limits.fileSizeBytes}`,
+      "--core=0",
+      "--nofile=1024",
+      "--",
+      "bwrap",
+      "--unshare-all",
+      "--unshare-user",
+      "--disable-userns",
+      "--uid", String(innerUid),
+      "--gid", String(innerUid),
+      "--hostname", "workspace",
+      "--die-with-parent",
+      "--new-session",
+      "--json-status-fd", "3",
+      ...input.layout.args,
+      "--proc", "/proc",
+      "--dev", "/dev",
+      "--size", String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)), "--tmpfs", "/dev/shm",
+      "--remount-ro", "/dev",
+      "--size", String(limits.tmpBytes), "--tmpfs", "/tmp",
+      "--bind", input.workspaceDir, mountPoint,
+      ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
+      "--remount-ro", "/",
+      "--chdir", mountPoint,
+      "bash", "--noprofile", "--norc", "-c",
+      `${input.egress === undefined ? "" : bridge}cd -- "$1" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' "$1" >&2; exit 2; }; exec bash -lc "$2"`,
+      "svc-sandbox", input.cwd, input.command
+    ]
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Masking of injected secret values in command output (issue 11, secrets):
+ * a command may print its own environment, so every occurrence of a value
+ * set from a secret becomes `***` before the model, the stream or a log sees
+ * it, as CI systems do. When the output was cut at the cap, a tail that is
+ * the start of a secret is masked too, so a cut cannot leak a prefix (a
+ * truncated output has lost its tail anyway).
+ */
+
+const mask = "***"
+
+export const maskSecrets = (text: string, secrets: ReadonlyArray<string>, options: { readonly truncated?: boolean } = {}): string => {
+  // Longest first, so a secret that contains another is masked whole.
+  const values = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length)
+  let masked = text
+  for (const value of values) masked = masked.split(value).join(mask)
+  if (options.truncated === true) {
+    for (const value of values) {
+      for (let n = Math.min(value.length - 1, masked.length); n >= 1; n--) {
+        if (masked.endsWith(value.slice(0, n))) {
+          masked = masked.slice(0, masked.length - n) + mask
+          break
+        }
+      }
+    }
+  }
+  return masked
+}

@@ -1,0 +1,137 @@
+/**
+ * The workspace root on disk: `<root>/workspaces/<id>` (one directory per
+ * workspace), `<root>/etc` (the sandbox's passwd and group) and
+ * `<root>/egress` (the egress proxies' sockets). As root, each workspace gets
+ * its own unprivileged host uid, recorded as the owner of its directory (mode
+ * 0700): the first guess hashes the directory's path, then the next free uid
+ * of the range. The uids must reach their directories, so every directory
+ * above must be traversable by others (o+x); a root that is not usable is
+ * reported when a workspace opens, so the service itself still starts.
+ */
+import { chmod, chown, mkdir, readdir, stat, writeFile } from "node:fs/promises"
+import { dirname, join, resolve as resolvePath } from "node:path"
+import { Effect, Semaphore } from "effect"
+import * as Bwrap from "./BwrapCommand.ts"
+import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
+
+export interface RootOptions {
+  /** Workspaces live in `<root>/workspaces/`; every directory above must be traversable by others (mode o+x). */
+  readonly root: string
+  /** First host uid of the range given to workspaces (root only). */
+  readonly uidBase?: number
+  readonly uidCount?: number
+}
+
+export const validId = /^[A-Za-z0-9_-]{1,128}$/
+
+const unavailable = (message: string) => (cause: unknown) =>
+  new WorkspaceUnavailable({ message: `${message}: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+const fsStep = <A>(what: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: unavailable(what) })
+
+/** FNV-1a: a stable first guess of a workspace's uid slot. */
+const slotOf = (key: string, count: number): number => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < key.length; i++) hash = Math.imul(hash ^ key.charCodeAt(i), 0x01000193) >>> 0
+  return hash % count
+}
+
+/** The first directory from `dir` up that others cannot traverse (mode o+x), if any. */
+const closedAncestor = async (dir: string): Promise<string | undefined> => {
+  if (((await stat(dir)).mode & 0o001) === 0) return dir
+  return dirname(dir) === dir ? undefined : closedAncestor(dirname(dir))
+}
+
+export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptions) {
+  const root = resolvePath(options.root)
+  const workspacesDir = join(root, "workspaces")
+  const etcDir = join(root, "etc")
+  const egressDir = join(root, "egress")
+  const asRoot = process.getuid?.() === 0
+  const uidBase = options.uidBase ?? 200_000
+  const uidCount = options.uidCount ?? 100_000
+  const allocate = Semaphore.makeUnsafe(1)
+
+  /** Creates the layout once and reads the host's system directories for bwrap. */
+  const layout = yield* Effect.gen(function*() {
+    yield* fsStep(`the workspace root ${root} is not usable`, async () => {
+      await mkdir(workspacesDir, { recursive: true, mode: 0o711 })
+      await mkdir(etcDir, { recursive: true, mode: 0o755 })
+      await mkdir(egressDir, { recursive: true, mode: 0o711 })
+      await writeFile(join(etcDir, "passwd"), Bwrap.passwd, { mode: 0o644 })
+      await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
+      if (asRoot) await chmod(workspacesDir, 0o711)
+    })
+    const closed = asRoot ? yield* fsStep(`the workspace root ${root} is not usable`, () => closedAncestor(workspacesDir)) : undefined
+    if (closed !== undefined) {
+      return yield* new WorkspaceUnavailable({
+        message: `the workspace root ${root} is not usable: ${closed} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`
+      })
+    }
+    return yield* Effect.try({ try: () => Bwrap.hostLayout(etcDir), catch: unavailable("cannot read the host's system directories") })
+  }).pipe(Effect.cached)
+
+  const dirOf = (id: string) => join(workspacesDir, id)
+  const socketOf = (id: string) => join(egressDir, `${id}.sock`)
+
+  /** The workspace's uid: its directory's owner, or a free slot of the range for a new one. */
+  const allocateDir = (id: string) =>
+    allocate.withPermits(1)(Effect.tryPromise({
+      try: async () => {
+        const dir = dirOf(id)
+        const existing = await stat(dir).catch(() => undefined)
+        if (existing !== undefined) return asRoot ? existing.uid : undefined
+        if (!asRoot) {
+          await mkdir(dir, { mode: 0o700 })
+          return undefined
+        }
+        const taken = new Set<number>()
+        for (const name of await readdir(workspacesDir)) {
+          const owner = await stat(join(workspacesDir, name)).then((s) => s.uid, () => undefined)
+          if (owner !== undefined) taken.add(owner)
+        }
+        let slot = slotOf(dir, uidCount) // the path, so two roots on one host seldom pick the same uid
+        for (let tries = 0; taken.has(uidBase + slot) && tries < uidCount; tries++) slot = (slot + 1) % uidCount
+        const uid = uidBase + slot
+        await mkdir(dir, { mode: 0o700 })
+        await chown(dir, uid, uid)
+        return uid
+      },
+      catch: unavailable(`cannot create the directory of workspace ${id}`)
+    }))
+
+  /** Creates the directory when new; its uid. Never one outside the range (a directory made by hand as root would be root's). */
+  const ensureDir = (id: string): Effect.Effect<number | undefined, WorkspaceUnavailable> =>
+    layout.pipe(
+      Effect.andThen(allocateDir(id)),
+      Effect.flatMap((uid) =>
+        uid === undefined || (uid >= uidBase && uid < uidBase + uidCount)
+          ? Effect.succeed(uid)
+          : Effect.fail(new WorkspaceUnavailable({ message: `the directory of workspace ${id} is owned by uid ${uid}, outside the workspace uid range` }))
+      )
+    )
+
+  /** The proxy's socket of a workspace, made connectable by the workspace's uid only. */
+  const egressOf = (id: string, uid: number | undefined): Effect.Effect<string, WorkspaceUnavailable> => {
+    const path = socketOf(id)
+    return Effect.promise(() => stat(path).then((s) => s.isSocket(), () => false)).pipe(
+      Effect.flatMap((listening) =>
+        listening
+          ? fsStep(`cannot hand the egress socket to workspace ${id}`, async () => {
+            if (uid !== undefined) await chown(path, uid, uid)
+            await chmod(path, 0o600)
+            return path
+          })
+          : Effect.fail(new WorkspaceUnavailable({ message: `the egress proxy of workspace ${id} is not listening at ${path}` }))
+      )
+    )
+  }
+
+  return {
+    layout,
+    dirOf,
+    ensureDir,
+    egressOf,
+    egressSocketPath: (id: string) => Effect.as(layout, socketOf(id))
+  }
+})

@@ -1,0 +1,153 @@
+/**
+ * The sandbox on the real machine (bubblewrap, real processes): a command
+ * sees and changes its workspace and nothing else. It runs as an
+ * unprivileged host uid with no capabilities even though the tests run as
+ * root, cannot read root-only files, the service's data directory or another
+ * workspace, cannot write outside /workspace, cannot signal host processes,
+ * and has no network at all (not even the host's loopback).
+ */
+import { spawn } from "node:child_process"
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { Sandbox } from "../../../src/workspace/Sandbox.ts"
+import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
+
+/** The state letter of a host process (`Z` once killed and not yet reaped), or undefined when gone. */
+const processState = (pid: number) =>
+  existsSync(`/proc/${pid}/status`) ? /State:\s+(\S)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] : undefined
+
+describe("sandbox isolation", () => {
+  // Live services: the commands are real processes with real wall time.
+  layer(sandboxLayer, { excludeTestServices: true })((it) => {
+    it.effect("a command writes a file and the next command reads it; inside it is uid 1000 without capabilities, on the host a non-root uid", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_identity", testLimits)
+        const write = yield* sandbox.exec(ws, { command: "mkdir -p notes && echo 'hello from the sandbox' > notes/a.txt" })
+        assert.deepStrictEqual(write, { exitCode: 0, stdout: "", stderr: "", truncated: false })
+        const read = yield* sandbox.exec(ws, { command: "cat a.txt; id -u; pwd; grep CapEff /proc/self/status", cwd: "notes" })
+        assert.strictEqual(read.stdout, "hello from the sandbox\n1000\n/workspace/notes\nCapEff:\t0000000000000000\n")
+        const owner = statSync(join(ws.dir, "notes", "a.txt")).uid
+        assert.strictEqual(owner, ws.uid)
+        assert.notStrictEqual(owner, 0)
+      }))
+
+    it.effect("root-only files stay unreadable: /etc/shadow is absent, and a root 0600 file inside the workspace cannot be read", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_rootonly", testLimits)
+        assert.isTrue(existsSync("/etc/shadow"))
+        writeFileSync(join(ws.dir, "root-only.txt"), "root secret\n", { mode: 0o600 })
+        const result = yield* sandbox.exec(ws, { command: "cat /etc/shadow; cat root-only.txt; ls root-only.txt" })
+        assert.strictEqual(result.stdout, "root-only.txt\n")
+        assert.match(result.stderr, /\/etc\/shadow: No such file or directory/)
+        assert.match(result.stderr, /root-only.txt: Permission denied/)
+      }))
+
+    it.effect("the service's data directory, its working tree and another workspace are not there", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const dataDir = mkdtempSync(join(tmpdir(), "svc-data-"))
+        chmodSync(dataDir, 0o755)
+        writeFileSync(join(dataDir, "master.key"), "k".repeat(64), { mode: 0o644 })
+        const other = yield* sandbox.open("ws_other", testLimits)
+        yield* sandbox.exec(other, { command: "echo other > marker.txt" })
+        const ws = yield* sandbox.open("ws_mine", testLimits)
+        const result = yield* sandbox.exec(ws, {
+          command: `cat ${dataDir}/master.key; cat ${process.cwd()}/package.json; cat ${other.dir}/marker.txt; ls /workspace/..`
+        })
+        rmSync(dataDir, { recursive: true, force: true })
+        const root = result.stdout.trim().split("\n")
+        assert.includeMembers(root, ["dev", "etc", "proc", "tmp", "usr", "workspace"])
+        for (const hostOnly of ["root", "home", "work", "var", "opt"]) assert.notInclude(root, hostOnly)
+        assert.strictEqual(result.stderr.match(/No such file or directory/g)?.length, 3)
+      }))
+
+    it.effect("nothing outside /workspace is writable, and the environment holds only the sandbox's and the caller's variables", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_write", testLimits)
+        const result = yield* sandbox.exec(ws, {
+          command: "for f in /escape /usr/escape /etc/escape /dev/escape; do touch $f 2>/dev/null && echo wrote $f; done; env | cut -d= -f1 | sort",
+          env: { GREETING: "hi" }
+        })
+        for (const f of ["/escape", "/usr/escape", "/etc/escape", "/dev/escape"]) assert.isFalse(existsSync(f))
+        assert.deepStrictEqual(result.stdout.trim().split("\n"), ["GREETING", "HOME", "LANG", "OLDPWD", "PATH", "PWD", "SHLVL", "USER", "_"])
+      }))
+
+    it.effect("a host process of the very same uid cannot be seen or killed from inside", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_kill", testLimits)
+        const victim = spawn("sleep", ["30"], { uid: ws.uid, gid: ws.uid, stdio: "ignore" })
+        const pid = victim.pid ?? 0
+        const result = yield* sandbox.exec(ws, { command: `kill -9 ${pid}; ps -e -o pid= | wc -l` })
+        assert.match(result.stderr, /No such process/)
+        assert.isTrue(Number(result.stdout.trim()) <= 4) // the sandbox's own: init, bash, ps, wc
+        assert.strictEqual(processState(pid), "S")
+        victim.kill("SIGKILL")
+      }))
+
+    it.effect("no network: the host's loopback server is unreachable and only `lo` exists", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_net", testLimits)
+        let connections = 0
+        const server = createServer((socket) => {
+          connections++
+          socket.end("hello\n")
+        })
+        const port = yield* Effect.promise(() =>
+          new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)))
+        )
+        const result = yield* sandbox.exec(ws, {
+          command: `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached loopback); (exec 3<>/dev/tcp/1.1.1.1/53 && echo reached internet); tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
+        })
+        yield* Effect.promise(() => new Promise((resolve) => server.close(resolve)))
+        assert.strictEqual(result.stdout, "lo\n")
+        assert.match(result.stderr, /Connection refused/)
+        assert.match(result.stderr, /Network is unreachable/)
+        assert.strictEqual(connections, 0)
+      }))
+
+    it.effect("workspaces get distinct uids, recorded as their directory's owner and kept on reopen", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const a = yield* sandbox.open("ws_uid_a", testLimits)
+        const b = yield* sandbox.open("ws_uid_b", testLimits)
+        assert.notStrictEqual(a.uid, b.uid)
+        assert.strictEqual((yield* sandbox.open("ws_uid_a", testLimits)).uid, a.uid)
+        assert.strictEqual(statSync(a.dir).mode & 0o777, 0o700)
+        yield* sandbox.remove("ws_uid_b")
+        assert.isFalse(existsSync(b.dir))
+      }))
+
+    it.effect("a workspace directory owned by root (made by hand) is refused rather than run as root", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const some = yield* sandbox.open("ws_some", testLimits)
+        mkdirSync(join(dirname(some.dir), "ws_by_hand"))
+        const error = yield* Effect.flip(sandbox.open("ws_by_hand", testLimits))
+        assert.strictEqual(error.message, "the directory of workspace ws_by_hand is owned by uid 0, outside the workspace uid range")
+      }))
+  })
+
+  it.live("a root the workspaces' uids cannot traverse: open fails with workspace_unavailable, the service goes on", () =>
+    Effect.gen(function*() {
+      const parent = mkdtempSync(join(tmpdir(), "svc-closed-")) // mode 0700
+      mkdirSync(join(parent, "root"))
+      const error = yield* Effect.flip(
+        Effect.flatMap(Sandbox, (sandbox) => sandbox.open("ws_closed", testLimits)).pipe(
+          Effect.provide(Sandbox.layer({ root: join(parent, "root") }))
+        )
+      )
+      rmSync(parent, { recursive: true, force: true })
+      assert.strictEqual(error._tag, "WorkspaceUnavailable")
+      assert.strictEqual(error.code, "workspace_unavailable")
+      assert.match(error.message, /is not traversable by other users/)
+    }))
+})
