@@ -3,7 +3,7 @@
  * the agent or thread apply to the next run, never to this one.
  */
 import { Schema } from "effect"
-import { AgentApprovals, AgentSkill } from "./Agent.ts"
+import { AgentApprovals, AgentSkill, ManagedWorkspace } from "./Agent.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ToolServerId } from "./Ids.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
@@ -48,7 +48,9 @@ export const RunPlan = Schema.Struct({
   budgetCents: Schema.NullOr(Schema.Number),
   outputSchema: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
   streamProgress: Schema.Boolean,
-  streamReasoning: Schema.Boolean
+  streamReasoning: Schema.Boolean,
+  /** The thread's managed workspace (its spec pinned at thread creation), when it has one with tools. */
+  workspace: Schema.optionalKey(ManagedWorkspace)
 })
 export type RunPlan = typeof RunPlan.Type
 

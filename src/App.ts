@@ -26,6 +26,7 @@ import { NodeRepo } from "./store/NodeRepo.ts"
 import { SignedDelivery } from "./delivery/SignedDelivery.ts"
 import { ToolApprovalHooks } from "./hooks/ToolApprovalHooks.ts"
 import { Outbound } from "./outbound/Outbound.ts"
+import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
 import { ResultHandlers } from "./resultHandlers/ResultHandlers.ts"
 import * as MasterKeys from "./secrets/MasterKeys.ts"
 import { SecretContexts } from "./secrets/SecretContexts.ts"
@@ -70,9 +71,8 @@ const Services = Layer.mergeAll(
   Idempotency.layer,
   Idempotency.layerPurge,
   ApiKeys.layer,
-  Bands.layer,
-  Adapters
-).pipe(Layer.provideMerge(outboundLayer))
+  Bands.layer
+).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
 const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideMerge(RunRecovery.layer))).pipe(

@@ -1,4 +1,5 @@
 /** Agents: create, validate, read, list, update and delete (spec 4.1). */
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { Context, Effect, Layer } from "effect"
 import { type Agent, type AgentConfig, type AgentCreate, type AgentPatch, agentConfigOf } from "../../domain/Agent.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
@@ -37,6 +38,7 @@ export class Agents extends Context.Service<Agents, {
   static readonly layer = Layer.effect(Agents)(
     Effect.gen(function*() {
       const repo = yield* AgentRepo
+      const workspaces = yield* ThreadWorkspaces
       const bands = yield* Bands
       const ids = yield* IdGenerator
 
@@ -106,8 +108,10 @@ export class Agents extends Context.Service<Agents, {
         }),
         remove: Effect.fn("Agents.remove")(function*(principal: Principal, id: AgentId) {
           yield* getRow(principal, id)
-          // Threads go with their agent (ON DELETE CASCADE): no orphans.
+          // Threads go with their agent (ON DELETE CASCADE): no orphans; nor are their workspaces' files.
+          const withWorkspace = yield* workspaces.threadsOf(id)
           yield* repo.remove(id)
+          yield* workspaces.remove(withWorkspace)
           return { id, object: "agent" as const, deleted: true as const }
         })
       }

@@ -68,6 +68,8 @@ export interface ServiceConfigShape {
   readonly maxParkMs: number
   /** SVC_MCP_IDLE_MS: a warm MCP session no run has used for this long is closed; also the age after which its tool list is read again. */
   readonly mcpIdleMs: number
+  /** SVC_WORKSPACE_ROOT: where managed workspaces live (`<root>/workspaces/<thread id>`); every directory above it must be traversable by others. */
+  readonly workspaceRoot: string
   /** SVC_MAX_STEP_MS: a run's step (one model call and its tool calls) running longer ends the run with step_duration_exceeded. */
   readonly maxStepMs: number
   /** SVC_MAX_RUN_CENTS: the platform's cost ceiling per run; a run reaching it ends with per_run_cap_exceeded (null: no ceiling). */
@@ -153,6 +155,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(2_000))
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
+      const workspaceRoot = yield* Config.String("SVC_WORKSPACE_ROOT").pipe(Config.withDefault("./.svc-workspaces"))
       const maxStepMs = yield* Config.Int("SVC_MAX_STEP_MS").pipe(Config.withDefault(600_000))
       if (maxStepMs < 1) return yield* new ConfigurationError({ message: `SVC_MAX_STEP_MS must be at least 1, got ${maxStepMs}` })
       const maxRunCents = Option.getOrNull(yield* Config.Number("SVC_MAX_RUN_CENTS").pipe(Config.option))
@@ -168,6 +171,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         recoveryIntervalMs,
         maxParkMs,
         mcpIdleMs,
+        workspaceRoot,
         maxStepMs,
         maxRunCents,
         eventRetentionDays,

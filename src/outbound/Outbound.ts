@@ -43,6 +43,8 @@ export class Outbound extends Context.Service<Outbound, {
   readonly checkUrl: (raw: string, field: string) => Effect.Effect<URL, InvalidRequest>
   /** fetch for user-registered URLs; rejects with UrlRefused when the policy refuses a hop. */
   readonly fetch: GuardedFetch
+  /** Every address of a host name, through the service's resolver (SVC_DNS_SERVERS or the system's); no policy applied. */
+  readonly resolve: (hostname: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
 }>()("svc/Outbound") {
   static readonly make = (options: OutboundOptions) => {
     const resolver = new dns.Resolver()
@@ -141,7 +143,8 @@ export class Outbound extends Context.Service<Outbound, {
           }
           return shape.url
         }),
-      fetch: guardedFetch
+      fetch: guardedFetch,
+      resolve: resolveAll
     })
   }
 

@@ -16,6 +16,7 @@ import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
+import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import { NodeRepo } from "../store/NodeRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
@@ -78,7 +79,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
-          const tools = yield* runTools.open(runId, principal, plan, writer, row.park !== null)
+          const tools = yield* runTools.open({ runId, threadId: row.run.threadId }, principal, plan, writer, row.park !== null)
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred
@@ -125,7 +126,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         })
 
       /** maxDurationMs counts from the run's start; failures become the run's outcome. */
-      const bounded = (row: RunRow, maxDurationMs: number | null, outcome: Effect.Effect<Outcome, ModelUnavailable, Scope.Scope>) => {
+      const bounded = (row: RunRow, maxDurationMs: number | null, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable, Scope.Scope>) => {
         const timed = maxDurationMs === null ? outcome : Effect.flatMap(Clock.currentTimeMillis, (now) =>
           outcome.pipe(
             Effect.timeoutOrElse({
@@ -134,6 +135,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             })
           ))
         return timed.pipe(
+          Effect.catchTag("WorkspaceUnavailable", (e) =>
+            Effect.succeed(failed("workspace_unavailable", `The managed workspace could not start: ${e.message}`, "workspace_unavailable"))),
           Effect.catchTag("ModelUnavailable", (e) =>
             Effect.succeed(
               e.contextOverflow === true

@@ -8,6 +8,7 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import type { ManagedWorkspace } from "../../domain/Agent.ts"
 import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
@@ -40,6 +41,10 @@ const isPlainText = (input: MessageInput): boolean => {
   const textOnly = typeof body === "string" || (body.attachments === undefined || body.attachments.length === 0)
   return textOnly && Object.keys(options).length === 0
 }
+
+/** A managed workspace the run opens: one whose spec offers the file tools or the shell. */
+const workspaceWithTools = (spec: ManagedWorkspace | null): spec is ManagedWorkspace =>
+  spec !== null && (spec.filesystem !== false || spec.shell === true)
 
 const inputText = (input: MessageInput["input"]) =>
   Effect.gen(function*() {
@@ -149,7 +154,8 @@ export class RunStart extends Context.Service<RunStart, {
           budgetCents: input.budgetCents ?? null,
           outputSchema: input.outputSchema ?? null,
           streamProgress: input.streamProgress === true,
-          streamReasoning: input.streamReasoning === true
+          streamReasoning: input.streamReasoning === true,
+          ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {})
         }
         const now = yield* nowIso
         const id = yield* ids.make("run")

@@ -5,7 +5,7 @@
  * with the built-ins. A new family plugs in here, not in the loop.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { RunId } from "../../domain/Ids.ts"
+import type { RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -14,28 +14,41 @@ import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
+import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 
 export class RunTools extends Context.Service<RunTools, {
-  /** Connections live as long as the scope (the run's execution). */
-  /** `resumed`: the run resumes after a park, so tool lists are read afresh. */
+  /**
+   * Connections live as long as the scope (the run's execution). `resumed`: the run resumes after
+   * a park, so tool lists are read afresh. Fails when the thread's managed workspace cannot start.
+   */
   readonly open: (
-    runId: RunId,
+    run: { readonly runId: RunId; readonly threadId: ThreadId },
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
     resumed: boolean
-  ) => Effect.Effect<Toolset.Toolset, never, Scope.Scope>
+  ) => Effect.Effect<Toolset.Toolset, WorkspaceUnavailable, Scope.Scope>
 }>()("svc/RunTools") {
   static readonly layer = Layer.effect(RunTools)(
     Effect.gen(function*() {
       const outbound = yield* Outbound
       const secrets = yield* Secrets
       const sessions = yield* McpSessions
+      const workspaces = yield* ThreadWorkspaces
       const specs = SpecCache.make(outbound.fetch)
 
-      const open = Effect.fn("RunTools.open")(function*(runId: RunId, principal: Principal, plan: RunPlan, writer: Writer, resumed: boolean) {
+      const open = Effect.fn("RunTools.open")(function*(
+        { runId, threadId }: { readonly runId: RunId; readonly threadId: ThreadId },
+        principal: Principal,
+        plan: RunPlan,
+        writer: Writer,
+        resumed: boolean
+      ) {
+        // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
+        const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace)]
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,
@@ -58,7 +71,7 @@ export class RunTools extends Context.Service<RunTools, {
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
           yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
         }
-        return Toolset.make({ families: [mcp, http], skills: plan.skills, userInteraction: plan.userInteraction })
+        return Toolset.make({ families: [...workspace, mcp, http], skills: plan.skills, userInteraction: plan.userInteraction })
       })
 
       return { open }

@@ -269,6 +269,17 @@ const m0013_context_prefix = Effect.gen(function*() {
   yield* sql`ALTER TABLE threads DROP COLUMN context_refresh`
 })
 
+/**
+ * A thread's managed workspace runs on the spec its agent had when the thread
+ * was created (spec 2.1.3 rule 4, 4.1 rule 6): pinned on the thread.
+ */
+const m0014_workspace_spec = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE threads ADD COLUMN workspace_spec jsonb`
+  yield* sql`UPDATE threads t SET workspace_spec = a.config->'workspace' FROM agents a
+    WHERE a.id = t.agent_id AND t.workspace IS NOT NULL AND a.config->'workspace'->>'type' = 'managed'`
+})
+
 export const migrations = {
   "0001_foundation": m0001_foundation,
   "0002_adapters": m0002_adapters,
@@ -279,7 +290,8 @@ export const migrations = {
   "0007_event_notify": m0007_event_notify,
   "0008_executors": m0008_executors,
   "0011_interact": m0011_interact,
-  "0013_context_prefix": m0013_context_prefix
+  "0013_context_prefix": m0013_context_prefix,
+  "0014_workspace_spec": m0014_workspace_spec
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

@@ -5,6 +5,7 @@ import { Band } from "../../domain/Band.ts"
 import { ContextBlock } from "../../domain/Context.ts"
 import { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
+import { ManagedWorkspace } from "../../domain/Agent.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
@@ -17,6 +18,8 @@ export interface ThreadRow extends Position {
   readonly workspaceId: string
   /** When PATCH last sent forceRefresh (ISO): a run started after it rebuilds the cached context prefix. */
   readonly contextRefreshAt: string | null
+  /** The managed workspace spec pinned when the thread was created (null: the thread has no managed workspace). */
+  readonly workspaceSpec: ManagedWorkspace | null
 }
 
 const Row = Schema.Struct({
@@ -31,6 +34,7 @@ const Row = Schema.Struct({
   time_zone: Schema.NullOr(Schema.String),
   status: ThreadStatus,
   workspace: Schema.NullOr(ThreadWorkspace),
+  workspace_spec: Schema.optionalKey(Schema.NullOr(ManagedWorkspace)),
   metadata: Metadata,
   created_at: Schema.String,
   updated_at: Schema.String
@@ -53,6 +57,7 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
   organizationId: r.organization_id,
   workspaceId: r.workspace_id,
   contextRefreshAt: r.context_refresh_at,
+  workspaceSpec: r.workspace_spec ?? null,
   thread: {
     id: r.id,
     object: "thread",
@@ -82,7 +87,12 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
     Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined; readonly previous: PreviousTurn | null }>
   >
   readonly listByAgent: (agentId: AgentId, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
+  /** Writes what a PATCH may change (never the workspace: its status has a writer of its own). */
   readonly update: (row: ThreadRow) => Effect.Effect<void>
+  /** The agent's threads that have a managed workspace. */
+  readonly withWorkspace: (agentId: AgentId) => Effect.Effect<ReadonlyArray<ThreadId>>
+  /** The thread's workspace status (spec 2.2), with the time it changed. */
+  readonly setWorkspaceStatus: (id: ThreadId, status: ThreadWorkspace["status"], at: string) => Effect.Effect<void>
   readonly remove: (id: ThreadId) => Effect.Effect<void>
 }>()("svc/ThreadRepo") {
   static readonly layer = Layer.effect(ThreadRepo)(
@@ -90,16 +100,16 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
       const sql = yield* PgClient.PgClient
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
         query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
-      const json = (v: unknown) => (v === null ? null : sql.json(v))
 
       return {
         insertForAgent: Effect.fn("ThreadRepo.insertForAgent")(function*(row: ThreadRow) {
           const t = row.thread
           const rows = yield* select(sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh_at, band,
-              data_handling, time_zone, status, workspace, metadata, created_at, updated_at)
+              data_handling, time_zone, status, workspace, workspace_spec, metadata, created_at, updated_at)
             SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
               ${row.contextRefreshAt}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb ELSE NULL END,
+              CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN a.config->'workspace' ELSE NULL END,
               ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}
             FROM agents a WHERE a.id = ${t.agentId} AND a.organization_id = ${row.organizationId} AND a.workspace_id = ${row.workspaceId}
             RETURNING *`)
@@ -140,8 +150,18 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           const t = row.thread
           yield* sql`UPDATE threads SET context = ${sql.json(t.context)}, context_refresh_at = ${row.contextRefreshAt},
               band = ${t.band}, data_handling = ${t.dataHandling}, time_zone = ${t.timeZone}, status = ${t.status},
-              workspace = ${json(t.workspace)}, metadata = ${sql.json(t.metadata)}, updated_at = ${t.updatedAt}
+              metadata = ${sql.json(t.metadata)}, updated_at = ${t.updatedAt}
             WHERE id = ${t.id}`.pipe(Effect.orDie)
+        }),
+        withWorkspace: Effect.fn("ThreadRepo.withWorkspace")(function*(agentId: AgentId) {
+          const rows = yield* sql<{ readonly id: ThreadId }>`SELECT id FROM threads WHERE agent_id = ${agentId} AND workspace_spec IS NOT NULL`.pipe(
+            Effect.orDie
+          )
+          return rows.map((r) => r.id)
+        }),
+        setWorkspaceStatus: Effect.fn("ThreadRepo.setWorkspaceStatus")(function*(id: ThreadId, status: ThreadWorkspace["status"], at: string) {
+          yield* sql`UPDATE threads SET workspace = ${sql.json({ status, updatedAt: at })}
+            WHERE id = ${id} AND workspace IS NOT NULL`.pipe(Effect.orDie)
         }),
         remove: Effect.fn("ThreadRepo.remove")(function*(id: ThreadId) {
           yield* sql`DELETE FROM threads WHERE id = ${id}`.pipe(Effect.orDie)

@@ -1,4 +1,5 @@
 /** Threads: the resource routes of spec 4.2. */
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Band } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
@@ -48,6 +49,7 @@ export class Threads extends Context.Service<Threads, {
   static readonly layer = Layer.effect(Threads)(
     Effect.gen(function*() {
       const repo = yield* ThreadRepo
+      const workspaces = yield* ThreadWorkspaces
       const agents = yield* Agents
       const bands = yield* Bands
       const ids = yield* IdGenerator
@@ -98,7 +100,8 @@ export class Threads extends Context.Service<Threads, {
             thread,
             organizationId: principal.organizationId,
             workspaceId: principal.workspaceId,
-            contextRefreshAt: null
+            contextRefreshAt: null,
+            workspaceSpec: null
           })
           if (Option.isSome(inserted)) return inserted.value.thread
           yield* agents.get(principal, input.agentId)
@@ -151,6 +154,7 @@ export class Threads extends Context.Service<Threads, {
         remove: Effect.fn("Threads.remove")(function*(principal: Principal, id: ThreadId) {
           yield* getRow(principal, id)
           yield* repo.remove(id)
+          yield* workspaces.remove([id])
           return { id, object: "thread" as const, deleted: true as const }
         })
       }

@@ -11,6 +11,7 @@
  * is also where credentials could be added to a request, never the sandbox.
  */
 import { request as httpRequest, type IncomingMessage, type ServerResponse, createServer } from "node:http"
+import { rmSync } from "node:fs"
 import { connect, isIP, type Socket } from "node:net"
 import { Effect, type Scope } from "effect"
 import { addressRefusal, type EgressRules, hostRefusal } from "./NetworkPolicy.ts"
@@ -149,6 +150,8 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
 
   return Effect.acquireRelease(
     Effect.callback<{ readonly socketPath: string }, Error>((resume) => {
+      // A socket file left by a process that died is in the way of listening again.
+      rmSync(options.socketPath, { force: true })
       server.once("error", (error) => resume(Effect.fail(error)))
       server.listen(options.socketPath, () => resume(Effect.succeed({ socketPath: options.socketPath })))
     }),

@@ -28,6 +28,7 @@ import * as MasterKeys from "../../src/secrets/MasterKeys.ts"
 import * as Database from "../../src/store/Database.ts"
 import * as Migrations from "../../src/store/Migrations.ts"
 import { Threads } from "../../src/threads/Threads.ts"
+import { ThreadWorkspaces } from "../../src/workspace/ThreadWorkspaces.ts"
 import { nowIso } from "../../src/Time.ts"
 import { testDatabase } from "./TestDatabase.ts"
 import { baseConfig, setupTimeout } from "./TestServer.ts"
@@ -65,6 +66,7 @@ const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe
     Threads.layer,
     Agents.layer
   )),
+  Layer.provideMerge(ThreadWorkspaces.layerLive),
   Layer.provideMerge(Layer.mergeAll(MasterKeys.layer, Outbound.layer({ allowPrivate: true, dnsServers: [] }))),
   Layer.provideMerge(IdGenerator.layer),
   Layer.provideMerge(Migrations.layer),

@@ -3,7 +3,10 @@
  * PostgreSQL database, with three seeded keys, plus a small client for it.
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { layer as vitestLayer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpServer } from "effect/http"
@@ -57,6 +60,17 @@ export const consecutiveFreePorts = (count: number) =>
     throw new Error(`no ${count} consecutive free ports`)
   })
 
+/**
+ * Managed workspaces of this test process's services: one root under the system temp directory
+ * (mkdtemp makes it owner-only; the workspaces' uids must pass through it), removed at exit.
+ */
+export const testWorkspaceRoot = (() => {
+  const root = mkdtempSync(join(tmpdir(), "svc-test-ws-"))
+  chmodSync(root, 0o711)
+  process.once("exit", () => rmSync(root, { recursive: true, force: true }))
+  return root
+})()
+
 export const baseConfig = (databaseUrl: string | undefined, runnerPort: number): ServiceConfigShape => ({
   port: 0,
   host: "127.0.0.1",
@@ -91,6 +105,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   recoveryIntervalMs: 30_000,
   maxParkMs: 14 * 24 * 60 * 60 * 1000,
   mcpIdleMs: 60_000,
+  workspaceRoot: testWorkspaceRoot,
   maxStepMs: 600_000,
   maxRunCents: null,
   eventRetentionDays: 30,

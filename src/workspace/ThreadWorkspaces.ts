@@ -1,0 +1,112 @@
+/**
+ * The managed workspace of a thread (spec 2.1.3, 2.2): one sandbox per
+ * thread, created on the first run that needs it (status `uninitialized ->
+ * starting -> active`, or `failed` when the sandbox cannot start), on the
+ * spec pinned when the thread was created. For each run it opens the
+ * sandbox, starts the workspace's egress proxy when its network is not
+ * offline (for as long as the run executes), opens the `workspace_env`
+ * projections of its secret contexts at that moment, and offers the
+ * workspace tools as one more tool family. Deleting the thread deletes its
+ * files.
+ */
+import { Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
+import type { ManagedWorkspace } from "../../domain/Agent.ts"
+import type { AgentId, ThreadId } from "../../domain/Ids.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { Outbound } from "../outbound/Outbound.ts"
+import { SecretContexts } from "../secrets/SecretContexts.ts"
+import { Secrets } from "../secrets/Secrets.ts"
+import { ThreadRepo } from "../store/ThreadRepo.ts"
+import { nowIso } from "../Time.ts"
+import type { ToolFamily } from "../tools/ToolFamily.ts"
+import * as EgressProxy from "./EgressProxy.ts"
+import type { NetworkMode } from "./NetworkPolicy.ts"
+import { limitsOf } from "./ResourceClass.ts"
+import { Sandbox } from "./Sandbox.ts"
+import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
+import * as WorkspaceTools from "./WorkspaceTools.ts"
+
+/** The network mode of a spec: `public` when the spec names none (spec 2.1.3: `{ mode?: 'public' }`). */
+export const networkOf = (spec: ManagedWorkspace): NetworkMode => {
+  const network = spec.network
+  if (network === undefined) return { mode: "public" }
+  if ("allowDomains" in network) return { mode: "restricted", allowDomains: network.allowDomains }
+  return network.mode === "offline" ? { mode: "offline" } : { mode: "public" }
+}
+
+export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
+  /** The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope. */
+  readonly open: (threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) => Effect.Effect<ToolFamily, WorkspaceUnavailable, Scope.Scope>
+  /** Deletes the workspace files of these threads (they were deleted). */
+  readonly remove: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
+  /** The threads of an agent that have a managed workspace (read before the agent's threads are deleted with it). */
+  readonly threadsOf: (agentId: AgentId) => Effect.Effect<ReadonlyArray<ThreadId>>
+}>()("svc/ThreadWorkspaces") {
+  static readonly layer = Layer.effect(ThreadWorkspaces)(
+    Effect.gen(function*() {
+      const sandbox = yield* Sandbox
+      const threads = yield* ThreadRepo
+      const contexts = yield* SecretContexts
+      const secrets = yield* Secrets
+      const outbound = yield* Outbound
+      const config = yield* ServiceConfig
+
+      /** The workspace_env projections of the spec's secret contexts, opened now. */
+      const environment = (principal: Principal, spec: ManagedWorkspace) =>
+        Effect.gen(function*() {
+          const env: Record<string, string> = {}
+          for (const [i, contextId] of (spec.secretContexts ?? []).entries()) {
+            const context = yield* contexts.get(principal, contextId).pipe(
+              Effect.mapError(() => new WorkspaceUnavailable({ message: `secret context ${contextId} of the workspace is gone` }))
+            )
+            for (const projection of context.projections) {
+              if (projection.type !== "workspace_env") continue
+              const value = yield* secrets.reveal(principal, projection.secretId, `workspace.secretContexts[${i}]`).pipe(
+                Effect.mapError(() => new WorkspaceUnavailable({ message: `a secret of secret context ${context.name} is gone` }))
+              )
+              env[projection.env] = Redacted.value(value)
+            }
+          }
+          return env
+        })
+
+      const open = Effect.fn("ThreadWorkspaces.open")(function*(threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) {
+        const found = yield* threads.find(threadId)
+        const status = Option.isSome(found) ? found.value.thread.workspace?.status : undefined
+        const fresh = status !== "active"
+        if (status === "uninitialized") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
+        const network = networkOf(spec)
+        const opened = Effect.gen(function*() {
+          if (network.mode !== "offline") {
+            const socketPath = yield* sandbox.egressSocketPath(threadId)
+            yield* EgressProxy.start({
+              socketPath,
+              rules: { network, allowPrivate: config.allowPrivateUrls, serviceHosts: [] },
+              resolve: outbound.resolve
+            }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` })))
+          }
+          return yield* sandbox.open(threadId, limitsOf[spec.resources ?? "standard"], { network: network.mode === "offline" ? "offline" : "proxy" })
+        })
+        const workspace = yield* opened.pipe(
+          Effect.tapError(() => Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, "failed", now)))
+        )
+        if (fresh) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
+        const env = yield* environment(principal, spec)
+        return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
+      })
+
+      return {
+        open,
+        remove: (threadIds) => Effect.forEach(threadIds, (id) => sandbox.remove(id), { discard: true }),
+        threadsOf: threads.withWorkspace
+      }
+    })
+  )
+
+  /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
+  static readonly layerLive = ThreadWorkspaces.layer.pipe(
+    Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
+    Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))
+  )
+}
