@@ -19,7 +19,7 @@ import { SqlClient } from "effect/sql"
 
 export const m0010_limits = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE rate_buckets (
+  yield* sql`CREATE UNLOGGED TABLE rate_buckets (
     bucket text PRIMARY KEY,
     tokens double precision NOT NULL,
     updated_ms bigint NOT NULL
@@ -28,20 +28,24 @@ export const m0010_limits = Effect.gen(function*() {
   yield* sql.unsafe(`CREATE FUNCTION svc_rate_take(buckets jsonb, now_ms bigint)
     RETURNS TABLE (bucket_key text, remaining double precision, admitted boolean) LANGUAGE plpgsql AS $$
     DECLARE
-      names text[] := ARRAY(SELECT e->>'bucket' FROM jsonb_array_elements(buckets) WITH ORDINALITY AS t(e, ord) ORDER BY ord);
-      per_ms double precision[] := ARRAY(SELECT (e->>'perMs')::float8 FROM jsonb_array_elements(buckets) WITH ORDINALITY AS t(e, ord) ORDER BY ord);
-      bursts double precision[] := ARRAY(SELECT (e->>'burst')::float8 FROM jsonb_array_elements(buckets) WITH ORDINALITY AS t(e, ord) ORDER BY ord);
+      names text[];
+      per_ms double precision[];
+      bursts double precision[];
       avail double precision[] := '{}';
       admit boolean := true;
       i integer;
       had double precision;
       since bigint;
     BEGIN
-      INSERT INTO rate_buckets (bucket, tokens, updated_ms)
-        SELECT u.b, u.burst, now_ms FROM unnest(names, bursts) AS u(b, burst)
-        ON CONFLICT (bucket) DO NOTHING;
+      SELECT array_agg(e->>'bucket' ORDER BY ord), array_agg((e->>'perMs')::float8 ORDER BY ord), array_agg((e->>'burst')::float8 ORDER BY ord)
+        INTO names, per_ms, bursts FROM jsonb_array_elements(buckets) WITH ORDINALITY AS t(e, ord);
+      -- Locked in name order, so concurrent callers never wait on each other in a cycle.
       FOR i IN SELECT u.ord FROM unnest(names) WITH ORDINALITY AS u(b, ord) ORDER BY u.b LOOP
         SELECT r.tokens, r.updated_ms INTO had, since FROM rate_buckets r WHERE r.bucket = names[i] FOR UPDATE;
+        IF NOT FOUND THEN
+          INSERT INTO rate_buckets (bucket, tokens, updated_ms) VALUES (names[i], bursts[i], now_ms) ON CONFLICT (bucket) DO NOTHING;
+          SELECT r.tokens, r.updated_ms INTO had, since FROM rate_buckets r WHERE r.bucket = names[i] FOR UPDATE;
+        END IF;
         avail[i] := least(bursts[i], had + greatest(0, now_ms - since) * per_ms[i]);
         IF avail[i] < 1 THEN admit := false; END IF;
       END LOOP;
