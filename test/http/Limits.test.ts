@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 import { RunReceipt } from "../../domain/Run.ts"
 import { noLimits } from "../../src/limits/LimitsConfig.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
+import { agentWithThread, getRun, send, startRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -133,6 +133,20 @@ TestServer.suite({ limits: { ...noLimits, maxActiveRunsPerWorkspace: 2 } })("act
       yield* streamOf(again.runId)
       assert.strictEqual((yield* getRun(again.runId)).status, "completed")
     }).pipe(Effect.scoped))
+
+  it.effect("parked runs hold no slot: with two runs waiting for input, a third starts", () =>
+    Effect.gen(function*() {
+      const question = `/tool ask_question ${JSON.stringify({ title: "Pick", questions: [{ id: "q", prompt: "Which?" }] })}`
+      const agent = yield* Collection.agents.create({ capabilities: { userInteraction: true } })
+      const threads = yield* Effect.forEach([1, 2, 3], () => Collection.threads.create({ agentId: agent.id }))
+      for (const thread of threads.slice(0, 2)) {
+        const { runId } = yield* send(thread.id, question)
+        assert.strictEqual((yield* getRun(runId)).status, "waiting_for_input")
+      }
+      const third = yield* startRun(threads[2].id, { input: "hello" })
+      yield* streamOf(third.runId)
+      assert.strictEqual((yield* getRun(third.runId)).status, "completed")
+    }))
 })
 
 const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
