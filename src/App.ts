@@ -18,6 +18,8 @@ import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
 import { IdGenerator } from "./IdGenerator.ts"
+import { RateLimiter } from "./limits/RateLimiter.ts"
+import { SpendQuota } from "./limits/SpendQuota.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import * as Database from "./store/Database.ts"
 import * as Migrations from "./store/Migrations.ts"
@@ -71,7 +73,9 @@ const Services = Layer.mergeAll(
   Idempotency.layer,
   Idempotency.layerPurge,
   ApiKeys.layer,
-  Bands.layer
+  Bands.layer,
+  RateLimiter.layer,
+  SpendQuota.layer
 ).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
