@@ -40,7 +40,7 @@ if [ -z "$SVC_REVISION" ]; then git clone -q "\${depth[@]}" -- "$SVC_URL" . || f
 if err=$(git clone -q "\${depth[@]}" --branch "$SVC_REVISION" -- "$SVC_URL" . 2>&1); then exit 0; fi
 case "$err" in *"not found in upstream"*) empty ;; *) printf '%s\\n' "$err" >&2; fail ;; esac
 git -c init.defaultBranch=main init -q . && git remote add origin "$SVC_URL" &&
-  git fetch -q "\${depth[@]}" origin "$SVC_REVISION" && git -c advice.detachedHead=false checkout -q --detach FETCH_HEAD || fail
+  git fetch -q "\${depth[@]}" --end-of-options origin "$SVC_REVISION" && git -c advice.detachedHead=false checkout -q --detach FETCH_HEAD || fail
 `
 
 /** At most the last `max` characters of git's reason, on one line. */
