@@ -49,14 +49,22 @@ export interface LoopRun {
   readonly usage: { current: UsageTotal }
 }
 
-/** Runs one call through the run's tools; an over-cap result is announced. */
+/** Runs one call through the run's tools; an over-cap result is announced with where its whole text went. */
 export const runTool = (tools: Toolset, writer: Writer) =>
   Effect.fn("StepLoop.runTool")(function*(call: ToolCall, runCalls: ReadonlyArray<ToolCall>, resumed: boolean) {
     const outcome: ToolOutcome = yield* tools.call(call, { runCalls, resumed })
     if (outcome.overflow !== undefined) {
+      const { bytes, capBytes, recovery } = outcome.overflow
       yield* writer.emit({
         type: "data-svc-tool-result-overflow",
-        data: { toolCallId: call.id, toolName: call.name, ...outcome.overflow, recovery: "none" }
+        data: {
+          toolCallId: call.id,
+          toolName: call.name,
+          bytes,
+          capBytes,
+          recovery: recovery?.kind ?? "none",
+          ...(recovery?.kind === "workspace" ? { path: recovery.path } : recovery?.kind === "none" ? { message: recovery.message } : {})
+        }
       })
     }
     return outcome
