@@ -10,7 +10,7 @@
  * run's stream is deleted SVC_EVENT_RETENTION_DAYS after it ended). It runs on the
  * application's clock, so TestClock drives it in tests.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
@@ -33,6 +33,8 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
     let lastPurge = Number.NEGATIVE_INFINITY
+    // One pass at a time: a pass asked for (tests, after moving the clock) waits for a scheduled one that is under way.
+    const running = Semaphore.makeUnsafe(1)
     const pass = Effect.gen(function*() {
       const client = yield* RunEntity.client
       const now = yield* Clock.currentTimeMillis
@@ -52,7 +54,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
         else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
       }
-    }).pipe(Effect.provideService(Sharding.Sharding, sharding))
+    }).pipe(Effect.provideService(Sharding.Sharding, sharding), running.withPermits(1))
     return { pass }
   })).pipe(Layer.provide(RecoveryRepo.layer))
 }
