@@ -7,7 +7,9 @@
  * offline (for as long as the run executes), opens the `workspace_env`
  * projections of its secret contexts at that moment, and offers the
  * workspace tools as one more tool family. Deleting the thread deletes its
- * files.
+ * files. Its files follow the thread to another node through snapshots
+ * (WorkspaceLifecycle): restored when the open finds the local copy missing
+ * or older (status `restoring`), taken when the run's scope closes.
  */
 import { Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import type { ManagedWorkspace } from "../../domain/Agent.ts"
@@ -23,7 +25,11 @@ import type { ToolFamily } from "../tools/ToolFamily.ts"
 import * as EgressProxy from "./EgressProxy.ts"
 import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
-import { Sandbox } from "./Sandbox.ts"
+import { Sandbox, type Workspace } from "./Sandbox.ts"
+import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
+import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
+import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
+import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
 
@@ -36,8 +42,16 @@ export const networkOf = (spec: ManagedWorkspace): NetworkMode => {
 }
 
 export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
-  /** The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope. */
-  readonly open: (threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) => Effect.Effect<ToolFamily, WorkspaceUnavailable, Scope.Scope>
+  /**
+   * The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope, and
+   * its closing snapshots the files (`report` tells the run's stream when that snapshot is not stored).
+   */
+  readonly open: (
+    threadId: ThreadId,
+    principal: Principal,
+    spec: ManagedWorkspace,
+    report: (message: string) => Effect.Effect<void>
+  ) => Effect.Effect<ToolFamily, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
   /** Deletes the workspace files of these threads (they were deleted). */
   readonly remove: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
   /** The threads of an agent that have a managed workspace (read before the agent's threads are deleted with it). */
@@ -51,6 +65,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
       const secrets = yield* Secrets
       const outbound = yield* Outbound
       const config = yield* ServiceConfig
+      const lifecycle = yield* WorkspaceLifecycle
 
       /** The workspace_env projections of the spec's secret contexts, opened now. */
       const environment = (principal: Principal, spec: ManagedWorkspace) =>
@@ -71,11 +86,21 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           return env
         })
 
-      const open = Effect.fn("ThreadWorkspaces.open")(function*(threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) {
+      const open = Effect.fn("ThreadWorkspaces.open")(function*(
+        threadId: ThreadId,
+        principal: Principal,
+        spec: ManagedWorkspace,
+        report: (message: string) => Effect.Effect<void>
+      ) {
         const found = yield* threads.find(threadId)
         const status = Option.isSome(found) ? found.value.thread.workspace?.status : undefined
         const fresh = status !== "active"
-        if (status === "uninitialized") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
+        const snapshot = yield* lifecycle.prepare(threadId, status)
+        // Set once the files are in place: only then does closing the scope snapshot them.
+        let ready: Workspace | undefined
+        yield* Effect.addFinalizer(() => lifecycle.release(threadId, ready, report))
+        if (Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "restoring", yield* nowIso)
+        else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
         const opened = Effect.gen(function*() {
           if (network.mode !== "offline") {
@@ -89,8 +114,12 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           return yield* sandbox.open(threadId, limitsOf[spec.resources ?? "standard"], { network: network.mode === "offline" ? "offline" : "proxy" })
         })
         const workspace = yield* opened.pipe(
-          Effect.tapError(() => Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, "failed", now)))
+          Effect.tap((workspace) => Option.isSome(snapshot) ? lifecycle.restore(threadId, workspace, snapshot.value) : Effect.void),
+          Effect.tapError((e) =>
+            Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, e._tag === "SnapshotUnavailable" ? "unavailable" : "failed", now))
+          )
         )
+        ready = workspace
         if (fresh) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
         return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
@@ -98,7 +127,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
 
       return {
         open,
-        remove: (threadIds) => Effect.forEach(threadIds, (id) => sandbox.remove(id), { discard: true }),
+        remove: (threadIds) => Effect.andThen(Effect.forEach(threadIds, (id) => sandbox.remove(id), { discard: true }), lifecycle.forget(threadIds)),
         threadsOf: threads.withWorkspace
       }
     })
@@ -106,6 +135,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
 
   /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
+    Layer.provideMerge(WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
     Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))
   )
