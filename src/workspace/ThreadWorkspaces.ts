@@ -120,7 +120,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           )
         )
         ready = workspace
-        if (fresh) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
+        if (fresh || Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
         return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
       })

@@ -106,6 +106,29 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
       assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
     }))
 
+  it.effect("a newer snapshot that tar cannot unpack ends the run failed with snapshot_unavailable; the workspace is unavailable", () =>
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const { thread } = yield* agentWithThread({ workspace: offline })
+      yield* send(thread.id, bash("echo x > x.txt"))
+      // As if another node had stored version 2: its bytes match their SHA-256 but are no archive.
+      yield* sql`UPDATE workspace_snapshots SET version = version + 1, data = decode('00ff00ff', 'hex'),
+        sha256 = encode(sha256(decode('00ff00ff', 'hex')), 'hex') WHERE thread_id = ${thread.id}`.pipe(Effect.orDie)
+      const { runId, parsed } = yield* send(thread.id, bash("cat x.txt"))
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [])
+      assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), {
+        type: "data-svc-terminal",
+        data: { terminalReason: "snapshot_unavailable" }
+      })
+      const run = yield* getRun(runId)
+      assert.strictEqual(run.status, "failed")
+      assert.strictEqual(run.terminalReason, "snapshot_unavailable")
+      assert.strictEqual(run.error?.code, "snapshot_unavailable")
+      assert.include(run.error?.message ?? "", "snapshot version 2 of the workspace cannot be unpacked")
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "unavailable")
+      assert.strictEqual((yield* snapshotOf(thread.id))?.version, 2)
+    }))
+
   it.effect("deleting the thread deletes its snapshot", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: offline })
