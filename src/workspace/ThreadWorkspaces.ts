@@ -95,10 +95,9 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         const found = yield* threads.find(threadId)
         const status = Option.isSome(found) ? found.value.thread.workspace?.status : undefined
         const fresh = status !== "active"
-        const snapshot = yield* lifecycle.prepare(threadId, status)
         // Set once the files are in place: only then does closing the scope snapshot them.
         let ready: Workspace | undefined
-        yield* Effect.addFinalizer(() => lifecycle.release(threadId, ready, report))
+        const snapshot = yield* Effect.acquireRelease(lifecycle.prepare(threadId, status), () => lifecycle.release(threadId, ready, report))
         if (Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "restoring", yield* nowIso)
         else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
