@@ -71,6 +71,8 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
     const node = `${hostname()}:${process.pid}`
     const lock = Semaphore.makeUnsafe(1)
     const inUse = new Map<string, number>()
+    /** Hibernated copies whose snapshot could not be stored, with their tree's fingerprint then. */
+    const kept = new Map<string, string>()
 
     const markerPath = (id: string) => join(versionsDir, id)
     const readMarker = (id: string): Effect.Effect<Marker | undefined> =>
@@ -151,12 +153,16 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
     const release = Effect.fn("WorkspaceLifecycle.release")(
       function*(threadId: ThreadId, workspace: Owner | undefined, report: (message: string) => Effect.Effect<void>) {
         if (workspace !== undefined) {
-          const problem = yield* snapshot(threadId, workspace)
+          const problem = yield* snapshot(threadId, workspace).pipe(
+            Effect.catchCause((cause) =>
+              Effect.as(Effect.logError("workspace snapshot failed", cause), "the workspace's snapshot could not be stored (see the service's log)")
+            )
+          )
           if (problem !== undefined) {
             yield* Effect.logWarning("workspace snapshot not stored").pipe(Effect.annotateLogs({ thread_id: threadId, problem }))
             yield* report(problem)
           }
-          yield* repo.markUsed(threadId, yield* nowIso)
+          yield* repo.markUsed(threadId, yield* nowIso).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause)))
         }
         yield* lock.withPermits(1)(Effect.sync(() => {
           const count = (inUse.get(threadId) ?? 1) - 1
@@ -182,10 +188,18 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
           if (inUse.has(id)) return
           if (status === "hibernated") {
             const dir = join(workspacesDir, id)
-            const owner = yield* Effect.promise(() => stat(dir).then((s) => s.uid, () => undefined))
-            const problem = yield* snapshot(id, { dir, uid: process.getuid?.() === 0 ? owner : undefined })
-            if (problem !== undefined) return
+            const uid = yield* Effect.promise(() => stat(dir).then((s) => s.uid, () => undefined))
+            const owner = { dir, uid: process.getuid?.() === 0 ? uid : undefined }
+            // A copy that could not be stored is tried again only once its files changed.
+            const fingerprint = yield* WorkspaceArchive.fingerprint(owner)
+            if (fingerprint !== undefined && kept.get(id) === fingerprint) return
+            const problem = yield* snapshot(id, owner)
+            if (problem !== undefined) {
+              if (fingerprint !== undefined) kept.set(id, fingerprint)
+              return yield* Effect.logWarning("hibernated workspace kept on this node").pipe(Effect.annotateLogs({ thread_id: id, problem }))
+            }
           }
+          kept.delete(id)
           yield* dropLocal(id)
         }))
       }
@@ -199,7 +213,7 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
         yield* Effect.logInfo("workspace lifecycle").pipe(Effect.annotateLogs({ hibernated: hibernated.length, archived: archived.length }))
       }
       yield* releaseLocal
-    })
+    }).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace lifecycle pass failed", cause)))
 
     // Every node lets go of its own copies; the cluster-wide statuses are the recovery pass's.
     yield* Effect.forkScoped(

@@ -5,8 +5,8 @@
  * released, the snapshot kept), the next run restores the files (`active`
  * again); `retentionDays` without use -> `archived` (snapshot and files
  * deleted), and the next run starts an empty workspace. A snapshot over
- * SVC_WORKSPACE_SNAPSHOT_MAX_BYTES is refused with an error in the stream, and
- * the run still completes.
+ * SVC_WORKSPACE_SNAPSHOT_MAX_BYTES is refused with an error in the stream, the
+ * run still completes, and hibernation keeps such a workspace's files.
  */
 import { existsSync } from "node:fs"
 import { join } from "node:path"
@@ -141,7 +141,7 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
 })
 
 TestServer.suiteWith(harness(4096))("a workspace over the snapshot size limit", (it) => {
-  it.effect("is not stored: the stream says so, the run completes, the files stay on the node", () =>
+  it.effect("is not stored: the stream says so, the run completes, the files stay on the node, also when hibernated", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: offline })
       const { runId, parsed } = yield* send(thread.id, bash("head -c 65536 /dev/urandom > noise.bin && echo written"))
@@ -154,7 +154,13 @@ TestServer.suiteWith(harness(4096))("a workspace over the snapshot size limit", 
       }])
       assert.strictEqual((yield* getRun(runId)).status, "completed")
       assert.isUndefined(yield* snapshotOf(thread.id))
+      // Hibernated, it keeps its files on this node (the snapshot cannot hold them), and the next run finds them.
+      yield* TestClock.adjust("31 minutes")
+      yield* (yield* RunRecovery).pass
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "hibernated")
+      assert.isTrue(localCopy(thread.id))
       const next = yield* send(thread.id, bash("wc -c < noise.bin"))
       assert.deepStrictEqual(outputsOf(next.parsed.chunks), [{ exitCode: 0, stdout: "65536\n", stderr: "" }])
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
     }))
 })
