@@ -12,6 +12,8 @@ import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, getRun, send } from "../support/Conversation.ts"
@@ -36,10 +38,16 @@ const bash = (command: string) => `/tool bash ${JSON.stringify({ command })}`
 const threadOf = (id: string) => Effect.flatMap(TestServer.request("GET", `/v1/threads/${id}`), (reply) => TestServer.expectOk(reply, 200, Thread))
 
 /** A thread of an agent whose workspace is seeded with `seed` (the git server's URL at git.test). */
-const seededThread = (seed: Record<string, unknown>, network: Record<string, unknown> = { mode: "restricted", allowDomains: ["api.test"] }) =>
+const seededThread = (
+  seed: Record<string, unknown>,
+  network: Record<string, unknown> = { mode: "restricted", allowDomains: ["api.test"] },
+  workspace: Record<string, unknown> = {}
+) =>
   Effect.gen(function*() {
     const git = yield* Git
-    return (yield* agentWithThread({ workspace: { type: "managed", network, seed: { type: "git", url: git.urlAt("git.test"), ...seed } } })).thread
+    return (yield* agentWithThread({
+      workspace: { type: "managed", network, seed: { type: "git", url: git.urlAt("git.test"), ...seed }, ...workspace }
+    })).thread
   })
 
 layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
@@ -56,6 +64,19 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
       yield* send(thread.id, bash("echo changed > README"))
       const next = yield* send(thread.id, bash("cat README; git log --oneline | wc -l"))
       assert.deepStrictEqual(stdoutsOf(next.parsed.chunks), ["changed\n2\n"])
+    }))
+
+  it.effect("a seeded workspace hibernated and restored keeps the model's changes: it is not cloned again", () =>
+    Effect.gen(function*() {
+      const recovery = yield* RunRecovery
+      const thread = yield* seededThread({}, undefined, { lifecycle: { idleMinutes: 5 } })
+      yield* send(thread.id, bash("rm README; echo mine > made-by-the-model"))
+      yield* TestClock.adjust("6 minutes")
+      yield* recovery.pass
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "hibernated")
+      const next = yield* send(thread.id, bash("ls; cat made-by-the-model"))
+      assert.deepStrictEqual(stdoutsOf(next.parsed.chunks), ["file1.txt\nfile2.txt\nmade-by-the-model\nmine\n"])
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
     }))
 
   it.effect("an offline workspace is seeded through a proxy opened for the clone only, and stays offline", () =>
