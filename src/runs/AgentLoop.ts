@@ -12,6 +12,7 @@ import type { Message } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Models } from "../model/Models.ts"
@@ -48,6 +49,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const stepLoop = yield* StepLoop
       const nodes = yield* NodeRepo
       const ids = yield* IdGenerator
+      const bands = yield* Bands
 
       /** A step that was streaming when the previous executor died is replayed from scratch. */
       const announceReplay = Effect.fn("AgentLoop.announceReplay")(function*(row: RunRow, writer: Writer) {
@@ -76,6 +78,15 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           const model = models.provider(plan.route)
           const price = models.price(plan.route)
           if (model === undefined) return failed("upstream_unavailable", `Model route '${plan.route}' is not available.`)
+          // Checked at start, and again here: a run resumed after a restart whose band lost its
+          // verified strict route is never inferred on an unverified one.
+          if (row.run.config.dataHandling === "strict" && !bands.isStrictAvailable(row.run.config.band)) {
+            return failed(
+              "strict_data_handling_unavailable",
+              `The run requires strict data handling, but band '${row.run.config.band}' no longer has a verified zero-retention route.`,
+              "data_handling_unavailable"
+            )
+          }
           if (price === undefined && plan.budgetCents !== null) {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
