@@ -5,9 +5,10 @@
  * spec pinned when the thread was created. For each run it opens the
  * sandbox, starts the workspace's egress proxy when its network is not
  * offline (for as long as the run executes), opens the `workspace_env`
- * projections of its secret contexts at that moment, and offers the
- * workspace tools as one more tool family. Deleting the thread deletes its
- * files.
+ * projections of its secret contexts at that moment, starts its declared
+ * services that should run (WorkspaceServices), and offers the workspace
+ * tools as one more tool family. Deleting the thread stops its services and
+ * deletes its files.
  */
 import { Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import type { ManagedWorkspace } from "../../domain/Agent.ts"
@@ -24,6 +25,7 @@ import * as EgressProxy from "./EgressProxy.ts"
 import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
 import { Sandbox } from "./Sandbox.ts"
+import { WorkspaceServices } from "./WorkspaceServices.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
 
@@ -51,6 +53,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
       const secrets = yield* Secrets
       const outbound = yield* Outbound
       const config = yield* ServiceConfig
+      const services = yield* WorkspaceServices
 
       /** The workspace_env projections of the spec's secret contexts, opened now. */
       const environment = (principal: Principal, spec: ManagedWorkspace) =>
@@ -93,12 +96,13 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         )
         if (fresh) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
+        yield* services.ensure({ workspace, spec, network, env, creating: status === "uninitialized" || status === "starting" })
         return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
       })
 
       return {
         open,
-        remove: (threadIds) => Effect.forEach(threadIds, (id) => sandbox.remove(id), { discard: true }),
+        remove: (threadIds) => Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }),
         threadsOf: threads.withWorkspace
       }
     })
@@ -107,6 +111,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
   /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
+    Layer.provideMerge(WorkspaceServices.layer()),
     Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))
   )
 }
