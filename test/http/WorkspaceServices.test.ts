@@ -39,6 +39,23 @@ const anonymous = (method: string, path: string, options: TestServer.RequestOpti
   TestServer.request(method, path, { ...options, key: null })
 
 TestServer.suite()("workspace services and previews", (it) => {
+  it.effect("services are refused with a duplicate name or port, port 3128, or without filesystem (400 naming the field)", () =>
+    Effect.gen(function*() {
+      const web = { name: "web", command: "true", port: 8000 }
+      for (
+        const [services, extra, field] of [
+          [[web, { ...web, port: 8001 }], {}, "workspace.services[1].name"],
+          [[web, { ...web, name: "api" }], {}, "workspace.services[1].port"],
+          [[{ ...web, port: 3128 }], {}, "workspace.services[0].port"],
+          [[web], { filesystem: false, shell: false }, "workspace.services"]
+        ] as const
+      ) {
+        const reply = yield* TestServer.request("POST", "/v1/agents", { body: { workspace: { type: "managed", ...extra, services } } })
+        const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
+        assert.strictEqual(error.details?.["field"], field)
+      }
+    }))
+
   it.effect("a service runs in the sandbox, commands reach its port, and preview URLs proxy to it until they expire", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({
