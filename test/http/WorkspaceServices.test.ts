@@ -10,13 +10,16 @@ import { readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { assert } from "@effect/vitest"
-import { Clock, Effect, Schema } from "effect"
+import { assert, layer } from "@effect/vitest"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Thread } from "../../domain/Thread.ts"
 import { WorkspaceServices } from "../../src/workspace/WorkspaceServices.ts"
 import { agentWithThread, send } from "../support/Conversation.ts"
+import { DnsServer } from "../support/DnsServer.ts"
 import * as TestServer from "../support/TestServer.ts"
+
+class ApiPort extends Context.Service<ApiPort, number>()("test/ServicesApiPort") {}
 
 type Chunk = { readonly type: string } & Record<string, unknown>
 const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
@@ -214,5 +217,52 @@ TestServer.suite()("workspace services and previews", (it) => {
       const reply = yield* anonymous("GET", previewPath(yield* threadOf(thread.id), 8003))
       assert.notInclude(reply.text, "host secret")
       yield* TestServer.expectError(reply, 502, "api_error", "service_unavailable")
+    }))
+})
+
+/** A local API a restricted workspace may reach by name (api.test, through the test DNS server). */
+const NetworkHarness = Layer.unwrap(
+  Effect.gen(function*() {
+    const dns = yield* DnsServer
+    const api = yield* Effect.acquireRelease(
+      Effect.callback<ReturnType<typeof createServer>>((resume) => {
+        const server = createServer((req, res) => res.end(`api says hello to ${req.url ?? ""}`))
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) => Effect.sync(() => server.close())
+    )
+    const address = api.address()
+    const apiPort = typeof address === "object" && address !== null ? address.port : 0
+    return Layer.merge(TestServer.layer({ dnsServers: [dns.address] }), Layer.succeed(ApiPort)(apiPort))
+  })
+).pipe(Layer.provideMerge(DnsServer.layer({ "api.test": "127.0.0.1" })))
+
+layer(NetworkHarness, { timeout: TestServer.setupTimeout })("workspace services with a network", (it) => {
+  it.effect("a service reaches allowDomains through an egress proxy of its own, after the run that started it ended", () =>
+    Effect.gen(function*() {
+      const apiPort = yield* ApiPort
+      const relay = [
+        "import http.server, urllib.request",
+        "class H(http.server.BaseHTTPRequestHandler):",
+        "    def do_GET(self):",
+        `        body = urllib.request.urlopen('http://api.test:${apiPort}' + self.path).read()`,
+        "        self.send_response(200)",
+        "        self.end_headers()",
+        "        self.wfile.write(body)",
+        "http.server.HTTPServer(('127.0.0.1', 8020), H).serve_forever()"
+      ].join("\n")
+      const { thread } = yield* agentWithThread({
+        workspace: {
+          type: "managed",
+          network: { mode: "restricted", allowDomains: ["api.test"] },
+          services: [{ name: "relay", command: "python3 relay.py", port: 8020 }],
+          previews: { enabled: true, ports: [8020] }
+        }
+      })
+      yield* send(thread.id, call("write_file", { path: "relay.py", content: relay }))
+      yield* send(thread.id, "/text the relay starts now")
+      // Both runs ended: their egress proxies are closed; the service's own still serves it.
+      const reply = yield* anonymous("GET", `${previewPath(yield* threadOf(thread.id), 8020)}from-a-preview`)
+      assert.strictEqual(reply.text, "api says hello to /from-a-preview")
     }))
 })
