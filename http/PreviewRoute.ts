@@ -11,6 +11,7 @@ import { IncomingMessage, ServerResponse } from "node:http"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option } from "effect"
 import { HttpMiddleware, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import * as PortSocket from "../src/workspace/PortSocket.ts"
 import * as PreviewProxy from "../src/workspace/PreviewProxy.ts"
 import { Previews } from "../src/workspace/Previews.ts"
@@ -33,7 +34,8 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       return rawEnvelope(403, "permission_denied", "This preview URL is forged or has expired; read the thread again for a current one (workspace.previews).", requestId)
     }
     // Relative links of the previewed page resolve below the token only with the trailing slash.
-    if (slash === -1) return HttpServerResponse.redirect(`${prefix}${token}/${url.search}`, { status: 308 })
+    // Relative, so a path prefix of SVC_PUBLIC_URL (a reverse proxy's) is kept.
+    if (slash === -1) return HttpServerResponse.redirect(`${token}/${url.search}`, { status: 308 })
     const { threadId, port } = grant.value
     const services = yield* WorkspaceServices
     yield* services.touch(threadId)
@@ -43,6 +45,7 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
     const outgoing = NodeHttpServerRequest.toServerResponse(request)
     if (!(incoming instanceof IncomingMessage) || !(outgoing instanceof ServerResponse)) return unavailable("previews are served over HTTP/1.1")
     const sandbox = yield* Sandbox
+    const config = yield* ServiceConfig
     const socket = PortSocket.open(sandbox.portsDirOf(threadId), port)
     if (socket === undefined) return unavailable("no service of the workspace listens on it on this node")
     const forwarded = yield* PreviewProxy.forward({
@@ -52,12 +55,12 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       path: `${rest.slice(slash)}${url.search}`,
       port,
       prefix: `${prefix}${token}`,
-      proto: request.headers["x-forwarded-proto"] ?? "http"
+      proto: new URL(config.publicUrl).protocol.replace(":", "")
     }).pipe(Effect.ensuring(Effect.sync(socket.close)), Effect.result)
     if (forwarded._tag === "Failure") return unavailable(forwarded.failure.message)
     const upstream = forwarded.success
     return HttpServerResponse.raw(upstream.body, { status: upstream.status, headers: upstream.headers })
   }).pipe(HttpMiddleware.withLoggerDisabled)
 
-/** Needs Previews, Sandbox and WorkspaceServices from the application. */
+/** Needs Previews, Sandbox, WorkspaceServices and ServiceConfig from the application. */
 export const layer = HttpRouter.add("*", `${prefix}*`, handler)
