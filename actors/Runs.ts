@@ -6,7 +6,7 @@
  */
 import { Clock, Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
-import { Conflict, type InvalidRequest, NotFound, type PermissionDenied } from "../domain/Errors.ts"
+import { Conflict, type InvalidRequest, NotFound, type PermissionDenied, RateLimited } from "../domain/Errors.ts"
 import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -112,6 +112,13 @@ export class Runs extends Context.Service<Runs, {
             holdableText
           }
         }).pipe(Effect.orDie)
+        if (began._tag === "Capped") {
+          return yield* new RateLimited({
+            code: "quota_exceeded",
+            message: "This workspace has its maximum of active runs; retry once one of them ends or parks.",
+            retryAfterSeconds: 1
+          })
+        }
         if (began._tag === "Busy") {
           // A plain-text message was held for the active run's next turn boundary (spec 4.2, 4.3 rule 4).
           if (began.resolvedInteractionId !== null) {

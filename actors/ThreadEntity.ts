@@ -25,6 +25,8 @@ export type PreparedRun = typeof PreparedRun.Type
 
 export const BeginResult = Schema.Union([
   Schema.TaggedStruct("Started", {}),
+  /** The workspace has its maximum of active runs (SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE); nothing was created. */
+  Schema.TaggedStruct("Capped", {}),
   Schema.TaggedStruct("Busy", {
     activeRunId: Schema.NullOr(RunId),
     followupId: Schema.NullOr(FollowupId),

@@ -4,6 +4,7 @@
  * across nodes (a thread entity can move between runners).
  */
 import { Clock, Effect, Layer } from "effect"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { RunRepo } from "../src/store/RunRepo.ts"
 import { IdGenerator } from "../src/IdGenerator.ts"
@@ -18,6 +19,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
     const followups = yield* FollowupRepo
     const interactions = yield* Interactions
     const ids = yield* IdGenerator
+    const { maxActiveRunsPerWorkspace } = (yield* ServiceConfig).limits
     const runClient = yield* RunEntity.client
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
     return ThreadEntity.of({
@@ -31,8 +33,8 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             plan: prepared.plan,
             idempotencyKey: prepared.idempotencyKey,
             run: prepared.run
-          })
-          if (claimed) {
+          }, maxActiveRunsPerWorkspace)
+          if (claimed === "created") {
             // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
             yield* runClient(prepared.run.id).Start({ runId: prepared.run.id, generation: 0 }, { discard: true }).pipe(
               Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
@@ -40,6 +42,8 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             return { _tag: "Started" as const }
           }
           const active = yield* repo.activeRun(prepared.run.threadId)
+          // A busy thread answers as busy (its message may be held) even when the workspace is also at its cap.
+          if (active === null && claimed === "capped") return { _tag: "Capped" as const }
           if (active !== null && prepared.holdableText !== null) {
             // Text that answers the run's lone pending approval or free-text question is consumed as the answer.
             const answered = yield* interactions.answerWithText(active, prepared.holdableText)

@@ -66,7 +66,11 @@ export const Chunk = Schema.Union([
     toolName: Schema.String,
     bytes: Schema.Number,
     capBytes: Schema.Number,
-    recovery: Schema.Literals(["workspace", "remote-handler", "none"])
+    recovery: Schema.Literals(["workspace", "remote-handler", "none"]),
+    /** recovery 'workspace': the file holding the whole result, relative to the workspace root. */
+    path: opt(Schema.String),
+    /** Why the whole result could not be kept (recovery 'none' after a failed spill). */
+    message: opt(Schema.String)
   })),
   data("data-svc-http-connection-unavailable", Schema.Struct({
     connectionId: Schema.String,

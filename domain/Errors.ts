@@ -68,6 +68,22 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
   message: Schema.String
 }) {}
 
+/**
+ * 429 `rate_limit_error`: too many requests (`rate_limited`) or too many active
+ * runs (`quota_exceeded`); retry after `retryAfterSeconds` (the `Retry-After` header).
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  code: Schema.Literals(["rate_limited", "quota_exceeded"]),
+  message: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+
+/** 429 `insufficient_quota`: the organization's spend quota for the period is used up; it renews after `retryAfterSeconds`. */
+export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("InsufficientQuota", {
+  message: Schema.String,
+  retryAfterSeconds: Schema.Number
+}) {}
+
 export type DomainError =
   | InvalidRequest
   | Unauthenticated
@@ -76,3 +92,5 @@ export type DomainError =
   | Conflict
   | Unavailable
   | UpstreamFailed
+  | RateLimited
+  | InsufficientQuota

@@ -50,7 +50,9 @@ export const RunPlan = Schema.Struct({
   streamProgress: Schema.Boolean,
   streamReasoning: Schema.Boolean,
   /** The thread's managed workspace (its spec pinned at thread creation), when it has one with tools. */
-  workspace: Schema.optionalKey(ManagedWorkspace)
+  workspace: Schema.optionalKey(ManagedWorkspace),
+  /** What the organization's spend quota had left when the run started (absent without a quota). */
+  spendAllowanceCents: Schema.optionalKey(Schema.Number)
 })
 export type RunPlan = typeof RunPlan.Type
 

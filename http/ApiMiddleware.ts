@@ -4,13 +4,24 @@
  * carrying NUL characters are refused, and bearer authentication provides the caller.
  */
 import { Context, Effect, Layer, Option, Redacted, SchemaIssue } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiError, HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
 import { NotFound } from "../domain/Errors.ts"
 import { NotFoundResource } from "../domain/Ids.ts"
 import type { Principal } from "../domain/Principal.ts"
 import { ApiKeys } from "../src/auth/ApiKeys.ts"
-import { ApiBadRequest, ApiErrors, ApiUnauthorized, CurrentRequestId, fromDomain, unauthorized } from "./ErrorEnvelope.ts"
+import { RateLimiter } from "../src/limits/RateLimiter.ts"
+import {
+  ApiBadRequest,
+  ApiErrors,
+  ApiTooManyRequests,
+  ApiUnauthorized,
+  CurrentRequestId,
+  fromDomain,
+  retryAfter,
+  tooManyRequests,
+  unauthorized
+} from "./ErrorEnvelope.ts"
 import { findNul } from "./NulGuard.ts"
 
 /** The authenticated caller of the current request. */
@@ -22,7 +33,7 @@ export class ApiFailures extends HttpApiMiddleware.Service<ApiFailures>()("svc/A
 
 export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: CurrentPrincipal }>()(
   "svc/Authentication",
-  { security: { bearer: HttpApiSecurity.bearer }, error: ApiUnauthorized }
+  { security: { bearer: HttpApiSecurity.bearer }, error: [ApiUnauthorized, ApiTooManyRequests] }
 ) {}
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
@@ -163,9 +174,15 @@ export const layerApiFailures = Layer.succeed(ApiFailures)((httpEffect, { endpoi
     Effect.catch((e) => (HttpApiError.HttpApiSchemaError.is(e) ? schemaFailure(e) : Effect.fail(e)))
   ))
 
+/**
+ * Bearer authentication, then the caller's request rates: every response to
+ * an authenticated request carries the `RateLimit-*` headers of its tightest
+ * bucket, and a request over a limit is 429 with `Retry-After`.
+ */
 export const layerAuthentication = Layer.effect(Authentication)(
   Effect.gen(function*() {
     const keys = yield* ApiKeys
+    const limiter = yield* RateLimiter
     return {
       bearer: (httpEffect, { credential }) =>
         Effect.gen(function*() {
@@ -176,6 +193,17 @@ export const layerAuthentication = Layer.effect(Authentication)(
           const principal = yield* keys.authenticate(credential).pipe(
             Effect.mapError((e) => unauthorized(requestId, e.message))
           )
+          const rate = yield* limiter.admit(principal)
+          const headers = Object.entries(rate.headers)
+          if (headers.length > 0) {
+            yield* HttpEffect.appendPreResponseHandler((_request, response) =>
+              Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+            )
+          }
+          if (rate.refused !== undefined) {
+            yield* retryAfter(rate.refused.retryAfterSeconds)
+            return yield* tooManyRequests(requestId, rate.refused.code, rate.refused.message)
+          }
           return yield* Effect.provideService(httpEffect, CurrentPrincipal, principal)
         })
     }

@@ -6,7 +6,7 @@
  * rewrite for failures that never reach an endpoint.
  */
 import { Context, Effect, Schema } from "effect"
-import { HttpServerResponse } from "effect/http"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import type { DomainError } from "../domain/Errors.ts"
 
 export const ErrorBody = Schema.Struct({
@@ -41,6 +41,10 @@ export class ApiConflict extends Schema.Error<ApiConflict>("ApiConflict")(fields
   httpApiStatus: 409,
   identifier: "ConflictError"
 }) {}
+export class ApiTooManyRequests extends Schema.Error<ApiTooManyRequests>("ApiTooManyRequests")(fields, {
+  httpApiStatus: 429,
+  identifier: "RateLimitError"
+}) {}
 export class ApiBadGateway extends Schema.Error<ApiBadGateway>("ApiBadGateway")(fields, {
   httpApiStatus: 502,
   identifier: "BadGatewayError"
@@ -57,6 +61,7 @@ export const ApiErrors = [
   ApiForbidden,
   ApiNotFound,
   ApiConflict,
+  ApiTooManyRequests,
   ApiBadGateway,
   ApiServiceUnavailable
 ] as const
@@ -72,6 +77,20 @@ const body = (requestId: string, type: string, code: string, message: string, de
 
 export const unauthorized = (requestId: string, message: string): ApiUnauthorized =>
   new ApiUnauthorized({ error: body(requestId, "authentication_error", "invalid_api_key", message) })
+
+/** The 429 envelope; `type` is `insufficient_quota` for that code, else `rate_limit_error` (spec 7). */
+export const tooManyRequests = (requestId: string, code: string, message: string): ApiTooManyRequests =>
+  new ApiTooManyRequests({
+    error: body(requestId, code === "insufficient_quota" ? "insufficient_quota" : "rate_limit_error", code, message)
+  })
+
+/** Sets `Retry-After` (whole seconds, at least 1) on the response of the current request. */
+export const retryAfter = (seconds: number): Effect.Effect<void> =>
+  Effect.withFiber((fiber) =>
+    Effect.sync(() =>
+      HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(seconds))))))
+    ))
 
 export const fromDomain = (e: DomainError, requestId: string): ApiError => {
   switch (e._tag) {
@@ -89,12 +108,21 @@ export const fromDomain = (e: DomainError, requestId: string): ApiError => {
       return new ApiServiceUnavailable({ error: body(requestId, "api_error", e.code, e.message) })
     case "UpstreamFailed":
       return new ApiBadGateway({ error: body(requestId, "api_error", e.code, e.message) })
+    case "RateLimited":
+      return tooManyRequests(requestId, e.code, e.message)
+    case "InsufficientQuota":
+      return tooManyRequests(requestId, "insufficient_quota", e.message)
   }
 }
 
 /** Maps a handler's domain failures to envelopes carrying the request id. */
 export const envelope = <A, R>(effect: Effect.Effect<A, DomainError, R>): Effect.Effect<A, ApiError, R> =>
-  Effect.catch(effect, (e) => Effect.flatMap(CurrentRequestId, (id) => Effect.fail(fromDomain(e, id))))
+  Effect.catch(effect, (e) =>
+    Effect.flatMap(CurrentRequestId, (id) =>
+      Effect.andThen(
+        e._tag === "RateLimited" || e._tag === "InsufficientQuota" ? retryAfter(e.retryAfterSeconds) : Effect.void,
+        Effect.fail(fromDomain(e, id))
+      )))
 
 /** The `type` the spec's table gives a status. */
 export const typeForStatus = (status: number): string => {

@@ -18,6 +18,8 @@ import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
 import { IdGenerator } from "./IdGenerator.ts"
+import { RateLimiter } from "./limits/RateLimiter.ts"
+import { SpendQuota } from "./limits/SpendQuota.ts"
 import { Idempotency } from "./idempotency/Idempotency.ts"
 import * as Database from "./store/Database.ts"
 import * as Migrations from "./store/Migrations.ts"
@@ -73,6 +75,8 @@ const Services = Layer.mergeAll(
   Idempotency.layerPurge,
   ApiKeys.layer,
   Bands.layer,
+  RateLimiter.layer,
+  SpendQuota.layer,
   Previews.layer
 ).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
 

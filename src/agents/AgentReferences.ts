@@ -1,14 +1,16 @@
 /**
  * Agent create / update / validate check that every adapter the configuration
- * references exists in the caller's workspace (400 naming the field).
- * Code-hosting connections have no resource in this service yet, so their
- * ids are only checked for shape.
+ * references exists in the caller's workspace (400 naming the field), and
+ * that the URL a managed workspace is seeded from passes the outbound URL
+ * policy (400 url_not_allowed). Code-hosting connections have no resource in
+ * this service yet, so their ids are only checked for shape.
  */
 import { Effect, Option } from "effect"
 import type { AgentConfig } from "../../domain/Agent.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { AdapterTable } from "../store/Migrations.ts"
+import type { Outbound } from "../outbound/Outbound.ts"
 import type { ResourceStoreShape } from "../store/ResourceStore.ts"
 
 interface Reference {
@@ -60,3 +62,12 @@ export const checkReferences = (store: ResourceStoreShape, principal: Principal,
         : Effect.fail(InvalidRequest.forField(ref.field, `${ref.field}: no ${ref.what} '${ref.id}' in this workspace.`))), {
     discard: true
   })
+
+const seedUrlOf = (config: AgentConfig | undefined): string | undefined =>
+  config?.workspace?.type === "managed" ? config.workspace.seed?.url : undefined
+
+/** `workspace.seed.url` passes the outbound URL policy; on update, only when it changed (`previous`: the stored config). */
+export const checkSeedUrl = (outbound: Outbound["Service"], config: AgentConfig, previous?: AgentConfig): Effect.Effect<void, InvalidRequest> => {
+  const url = seedUrlOf(config)
+  return url === undefined || url === seedUrlOf(previous) ? Effect.void : Effect.asVoid(outbound.checkUrl(url, "workspace.seed.url"))
+}

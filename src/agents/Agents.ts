@@ -10,13 +10,14 @@ import type { Principal } from "../../domain/Principal.ts"
 import { Bands } from "../bands/Bands.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { Outbound } from "../outbound/Outbound.ts"
 import { requireOwned } from "../Ownership.ts"
 import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
-import { checkReferences } from "./AgentReferences.ts"
+import { checkReferences, checkSeedUrl } from "./AgentReferences.ts"
 
 export class Agents extends Context.Service<Agents, {
   readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
@@ -41,15 +42,16 @@ export class Agents extends Context.Service<Agents, {
       const workspaces = yield* ThreadWorkspaces
       const bands = yield* Bands
       const ids = yield* IdGenerator
+      const outbound = yield* Outbound
 
       const store = yield* ResourceStore
 
-      /** Cross-field rules, then references to adapters of the caller's workspace. */
-      const checked = (principal: Principal, config: AgentConfig | InvalidRequest): Effect.Effect<AgentConfig, InvalidRequest> => {
+      /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */
+      const checked = (principal: Principal, config: AgentConfig | InvalidRequest, previous?: AgentConfig): Effect.Effect<AgentConfig, InvalidRequest> => {
         if (config instanceof InvalidRequest) return Effect.fail(config)
         const broken = checkConfig(config, bands.isAvailable)
         if (broken !== undefined) return Effect.fail(broken)
-        return Effect.as(checkReferences(store, principal, config), config)
+        return Effect.as(Effect.andThen(checkReferences(store, principal, config), checkSeedUrl(outbound, config, previous)), config)
       }
 
       const getRow = (principal: Principal, id: AgentId) =>
@@ -90,7 +92,7 @@ export class Agents extends Context.Service<Agents, {
         }),
         update: Effect.fn("Agents.update")(function*(principal: Principal, id: AgentId, patch: AgentPatch) {
           const { agent } = yield* getRow(principal, id)
-          const config = yield* checked(principal, applyPatch(agent, patch))
+          const config = yield* checked(principal, applyPatch(agent, patch), agentConfigOf(agent))
           const metadata = applyMetadataPatch(agent.metadata, patch.metadata)
           if (typeof metadata === "string") return yield* InvalidRequest.forField("metadata", metadata)
           const before = canonicalJson(agentConfigOf(agent))

@@ -5,6 +5,7 @@
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
+import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -78,6 +79,8 @@ export interface ServiceConfigShape {
   readonly eventRetentionDays: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
+  /** SVC_RATE_KEY, SVC_RATE_ORG, SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE, SVC_ORG_SPEND_QUOTA (all off when unset). */
+  readonly limits: LimitsConfig
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -166,7 +169,15 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       if (eventRetentionDays < 1) {
         return yield* new ConfigurationError({ message: `SVC_EVENT_RETENTION_DAYS must be at least 1, got ${eventRetentionDays}` })
       }
+      const setting = (name: string) => Config.String(name).pipe(Config.withDefault(""))
+      const limits: LimitsConfig = {
+        keyRate: yield* parseRate("SVC_RATE_KEY", yield* setting("SVC_RATE_KEY")),
+        orgRate: yield* parseRate("SVC_RATE_ORG", yield* setting("SVC_RATE_ORG")),
+        maxActiveRunsPerWorkspace: yield* parseCap("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE", yield* setting("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE")),
+        spendQuotas: yield* parseQuotas("SVC_ORG_SPEND_QUOTA", yield* setting("SVC_ORG_SPEND_QUOTA"))
+      }
       return {
+        limits,
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,

@@ -7,7 +7,14 @@
  * (the thread's context is a cached prefix: ../threads/ContextPrefix.ts).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import { type Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import {
+  type Conflict,
+  type InsufficientQuota,
+  InvalidRequest,
+  type NotFound,
+  type PermissionDenied,
+  type RateLimited
+} from "../../domain/Errors.ts"
 import type { ManagedWorkspace } from "../../domain/Agent.ts"
 import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -16,6 +23,7 @@ import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { threadContextFor } from "../threads/ContextPrefix.ts"
+import { SpendQuota } from "../limits/SpendQuota.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
@@ -24,7 +32,7 @@ import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, ty
 import type { NewRunRow } from "../store/RunRepo.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
-export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict
+export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict | RateLimited | InsufficientQuota
 
 export interface PreparedStart {
   readonly row: NewRunRow & { readonly plan: RunPlan }
@@ -70,7 +78,7 @@ export class RunStart extends Context.Service<RunStart, {
     threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
-  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied>
+  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied | InsufficientQuota>
 }>()("svc/RunStart") {
   static readonly layer = Layer.effect(RunStart)(
     Effect.gen(function*() {
@@ -80,6 +88,7 @@ export class RunStart extends Context.Service<RunStart, {
       const httpConnections = yield* HttpConnections
       const config = yield* ServiceConfig
       const ids = yield* IdGenerator
+      const quota = yield* SpendQuota
 
       const prepare = Effect.fn("RunStart.prepare")(function*(
         principal: Principal,
@@ -131,6 +140,8 @@ export class RunStart extends Context.Service<RunStart, {
             plannedHttp.push({ id: connectionId, name: row.name, configVersion: row.configVersion, config: connection })
           }
         }
+        // A spent quota refuses the run before anything runs (one read, only when a quota applies).
+        const allowance = yield* quota.allowance(principal.organizationId)
         const route = config.bands[band].route ?? "scripted"
         const threadContext = threadContextFor({
           current: thread.context.map((b) => b.content),
@@ -155,7 +166,8 @@ export class RunStart extends Context.Service<RunStart, {
           outputSchema: input.outputSchema ?? null,
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
-          ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {})
+          ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
+          ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
         }
         const now = yield* nowIso
         const id = yield* ids.make("run")

@@ -10,6 +10,7 @@ import { ServiceConfig } from "../config/ServiceConfig.ts"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { QueuedFollowup, UsageTotal } from "../../domain/Run.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { SpendQuota } from "../limits/SpendQuota.ts"
 import type { Price } from "../model/Models.ts"
 import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
@@ -48,14 +49,22 @@ export interface LoopRun {
   readonly usage: { current: UsageTotal }
 }
 
-/** Runs one call through the run's tools; an over-cap result is announced. */
+/** Runs one call through the run's tools; an over-cap result is announced with where its whole text went. */
 export const runTool = (tools: Toolset, writer: Writer) =>
   Effect.fn("StepLoop.runTool")(function*(call: ToolCall, runCalls: ReadonlyArray<ToolCall>, resumed: boolean) {
     const outcome: ToolOutcome = yield* tools.call(call, { runCalls, resumed })
     if (outcome.overflow !== undefined) {
+      const { bytes, capBytes, recovery } = outcome.overflow
       yield* writer.emit({
         type: "data-svc-tool-result-overflow",
-        data: { toolCallId: call.id, toolName: call.name, ...outcome.overflow, recovery: "none" }
+        data: {
+          toolCallId: call.id,
+          toolName: call.name,
+          bytes,
+          capBytes,
+          recovery: recovery?.kind ?? "none",
+          ...(recovery?.kind === "workspace" ? { path: recovery.path } : recovery?.kind === "none" ? { message: recovery.message } : {})
+        }
       })
     }
     return outcome
@@ -66,7 +75,14 @@ export class StepLoop extends Context.Service<StepLoop, {
 }>()("svc/StepLoop") {
   static readonly layer = Layer.effect(StepLoop)(
     Effect.map(
-      Effect.all({ repo: RunRepo, followups: FollowupRepo, parking: Parking, ids: IdGenerator, config: ServiceConfig }),
+      Effect.all({
+        repo: RunRepo,
+        followups: FollowupRepo,
+        parking: Parking,
+        ids: IdGenerator,
+        config: ServiceConfig,
+        quota: SpendQuota
+      }),
       (deps) => ({ run: loop(deps) })
     )
   )
@@ -78,13 +94,15 @@ interface Deps {
   readonly parking: Parking["Service"]
   readonly ids: IdGenerator["Service"]
   readonly config: ServiceConfig["Service"]
+  readonly quota: SpendQuota["Service"]
 }
 
-const loop = ({ repo, followups, parking, ids, config }: Deps) =>
+const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
   Effect.fn("StepLoop.run")(function*(r: LoopRun) {
     const { row, plan, writer, tools, messages, runCalls, usage } = r
     const runId = row.id
     const call = runTool(tools, writer)
+    const quotaSpent = quota.meter(row.organizationId, plan.spendAllowanceCents)
     let step = r.step
 
     /**
@@ -151,6 +169,7 @@ const loop = ({ repo, followups, parking, ids, config }: Deps) =>
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
       if (StepGuards.overCeiling(usage.current, config.maxRunCents)) return completed("per_run_cap_exceeded")
+      if (yield* quotaSpent(usage.current.costCents)) return completed("insufficient_quota")
       // Without progress parts there is nothing to show before the model answers: the step's
       // opening chunks go in one write with its first answer chunks.
       if (!plan.streamProgress) yield* writer.hold

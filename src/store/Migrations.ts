@@ -4,6 +4,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
+import { m0010_limits } from "./LimitsMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -289,6 +290,7 @@ export const migrations = {
   "0006_interactions": m0006_interactions,
   "0007_event_notify": m0007_event_notify,
   "0008_executors": m0008_executors,
+  "0010_limits": m0010_limits,
   "0011_interact": m0011_interact,
   "0013_context_prefix": m0013_context_prefix,
   "0014_workspace_spec": m0014_workspace_spec

@@ -81,7 +81,12 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   }
 })
 
-const decodeCreated = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ created: Schema.Number, has_history: Schema.Boolean })))
+const decodeCreated = Schema.decodeUnknownEffect(
+  Schema.Array(Schema.Struct({ created: Schema.Number, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
+)
+
+/** How creating a run went: created, the thread was busy, or the workspace has its maximum of active runs. */
+export type CreateResult = "created" | "busy" | "capped"
 
 const Step = Schema.Struct({ step: Schema.Number, messages: Schema.Array(MessageSchema), usage: UsageTotal })
 const decodeSteps = Schema.decodeUnknownEffect(Schema.Array(Step))
@@ -138,10 +143,11 @@ export interface RunStatements {
 export class RunRepo extends Context.Service<RunRepo, {
   readonly insert: (row: NewRunRow) => Effect.Effect<void>
   /**
-   * Claims the thread for the new run and inserts it, in one statement; false
-   * when the thread is busy. The created run is kept for `takeFresh`.
+   * Claims the thread for the new run and inserts it, in one statement; with
+   * `maxActiveRuns`, only while the workspace has fewer runs queued, preparing
+   * or running (svc_workspace_slot). The created run is kept for `takeFresh`.
    */
-  readonly createClaimed: (row: NewRunRow) => Effect.Effect<boolean>
+  readonly createClaimed: (row: NewRunRow, maxActiveRuns?: number | null) => Effect.Effect<CreateResult>
   /** The run as just created by this process, once (its first execution); none after that. */
   readonly takeFresh: (id: RunId) => Option.Option<FreshRun>
   readonly statements: RunStatements
@@ -226,13 +232,16 @@ export class RunRepo extends Context.Service<RunRepo, {
         })
       return {
         insert,
-        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: NewRunRow) {
+        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: NewRunRow, maxActiveRuns: number | null = null) {
           const r = row.run
+          const slot = maxActiveRuns === null
+            ? sql`SELECT NULL::boolean AS ok`
+            : sql`SELECT svc_workspace_slot(${row.organizationId}, ${row.workspaceId}, ${maxActiveRuns}::int) AS ok`
           // The claim and the insert in one statement: the thread row lock serializes claimants, and
           // the snapshot tells whether the thread had runs before this one.
-          const rows = yield* sql`WITH claimed AS (
+          const rows = yield* sql`WITH slot AS (${slot}), claimed AS (
               UPDATE threads SET status = 'running', active_run_id = ${r.id}, updated_at = ${r.createdAt}
-              WHERE id = ${r.threadId} AND active_run_id IS NULL RETURNING id
+              WHERE id = ${r.threadId} AND active_run_id IS NULL AND (SELECT ok FROM slot) IS NOT FALSE RETURNING id
             ), created AS (
               INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
                 usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
@@ -242,13 +251,14 @@ export class RunRepo extends Context.Service<RunRepo, {
               FROM claimed RETURNING id
             )
             SELECT (SELECT count(*) FROM created)::int AS created,
-              EXISTS (SELECT 1 FROM runs WHERE thread_id = ${r.threadId}) AS has_history`.pipe(
+              EXISTS (SELECT 1 FROM runs WHERE thread_id = ${r.threadId}) AS has_history,
+              (SELECT ok FROM slot) AS slot`.pipe(
             Effect.flatMap(decodeCreated),
             Effect.orDie
           )
           const created = rows[0]?.created === 1
           if (created) fresh.put(r.id, { row: { ...row, generation: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
-          return created
+          return created ? "created" : rows[0]?.slot === false ? "capped" : "busy"
         }),
         takeFresh: (id: RunId) => fresh.take(id),
         statements,

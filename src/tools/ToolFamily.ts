@@ -2,8 +2,10 @@
  * What every tool family (MCP servers, HTTP connections, and the families to
  * come: workspace, code host, subagents) offers the run loop. The loop only
  * sees this shape, through the run's Toolset; a family never imports the loop.
+ * A family may also offer a capability the Toolset applies to every family's
+ * results (`spill`: oversized results kept whole where the model can read them).
  */
-import type { Effect } from "effect"
+import { Data, type Effect } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 
 /** The result of one tool call. Tool errors are results the model sees, never run failures. */
@@ -16,8 +18,23 @@ export interface ToolOutcome {
   readonly modelText?: string
   readonly isError: boolean
   /** Set when the result was over the tool's resultCapBytes and was cut down. */
-  readonly overflow?: { readonly bytes: number; readonly capBytes: number }
+  readonly overflow?: Overflow
 }
+
+/** A result over its tool's cap (spec 4.6 rule 5). */
+export interface Overflow {
+  readonly bytes: number
+  readonly capBytes: number
+  /** The whole result's text, for a family that can keep it (`spill`); never shown as it is. */
+  readonly full: string
+  /** Where the whole result went, once the run's Toolset tried to keep it; absent: nowhere. */
+  readonly recovery?:
+    | { readonly kind: "workspace"; readonly path: string }
+    | { readonly kind: "none"; readonly message: string }
+}
+
+/** The whole result could not be kept (the workspace's disk limit, a sandbox that failed). */
+export class SpillFailed extends Data.TaggedError("SpillFailed")<{ readonly message: string }> {}
 
 /** The approval policy of the adapter a tool belongs to, with the tool's original name. */
 export interface ToolPolicyRef {
@@ -37,6 +54,11 @@ export interface ToolFamily {
   readonly requiredSkillsOf: (name: string) => ReadonlyArray<string>
   /** Tools whose input schemas load on demand. */
   readonly deferred: ReadonlySet<string>
+  /**
+   * Offered by a family whose tools can read files back (the workspace): keeps an oversized
+   * result whole as the file `name` and answers its path, relative to where those tools read.
+   */
+  readonly spill?: (name: string, content: string) => Effect.Effect<string, SpillFailed>
 }
 
 export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({

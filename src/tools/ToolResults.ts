@@ -95,7 +95,7 @@ export const shape = (
   return {
     ...capped.outcome,
     ...(traits.trusted ? {} : { modelText: envelope(toolName, capped.outcome.text) }),
-    ...(capped.overflowBytes === undefined ? {} : { overflow: { bytes: capped.overflowBytes, capBytes: traits.resultCapBytes } })
+    ...(capped.overflowBytes === undefined ? {} : { overflow: { bytes: capped.overflowBytes, capBytes: traits.resultCapBytes, full: outcome.text } })
   }
 }
 

@@ -3,12 +3,14 @@
  * host, subagents) merged with the built-ins. The loop asks it what to offer
  * the model and to run a call; it never needs to know which family a tool
  * comes from. Deferred schemas (load_tools) and requiredSkills (load_skill in
- * this run) are applied here, the same way for every family.
+ * this run) are applied here, the same way for every family, and so is the
+ * recovery of over-cap results when a family can keep them (ResultSpill).
  */
 import { Effect } from "effect"
 import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolCall, ToolSpec } from "../../domain/Conversation.ts"
 import * as Builtin from "./BuiltinTools.ts"
+import * as ResultSpill from "./ResultSpill.ts"
 import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 
 export interface CallContext {
@@ -53,6 +55,9 @@ export const make = (options: ToolsetOptions): Toolset => {
     return undefined
   }
 
+  /** Where an over-cap result of any family is kept whole: the first family that offers it (the workspace). */
+  const spill = first((f) => f.spill)
+
   const loadTools = (input: unknown): ToolOutcome => {
     const names = Builtin.namesOf(input)
     const found = external.filter((spec) => names.includes(spec.name))
@@ -93,7 +98,8 @@ export const make = (options: ToolsetOptions): Toolset => {
     const run = first((f) => f.call(call.name, call.input))
     if (run !== undefined) {
       const problem = skillProblem(call, context.runCalls)
-      return problem === undefined ? run : Effect.succeed(fail(problem))
+      if (problem !== undefined) return Effect.succeed(fail(problem))
+      return spill === undefined ? run : Effect.flatMap(run, (outcome) => ResultSpill.recover(outcome, call.id, spill))
     }
     if (context.resumed) {
       // The call was decided before the park; the tool is gone from what the run reconnected to.

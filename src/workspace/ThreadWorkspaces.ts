@@ -1,10 +1,12 @@
 /**
  * The managed workspace of a thread (spec 2.1.3, 2.2): one sandbox per
  * thread, created on the first run that needs it (status `uninitialized ->
- * starting -> active`, or `failed` when the sandbox cannot start), on the
+ * starting -> active`, or `failed` when the sandbox cannot start or its
+ * seed cannot be cloned), on the
  * spec pinned when the thread was created. For each run it opens the
  * sandbox, starts the workspace's egress proxy when its network is not
- * offline (for as long as the run executes), opens the `workspace_env`
+ * offline (for as long as the run executes), clones the seed into a new
+ * workspace (WorkspaceSeed), opens the `workspace_env`
  * projections of its secret contexts at that moment, starts its declared
  * services that should run (WorkspaceServices), and offers the workspace
  * tools as one more tool family. Deleting the thread stops its services and
@@ -24,7 +26,8 @@ import type { ToolFamily } from "../tools/ToolFamily.ts"
 import * as EgressProxy from "./EgressProxy.ts"
 import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
-import { Sandbox } from "./Sandbox.ts"
+import { Sandbox, type Workspace } from "./Sandbox.ts"
+import * as WorkspaceSeed from "./WorkspaceSeed.ts"
 import { WorkspaceServices } from "./WorkspaceServices.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
@@ -80,16 +83,34 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         const fresh = status !== "active"
         if (status === "uninitialized") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
-        const opened = Effect.gen(function*() {
-          if (network.mode !== "offline") {
-            const socketPath = yield* sandbox.egressSocketPath(threadId)
-            yield* EgressProxy.start({
+        const limits = limitsOf[spec.resources ?? "standard"]
+        // The seed's host is named by the service: reachable whatever allowDomains says.
+        const seedHost = spec.seed === undefined ? undefined : WorkspaceSeed.hostOf(spec.seed)
+        const serviceHosts = seedHost === undefined ? [] : [seedHost]
+        const egress = (rules: NetworkMode) =>
+          Effect.flatMap(sandbox.egressSocketPath(threadId), (socketPath) =>
+            EgressProxy.start({
               socketPath,
-              rules: { network, allowPrivate: config.allowPrivateUrls, serviceHosts: [] },
+              rules: { network: rules, allowPrivate: config.allowPrivateUrls, serviceHosts },
               resolve: outbound.resolve
-            }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` })))
-          }
-          return yield* sandbox.open(threadId, limitsOf[spec.resources ?? "standard"], { network: network.mode === "offline" ? "offline" : "proxy" })
+            }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` }))))
+        /** A new workspace gets its seed; an offline one through a proxy that reaches the seed's host only, for the clone only. */
+        const seeded = (workspace: Workspace) => {
+          if (!fresh || spec.seed === undefined) return Effect.void
+          const seed = spec.seed
+          if (network.mode !== "offline") return WorkspaceSeed.clone(sandbox, workspace, seed)
+          return Effect.scoped(
+            egress({ mode: "restricted", allowDomains: [] }).pipe(
+              Effect.andThen(sandbox.open(threadId, limits, { network: "proxy" })),
+              Effect.flatMap((online) => WorkspaceSeed.clone(sandbox, online, seed))
+            )
+          )
+        }
+        const opened = Effect.gen(function*() {
+          if (network.mode !== "offline") yield* egress(network)
+          const workspace = yield* sandbox.open(threadId, limits, { network: network.mode === "offline" ? "offline" : "proxy" })
+          yield* seeded(workspace)
+          return workspace
         })
         const workspace = yield* opened.pipe(
           Effect.tapError(() => Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, "failed", now)))

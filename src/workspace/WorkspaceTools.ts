@@ -8,10 +8,12 @@
  * command that exits non-zero is a successful result carrying the code. Every
  * string that comes out of the sandbox has the injected secret values masked.
  * No adapter policy: the agent's approvals (hook, autoAllow) apply as to any tool.
+ * The family also keeps over-cap results of other tools whole (`spill`, into
+ * `.svc/artifacts/`), written through the sandbox like write_file.
  */
 import { Effect, Schema } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
-import { errorOutcome, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
+import { errorOutcome, SpillFailed, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Sandbox, Workspace } from "./Sandbox.ts"
 import { maskSecrets } from "./SecretMask.ts"
 import * as Files from "./WorkspaceFiles.ts"
@@ -28,6 +30,9 @@ export interface WorkspaceToolsOptions {
   /** Values masked as `***` in everything the tools return (the secret ones among `env`). */
   readonly secrets: ReadonlyArray<string>
 }
+
+/** Where over-cap results of the run's other tools are kept whole (spec 4.6 rule 5), relative to the root. */
+export const artifactsDir = ".svc/artifacts"
 
 const str = (description: string) => ({ type: "string", description })
 const int = (description: string) => ({ type: "integer", minimum: 1, description })
@@ -186,6 +191,11 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
     policyOf: () => undefined,
     untrusted: false,
     requiredSkillsOf: () => [],
-    deferred: new Set()
+    deferred: new Set(),
+    spill: (name, content) =>
+      Files.writeFile(sandbox, workspace, { path: `${artifactsDir}/${name}`, content }).pipe(
+        Effect.map((written) => written.path),
+        Effect.mapError((e) => new SpillFailed({ message: e.message }))
+      )
   }
 }

@@ -8,7 +8,6 @@
  * ends the run with workspace_unavailable.
  */
 import { existsSync } from "node:fs"
-import { createServer } from "node:http"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
@@ -17,29 +16,21 @@ import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, getRun, send, textOf } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
+import { listen } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 class Peers extends Context.Service<Peers, { readonly model: Aimock; readonly apiPort: number }>()("test/WorkspacePeers") {}
 
 /** A local API the restricted workspace may reach by name (api.test, through the test DNS server). */
-const localApi = Effect.acquireRelease(
-  Effect.callback<{ readonly port: number; readonly close: () => void }>((resume) => {
-    const server = createServer((req, res) => {
-      res.writeHead(200, { "content-type": "text/plain" })
-      res.end(`api says hello to ${req.url ?? ""}`)
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, close: () => server.close() }))
-    })
-  }),
-  (api) => Effect.sync(api.close)
-)
+const localApi = listen((req, res) => {
+  res.writeHead(200, { "content-type": "text/plain" })
+  res.end(`api says hello to ${req.url ?? ""}`)
+})
 
 const Harness = Layer.unwrap(
   Effect.gen(function*() {
     const dns = yield* DnsServer
-    const api = yield* localApi
+    const apiPort = yield* localApi
     const model = yield* aimock((mock) => {
       mock.on({ userMessage: "make the report", hasToolResult: false }, {
         toolCalls: [{ id: "call_w1", name: "write_file", arguments: JSON.stringify({ path: "report.txt", content: "total: 42\n" }) }]
@@ -58,7 +49,7 @@ const Harness = Layer.unwrap(
       },
       openai: { baseUrl: `${model.url}/v1`, apiKey: Option.some(redactedKey) }
     })
-    return Layer.merge(server, Layer.succeed(Peers)({ model, apiPort: api.port }))
+    return Layer.merge(server, Layer.succeed(Peers)({ model, apiPort }))
   })
 ).pipe(Layer.provideMerge(DnsServer.layer({ "api.test": "127.0.0.1", "other.test": "127.0.0.1" })))
 

@@ -127,7 +127,7 @@ export const stageRun = (options: { readonly plan?: RunPlan; readonly threadId?:
         completedAt: null
       }
     })
-    if (!created) return yield* Effect.die(new Error(`thread ${target.threadId} is busy`))
+    if (created !== "created") return yield* Effect.die(new Error(`thread ${target.threadId} is busy`))
     return yield* reload(id)
   })
 

@@ -137,7 +137,7 @@ export const request = (url: string, method: string, path: string, key: string, 
       headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
       body: body === undefined ? null : JSON.stringify(body)
     })
-    return { status: response.status, text: await response.text() }
+    return { status: response.status, headers: response.headers, text: await response.text() }
   })
 
 /** A reply body decoded with `schema`; throws (failing the test) when it does not match. */

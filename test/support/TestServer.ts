@@ -13,6 +13,7 @@ import { HttpServer } from "effect/http"
 import * as App from "../../src/App.ts"
 import { ErrorBody } from "../../http/ErrorEnvelope.ts"
 import { type ServiceConfigShape, ServiceConfig } from "../../src/config/ServiceConfig.ts"
+import { noLimits } from "../../src/limits/LimitsConfig.ts"
 import { testDatabase } from "./TestDatabase.ts"
 
 /** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
@@ -110,7 +111,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   maxRunCents: null,
   eventRetentionDays: 30,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
-  anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() }
+  anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
+  limits: noLimits
 })
 
 export interface Reply {

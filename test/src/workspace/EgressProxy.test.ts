@@ -5,7 +5,7 @@
  * network policy allows the host and every address it resolves to.
  */
 import { promises as dns } from "node:dns"
-import { createServer, type IncomingMessage } from "node:http"
+import type { IncomingMessage } from "node:http"
 import { connect } from "node:net"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -15,25 +15,22 @@ import { Effect } from "effect"
 import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import { addressRefusal, type EgressRules, hostRefusal } from "../../../src/workspace/NetworkPolicy.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
+import { listen } from "../../support/McpServers.ts"
 
 const records = { "allowed.test": "127.0.0.1", "wild.example.test": "127.0.0.1", "service.test": "127.0.0.1" }
 
 /** The destination: answers `hello <path>` and records the Host and proxy headers it saw. */
-const destination = Effect.acquireRelease(
-  Effect.callback<{ readonly port: number; readonly seen: Array<IncomingMessage["headers"]>; readonly close: () => void }>((resume) => {
-    const seen: Array<IncomingMessage["headers"]> = []
-    const server = createServer((req, res) => {
+const destination = Effect.suspend(() => {
+  const seen: Array<IncomingMessage["headers"]> = []
+  return Effect.map(
+    listen((req, res) => {
       seen.push(req.headers)
       res.writeHead(200, { "content-type": "text/plain" })
       res.end(`hello ${req.url ?? ""}`)
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, seen, close: () => server.close() }))
-    })
-  }),
-  (d) => Effect.sync(d.close)
-)
+    }),
+    (port) => ({ port, seen })
+  )
+})
 
 /** A proxy with `rules` on a fresh socket, resolving through the test DNS server; its decisions are kept. */
 const proxy = (rules: EgressRules) =>
