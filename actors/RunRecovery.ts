@@ -7,10 +7,11 @@
  * Each pass also cancels parked runs past their max-park window
  * (interaction_timeout) and applies retention to the cluster's message storage (run
  * messages are deleted a day after their run ended) and to the event log (a
- * run's stream is deleted SVC_EVENT_RETENTION_DAYS after it ended). It runs on the
- * application's clock, so TestClock drives it in tests.
+ * run's stream is deleted SVC_EVENT_RETENTION_DAYS after it ended), and moves managed
+ * workspaces through their lifecycle (idle ones hibernated, unused ones archived). It runs
+ * on the application's clock, so TestClock drives it in tests.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { Sharding, Singleton } from "effect/cluster"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
@@ -18,6 +19,7 @@ import { RecoveryRepo } from "../src/store/RecoveryRepo.ts"
 import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { retentionMs } from "../src/runs/StreamRetention.ts"
+import { WorkspaceLifecycle } from "../src/workspace/WorkspaceLifecycle.ts"
 import { RunEntity } from "./RunEntity.ts"
 
 export const MaxRecoveryAttempts = 3
@@ -32,7 +34,10 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const repo = yield* RecoveryRepo
     const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
+    const workspaces = yield* WorkspaceLifecycle
     let lastPurge = Number.NEGATIVE_INFINITY
+    // One pass at a time: a pass asked for (tests, after moving the clock) waits for a scheduled one that is under way.
+    const running = Semaphore.makeUnsafe(1)
     const pass = Effect.gen(function*() {
       const client = yield* RunEntity.client
       const now = yield* Clock.currentTimeMillis
@@ -41,6 +46,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         yield* repo.purgeDeliveredMessages(toIso(now - MessageRetentionMs))
         yield* repo.purgeStreams(toIso(now - retentionMs(config.eventRetentionDays)))
       }
+      yield* workspaces.sweep
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
       for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
@@ -52,7 +58,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
         else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
       }
-    }).pipe(Effect.provideService(Sharding.Sharding, sharding))
+    }).pipe(Effect.provideService(Sharding.Sharding, sharding), running.withPermits(1))
     return { pass }
   })).pipe(Layer.provide(RecoveryRepo.layer))
 }

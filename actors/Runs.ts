@@ -154,13 +154,24 @@ export class Runs extends Context.Service<Runs, {
         }
       })
 
-      /** A stream ends at the run's final end, or at a turn's end while the run is parked. */
-      const follow = (id: RunId, afterSeq: number, watch?: Watch) =>
-        events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
+      /**
+       * A stream ends at the run's final end, or at a turn's end while the run is parked. Resumed
+       * after a frame (Last-Event-ID): a finished run with nothing after that frame ends at once;
+       * a parked one waits for what comes next (its resumption or its expiry, in the same log).
+       */
+      const follow = (id: RunId, afterSeq: number, watch?: Watch) => {
+        const following = events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
           Option.match(row, {
             onNone: () => true,
             onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
           })), watch)
+        if (afterSeq === 0) return following
+        return Stream.unwrap(Effect.gen(function*() {
+          const row = yield* repo.find(id)
+          const finished = Option.match(row, { onNone: () => true, onSome: (r) => isTerminal(r.run.status) })
+          return finished && (yield* events.lastSeq(id)) <= afterSeq ? Stream.empty : following
+        }))
+      }
 
       const cancelRun = (row: RunRow) =>
         Effect.gen(function*() {

@@ -3,7 +3,7 @@
  * OS CSPRNG in base62 (unguessable), branded for the kinds that have a brand.
  * Secret tokens (API keys) use the same encoding with 256 bits.
  */
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
 import {
   AgentId,
@@ -65,10 +65,17 @@ export class IdGenerator extends Context.Service<IdGenerator, {
   readonly make: <K extends IdKind>(kind: K) => Effect.Effect<IdOf<K>>
   /** A new secret token (API keys): `prefix` plus 256 random bits in base62. */
   readonly secretToken: (prefix: string) => Effect.Effect<Redacted.Redacted>
+  /**
+   * The id of `kind` that `seed` always gives (128 bits of its SHA-256): for ids that a replay
+   * of the same work must mint again, such as the tool calls of a step replayed after a crash.
+   */
+  readonly derive: <K extends IdKind>(kind: K, seed: string) => IdOf<K>
 }>()("svc/IdGenerator") {
   // Plain Effect.sync rather than Effect.fn: ids are minted on the hot path (every step), a span each would be noise.
   static readonly layer = Layer.succeed(IdGenerator)({
     make: <K extends IdKind>(kind: K) => Effect.sync(() => typed[kind](IdPrefix[kind] + base62(randomBytes(16), 22))),
-    secretToken: (prefix: string) => Effect.sync(() => Redacted.make(prefix + base62(randomBytes(32), 43)))
+    secretToken: (prefix: string) => Effect.sync(() => Redacted.make(prefix + base62(randomBytes(32), 43))),
+    derive: <K extends IdKind>(kind: K, seed: string) =>
+      typed[kind](IdPrefix[kind] + base62(createHash("sha256").update(seed).digest().subarray(0, 16), 22))
   })
 }

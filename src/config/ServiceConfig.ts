@@ -71,6 +71,8 @@ export interface ServiceConfigShape {
   readonly mcpIdleMs: number
   /** SVC_WORKSPACE_ROOT: where managed workspaces live (`<root>/workspaces/<thread id>`); every directory above it must be traversable by others. */
   readonly workspaceRoot: string
+  /** Largest stored snapshot of a workspace (gzip'd tar), in bytes (SVC_WORKSPACE_SNAPSHOT_MAX_BYTES). */
+  readonly workspaceSnapshotMaxBytes: number
   /** SVC_MAX_STEP_MS: a run's step (one model call and its tool calls) running longer ends the run with step_duration_exceeded. */
   readonly maxStepMs: number
   /** SVC_MAX_RUN_CENTS: the platform's cost ceiling per run; a run reaching it ends with per_run_cap_exceeded (null: no ceiling). */
@@ -159,6 +161,10 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
       const workspaceRoot = yield* Config.String("SVC_WORKSPACE_ROOT").pipe(Config.withDefault("./.svc-workspaces"))
+      const workspaceSnapshotMaxBytes = yield* Config.Int("SVC_WORKSPACE_SNAPSHOT_MAX_BYTES").pipe(Config.withDefault(256 * 1024 * 1024))
+      if (workspaceSnapshotMaxBytes < 1) {
+        return yield* new ConfigurationError({ message: `SVC_WORKSPACE_SNAPSHOT_MAX_BYTES must be at least 1, got ${workspaceSnapshotMaxBytes}` })
+      }
       const maxStepMs = yield* Config.Int("SVC_MAX_STEP_MS").pipe(Config.withDefault(600_000))
       if (maxStepMs < 1) return yield* new ConfigurationError({ message: `SVC_MAX_STEP_MS must be at least 1, got ${maxStepMs}` })
       const maxRunCents = Option.getOrNull(yield* Config.Number("SVC_MAX_RUN_CENTS").pipe(Config.option))
@@ -183,6 +189,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         maxParkMs,
         mcpIdleMs,
         workspaceRoot,
+        workspaceSnapshotMaxBytes,
         maxStepMs,
         maxRunCents,
         eventRetentionDays,

@@ -7,7 +7,7 @@
  * `cancelRequested` says so; any other interruption (the runner stopping, the
  * shard moving) leaves it to be resumed from its last checkpoint.
  */
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -16,6 +16,7 @@ import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
+import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import { NodeRepo } from "../store/NodeRepo.ts"
 import { nowIso } from "../Time.ts"
@@ -126,7 +127,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         })
 
       /** maxDurationMs counts from the run's start; failures become the run's outcome. */
-      const bounded = (row: RunRow, maxDurationMs: number | null, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable, Scope.Scope>) => {
+      const bounded = (row: RunRow, maxDurationMs: number | null, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable | SnapshotUnavailable>) => {
         const timed = maxDurationMs === null ? outcome : Effect.flatMap(Clock.currentTimeMillis, (now) =>
           outcome.pipe(
             Effect.timeoutOrElse({
@@ -137,6 +138,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         return timed.pipe(
           Effect.catchTag("WorkspaceUnavailable", (e) =>
             Effect.succeed(failed("workspace_unavailable", `The managed workspace could not start: ${e.message}`, "workspace_unavailable"))),
+          Effect.catchTag("SnapshotUnavailable", (e) =>
+            Effect.succeed(failed("snapshot_unavailable", `The managed workspace could not be restored: ${e.message}`, "snapshot_unavailable"))),
           Effect.catchTag("ModelUnavailable", (e) =>
             Effect.succeed(
               e.contextOverflow === true
@@ -172,7 +175,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         yield* Effect.forkScoped(
           Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
         )
-        const outcome = yield* bounded(row, plan.maxDurationMs, body(row, plan, writer, usage, fresh)).pipe(
+        // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
+        const outcome = yield* bounded(row, plan.maxDurationMs, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
           Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.void)))
         )
         yield* finalize.outcome(row, writer, outcome, usage.current)

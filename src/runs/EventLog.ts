@@ -219,9 +219,7 @@ export class EventLog extends Context.Service<EventLog, {
                   return contiguous ? { rows: fresh, read: false } : yield* catchUp(cursor)
                 }
               })
-            // Resuming after a frame (Last-Event-ID): nothing stored after it may mean the run already
-            // ended there, so an empty first look asks whether it settled.
-            return Stream.paginate({ cursor: afterSeq, mustRead: watch === undefined, endIfEmpty: afterSeq > 0 }, (state) =>
+            return Stream.paginate({ cursor: afterSeq, mustRead: watch === undefined, endIfEmpty: false }, (state) =>
               Effect.gen(function*() {
                 const { rows, read: wasRead } = yield* next(state.cursor, state.mustRead, state.endIfEmpty)
                 if (rows.length === 0) {

@@ -23,7 +23,9 @@ export const run = Effect.fn("ModelStep.run")(function*(
   request: ModelRequest,
   writer: Writer,
   streamReasoning: boolean,
-  ids: IdGenerator["Service"]
+  ids: IdGenerator["Service"],
+  /** What the step's tool call ids derive from (run and step): a step replayed after a crash calls with the same ids. */
+  callIdSeed: string
 ) {
   let text = ""
   // The answer's part id, minted up front; the part is opened by its first delta.
@@ -87,8 +89,8 @@ export const run = Effect.fn("ModelStep.run")(function*(
         }
         case "ToolCall":
           // The service's own id for the call; the provider's stays with it for the provider.
-          return Effect.map(ids.make("toolCall"), (id) => {
-            calls.push({ id, providerId: event.id, name: event.name, input: event.input })
+          return Effect.sync(() => {
+            calls.push({ id: ids.derive("toolCall", `${callIdSeed}:${calls.length}`), providerId: event.id, name: event.name, input: event.input })
           })
         case "Finish":
           tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }

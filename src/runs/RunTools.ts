@@ -15,6 +15,7 @@ import * as McpTools from "../tools/McpTools.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
+import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
@@ -30,7 +31,7 @@ export class RunTools extends Context.Service<RunTools, {
     plan: RunPlan,
     writer: Writer,
     resumed: boolean
-  ) => Effect.Effect<Toolset.Toolset, WorkspaceUnavailable, Scope.Scope>
+  ) => Effect.Effect<Toolset.Toolset, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
 }>()("svc/RunTools") {
   static readonly layer = Layer.effect(RunTools)(
     Effect.gen(function*() {
@@ -48,7 +49,8 @@ export class RunTools extends Context.Service<RunTools, {
         resumed: boolean
       ) {
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
-        const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace)]
+        const report = (message: string) => writer.emit({ type: "error", errorText: message })
+        const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,

@@ -183,7 +183,8 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
           { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
           writer,
           plan.streamReasoning,
-          ids
+          ids,
+          `${runId}:${step}`
         )
       )
       if (StepGuards.isOverrun(result)) return yield* overran([], [])

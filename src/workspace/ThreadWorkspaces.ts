@@ -10,7 +10,9 @@
  * projections of its secret contexts at that moment, starts its declared
  * services that should run (WorkspaceServices), and offers the workspace
  * tools as one more tool family. Deleting the thread stops its services and
- * deletes its files.
+ * deletes its files. Its files follow the thread to another node through snapshots
+ * (WorkspaceLifecycle): restored when the open finds the local copy missing
+ * or older (status `restoring`), taken when the run's scope closes.
  */
 import { Context, Effect, Layer, Option, Redacted, type Scope } from "effect"
 import type { ManagedWorkspace } from "../../domain/Agent.ts"
@@ -28,6 +30,10 @@ import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
 import { Sandbox, type Workspace } from "./Sandbox.ts"
 import * as WorkspaceSeed from "./WorkspaceSeed.ts"
+import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
+import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
+import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
+import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { WorkspaceServices } from "./WorkspaceServices.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
@@ -41,8 +47,16 @@ export const networkOf = (spec: ManagedWorkspace): NetworkMode => {
 }
 
 export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
-  /** The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope. */
-  readonly open: (threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) => Effect.Effect<ToolFamily, WorkspaceUnavailable, Scope.Scope>
+  /**
+   * The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope, and
+   * its closing snapshots the files (`report` tells the run's stream when that snapshot is not stored).
+   */
+  readonly open: (
+    threadId: ThreadId,
+    principal: Principal,
+    spec: ManagedWorkspace,
+    report: (message: string) => Effect.Effect<void>
+  ) => Effect.Effect<ToolFamily, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
   /** Deletes the workspace files of these threads (they were deleted). */
   readonly remove: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
   /** The threads of an agent that have a managed workspace (read before the agent's threads are deleted with it). */
@@ -56,6 +70,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
       const secrets = yield* Secrets
       const outbound = yield* Outbound
       const config = yield* ServiceConfig
+      const lifecycle = yield* WorkspaceLifecycle
       const services = yield* WorkspaceServices
 
       /** The workspace_env projections of the spec's secret contexts, opened now. */
@@ -77,11 +92,20 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           return env
         })
 
-      const open = Effect.fn("ThreadWorkspaces.open")(function*(threadId: ThreadId, principal: Principal, spec: ManagedWorkspace) {
+      const open = Effect.fn("ThreadWorkspaces.open")(function*(
+        threadId: ThreadId,
+        principal: Principal,
+        spec: ManagedWorkspace,
+        report: (message: string) => Effect.Effect<void>
+      ) {
         const found = yield* threads.find(threadId)
         const status = Option.isSome(found) ? found.value.thread.workspace?.status : undefined
         const fresh = status !== "active"
-        if (status === "uninitialized") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
+        // Set once the files are in place: only then does closing the scope snapshot them.
+        let ready: Workspace | undefined
+        const snapshot = yield* Effect.acquireRelease(lifecycle.prepare(threadId, status), () => lifecycle.release(threadId, ready, report))
+        if (Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "restoring", yield* nowIso)
+        else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
         const limits = limitsOf[spec.resources ?? "standard"]
         // The seed's host is named by the service: reachable whatever allowDomains says.
@@ -94,9 +118,12 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
               rules: { network: rules, allowPrivate: config.allowPrivateUrls, serviceHosts },
               resolve: outbound.resolve
             }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` }))))
-        /** A new workspace gets its seed; an offline one through a proxy that reaches the seed's host only, for the clone only. */
+        /**
+         * A new workspace gets its seed (one restored from a snapshot has its files already); an offline
+         * one through a proxy that reaches the seed's host only, for the clone only.
+         */
         const seeded = (workspace: Workspace) => {
-          if (!fresh || spec.seed === undefined) return Effect.void
+          if (!fresh || spec.seed === undefined || Option.isSome(snapshot)) return Effect.void
           const seed = spec.seed
           if (network.mode !== "offline") return WorkspaceSeed.clone(sandbox, workspace, seed)
           return Effect.scoped(
@@ -113,9 +140,13 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           return workspace
         })
         const workspace = yield* opened.pipe(
-          Effect.tapError(() => Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, "failed", now)))
+          Effect.tap((workspace) => Option.isSome(snapshot) ? lifecycle.restore(threadId, workspace, snapshot.value) : Effect.void),
+          Effect.tapError((e) =>
+            Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, e._tag === "SnapshotUnavailable" ? "unavailable" : "failed", now))
+          )
         )
-        if (fresh) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
+        ready = workspace
+        if (fresh || Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
         yield* services.ensure({ workspace, spec, network, env, creating: status === "uninitialized" || status === "starting" })
         return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
@@ -123,7 +154,8 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
 
       return {
         open,
-        remove: (threadIds) => Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }),
+        remove: (threadIds) =>
+          Effect.andThen(Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }), lifecycle.forget(threadIds)),
         threadsOf: threads.withWorkspace
       }
     })
@@ -131,6 +163,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
 
   /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
+    Layer.provideMerge(WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
     Layer.provideMerge(WorkspaceServices.layer()),
     Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))

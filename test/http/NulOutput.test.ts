@@ -13,7 +13,7 @@ import { Page } from "../../domain/Page.ts"
 import { aimock, redactedKey } from "../support/Aimock.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -67,9 +67,10 @@ TestServer.suiteWith(Service)("NUL characters from models and tools", (it) => {
       const replay = yield* streamOf(live.runId)
       assertNoNul(replay.reply.text)
       const tools = replay.chunks.filter((c) => c.type === "tool-input-available" || c.type === "tool-output-available")
+      const [callId] = callIdsOf(replay.chunks)
       assert.deepStrictEqual(tools, [
-        { type: "tool-input-available", toolCallId: "call_1", toolName: "mcp__nulmcp__echo", input: { text: REPLACED } },
-        { type: "tool-output-available", toolCallId: "call_1", output: [{ type: "text", text: REPLACED }] }
+        { type: "tool-input-available", toolCallId: callId, toolName: "mcp__nulmcp__echo", input: { text: REPLACED } },
+        { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: REPLACED }] }
       ])
       assert.strictEqual(textOf(replay.message), `Result: ${REPLACED}`)
       assert.deepStrictEqual(live.parsed.chunks, replay.chunks, "live followers see what is stored")

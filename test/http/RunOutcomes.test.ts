@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, getRun, startRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -59,7 +59,7 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
       ])
       assert.deepStrictEqual(chunks[9], {
         type: "tool-output-error",
-        toolCallId: "call_2",
+        toolCallId: callIdsOf(chunks)[1],
         errorText: "step_duration_exceeded: the step ran past its time bound."
       })
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "step_duration_exceeded" })

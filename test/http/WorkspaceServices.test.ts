@@ -65,7 +65,9 @@ TestServer.suite()("workspace services and previews", (it) => {
         workspace: {
           ...offline,
           services: [{ name: "web", command: "python3 -m http.server 8000 --bind 127.0.0.1", port: 8000 }],
-          previews: { enabled: true, ports: [8000, 8001] }
+          previews: { enabled: true, ports: [8000, 8001] },
+          // Not hibernated (which stops its services) while the clock moves past the URL's expiry.
+          lifecycle: { idleMinutes: 600 }
         }
       })
       // Not active yet: no URL to show.

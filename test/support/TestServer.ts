@@ -107,6 +107,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   maxParkMs: 14 * 24 * 60 * 60 * 1000,
   mcpIdleMs: 60_000,
   workspaceRoot: testWorkspaceRoot,
+  workspaceSnapshotMaxBytes: 16 * 1024 * 1024,
   maxStepMs: 600_000,
   maxRunCents: null,
   eventRetentionDays: 30,

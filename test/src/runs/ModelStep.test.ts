@@ -50,12 +50,12 @@ const finish = (reason: "stop" | "tool-calls", inputTokens: number, outputTokens
 })
 
 /** A fresh run's writer; runs the step; returns its result and every chunk stored (sequence numbers checked). */
-const step = (model: ModelProvider, request: ModelRequest, streamReasoning: boolean) =>
+const step = (model: ModelProvider, request: ModelRequest, streamReasoning: boolean, callIdSeed = "run_test:0") =>
   Effect.gen(function*() {
     const events = yield* EventLog
     const row = yield* RunStage.stageRun()
     const writer = yield* events.writer(row.id, { fresh: true })
-    const result = yield* ModelStep.run(model, request, writer, streamReasoning, yield* IdGenerator)
+    const result = yield* ModelStep.run(model, request, writer, streamReasoning, yield* IdGenerator, callIdSeed)
     yield* writer.flush
     return { result, chunks: yield* storedChunks(row.id) }
   })
@@ -144,6 +144,11 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
         ],
         tokens: { inputTokens: 40, outputTokens: 9 }
       })
+      // A step replayed (after a crash) calls with the same ids; another step with others.
+      const again = yield* step(model, requestFor("read both"), true)
+      assert.deepStrictEqual(again.result.calls.map((c) => c.id), [a, b])
+      const other = yield* step(model, requestFor("read both"), true, "run_test:1")
+      assert.notStrictEqual(other.result.calls[0]?.id, a)
     }))
 
   it.effect("text and a tool call in one step: the text part and the call", () =>
@@ -204,7 +209,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const running = yield* Effect.forkChild(ModelStep.run(model, requestFor("hi"), writer, false, yield* IdGenerator))
+      const running = yield* Effect.forkChild(ModelStep.run(model, requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0"))
       // The step is still streaming: what arrives was written on release, not by a flush.
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(3), Stream.runCollect)
       assert.isUndefined(running.pollUnsafe())
@@ -226,7 +231,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const result = yield* ModelStep.run(providerOf([]), requestFor("hi"), writer, false, yield* IdGenerator)
+      const result = yield* ModelStep.run(providerOf([]), requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0")
       assert.deepStrictEqual(result, { text: "", calls: [], tokens: { inputTokens: 0, outputTokens: 0 } })
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(1), Stream.runCollect)
       assert.deepStrictEqual(seen.map((s) => s.chunk), [{ type: "start-step" }])
@@ -237,7 +242,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(providerOf([text("Half")], "HTTP 503 after 5 attempts"), requestFor("hi"), writer, false, yield* IdGenerator))
+      const error = yield* Effect.flip(ModelStep.run(providerOf([text("Half")], "HTTP 503 after 5 attempts"), requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0"))
       assert.deepStrictEqual(error, new ModelUnavailable({ message: "HTTP 503 after 5 attempts" }))
       yield* writer.flush
       const chunks = yield* storedChunks(row.id)
@@ -254,7 +259,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true, yield* IdGenerator))
+      const error = yield* Effect.flip(ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true, yield* IdGenerator, "run_test:0"))
       assert.strictEqual(error._tag, "ModelUnavailable")
       assert.strictEqual(error.message, "the scripted model was told to fail (/fail)")
       yield* writer.flush
