@@ -44,10 +44,16 @@ const statusMessages: Record<number, readonly [code: string, message: string]> =
 
 export const layer = (
   api: RouteTable,
-  options: { readonly maxBodyBytes: number; readonly extraRoutes: ReadonlyArray<readonly [string, string]> }
+  options: {
+    readonly maxBodyBytes: number
+    readonly extraRoutes: ReadonlyArray<readonly [string, string]>
+    /** Path prefixes whose responses are someone else's (previews): their status and body are kept as they are. */
+    readonly passThrough?: ReadonlyArray<string>
+  }
 ): Layer.Layer<never, never, HttpRouter.HttpRouter | IdGenerator> => {
   const shapes = routeShapes(api, options.extraRoutes)
   const maxBody = ByteSize.bytes(options.maxBodyBytes)
+  const passThrough = options.passThrough ?? []
 
   const allowedMethods = (path: string): ReadonlyArray<string> =>
     shapes.filter((s) => s.pattern.test(path)).map((s) => s.method)
@@ -64,7 +70,7 @@ export const layer = (
     })
 
   const rewrite = (ids: IdGenerator["Service"], response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
-    if (response.status < 400 || isJsonBody(response)) return Effect.succeed(response)
+    if (response.status < 400 || isJsonBody(response) || passThrough.some((p) => path.startsWith(p))) return Effect.succeed(response)
     if (response.status === 404) {
       const allowed = allowedMethods(path)
       if (allowed.length > 0) {

@@ -1,5 +1,6 @@
 /**
- * The HTTP application: the API routes, `GET /healthz`, the OpenAPI document
+ * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
+ * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
  * at `GET /v1/openapi.json`, the reference page at `GET /docs`, and the
  * global middleware. Requires the application services.
  */
@@ -12,6 +13,7 @@ import { layerApiFailures, layerAuthentication } from "./ApiMiddleware.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
+import * as PreviewRoute from "./PreviewRoute.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
 import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
@@ -42,4 +44,10 @@ const Health = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({
 const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
 
 export const layer = (options: { readonly maxBodyBytes: number }) =>
-  Layer.mergeAll(ApiRoutes, Health, Docs, RouterMiddleware.layer(Api, { maxBodyBytes: options.maxBodyBytes, extraRoutes }))
+  Layer.mergeAll(
+    ApiRoutes,
+    Health,
+    Docs,
+    PreviewRoute.layer,
+    RouterMiddleware.layer(Api, { maxBodyBytes: options.maxBodyBytes, extraRoutes, passThrough: [PreviewRoute.prefix] })
+  )

@@ -28,6 +28,7 @@ import { NodeRepo } from "./store/NodeRepo.ts"
 import { SignedDelivery } from "./delivery/SignedDelivery.ts"
 import { ToolApprovalHooks } from "./hooks/ToolApprovalHooks.ts"
 import { Outbound } from "./outbound/Outbound.ts"
+import { Previews } from "./workspace/Previews.ts"
 import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
 import { ResultHandlers } from "./resultHandlers/ResultHandlers.ts"
 import * as MasterKeys from "./secrets/MasterKeys.ts"
@@ -75,7 +76,8 @@ const Services = Layer.mergeAll(
   ApiKeys.layer,
   Bands.layer,
   RateLimiter.layer,
-  SpendQuota.layer
+  SpendQuota.layer,
+  Previews.layer
 ).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */

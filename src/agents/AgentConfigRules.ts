@@ -11,6 +11,7 @@ import {
   type AgentPolicies,
   type AgentWorkspace,
   DefaultArtifacts,
+  type ManagedWorkspace,
   DefaultPolicies
 } from "../../domain/Agent.ts"
 import type { Band } from "../../domain/Band.ts"
@@ -97,6 +98,29 @@ const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["brow
   typeof browser === "boolean" ? browser : true
 
 /**
+ * Declared services: names and ports unique (a name is the service's identity and log file), no
+ * port 3128 (the egress proxy's inside the sandbox), and a workspace that opens (filesystem).
+ */
+const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
+  const services = ws.services ?? []
+  if (services.length > 0 && ws.filesystem === false) {
+    return InvalidRequest.forField("workspace.services", "Services run in the workspace, which opens only with filesystem enabled.")
+  }
+  for (const [i, service] of services.entries()) {
+    if (services.findIndex((s) => s.name === service.name) !== i) {
+      return InvalidRequest.forField(`workspace.services[${i}].name`, `Another service is already named '${service.name}'.`)
+    }
+    if (service.port === 3128) {
+      return InvalidRequest.forField(`workspace.services[${i}].port`, "Port 3128 is the egress proxy's inside the workspace; choose another.")
+    }
+    if (service.port !== undefined && services.findIndex((s) => s.port === service.port) !== i) {
+      return InvalidRequest.forField(`workspace.services[${i}].port`, `Another service already listens on port ${service.port}.`)
+    }
+  }
+  return undefined
+}
+
+/**
  * Cross-field rules. Capabilities whose runtime this deployment does not
  * provide (web, browser, media generation and viewing, spatial media
  * fidelity, subagents, remote workspaces, documents, media editing) are
@@ -136,6 +160,8 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
         "managed_media_editing_unconfigured"
       )
     }
+    const services = checkServices(ws)
+    if (services !== undefined) return services
   }
   if (config.artifacts.stream?.urls === "include-svc-signed") {
     return InvalidRequest.forField(

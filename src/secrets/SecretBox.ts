@@ -7,8 +7,14 @@
  * and SVC_MASTER_KEY_PREVIOUS (comma-separated older keys). The embedded
  * default generates `master.key` (mode 0600) in the data directory. A key's
  * id is the first 16 hex digits of its SHA-256.
+ *
+ * Signatures (`sign`/`verify`): HMAC-SHA256 of a message under a key derived
+ * from the master key for one purpose (HMAC-SHA256(master key, "svc-sign:" +
+ * purpose)), so a signature made for one purpose is worthless for another and
+ * the master key itself never signs anything. Verification accepts every
+ * configured key, so signatures survive a key rotation.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
 import type { Sealed } from "../store/Sealed.ts"
 
@@ -36,10 +42,22 @@ export class SecretBox extends Context.Service<SecretBox, {
   readonly seal: (plaintext: Redacted.Redacted) => Effect.Effect<Sealed>
   /** Decrypts at the moment of use; a missing key or a tampered ciphertext is a defect. */
   readonly open: (sealed: Sealed) => Effect.Effect<Redacted.Redacted>
+  /** The signature of `message` for `purpose` (base64url, 43 characters). */
+  readonly sign: (purpose: string, message: string) => string
+  /** Whether `signature` is the signature of `message` for `purpose` under a configured key (constant time). */
+  readonly verify: (purpose: string, message: string, signature: string) => boolean
 }>()("svc/SecretBox") {
   static readonly make = (current: MasterKey, previous: ReadonlyArray<MasterKey>) => {
     const keys = new Map([current, ...previous].map((k) => [k.id, k.key]))
+    const mac = (key: Buffer, purpose: string, message: string) =>
+      createHmac("sha256", createHmac("sha256", key).update(`svc-sign:${purpose}`).digest()).update(message).digest()
     return SecretBox.of({
+      sign: (purpose, message) => mac(current.key, purpose, message).toString("base64url"),
+      verify: (purpose, message, signature) => {
+        const given = Buffer.from(signature, "base64url")
+        return given.length === 32 && given.toString("base64url") === signature &&
+          [...keys.values()].some((key) => timingSafeEqual(mac(key, purpose, message), given))
+      },
       currentKeyId: current.id,
       seal: (plaintext) =>
         Effect.sync(() => {

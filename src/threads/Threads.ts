@@ -1,4 +1,5 @@
 /** Threads: the resource routes of spec 4.2. */
+import { Previews } from "../workspace/Previews.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Band } from "../../domain/Band.ts"
@@ -50,6 +51,7 @@ export class Threads extends Context.Service<Threads, {
     Effect.gen(function*() {
       const repo = yield* ThreadRepo
       const workspaces = yield* ThreadWorkspaces
+      const previews = yield* Previews
       const agents = yield* Agents
       const bands = yield* Bands
       const ids = yield* IdGenerator
@@ -107,7 +109,7 @@ export class Threads extends Context.Service<Threads, {
           yield* agents.get(principal, input.agentId)
           return yield* Effect.die(new Error(`agent ${input.agentId} was found but the thread could not be inserted`))
         }),
-        get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.thread),
+        get: (principal, id) => Effect.flatMap(getRow(principal, id), previews.present),
         getRow,
         getWithAgent: Effect.fn("Threads.getWithAgent")(function*(principal: Principal, id: ThreadId) {
           const found = yield* repo.findWithAgent(id)
@@ -119,7 +121,8 @@ export class Threads extends Context.Service<Threads, {
         list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: AgentId, page: PageRequest) {
           yield* agents.get(principal, agentId)
           const { limit, after } = yield* pageWindow(page)
-          const rows = yield* repo.listByAgent(agentId, limit, after)
+          const rows = yield* Effect.forEach(yield* repo.listByAgent(agentId, limit, after), (row) =>
+            Effect.map(previews.present(row), (thread) => ({ ...row, thread })))
           return toPage(rows, limit, (row) => row.thread)
         }),
         update: Effect.fn("Threads.update")(function*(principal: Principal, id: ThreadId, patch: ThreadPatch) {
@@ -149,7 +152,7 @@ export class Threads extends Context.Service<Threads, {
             }
           }
           yield* repo.update(next)
-          return next.thread
+          return yield* previews.present(next)
         }),
         remove: Effect.fn("Threads.remove")(function*(principal: Principal, id: ThreadId) {
           yield* getRow(principal, id)
@@ -159,5 +162,5 @@ export class Threads extends Context.Service<Threads, {
         })
       }
     })
-  ).pipe(Layer.provide([ThreadRepo.layer, Agents.layer, Bands.layer]))
+  ).pipe(Layer.provide([ThreadRepo.layer, Agents.layer, Bands.layer, Previews.layer]))
 }

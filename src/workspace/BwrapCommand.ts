@@ -78,14 +78,34 @@ export const egressSocket = "/run/svc-egress.sock"
 export const proxyPort = 3128
 export const proxyUrl = `http://127.0.0.1:${proxyPort}`
 
+/** Where the workspace's ports directory appears inside: a `<port>.sock` per running service port (WorkspaceServices). */
+export const portsMount = "/run/svc-ports"
+
+/** A port as /proc/net/tcp writes it. */
+export const hexPort = (port: number) => port.toString(16).toUpperCase().padStart(4, "0")
+
 /**
- * With a network (restricted or public), the sandbox still has no route out: the egress proxy's
- * unix socket is bound in, and `socat` serves it on 127.0.0.1:3128 for HTTP(S)_PROXY. The command
- * starts once the bridge listens (bash's /dev/tcp would open a connection; /proc/net/tcp does not).
+ * `socat` serves each unix socket on 127.0.0.1:<port> inside the sandbox, and the command starts
+ * once every bridge listens (bash's /dev/tcp would open a connection; /proc/net/tcp does not).
+ * With a network (restricted or public) the sandbox still has no route out: the egress proxy's
+ * socket is bound in and bridged on 127.0.0.1:3128 for HTTP(S)_PROXY. Each running service's port
+ * is bridged the same way from its socket in the ports directory.
  */
-const bridge = `socat TCP-LISTEN:${proxyPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${egressSocket} 2>/dev/null &
-for _ in $(seq 1 500); do grep -q ' 0100007F:${proxyPort.toString(16).toUpperCase().padStart(4, "0")} 00000000:0000 0A' /proc/net/tcp && break; sleep 0.01; done
-`
+const bridges = (pairs: ReadonlyArray<{ readonly port: number; readonly socket: string }>): string =>
+  pairs.length === 0
+    ? ""
+    : pairs.map(({ port, socket }) => `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket} 2>/dev/null &\n`).join("") +
+      `for _ in $(seq 1 500); do ${
+        pairs.map(({ port }) => `grep -q ' 0100007F:${hexPort(port)} 00000000:0000 0A' /proc/net/tcp`).join(" && ")
+      } && break; sleep 0.01; done\n`
+
+/** The ports directory of a workspace: `dir` on the host; `connect`: the ports bridged to 127.0.0.1 inside. */
+export interface PortsBinding {
+  readonly dir: string
+  /** Services bind it read-write (their own socket is made there); commands read-only. */
+  readonly writable: boolean
+  readonly connect: ReadonlyArray<number>
+}
 
 /** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
 export const argv = (input: {
@@ -98,11 +118,13 @@ export const argv = (input: {
   readonly command: string
   /** The host path of the workspace's egress proxy socket; undefined: offline. */
   readonly egress: string | undefined
+  readonly ports?: PortsBinding | undefined
 }): { readonly file: string; readonly args: ReadonlyArray<string> } => {
-  const { limits, uid } = input
+  const { limits, uid, ports } = input
+  // pdeathsig: if the service process dies (even kill -9), the sandbox goes with it.
   const identity = uid === undefined
     ? []
-    : ["unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs"]
+    : ["setpriv", "--pdeathsig=KILL", "--", "unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs"]
   const [file = "prlimit", ...before] = [...identity, "prlimit"]
   return {
     file,
@@ -133,10 +155,16 @@ export const argv = (input: {
       "--size", String(limits.tmpBytes), "--tmpfs", "/tmp",
       "--bind", input.workspaceDir, mountPoint,
       ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
+      ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
       "--remount-ro", "/",
       "--chdir", mountPoint,
       "bash", "--noprofile", "--norc", "-c",
-      `${input.egress === undefined ? "" : bridge}cd -- "$1" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' "$1" >&2; exit 2; }; exec bash -lc "$2"`,
+      `${
+        bridges([
+          ...(input.egress === undefined ? [] : [{ port: proxyPort, socket: egressSocket }]),
+          ...(ports?.connect ?? []).map((port) => ({ port, socket: `${portsMount}/${port}.sock` }))
+        ])
+      }cd -- "$1" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' "$1" >&2; exit 2; }; exec bash -lc "$2"`,
       "svc-sandbox", input.cwd, input.command
     ]
   }

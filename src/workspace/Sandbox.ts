@@ -19,10 +19,13 @@
  * the command with a result saying which limit, never the service.
  */
 import { rm } from "node:fs/promises"
-import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { join } from "node:path"
+import { Context, Effect, Fiber, Layer, Option, type Scope } from "effect"
 import * as Bwrap from "./BwrapCommand.ts"
+import * as PortSocket from "./PortSocket.ts"
 import type { Limits } from "./ResourceClass.ts"
 import * as SandboxProcess from "./SandboxProcess.ts"
+import * as ServiceScript from "./ServiceScript.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
 import * as WorkspaceRoot from "./WorkspaceRoot.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
@@ -71,6 +74,26 @@ export interface ExecResult {
   readonly limit?: { readonly kind: LimitKind; readonly message: string }
 }
 
+/** A declared service (spec 2.1.3 `services`), run by `startService`. */
+export interface ServiceRequest {
+  readonly name: string
+  readonly command: string
+  /** Relative to the workspace root; default the root. */
+  readonly cwd?: string | undefined
+  /** Served on `<ports dir>/<port>.sock` once it listens inside. */
+  readonly port?: number | undefined
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /** The services' egress proxy socket (`egressSocketPath(id, "services")`, listening); undefined: offline. */
+  readonly egress?: string | undefined
+}
+
+export interface ServiceProcess {
+  /** Ends when the service does: its exit code, and why its sandbox did not start if it did not. */
+  readonly wait: Effect.Effect<{ readonly exitCode: number; readonly startError: string | undefined }>
+  /** Completes once the service's port has its socket (at once without a port), or the service ended. */
+  readonly ready: Effect.Effect<void>
+}
+
 export interface SandboxOptions extends WorkspaceRoot.RootOptions {
   readonly diskCheckIntervalMs?: number
 }
@@ -89,9 +112,17 @@ const proxyEnv = {
 export class Sandbox extends Context.Service<Sandbox, {
   /** Creates the workspace's directory when new, and checks that a sandbox starts. */
   readonly open: (id: string, limits: Limits, options?: OpenOptions) => Effect.Effect<Workspace, WorkspaceUnavailable>
-  /** Where the egress proxy of workspace `id` must listen for `network: "proxy"` (a directory only the service writes). */
-  readonly egressSocketPath: (id: string) => Effect.Effect<string, WorkspaceUnavailable>
+  /** Where the egress proxy of workspace `id` must listen for `network: "proxy"` (a directory only the service writes); the services' own with `"services"`. */
+  readonly egressSocketPath: (id: string, user?: WorkspaceRoot.EgressUser) => Effect.Effect<string, WorkspaceUnavailable>
   readonly exec: (workspace: Workspace, request: ExecRequest) => Effect.Effect<ExecResult, WorkspaceUnavailable>
+  /**
+   * Starts a long-lived service in the workspace: the same sandbox, limits (but wall time and the
+   * disk check, see README), uid and environment rules as a command, its output appended to
+   * `.svc/logs/<name>.log`. It is stopped when the scope closes.
+   */
+  readonly startService: (workspace: Workspace, request: ServiceRequest) => Effect.Effect<ServiceProcess, WorkspaceUnavailable, Scope.Scope>
+  /** The host directory of the workspace's port sockets (see PortSocket). */
+  readonly portsDirOf: (id: string) => string
   /** Bytes the workspace's files take on disk. */
   readonly diskUsage: (workspace: Workspace) => Effect.Effect<number>
   /** Deletes the workspace's files (call when none of its commands runs). */
@@ -138,6 +169,12 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     }
   }
 
+  /** The ports of the workspace's running services, reached from a command on 127.0.0.1. */
+  const commandPorts = (id: string): Bwrap.PortsBinding | undefined => {
+    const connect = PortSocket.listed(root.portsDirOf(id))
+    return connect.length === 0 ? undefined : { dir: root.portsDirOf(id), writable: false, connect }
+  }
+
   const exec = Effect.fn("Sandbox.exec")(function*(workspace: Workspace, request: ExecRequest) {
     const layout = yield* root.layout
     const { limits } = workspace
@@ -155,7 +192,8 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       limits: { ...limits, fileSizeBytes: limits.diskBytes },
       cwd: cwd.inner,
       command: request.command,
-      egress: workspace.egress
+      egress: workspace.egress,
+      ports: commandPorts(workspace.id)
     })
     // A workspace already over its limit (an earlier command's burst) may still run commands that
     // shrink it; what no command may do is grow the workspace past max(limit, its size before).
@@ -228,10 +266,52 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     return workspace
   })
 
+  const startService = Effect.fn("Sandbox.startService")(function*(workspace: Workspace, request: ServiceRequest) {
+    const layout = yield* root.layout
+    const cwd = WorkspacePath.resolve(request.cwd ?? ".")
+    if ("error" in cwd) return yield* new WorkspaceUnavailable({ message: `cwd: ${cwd.error}` })
+    const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
+    if (badName !== undefined) return yield* new WorkspaceUnavailable({ message: `env: '${badName}' is not a valid environment variable name` })
+    const dir = yield* root.ensurePortsDir(workspace.id, workspace.uid)
+    const port = request.port
+    // A socket left by an earlier run of the service is in the way (unlink never follows a link).
+    if (port !== undefined) yield* Effect.promise(() => rm(join(dir, PortSocket.fileOf(port)), { force: true }))
+    const egress = request.egress === undefined ? undefined : yield* root.egressOf(workspace.id, workspace.uid, "services")
+    const command = Bwrap.argv({
+      uid: workspace.uid,
+      layout,
+      workspaceDir: workspace.dir,
+      limits: { ...workspace.limits, fileSizeBytes: workspace.limits.diskBytes },
+      cwd: cwd.inner,
+      command: ServiceScript.script({ name: request.name, command: request.command, port }),
+      egress,
+      ports: { dir, writable: true, connect: PortSocket.listed(dir).filter((p) => p !== port) }
+    })
+    const running = yield* Effect.acquireRelease(
+      SandboxProcess.start({
+        ...command,
+        reaper: workspace.uid !== undefined,
+        env: { ...baseEnv, ...(egress === undefined ? {} : proxyEnv), ...request.env },
+        stdin: undefined,
+        outputBytes: 4_096
+      }),
+      stop
+    )
+    const wait = Effect.map(running.wait, (finished) => ({
+      exitCode: finished.exitCode,
+      startError: finished.spawnError !== undefined || !finished.status.includes("child-pid")
+        ? finished.spawnError ?? (finished.stderr.trim() || `exit code ${finished.exitCode}`)
+        : undefined
+    }))
+    const ready = port === undefined ? Effect.void : Effect.raceFirst(PortSocket.appeared(dir, port), Effect.asVoid(running.wait))
+    return { wait, ready }
+  })
+
   const remove = Effect.fn("Sandbox.remove")(function*(id: string) {
     if (!WorkspaceRoot.validId.test(id)) return
     yield* Effect.promise(() => rm(root.dirOf(id), { recursive: true, force: true }))
+    yield* Effect.promise(() => rm(root.portsDirOf(id), { recursive: true, force: true }))
   })
 
-  return Sandbox.of({ open, egressSocketPath: root.egressSocketPath, exec, diskUsage, remove })
+  return Sandbox.of({ open, egressSocketPath: root.egressSocketPath, exec, startService, portsDirOf: root.portsDirOf, diskUsage, remove })
 })

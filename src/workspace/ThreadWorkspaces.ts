@@ -7,9 +7,10 @@
  * sandbox, starts the workspace's egress proxy when its network is not
  * offline (for as long as the run executes), clones the seed into a new
  * workspace (WorkspaceSeed), opens the `workspace_env`
- * projections of its secret contexts at that moment, and offers the
- * workspace tools as one more tool family. Deleting the thread deletes its
- * files. Its files follow the thread to another node through snapshots
+ * projections of its secret contexts at that moment, starts its declared
+ * services that should run (WorkspaceServices), and offers the workspace
+ * tools as one more tool family. Deleting the thread stops its services and
+ * deletes its files. Its files follow the thread to another node through snapshots
  * (WorkspaceLifecycle): restored when the open finds the local copy missing
  * or older (status `restoring`), taken when the run's scope closes.
  */
@@ -33,6 +34,7 @@ import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
 import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
 import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
+import { WorkspaceServices } from "./WorkspaceServices.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
 
@@ -69,6 +71,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
       const outbound = yield* Outbound
       const config = yield* ServiceConfig
       const lifecycle = yield* WorkspaceLifecycle
+      const services = yield* WorkspaceServices
 
       /** The workspace_env projections of the spec's secret contexts, opened now. */
       const environment = (principal: Principal, spec: ManagedWorkspace) =>
@@ -145,12 +148,14 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         ready = workspace
         if (fresh || Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
+        yield* services.ensure({ workspace, spec, network, env, creating: status === "uninitialized" || status === "starting" })
         return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
       })
 
       return {
         open,
-        remove: (threadIds) => Effect.andThen(Effect.forEach(threadIds, (id) => sandbox.remove(id), { discard: true }), lifecycle.forget(threadIds)),
+        remove: (threadIds) =>
+          Effect.andThen(Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }), lifecycle.forget(threadIds)),
         threadsOf: threads.withWorkspace
       }
     })
@@ -160,6 +165,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
     Layer.provideMerge(WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
+    Layer.provideMerge(WorkspaceServices.layer()),
     Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))
   )
 }

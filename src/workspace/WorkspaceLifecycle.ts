@@ -11,7 +11,7 @@
  * Lifecycle, by the cluster's recovery pass: a workspace unused for its
  * `idleMinutes` (default 30) becomes `hibernated`; unused for its
  * `retentionDays` (default 30), `archived`, and its snapshot is deleted. Every
- * node releases the local copies of hibernated workspaces (once the snapshot
+ * node stops the services of and releases the local copies of hibernated workspaces (once the snapshot
  * holds them), archived ones, and those of deleted threads.
  */
 import { existsSync } from "node:fs"
@@ -24,6 +24,7 @@ import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Sandbox } from "./Sandbox.ts"
+import { WorkspaceServices } from "./WorkspaceServices.ts"
 import * as WorkspaceArchive from "./WorkspaceArchive.ts"
 import { type SnapshotHead, SnapshotStore } from "./SnapshotStore.ts"
 import { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
@@ -65,6 +66,7 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
     const store = yield* SnapshotStore
     const repo = yield* WorkspaceLifecycleRepo
     const sandbox = yield* Sandbox
+    const services = yield* WorkspaceServices
     const root = resolve(config.workspaceRoot)
     const workspacesDir = join(root, "workspaces")
     const versionsDir = join(root, "versions")
@@ -200,6 +202,8 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
             }
           }
           kept.delete(id)
+          // Hibernated, archived or deleted: its processes stop with its local copy.
+          yield* services.stop(id)
           yield* dropLocal(id)
         }))
       }

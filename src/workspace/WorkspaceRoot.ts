@@ -1,7 +1,8 @@
 /**
  * The workspace root on disk: `<root>/workspaces/<id>` (one directory per
  * workspace), `<root>/etc` (the sandbox's passwd and group) and
- * `<root>/egress` (the egress proxies' sockets). As root, each workspace gets
+ * `<root>/egress` (the egress proxies' sockets) and `<root>/ports/<id>` (the
+ * sockets of a workspace's service ports, made by its sandboxes). As root, each workspace gets
  * its own unprivileged host uid, recorded as the owner of its directory (mode
  * 0700): the first guess hashes the directory's path, then the next free uid
  * of the range. The uids must reach their directories, so every directory
@@ -21,6 +22,9 @@ export interface RootOptions {
   readonly uidBase?: number
   readonly uidCount?: number
 }
+
+/** Whose egress proxy: a run's (for as long as it executes) or the workspace's services' (as long as they run). */
+export type EgressUser = "run" | "services"
 
 export const validId = /^[A-Za-z0-9_-]{1,128}$/
 
@@ -47,6 +51,7 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
   const workspacesDir = join(root, "workspaces")
   const etcDir = join(root, "etc")
   const egressDir = join(root, "egress")
+  const portsDir = join(root, "ports")
   const asRoot = process.getuid?.() === 0
   const uidBase = options.uidBase ?? 200_000
   const uidCount = options.uidCount ?? 100_000
@@ -58,6 +63,7 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
       await mkdir(workspacesDir, { recursive: true, mode: 0o711 })
       await mkdir(etcDir, { recursive: true, mode: 0o755 })
       await mkdir(egressDir, { recursive: true, mode: 0o711 })
+      await mkdir(portsDir, { recursive: true, mode: 0o711 })
       await writeFile(join(etcDir, "passwd"), Bwrap.passwd, { mode: 0o644 })
       await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
       if (asRoot) await chmod(workspacesDir, 0o711)
@@ -72,7 +78,9 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
   }).pipe(Effect.cached)
 
   const dirOf = (id: string) => join(workspacesDir, id)
-  const socketOf = (id: string) => join(egressDir, `${id}.sock`)
+  /** The run's proxy and the services' own (ids have no `.`, so no workspace's name meets another's). */
+  const socketOf = (id: string, user: EgressUser = "run") => join(egressDir, user === "run" ? `${id}.sock` : `${id}.services.sock`)
+  const portsDirOf = (id: string) => join(portsDir, id)
 
   /** The workspace's uid: its directory's owner, or a free slot of the range for a new one. */
   const allocateDir = (id: string) =>
@@ -112,8 +120,8 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
     )
 
   /** The proxy's socket of a workspace, made connectable by the workspace's uid only. */
-  const egressOf = (id: string, uid: number | undefined): Effect.Effect<string, WorkspaceUnavailable> => {
-    const path = socketOf(id)
+  const egressOf = (id: string, uid: number | undefined, user: EgressUser = "run"): Effect.Effect<string, WorkspaceUnavailable> => {
+    const path = socketOf(id, user)
     return Effect.promise(() => stat(path).then((s) => s.isSocket(), () => false)).pipe(
       Effect.flatMap((listening) =>
         listening
@@ -127,11 +135,23 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
     )
   }
 
+  /** The workspace's ports directory, created owned by its uid (mode 0700): its services make their sockets there. */
+  const ensurePortsDir = (id: string, uid: number | undefined): Effect.Effect<string, WorkspaceUnavailable> => {
+    const dir = portsDirOf(id)
+    return layout.pipe(Effect.andThen(fsStep(`cannot create the ports directory of workspace ${id}`, async () => {
+      await mkdir(dir, { recursive: true, mode: 0o700 })
+      if (uid !== undefined) await chown(dir, uid, uid)
+      return dir
+    })))
+  }
+
   return {
     layout,
     dirOf,
     ensureDir,
     egressOf,
-    egressSocketPath: (id: string) => Effect.as(layout, socketOf(id))
+    egressSocketPath: (id: string, user: EgressUser = "run") => Effect.as(layout, socketOf(id, user)),
+    portsDirOf,
+    ensurePortsDir
   }
 })

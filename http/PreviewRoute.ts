@@ -1,0 +1,66 @@
+/**
+ * `ANY /v1/previews/<token>/<path>`: the preview URLs of managed workspaces
+ * (src/workspace/Previews.ts). No API key: the signed token is the grant. A
+ * forged or expired token is 403 `permission_denied` before anything of the
+ * workspace is touched; a port with no running service (on this node) is 502
+ * `service_unavailable`; anything else is the service's own answer, streamed
+ * (the router middleware leaves these responses as they are). Preview
+ * requests stay out of the access log: their URL is the grant.
+ */
+import { IncomingMessage, ServerResponse } from "node:http"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Effect, Option } from "effect"
+import { HttpMiddleware, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
+import * as PortSocket from "../src/workspace/PortSocket.ts"
+import * as PreviewProxy from "../src/workspace/PreviewProxy.ts"
+import { Previews } from "../src/workspace/Previews.ts"
+import { Sandbox } from "../src/workspace/Sandbox.ts"
+import { WorkspaceServices } from "../src/workspace/WorkspaceServices.ts"
+import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
+
+export const prefix = "/v1/previews/"
+
+const handler = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const requestId = yield* CurrentRequestId
+    const url = new URL(request.url, "http://localhost")
+    const rest = url.pathname.slice(prefix.length)
+    const slash = rest.indexOf("/")
+    const token = slash === -1 ? rest : rest.slice(0, slash)
+    const previews = yield* Previews
+    const grant = yield* previews.grant(token)
+    if (Option.isNone(grant)) {
+      return rawEnvelope(403, "permission_denied", "This preview URL is forged or has expired; read the thread again for a current one (workspace.previews).", requestId)
+    }
+    // Relative links of the previewed page resolve below the token only with the trailing slash.
+    // Relative, so a path prefix of SVC_PUBLIC_URL (a reverse proxy's) is kept.
+    if (slash === -1) return HttpServerResponse.redirect(`${token}/${url.search}`, { status: 308 })
+    const { threadId, port } = grant.value
+    const services = yield* WorkspaceServices
+    yield* services.touch(threadId)
+    const unavailable = (why: string) =>
+      rawEnvelope(502, "service_unavailable", `Nothing answers on port ${port} of this workspace: ${why}.`, requestId)
+    const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+    const outgoing = NodeHttpServerRequest.toServerResponse(request)
+    if (!(incoming instanceof IncomingMessage) || !(outgoing instanceof ServerResponse)) return unavailable("previews are served over HTTP/1.1")
+    const sandbox = yield* Sandbox
+    const config = yield* ServiceConfig
+    const socket = PortSocket.open(sandbox.portsDirOf(threadId), port)
+    if (socket === undefined) return unavailable("no service of the workspace listens on it on this node")
+    const forwarded = yield* PreviewProxy.forward({
+      incoming,
+      outgoing,
+      socketPath: socket.path,
+      path: `${rest.slice(slash)}${url.search}`,
+      port,
+      prefix: `${prefix}${token}`,
+      proto: new URL(config.publicUrl).protocol.replace(":", "")
+    }).pipe(Effect.ensuring(Effect.sync(socket.close)), Effect.result)
+    if (forwarded._tag === "Failure") return unavailable(forwarded.failure.message)
+    const upstream = forwarded.success
+    return HttpServerResponse.raw(upstream.body, { status: upstream.status, headers: upstream.headers })
+  }).pipe(HttpMiddleware.withLoggerDisabled)
+
+/** Needs Previews, Sandbox, WorkspaceServices and ServiceConfig from the application. */
+export const layer = HttpRouter.add("*", `${prefix}*`, handler)

@@ -1,0 +1,73 @@
+/**
+ * Preview URLs of managed workspaces (spec 2.1.3 `previews`, 2.2
+ * `workspace.previews`). With `previews.enabled` and `ports`, a thread whose
+ * workspace is active shows `{ port, url, expiresAt }` for each listed port,
+ * computed when the thread is read (never stored). `url` is
+ * `<SVC_PUBLIC_URL>/v1/previews/<token>/`: the token names the thread, the
+ * port and the expiry, signed with a key derived from the master key
+ * (SecretBox.sign, purpose `preview`); the signature is the grant, no API key
+ * is needed. A URL expires at the end of the clock hour after the current one
+ * (valid one to two hours), so every read within an hour shows the same URL.
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { Thread } from "../../domain/Thread.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { SecretBox } from "../secrets/SecretBox.ts"
+import type { ThreadRow } from "../store/ThreadRepo.ts"
+
+const hourMs = 60 * 60 * 1000
+const purpose = "preview"
+const tokenShape = /^(thread_[0-9A-Za-z]{1,64})\.([1-9][0-9]{0,4})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/
+
+export interface Grant {
+  readonly threadId: string
+  readonly port: number
+}
+
+export class Previews extends Context.Service<Previews, {
+  /** The thread as the API shows it: `workspace.previews` set when its spec enables previews and the workspace is active. */
+  readonly present: (row: ThreadRow) => Effect.Effect<Thread>
+  /** What a token grants, when its signature holds and it has not expired; none otherwise. */
+  readonly grant: (token: string) => Effect.Effect<Option.Option<Grant>>
+}>()("svc/Previews") {
+  static readonly layer = Layer.effect(Previews)(
+    Effect.gen(function*() {
+      const box = yield* SecretBox
+      const config = yield* ServiceConfig
+
+      const present = (row: ThreadRow) =>
+        Effect.gen(function*() {
+          const { thread, workspaceSpec } = row
+          const previews = workspaceSpec?.previews
+          if (thread.workspace === null || previews?.enabled !== true) return thread
+          const ports = thread.workspace.status === "active" ? previews.ports ?? [] : []
+          const now = yield* Clock.currentTimeMillis
+          const expires = (Math.floor(now / hourMs) + 2) * hourMs
+          const expiresAt = new Date(expires).toISOString()
+          return {
+            ...thread,
+            workspace: {
+              ...thread.workspace,
+              previews: ports.map((port) => {
+                const message = `${thread.id}.${port}.${expires / 1000}`
+                return { port, url: `${config.publicUrl}/v1/previews/${message}.${box.sign(purpose, message)}/`, expiresAt }
+              })
+            }
+          }
+        })
+
+      const grant = (token: string) =>
+        Effect.map(Clock.currentTimeMillis, (now) => {
+          const match = tokenShape.exec(token)
+          if (match === null) return Option.none()
+          const [, threadId, port, expires, signature] = match
+          if (Number(expires) * 1000 <= now) return Option.none()
+          return box.verify(purpose, `${threadId}.${port}.${expires}`, signature)
+            ? Option.some({ threadId, port: Number(port) })
+            : Option.none()
+        })
+
+      return { present, grant }
+    })
+  )
+}
