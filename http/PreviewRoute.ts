@@ -16,7 +16,7 @@ import * as PortSocket from "../src/workspace/PortSocket.ts"
 import * as PreviewProxy from "../src/workspace/PreviewProxy.ts"
 import { Previews } from "../src/workspace/Previews.ts"
 import { Sandbox } from "../src/workspace/Sandbox.ts"
-import { WorkspaceServices } from "../src/workspace/WorkspaceServices.ts"
+import { WorkspaceLifecycle } from "../src/workspace/WorkspaceLifecycle.ts"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
 
 export const prefix = "/v1/previews/"
@@ -37,8 +37,8 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
     // Relative, so a path prefix of SVC_PUBLIC_URL (a reverse proxy's) is kept.
     if (slash === -1) return HttpServerResponse.redirect(`${token}/${url.search}`, { status: 308 })
     const { threadId, port } = grant.value
-    const services = yield* WorkspaceServices
-    yield* services.touch(threadId)
+    // Preview traffic is use of the workspace: it postpones hibernation.
+    yield* (yield* WorkspaceLifecycle).touch(threadId)
     const unavailable = (why: string) =>
       rawEnvelope(502, "service_unavailable", `Nothing answers on port ${port} of this workspace: ${why}.`, requestId)
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
@@ -62,5 +62,5 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
     return HttpServerResponse.raw(upstream.body, { status: upstream.status, headers: upstream.headers })
   }).pipe(HttpMiddleware.withLoggerDisabled)
 
-/** Needs Previews, Sandbox, WorkspaceServices and ServiceConfig from the application. */
+/** Needs Previews, Sandbox, WorkspaceLifecycle and ServiceConfig from the application. */
 export const layer = HttpRouter.add("*", `${prefix}*`, handler)

@@ -9,6 +9,7 @@
  * is needed. A URL expires at the end of the clock hour after the current one
  * (valid one to two hours), so every read within an hour shows the same URL.
  */
+import { ThreadId } from "../../domain/Ids.ts"
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Thread } from "../../domain/Thread.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -20,7 +21,7 @@ const purpose = "preview"
 const tokenShape = /^(thread_[0-9A-Za-z]{1,64})\.([1-9][0-9]{0,4})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/
 
 export interface Grant {
-  readonly threadId: string
+  readonly threadId: ThreadId
   readonly port: number
 }
 
@@ -63,7 +64,7 @@ export class Previews extends Context.Service<Previews, {
           const [, threadId, port, expires, signature] = match
           if (Number(expires) * 1000 <= now) return Option.none()
           return box.verify(purpose, `${threadId}.${port}.${expires}`, signature)
-            ? Option.some({ threadId, port: Number(port) })
+            ? Option.some({ threadId: ThreadId.make(threadId), port: Number(port) })
             : Option.none()
         })
 

@@ -18,7 +18,7 @@ import { existsSync } from "node:fs"
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { hostname } from "node:os"
 import { join, resolve } from "node:path"
-import { Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { ThreadId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
@@ -60,6 +60,8 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
   readonly sweep: Effect.Effect<void>
   /** Forgets the local markers of deleted threads. */
   readonly forget: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
+  /** Use of the workspace other than a run (preview traffic): it postpones hibernation. At most one write a minute per workspace. */
+  readonly touch: (threadId: ThreadId) => Effect.Effect<void>
 }>()("svc/WorkspaceLifecycle") {
   static readonly layer = Layer.effect(WorkspaceLifecycle)(Effect.gen(function*() {
     const config = yield* ServiceConfig
@@ -75,6 +77,8 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
     const inUse = new Map<string, number>()
     /** Hibernated copies whose snapshot could not be stored, with their tree's fingerprint then. */
     const kept = new Map<string, string>()
+    /** When this node last recorded a workspace's use outside runs (ms). */
+    const touched = new Map<string, number>()
 
     const markerPath = (id: string) => join(versionsDir, id)
     const readMarker = (id: string): Effect.Effect<Marker | undefined> =>
@@ -232,7 +236,14 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       restore,
       release,
       sweep,
-      forget: (threadIds) => Effect.forEach(threadIds, (id) => Effect.promise(() => rm(markerPath(id), { force: true })), { discard: true })
+      forget: (threadIds) => Effect.forEach(threadIds, (id) => Effect.promise(() => rm(markerPath(id), { force: true })), { discard: true }),
+      touch: (threadId) =>
+        Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          if (now - (touched.get(threadId) ?? Number.NEGATIVE_INFINITY) < 60_000) return
+          touched.set(threadId, now)
+          yield* repo.markUsed(threadId, yield* nowIso).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause)))
+        })
     }
   }))
 }

@@ -9,9 +9,9 @@
  * network reach out through an egress proxy of their own (the run's lives
  * only as long as the run), under the same policy. They stop when the thread
  * is deleted (`stop`) and when the service process shuts down (the layer's
- * scope). Preview traffic is recorded (`touch`) as use of the workspace.
+ * scope). Preview traffic counts as use of the workspace (WorkspaceLifecycle.touch).
  */
-import { Clock, Context, Effect, Exit, Layer, Option, Scope, Semaphore } from "effect"
+import { Context, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import type { ManagedWorkspace } from "../../domain/Agent.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { Outbound } from "../outbound/Outbound.ts"
@@ -47,10 +47,6 @@ export class WorkspaceServices extends Context.Service<WorkspaceServices, {
   readonly stop: (id: string) => Effect.Effect<void>
   /** The names of the services of a workspace that run on this node. */
   readonly running: (id: string) => Effect.Effect<ReadonlyArray<string>>
-  /** Records use of the workspace by preview traffic (for idle hibernation: `lastTraffic`). */
-  readonly touch: (id: string) => Effect.Effect<void>
-  /** When preview traffic last reached the workspace on this node (epoch ms). */
-  readonly lastTraffic: (id: string) => Effect.Effect<Option.Option<number>>
 }>()("svc/WorkspaceServices") {
   static readonly layer = (options: { readonly startTimeoutMs?: number } = {}) =>
     Layer.effect(WorkspaceServices)(make(options.startTimeoutMs ?? 30_000))
@@ -61,7 +57,6 @@ const make = Effect.fn("WorkspaceServices.make")(function*(startTimeoutMs: numbe
   const outbound = yield* Outbound
   const config = yield* ServiceConfig
   const groups = new Map<string, Group>()
-  const traffic = new Map<string, number>()
   const locks = new Map<string, Semaphore.Semaphore>()
   const lockOf = (id: string) => {
     const found = locks.get(id)
@@ -142,9 +137,7 @@ const make = Effect.fn("WorkspaceServices.make")(function*(startTimeoutMs: numbe
 
   return WorkspaceServices.of({
     ensure,
-    stop: (id) => lockOf(id).withPermits(1)(Effect.andThen(stopGroup(id), Effect.sync(() => void traffic.delete(id)))),
+    stop: (id) => lockOf(id).withPermits(1)(stopGroup(id)),
     running: (id) => Effect.sync(() => [...(groups.get(id)?.running ?? [])]),
-    touch: (id) => Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.sync(() => void traffic.set(id, now))),
-    lastTraffic: (id) => Effect.sync(() => Option.fromNullishOr(traffic.get(id)))
   })
 })

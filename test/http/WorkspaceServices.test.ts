@@ -13,6 +13,7 @@ import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { Thread } from "../../domain/Thread.ts"
 import { WorkspaceServices } from "../../src/workspace/WorkspaceServices.ts"
 import { agentWithThread, send } from "../support/Conversation.ts"
@@ -135,6 +136,34 @@ TestServer.suite()("workspace services and previews", (it) => {
       yield* TestServer.expectOk(yield* TestServer.request("DELETE", `/v1/threads/${thread.id}`), 200, Schema.Unknown)
       assert.deepStrictEqual(yield* (yield* WorkspaceServices).running(thread.id), [])
       yield* TestServer.expectError(yield* anonymous("GET", `${fresh}hello.txt`), 502, "api_error", "service_unavailable")
+    }))
+
+  it.effect("preview traffic postpones hibernation; hibernation stops the services and their previews", () =>
+    Effect.gen(function*() {
+      const recovery = yield* RunRecovery
+      const { thread } = yield* agentWithThread({
+        workspace: {
+          ...offline,
+          services: [{ name: "idle", command: "python3 -m http.server 8020 --bind 127.0.0.1", port: 8020 }],
+          previews: { enabled: true, ports: [8020] },
+          lifecycle: { idleMinutes: 5 }
+        }
+      })
+      yield* send(thread.id, call("write_file", { path: "index.txt", content: "still here\n" }))
+      const path = previewPath(yield* threadOf(thread.id), 8020)
+      // Four minutes after the run, a visitor: the workspace is in use again.
+      yield* TestClock.adjust("4 minutes")
+      assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).text, "still here\n")
+      yield* TestClock.adjust("2 minutes")
+      yield* recovery.pass
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
+      assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).status, 200)
+      // Five minutes without a run or a visitor: hibernated; the service stopped with the local copy.
+      yield* TestClock.adjust("6 minutes")
+      yield* recovery.pass
+      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "hibernated")
+      assert.deepStrictEqual(yield* (yield* WorkspaceServices).running(thread.id), [])
+      assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).status, 502)
     }))
 
   it.effect("a preview forwards method, path, query and body, never the caller's credentials nor the service's cookies", () =>
