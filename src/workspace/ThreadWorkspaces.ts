@@ -29,6 +29,7 @@ import * as EgressProxy from "./EgressProxy.ts"
 import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
 import { Sandbox, type Workspace } from "./Sandbox.ts"
+import * as SandboxLive from "./SandboxLive.ts"
 import * as WorkspaceSeed from "./WorkspaceSeed.ts"
 import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
 import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
@@ -166,6 +167,6 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
     Layer.provideMerge(WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
     Layer.provideMerge(WorkspaceServices.layer()),
-    Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => Sandbox.layer({ root: config.workspaceRoot }))))
+    Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => SandboxLive.layer({ root: config.workspaceRoot }))))
   )
 }

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import type { Limits } from "../../src/workspace/ResourceClass.ts"
-import { Sandbox } from "../../src/workspace/Sandbox.ts"
+import * as SandboxLive from "../../src/workspace/SandboxLive.ts"
 
 const MiB = 1024 * 1024
 
@@ -32,5 +32,5 @@ export const sandboxLayer = Layer.unwrap(
       return root
     }),
     (root) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
-  ).pipe(Effect.map((root) => Sandbox.layer({ root, diskCheckIntervalMs: 100 })))
+  ).pipe(Effect.map((root) => SandboxLive.layer({ root, diskCheckIntervalMs: 100 })))
 )

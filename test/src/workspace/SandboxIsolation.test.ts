@@ -14,6 +14,7 @@ import { dirname, join } from "node:path"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
+import * as SandboxLive from "../../../src/workspace/SandboxLive.ts"
 import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
 
 /** The state letter of a host process (`Z` once killed and not yet reaped), or undefined when gone. */
@@ -142,7 +143,7 @@ describe("sandbox isolation", () => {
       mkdirSync(join(parent, "root"))
       const error = yield* Effect.flip(
         Effect.flatMap(Sandbox, (sandbox) => sandbox.open("ws_closed", testLimits)).pipe(
-          Effect.provide(Sandbox.layer({ root: join(parent, "root") }))
+          Effect.provide(SandboxLive.layer({ root: join(parent, "root") }))
         )
       )
       rmSync(parent, { recursive: true, force: true })
