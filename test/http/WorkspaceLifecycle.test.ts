@@ -12,7 +12,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted, Schema } from "effect"
+import { Clock, Effect, Layer, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
@@ -65,6 +65,7 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
       // A run that changes nothing stores no new snapshot.
       yield* send(thread.id, bash("cat notes/a.txt"))
       assert.strictEqual((yield* snapshotOf(thread.id))?.version, 1)
+      const usedAt = yield* Clock.currentTimeMillis
 
       yield* TestClock.adjust("29 minutes")
       yield* recovery.pass
@@ -73,8 +74,11 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
 
       yield* TestClock.adjust("2 minutes")
       yield* recovery.pass
+      // Hibernated by this pass or by the scheduled one the clock's move ran: once the 30 minutes were up.
       const hibernated = yield* threadOf(thread.id)
-      assert.deepStrictEqual(hibernated.workspace, { status: "hibernated", updatedAt: yield* TestServer.nowIso })
+      assert.strictEqual(hibernated.workspace?.status, "hibernated")
+      assert.isAtLeast(Date.parse(hibernated.workspace?.updatedAt ?? ""), usedAt + 30 * 60 * 1000)
+      assert.isAtMost(Date.parse(hibernated.workspace?.updatedAt ?? ""), yield* Clock.currentTimeMillis)
       assert.isFalse(localCopy(thread.id))
 
       const { runId, parsed } = yield* send(thread.id, bash("cat notes/a.txt"))
@@ -90,6 +94,7 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
       const { thread } = yield* agentWithThread({ workspace: { ...offline, lifecycle: { idleMinutes: 5, retentionDays: 2 } } })
       yield* send(thread.id, bash("echo old > old.txt"))
       assert.strictEqual((yield* snapshotOf(thread.id))?.version, 1)
+      const lastUse = yield* Clock.currentTimeMillis
 
       yield* TestClock.adjust("6 minutes")
       yield* recovery.pass
@@ -97,7 +102,11 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
 
       yield* TestClock.adjust("2 days")
       yield* recovery.pass
-      assert.deepStrictEqual((yield* threadOf(thread.id)).workspace, { status: "archived", updatedAt: yield* TestServer.nowIso })
+      // Archived by this pass or by the scheduled one the clock's move ran: once the 2 days were up.
+      const archived = (yield* threadOf(thread.id)).workspace
+      assert.strictEqual(archived?.status, "archived")
+      assert.isAtLeast(Date.parse(archived?.updatedAt ?? ""), lastUse + 2 * 24 * 60 * 60 * 1000)
+      assert.isAtMost(Date.parse(archived?.updatedAt ?? ""), yield* Clock.currentTimeMillis)
       assert.isUndefined(yield* snapshotOf(thread.id))
       assert.isFalse(localCopy(thread.id))
 
