@@ -21,6 +21,7 @@
 import { rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Effect, Fiber, Layer, Option } from "effect"
+import { isReservedEnvName } from "../../domain/SecretContext.ts"
 import * as Bwrap from "./BwrapCommand.ts"
 import * as PortSocket from "./PortSocket.ts"
 import type { Limits } from "./ResourceClass.ts"
@@ -37,6 +38,17 @@ export interface SandboxOptions extends WorkspaceRoot.RootOptions {
 
 const validEnvName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const baseEnv = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: Bwrap.mountPoint, LANG: "C.UTF-8", USER: "sandbox" }
+/**
+ * The environment of a sandboxed process: the caller's variables (workspace_env secrets), never
+ * a reserved name (they reach the host programs that start the sandbox too, some as root), then
+ * the sandbox's own, which no caller overrides.
+ */
+const environment = (proxied: boolean, env: Readonly<Record<string, string>> | undefined): Record<string, string> => ({
+  ...Object.fromEntries(Object.entries(env ?? {}).filter(([name]) => !isReservedEnvName(name))),
+  ...(proxied ? proxyEnv : {}),
+  ...baseEnv
+})
+
 const proxyEnv = {
   HTTP_PROXY: Bwrap.proxyUrl,
   HTTPS_PROXY: Bwrap.proxyUrl,
@@ -119,7 +131,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       SandboxProcess.start({
         ...command,
         reaper: workspace.uid !== undefined,
-        env: { ...baseEnv, ...(workspace.egress === undefined ? {} : proxyEnv), ...request.env },
+        env: environment(workspace.egress !== undefined, request.env),
         stdin: request.stdin,
         outputBytes: request.outputBytes ?? limits.outputBytes
       }),
@@ -206,7 +218,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       SandboxProcess.start({
         ...command,
         reaper: workspace.uid !== undefined,
-        env: { ...baseEnv, ...(egress === undefined ? {} : proxyEnv), ...request.env },
+        env: environment(egress !== undefined, request.env),
         stdin: undefined,
         outputBytes: 4_096
       }),

@@ -708,6 +708,12 @@ TestServer.suite()("secret contexts", (it) => {
       for (const bad of ["1BAD", "HAS-DASH", "has space", "", "ÄNV", "A.B"]) {
         yield* expectInvalid(yield* post(env(bad)), "projections[0].env")
       }
+      // Names the sandbox sets, or that the host programs starting it would obey (some run as root).
+      for (const reserved of ["PATH", "LD_PRELOAD", "ld_library_path", "GLIBC_TUNABLES", "BASH_ENV", "HOME", "LC_ALL", "HTTPS_PROXY", "GCONV_PATH"]) {
+        const error = yield* expectInvalid(yield* post(env(reserved)), "projections[0].env")
+        assert.include(error.message, "is reserved")
+      }
+      assert.strictEqual((yield* createContext({ name: "proj-pathlike", projections: env("MY_PATH") })).projections[0]?.env, "MY_PATH")
       const longest = yield* createContext({ name: "proj-longest", projections: env("E".repeat(128)) })
       assert.strictEqual(longest.projections[0]?.env, "E".repeat(128))
 

@@ -80,6 +80,21 @@ describe("sandbox isolation", () => {
         assert.deepStrictEqual(result.stdout.trim().split("\n"), ["GREETING", "HOME", "LANG", "OLDPWD", "PATH", "PWD", "SHLVL", "USER", "_"])
       }))
 
+    it.effect("a caller's variable never overrides the sandbox's own nor reaches the programs that start it under a reserved name", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_env", testLimits)
+        const result = yield* sandbox.exec(ws, {
+          command: "echo \"$PATH|$HOME|${LD_PRELOAD:-none}|${BASH_ENV:-none}|$TOKEN\"",
+          env: { PATH: "/workspace/bin", HOME: "/tmp", LD_PRELOAD: "/workspace/evil.so", BASH_ENV: "/workspace/rc", TOKEN: "t" }
+        })
+        assert.strictEqual(result.exitCode, 0, result.stderr)
+        const [path = "", home, preload, bashEnv, token] = result.stdout.trim().split("|")
+        assert.isTrue(path.startsWith("/usr/local/bin:/usr/bin:/bin"), path)
+        assert.notInclude(path, "/workspace")
+        assert.deepStrictEqual([home, preload, bashEnv, token], ["/workspace", "none", "none", "t"])
+      }))
+
     it.effect("a host process of the very same uid cannot be seen or killed from inside", () =>
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
