@@ -61,7 +61,7 @@ export const RunsApi = HttpApiGroup.make("runs")
   )
   .add(
     HttpApiEndpoint.get("workerStream", "/v1/runs/:id/workers/:workerRef/stream", {
-      params: { id: RunId, workerRef: Schema.String },
+      params: { id: ClientId.run, workerRef: Schema.String },
       // A worker's live transcript (SSE) while the root run is active; this schema only documents the JSON errors.
       success: HttpApiSchema.NoContent
     })

@@ -31,6 +31,7 @@ const idRoutes: ReadonlyArray<PathCase> = [
   ...cases("run_not_found", [
     idRoute("GET", (id) => `/v1/runs/${id}`),
     idRoute("GET", (id) => `/v1/runs/${id}/stream`),
+    idRoute("GET", (id) => `/v1/runs/${id}/workers/wkr_${zeros}/stream`),
     idRoute("POST", (id) => `/v1/runs/${id}/cancel`),
     idRoute("DELETE", (id) => `/v1/runs/${id}/followups/fu_${zeros}`),
     idRoute("POST", (id) => `/v1/runs/${id}/interactions/resolve`, { items: [{ id: `tar_${zeros}`, cancel: true }] })
