@@ -109,10 +109,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
         const limits = limitsOf[spec.resources ?? "standard"]
-        // The seed's host is named by the service: reachable whatever allowDomains says.
-        const seedHost = spec.seed === undefined ? undefined : WorkspaceSeed.hostOf(spec.seed)
-        const serviceHosts = seedHost === undefined ? [] : [seedHost]
-        const egress = (rules: NetworkMode) =>
+        const egress = (rules: NetworkMode, serviceHosts: ReadonlyArray<string>) =>
           Effect.flatMap(sandbox.egressSocketPath(threadId), (socketPath) =>
             EgressProxy.start({
               socketPath,
@@ -120,25 +117,23 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
               resolve: outbound.resolve
             }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` }))))
         /**
-         * A new workspace gets its seed (one restored from a snapshot has its files already); an offline
-         * one through a proxy that reaches the seed's host only, for the clone only.
+         * A new workspace gets its seed (one restored from a snapshot has its files already), cloned
+         * through a proxy of its own that reaches the seed's host only (named by the service, so
+         * whatever allowDomains says), for the clone only: the runs' proxy never opens it.
          */
-        const seeded = (workspace: Workspace) => {
-          if (!fresh || spec.seed === undefined || Option.isSome(snapshot)) return Effect.void
-          const seed = spec.seed
-          if (network.mode !== "offline") return WorkspaceSeed.clone(sandbox, workspace, seed)
-          return Effect.scoped(
-            egress({ mode: "restricted", allowDomains: [] }).pipe(
+        const seed = spec.seed
+        const seeding = fresh && seed !== undefined && Option.isNone(snapshot)
+          ? Effect.scoped(
+            egress({ mode: "restricted", allowDomains: [] }, [WorkspaceSeed.hostOf(seed) ?? ""]).pipe(
               Effect.andThen(sandbox.open(threadId, limits, { network: "proxy" })),
               Effect.flatMap((online) => WorkspaceSeed.clone(sandbox, online, seed))
             )
           )
-        }
+          : Effect.void
         const opened = Effect.gen(function*() {
-          if (network.mode !== "offline") yield* egress(network)
-          const workspace = yield* sandbox.open(threadId, limits, { network: network.mode === "offline" ? "offline" : "proxy" })
-          yield* seeded(workspace)
-          return workspace
+          yield* seeding
+          if (network.mode !== "offline") yield* egress(network, [])
+          return yield* sandbox.open(threadId, limits, { network: network.mode === "offline" ? "offline" : "proxy" })
         })
         const workspace = yield* opened.pipe(
           Effect.tap((workspace) => Option.isSome(snapshot) ? lifecycle.restore(threadId, workspace, snapshot.value) : Effect.void),
