@@ -53,9 +53,14 @@ const forwardable = (headers: IncomingMessage["headers"]): Record<string, string
   return out
 }
 
-const refuseRaw = (socket: Socket, status: 400 | 403 | 502, reason: string) => {
+/** Connections (tunnels) one workspace's proxy holds at once. */
+export const MaxTunnels = 128
+
+const titles = { 400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway", 503: "Service Unavailable" } as const
+
+const refuseRaw = (socket: Socket, status: keyof typeof titles, reason: string) => {
   const text = `${reason}\n`
-  const title = status === 403 ? "Forbidden" : status === 400 ? "Bad Request" : "Bad Gateway"
+  const title = titles[status]
   socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
 }
 
@@ -110,6 +115,8 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
       answer.pipe(res)
     })
     upstream.on("error", () => (res.headersSent ? res.destroy() : refuseResponse(res, 502, "egress proxy: the destination did not answer")))
+    // A client that goes away takes its upstream request with it.
+    res.on("close", () => upstream.destroy())
     req.pipe(upstream)
   }
 
@@ -140,10 +147,15 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
     socket.on("error", () => socket.destroy())
     const target = authority(req.url ?? "")
     if (target === undefined) return refuseRaw(socket, 400, "egress proxy: CONNECT needs host:port")
+    // The service's file descriptors are shared by every workspace: one workspace gets a bounded share.
+    if (tunnels.size >= MaxTunnels) return refuseRaw(socket, 503, `egress proxy: at most ${MaxTunnels} connections at once`)
     tunnels.add(socket)
     socket.on("close", () => tunnels.delete(socket))
-    void admit(target.host, target.port).then((decided) =>
-      "refused" in decided ? refuseRaw(socket, 403, `egress refused: ${decided.refused}`) : tunnel(socket, head, target.port, decided.address))
+    void admit(target.host, target.port).then((decided) => {
+      // The client may have gone while the destination was checked: open nothing for it.
+      if (socket.destroyed) return
+      return "refused" in decided ? refuseRaw(socket, 403, `egress refused: ${decided.refused}`) : tunnel(socket, head, target.port, decided.address)
+    })
   })
   // Bytes that are not HTTP at all get a 400 and the connection is closed.
   server.on("clientError", (_error, socket: Socket) => (socket.writable ? refuseRaw(socket, 400, "egress proxy: not an HTTP request") : socket.destroy()))

@@ -6,7 +6,7 @@
  */
 import { promises as dns } from "node:dns"
 import type { IncomingMessage } from "node:http"
-import { connect } from "node:net"
+import { connect, type Socket } from "node:net"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -166,6 +166,35 @@ layer(DnsServer.layer(records), { excludeTestServices: true })("egress proxy", (
         `GET http://service.test:${target.port}/repo.git HTTP/1.1\r\nHost: service.test\r\nConnection: close\r\n\r\n`
       )
       assert.include(reply, "hello /repo.git")
+    }).pipe(Effect.scoped))
+
+  it.effect("one workspace holds at most MaxTunnels connections at once: the next is 503, those held keep working", () =>
+    Effect.gen(function*() {
+      const target = yield* destination
+      const { socketPath } = yield* proxy(restricted(["allowed.test"], true))
+      const request = `CONNECT allowed.test:${target.port} HTTP/1.1\r\nHost: allowed.test\r\n\r\n`
+      /** A tunnel kept open once established (closed with the test's scope). */
+      const open = Effect.acquireRelease(
+        Effect.callback<Socket>((resume) => {
+          const socket = connect(socketPath)
+          socket.once("data", () => resume(Effect.succeed(socket)))
+          socket.write(request)
+        }),
+        (socket) => Effect.sync(() => socket.destroy())
+      )
+      const held = yield* Effect.forEach(Array.from({ length: EgressProxy.MaxTunnels }), () => open, { concurrency: 16 })
+      const refused = yield* exchange(socketPath, request)
+      assert.isTrue(refused.startsWith("HTTP/1.1 503"), refused)
+      // The tunnels held keep working.
+      const through = yield* Effect.callback<string>((resume) => {
+        let text = ""
+        held[0]?.on("data", (chunk: Buffer) => {
+          text += chunk.toString("utf8")
+          if (text.includes("hello /")) resume(Effect.succeed(text))
+        })
+        held[0]?.write("GET /still HTTP/1.1\r\nHost: allowed.test\r\n\r\n")
+      })
+      assert.include(through, "hello /still")
     }).pipe(Effect.scoped))
 
   it.effect("bytes that are not an HTTP proxy request get 400; an origin-form request gets 400", () =>
