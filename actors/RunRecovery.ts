@@ -46,7 +46,6 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         yield* repo.purgeDeliveredMessages(toIso(now - MessageRetentionMs))
         yield* repo.purgeStreams(toIso(now - retentionMs(config.eventRetentionDays)))
       }
-      yield* workspaces.sweep
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
       for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
@@ -58,6 +57,8 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
         else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
       }
+      // Workspaces last: snapshotting a hibernating one takes time that failover must not wait for.
+      yield* workspaces.sweep
     }).pipe(Effect.provideService(Sharding.Sharding, sharding), running.withPermits(1))
     return { pass }
   })).pipe(Layer.provide(RecoveryRepo.layer))

@@ -40,7 +40,11 @@ export const forwardable = (
 }
 
 const requestDropped = new Set(["authorization", "cookie", "host"])
-const responseDropped = new Set(["set-cookie"])
+/**
+ * Previews share the service's origin: a previewed page may set no cookie there, nor widen a
+ * service worker's scope beyond its own preview path.
+ */
+const responseDropped = new Set(["set-cookie", "service-worker-allowed"])
 
 export interface Upstream {
   readonly status: number

@@ -65,7 +65,8 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
   const diskUsage = (workspace: Workspace): Effect.Effect<number> =>
     SandboxProcess.start({
       file: "du",
-      args: ["-s", "-x", "-B1", "--", workspace.dir],
+      // Apparent sizes: a sparse file counts for what it claims, not the blocks it happens to use.
+      args: ["-s", "-x", "-B1", "--apparent-size", "--", workspace.dir],
       env: { PATH: baseEnv.PATH, LC_ALL: "C" },
       reaper: false,
       stdin: undefined,

@@ -4,14 +4,25 @@
  * set from a secret becomes `***` before the model, the stream or a log sees
  * it, as CI systems do. When the output was cut at the cap, a tail that is
  * the start of a secret is masked too, so a cut cannot leak a prefix (a
- * truncated output has lost its tail anyway).
+ * truncated output has lost its tail anyway). A secret of several lines (a
+ * PEM key, a JSON credential) is also masked line by line, so output that
+ * shows it split or prefixed (grep, numbered reads) does not give it away.
  */
+
+/** Lines shorter than this are too common to mask on their own (a PEM's `-----END...` line is not). */
+const MinLineLength = 8
+
+/** The secret values, and each line of a multi-line one, longest first. */
+const patternsOf = (secrets: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const lines = secrets.flatMap((s) => (s.includes("\n") ? s.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length >= MinLineLength) : []))
+  return [...new Set([...secrets, ...lines].filter((s) => s.length > 0))].sort((a, b) => b.length - a.length)
+}
 
 const mask = "***"
 
 export const maskSecrets = (text: string, secrets: ReadonlyArray<string>, options: { readonly truncated?: boolean } = {}): string => {
   // Longest first, so a secret that contains another is masked whole.
-  const values = [...new Set(secrets.filter((s) => s.length > 0))].sort((a, b) => b.length - a.length)
+  const values = patternsOf(secrets)
   let masked = text
   for (const value of values) masked = masked.split(value).join(mask)
   if (options.truncated === true) {

@@ -71,7 +71,8 @@ export const sha256 = (data: Uint8Array): string => createHash("sha256").update(
 /** The workspace's files as a gzip'd tar of at most `maxBytes`. */
 export const create = (owner: Owner, maxBytes: number): Effect.Effect<Created> =>
   Effect.map(
-    run(owner, "tar", ["--create", "--file=-", `--directory=${owner.dir}`, "--numeric-owner", "--use-compress-program=gzip -1", "."], { maxBytes }),
+    // --sparse: a sparse file stays sparse (its holes are not stored, nor written out again on restore).
+    run(owner, "tar", ["--create", "--file=-", `--directory=${owner.dir}`, "--numeric-owner", "--sparse", "--use-compress-program=gzip -1", "."], { maxBytes }),
     (done): Created =>
       done.overflow
         ? { _tag: "TooLarge" }

@@ -95,8 +95,12 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
         await mkdir(versionsDir, { recursive: true, mode: 0o700 })
         await writeFile(markerPath(id), `${marker.version} ${marker.fingerprint}\n`, { mode: 0o600 })
       })
+    /** Lets go of this node's copy: its services stop first, so no sandbox process runs in the tree being deleted. */
     const dropLocal = (id: string) =>
-      Effect.andThen(sandbox.remove(id), Effect.promise(() => rm(markerPath(id), { force: true })))
+      services.stop(id).pipe(
+        Effect.andThen(sandbox.remove(id)),
+        Effect.andThen(Effect.promise(() => rm(markerPath(id), { force: true })))
+      )
 
     const prepare = Effect.fn("WorkspaceLifecycle.prepare")(function*(threadId: ThreadId, status: string | undefined) {
       return yield* lock.withPermits(1)(Effect.gen(function*() {
@@ -207,7 +211,6 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
           }
           kept.delete(id)
           // Hibernated, archived or deleted: its processes stop with its local copy.
-          yield* services.stop(id)
           yield* dropLocal(id)
         }))
       }

@@ -149,7 +149,10 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
             : r.endLine < r.totalLines
             ? `\n(lines ${r.startLine}-${r.endLine} of ${r.totalLines}; read on with offset ${r.endLine + 1})`
             : ""
-          return ok(r, numbered(r.content, r.startLine) + more)
+          // Masked before the lines are numbered (a numbered secret would no longer match), and as
+          // cut output when the read stopped at the cap.
+          const content = mask(r.content, r.truncated)
+          return ok({ ...r, content }, numbered(content, r.startLine) + more)
         })
       ),
     write_file: (input) =>

@@ -175,6 +175,7 @@ TestServer.suite()("workspace services and previews", (it) => {
         "        body = self.rfile.read(int(self.headers.get('content-length', '0')))",
         "        self.send_response(201)",
         "        self.send_header('set-cookie', 'session=leak')",
+        "        self.send_header('service-worker-allowed', '/')",
         "        self.send_header('x-echo', 'yes')",
         "        self.end_headers()",
         "        seen = ','.join(sorted(k.lower() for k in self.headers.keys()))",
@@ -196,6 +197,7 @@ TestServer.suite()("workspace services and previews", (it) => {
       assert.strictEqual(reply.status, 201)
       assert.strictEqual(reply.headers.get("x-echo"), "yes")
       assert.isNull(reply.headers.get("set-cookie"))
+      assert.isNull(reply.headers.get("service-worker-allowed"))
       const [line, body] = reply.text.split(" body=")
       assert.strictEqual(body, "ping")
       assert.include(line, `POST /submit?x=1 host=localhost:8002 prefix=${path.slice(0, -1)} headers=`)

@@ -22,4 +22,12 @@ describe("secret masking", () => {
     assert.strictEqual(maskSecrets("value: sk_live_12", ["sk_live_123456"], { truncated: true }), "value: ***")
     assert.strictEqual(maskSecrets("value: sk_live_12", ["sk_live_123456"]), "value: sk_live_12")
   })
+
+  it("a secret of several lines is masked whole, and line by line where output splits or prefixes it", () => {
+    const pem = "-----BEGIN KEY-----\nMIIBOgIBAAJBALKey0123456789\nabcdefGHIJKLmnop+/==\n-----END KEY-----"
+    assert.strictEqual(maskSecrets(`key:\n${pem}\n`, [pem]), "key:\n***\n")
+    // As read_file numbers lines or grep shows one match.
+    assert.strictEqual(maskSecrets("2\tMIIBOgIBAAJBALKey0123456789\n3\tabcdefGHIJKLmnop+/==", [pem]), "2\t***\n3\t***")
+    assert.strictEqual(maskSecrets("k.pem:2:MIIBOgIBAAJBALKey0123456789", [pem]), "k.pem:2:***")
+  })
 })
