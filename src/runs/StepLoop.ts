@@ -164,7 +164,8 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
 
     let claimNow = r.claimFirst
     while (true) {
-      if (claimNow) yield* Effect.flatMap(claim, deliver)
+      // An execution's first claim also takes what an earlier execution claimed but never delivered.
+      if (claimNow) yield* Effect.flatMap(Effect.flatMap(nowIso, (now) => followups.claim(runId, now, true)), deliver)
       claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")

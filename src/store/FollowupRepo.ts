@@ -22,7 +22,11 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
   readonly hold: (runId: RunId, id: FollowupId, text: string, now: string) => Effect.Effect<boolean>
   readonly queued: (runId: RunId) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
   /** Claims every queued follow-up of the run for delivery, oldest first. */
-  readonly claim: (runId: RunId, now: string) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
+  /**
+   * Claims the run's queued follow-ups for delivery. `reclaim`: also those claimed by an earlier
+   * execution that ended before it stored their replay (a crash in between), so none is lost.
+   */
+  readonly claim: (runId: RunId, now: string, reclaim?: boolean) => Effect.Effect<ReadonlyArray<QueuedFollowup>>
   /** Marks claimed follow-ups delivered, as a statement to run within the write that stores their replay. */
   readonly deliveredStatement: (ids: ReadonlyArray<FollowupId>) => Statement.Fragment
   /** Withdraws a queued follow-up of an active run; false when it is gone or read-only. */
@@ -45,11 +49,12 @@ export class FollowupRepo extends Context.Service<FollowupRepo, {
               ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),
-        claim: Effect.fn("FollowupRepo.claim")(function*(runId: RunId, now: string) {
+        claim: Effect.fn("FollowupRepo.claim")(function*(runId: RunId, now: string, reclaim = false) {
+          const claimable = reclaim ? sql`status IN ('queued', 'claimed')` : sql`status = 'queued'`
           return toFollowups(
             yield* sql`WITH claimed AS (
                 UPDATE run_followups SET status = 'claimed', claimed_at = ${now}
-                WHERE run_id = ${runId} AND status = 'queued' RETURNING seq, id, text, queued_at
+                WHERE run_id = ${runId} AND ${claimable} RETURNING seq, id, text, queued_at
               ) SELECT id, text, queued_at FROM claimed ORDER BY seq`.pipe(Effect.flatMap(decode), Effect.orDie)
           )
         }),

@@ -108,7 +108,13 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         if (Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "restoring", yield* nowIso)
         else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
         const network = networkOf(spec)
-        const limits = limitsOf[spec.resources ?? "standard"]
+        // A command may not outlast the step that runs it (SVC_MAX_STEP_MS): a longer timeoutMs is refused up front.
+        const classLimits = limitsOf[spec.resources ?? "standard"]
+        const limits = {
+          ...classLimits,
+          maxTimeoutMs: Math.min(classLimits.maxTimeoutMs, config.maxStepMs),
+          defaultTimeoutMs: Math.min(classLimits.defaultTimeoutMs, config.maxStepMs)
+        }
         const egress = (rules: NetworkMode, serviceHosts: ReadonlyArray<string>) =>
           Effect.flatMap(sandbox.egressSocketPath(threadId), (socketPath) =>
             EgressProxy.start({
