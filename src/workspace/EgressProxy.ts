@@ -14,6 +14,7 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse, crea
 import { rmSync } from "node:fs"
 import { connect, isIP, type Socket } from "node:net"
 import { Effect, type Scope } from "effect"
+import { forwardable } from "./ForwardedHeaders.ts"
 import { addressRefusal, type EgressRules, hostRefusal } from "./NetworkPolicy.ts"
 
 /** Resolves a host name to its addresses (the service's resolver: SVC_DNS_SERVERS or the system's). */
@@ -32,25 +33,6 @@ export interface EgressProxyOptions {
   readonly rules: EgressRules
   readonly resolve: Resolve
   readonly onDecision?: (decision: Decision) => void
-}
-
-/** Hop-by-hop headers, and proxy credentials, never travel further. */
-const hopByHop = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade"
-])
-
-const forwardable = (headers: IncomingMessage["headers"]): Record<string, string | Array<string>> => {
-  const out: Record<string, string | Array<string>> = {}
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !hopByHop.has(name)) out[name] = value
-  return out
 }
 
 /** Connections (tunnels) one workspace's proxy holds at once. */

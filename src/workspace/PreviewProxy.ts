@@ -12,32 +12,7 @@
  */
 import { type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from "node:http"
 import { Effect } from "effect"
-
-const hopByHop = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade"
-])
-
-/** The headers that travel: no hop-by-hop ones (nor those `Connection` names), none of `dropped`. */
-export const forwardable = (
-  headers: IncomingMessage["headers"],
-  dropped: ReadonlySet<string>
-): Record<string, string> => {
-  const named = new Set(String(headers["connection"] ?? "").split(",").map((h) => h.trim().toLowerCase()))
-  const out: Record<string, string> = {}
-  for (const [name, value] of Object.entries(headers)) {
-    if (value === undefined || hopByHop.has(name) || named.has(name) || dropped.has(name)) continue
-    out[name] = Array.isArray(value) ? value.join(", ") : value
-  }
-  return out
-}
+import { forwardable, joined } from "./ForwardedHeaders.ts"
 
 const requestDropped = new Set(["authorization", "cookie", "host"])
 /**
@@ -76,7 +51,7 @@ export const forward = (input: {
     const upstream = httpRequest({ socketPath: input.socketPath, agent: false, method: incoming.method, path: input.path, headers }, (answer) =>
       resume(Effect.succeed({
         status: answer.statusCode ?? 502,
-        headers: forwardable(answer.headers, responseDropped),
+        headers: joined(forwardable(answer.headers, responseDropped)),
         body: answer
       })))
     upstream.on("error", (error) => resume(Effect.fail(error)))

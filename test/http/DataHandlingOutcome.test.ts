@@ -27,13 +27,13 @@ describe("strict data handling across a restart", () => {
       // On a verified route: the strict run starts and parks on a question.
       const parked = yield* Effect.gen(function*() {
         const { thread } = yield* agentWithThread({ capabilities: { userInteraction: true }, policies: { dataHandling: "strict" } })
-        const { runId } = yield* send(thread.id, `/tool ask_question ${JSON.stringify(question)}\n/text went on`)
+        const { runId, parsed } = yield* send(thread.id, `/tool ask_question ${JSON.stringify(question)}\n/text went on`)
         const run = yield* getRun(runId)
         assert.strictEqual(run.status, "waiting_for_input")
         assert.strictEqual(run.config.dataHandling, "strict")
         const listed = yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`)
         const page = yield* TestServer.expectOk(listed, 200, Schema.Struct({ data: Schema.Array(Interaction) }))
-        return { runId, interactionId: page.data[0]?.id ?? "" }
+        return { runId, interactionId: page.data[0]?.id ?? "", lastEventId: String(parsed.ids.at(-1)) }
       }).pipe(Effect.provide(yield* serve(true)), Effect.scoped)
 
       // Restarted with that band no longer verified: answering resumes the run, which fails before inference.
@@ -41,7 +41,8 @@ describe("strict data handling across a restart", () => {
         const answer = { inputResponses: [{ requestId: "go", optionId: "yes" }] }
         const resolved = yield* TestServer.request("POST", `/v1/interactions/${parked.interactionId}/resolve`, { body: answer })
         assert.strictEqual(resolved.status, 200, resolved.text)
-        const stream = yield* TestServer.request("GET", `/v1/runs/${parked.runId}/stream`)
+        // Following from the park's last frame waits for the resumed run's end.
+        const stream = yield* TestServer.request("GET", `/v1/runs/${parked.runId}/stream`, { headers: { "last-event-id": parked.lastEventId } })
         assert.include(stream.text, JSON.stringify({ type: "data-svc-terminal", data: { terminalReason: "data_handling_unavailable" } }))
         assert.notInclude(stream.text, "went on")
         const run = yield* getRun(parked.runId)
