@@ -5,7 +5,8 @@
  * - The workers share PORT: the primary holds the listening socket and hands
  *   connections to the workers in turn (node:cluster round-robin), so clients
  *   see one port. Worker i is a cluster runner on SVC_RUNNER_PORT + i; the
- *   runners find each other in PostgreSQL.
+ *   runners find each other in PostgreSQL. Its managed workspaces live under
+ *   SVC_WORKSPACE_ROOT/worker-i (a workspace root belongs to one process).
  * - The supervisor never opens the database. Every worker runs the migrations
  *   at start: effect/sql's Migrator locks its table (ours and the cluster's)
  *   for the whole run, so workers starting together apply them once and the
@@ -19,6 +20,7 @@
  *   http/Listener.ts; SIGKILL if it still runs 20 s after SVC_SHUTDOWN_GRACE_MS)
  *   and the supervisor exits once they all have.
  */
+import { join } from "node:path"
 import cluster, { type Worker } from "node:cluster"
 import { Clock, Config, Data, Duration, Effect, Option } from "effect"
 import type { ServiceConfigShape } from "./config/ServiceConfig.ts"
@@ -50,7 +52,12 @@ interface Running {
 
 const fork = (index: number, config: ServiceConfigShape) =>
   Effect.sync((): Running => {
-    const worker = cluster.fork({ [WorkerIndexVariable]: String(index), SVC_RUNNER_PORT: String(config.runnerPort + index) })
+    const worker = cluster.fork({
+      [WorkerIndexVariable]: String(index),
+      SVC_RUNNER_PORT: String(config.runnerPort + index),
+      // Each worker is a node of the cluster, with workspaces of its own on disk (their snapshots move between nodes).
+      SVC_WORKSPACE_ROOT: join(config.workspaceRoot, `worker-${index}`)
+    })
     const running: Running = {
       worker,
       pid: worker.process.pid ?? 0,
