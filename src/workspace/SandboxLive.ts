@@ -203,7 +203,13 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     const dir = yield* root.ensurePortsDir(workspace.id, workspace.uid)
     const port = request.port
     // A socket left by an earlier run of the service is in the way (unlink never follows a link).
-    if (port !== undefined) yield* Effect.promise(() => rm(join(dir, PortSocket.fileOf(port)), { force: true }))
+    // Something else planted there (a directory) keeps the service from starting; never a defect of the run.
+    if (port !== undefined) {
+      yield* Effect.tryPromise({
+        try: () => rm(join(dir, PortSocket.fileOf(port)), { force: true }),
+        catch: (e) => new WorkspaceUnavailable({ message: `the socket path of port ${port} is taken: ${e instanceof Error ? e.message : String(e)}` })
+      })
+    }
     const egress = request.egress === undefined ? undefined : yield* root.egressOf(workspace.id, workspace.uid, "services")
     const command = Bwrap.argv({
       uid: workspace.uid,
