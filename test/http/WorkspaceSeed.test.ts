@@ -14,9 +14,8 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
-import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send } from "../support/Conversation.ts"
+import { agentWithThread, bashStep, getRun, getThread, send } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as GitServer from "../support/GitServer.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -34,8 +33,6 @@ const Harness = Layer.unwrap(
 type Chunk = { readonly type: string } & Record<string, unknown>
 const stdoutsOf = (chunks: ReadonlyArray<Chunk>) =>
   chunks.filter((c) => c.type === "tool-output-available").map((c) => (c["output"] as { readonly stdout?: string }).stdout)
-const bash = (command: string) => `/tool bash ${JSON.stringify({ command })}`
-const threadOf = (id: string) => Effect.flatMap(TestServer.request("GET", `/v1/threads/${id}`), (reply) => TestServer.expectOk(reply, 200, Thread))
 
 /** A thread of an agent whose workspace is seeded with `seed` (the git server's URL at git.test). */
 const seededThread = (
@@ -55,14 +52,14 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
     Effect.gen(function*() {
       const git = yield* Git
       const thread = yield* seededThread({})
-      const { runId, parsed } = yield* send(thread.id, bash("git log --oneline | wc -l; cat README; git branch --show-current; git status --short | wc -l"))
+      const { runId, parsed } = yield* send(thread.id, bashStep("git log --oneline | wc -l; cat README; git branch --show-current; git status --short | wc -l"))
       assert.strictEqual((yield* getRun(runId)).status, "completed")
       assert.deepStrictEqual(stdoutsOf(parsed.chunks), [`2\n${git.readmes[1]}main\n0\n`])
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "active")
 
       // Later runs keep the workspace as the model left it: no second clone.
-      yield* send(thread.id, bash("echo changed > README"))
-      const next = yield* send(thread.id, bash("cat README; git log --oneline | wc -l"))
+      yield* send(thread.id, bashStep("echo changed > README"))
+      const next = yield* send(thread.id, bashStep("cat README; git log --oneline | wc -l"))
       assert.deepStrictEqual(stdoutsOf(next.parsed.chunks), ["changed\n2\n"])
     }))
 
@@ -70,41 +67,41 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
     Effect.gen(function*() {
       const recovery = yield* RunRecovery
       const thread = yield* seededThread({}, undefined, { lifecycle: { idleMinutes: 5 } })
-      yield* send(thread.id, bash("rm README; echo mine > made-by-the-model"))
+      yield* send(thread.id, bashStep("rm README; echo mine > made-by-the-model"))
       yield* TestClock.adjust("6 minutes")
       yield* recovery.pass
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "hibernated")
-      const next = yield* send(thread.id, bash("ls; cat made-by-the-model"))
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "hibernated")
+      const next = yield* send(thread.id, bashStep("ls; cat made-by-the-model"))
       assert.deepStrictEqual(stdoutsOf(next.parsed.chunks), ["file1.txt\nfile2.txt\nmade-by-the-model\nmine\n"])
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "active")
     }))
 
   it.effect("an offline workspace is seeded through a proxy opened for the clone only, and stays offline", () =>
     Effect.gen(function*() {
       const git = yield* Git
       const thread = yield* seededThread({}, { mode: "offline" })
-      const { parsed } = yield* send(thread.id, bash(`cat README; curl -s --max-time 5 ${git.urlAt("git.test")}/info/refs || echo offline`))
+      const { parsed } = yield* send(thread.id, bashStep(`cat README; curl -s --max-time 5 ${git.urlAt("git.test")}/info/refs || echo offline`))
       assert.deepStrictEqual(stdoutsOf(parsed.chunks), [`${git.readmes[1]}offline\n`])
     }))
 
   it.effect("revision checks out a tag or a commit; depth: 1 makes a shallow clone of one commit", () =>
     Effect.gen(function*() {
       const git = yield* Git
-      const log = bash("git log --oneline | wc -l; cat README; ls")
+      const log = bashStep("git log --oneline | wc -l; cat README; ls")
       const tag = yield* send((yield* seededThread({ revision: "v1" })).id, log)
       assert.deepStrictEqual(stdoutsOf(tag.parsed.chunks), [`1\n${git.readmes[0]}README\nfile1.txt\n`])
 
-      const commit = yield* send((yield* seededThread({ revision: git.commits[0] })).id, bash("git rev-parse HEAD; cat README"))
+      const commit = yield* send((yield* seededThread({ revision: git.commits[0] })).id, bashStep("git rev-parse HEAD; cat README"))
       assert.deepStrictEqual(stdoutsOf(commit.parsed.chunks), [`${git.commits[0]}\n${git.readmes[0]}`])
 
-      const shallow = yield* send((yield* seededThread({ depth: 1 })).id, bash("git log --oneline | wc -l; git rev-parse HEAD; cat README"))
+      const shallow = yield* send((yield* seededThread({ depth: 1 })).id, bashStep("git log --oneline | wc -l; git rev-parse HEAD; cat README"))
       assert.deepStrictEqual(stdoutsOf(shallow.parsed.chunks), [`1\n${git.commits[1]}\n${git.readmes[1]}`])
     }))
 
   it.effect("a revision the repository does not have fails the run with workspace_unavailable and leaves the workspace failed and empty", () =>
     Effect.gen(function*() {
       const thread = yield* seededThread({ revision: "no-such-revision" })
-      const { runId, parsed } = yield* send(thread.id, bash("ls"))
+      const { runId, parsed } = yield* send(thread.id, bashStep("ls"))
       const run = yield* getRun(runId)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.terminalReason, "workspace_unavailable")
@@ -112,7 +109,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
       assert.include(run.error?.message, "revision 'no-such-revision'")
       assert.include(run.error?.message, "couldn't find remote ref no-such-revision")
       assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), { type: "data-svc-terminal", data: { terminalReason: "workspace_unavailable" } })
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "failed")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "failed")
       assert.deepStrictEqual(readdirSync(join(TestServer.testWorkspaceRoot, "workspaces", thread.id)), [])
     }))
 
@@ -121,7 +118,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
       const { thread } = yield* agentWithThread({
         workspace: { type: "managed", seed: { type: "git", url: "http://nowhere.test/repo.git" } }
       })
-      const { runId } = yield* send(thread.id, bash("ls"))
+      const { runId } = yield* send(thread.id, bashStep("ls"))
       const run = yield* getRun(runId)
       assert.strictEqual(run.terminalReason, "workspace_unavailable")
       assert.include(run.error?.message, "could not be cloned from http://nowhere.test/repo.git")

@@ -16,20 +16,15 @@ import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { Thread } from "../../domain/Thread.ts"
 import { WorkspaceServices } from "../../src/workspace/WorkspaceServices.ts"
-import { agentWithThread, send } from "../support/Conversation.ts"
+import { agentWithThread, bashStep, getThread, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 class ApiPort extends Context.Service<ApiPort, number>()("test/ServicesApiPort") {}
 
-type Chunk = { readonly type: string } & Record<string, unknown>
-const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
-const call = (tool: string, input: unknown) => `/tool ${tool} ${JSON.stringify(input)}`
-const bash = (command: string) => call("bash", { command })
 const offline = { type: "managed", network: { mode: "offline" } } as const
 const hourMs = 60 * 60 * 1000
 
-const threadOf = (id: string) => Effect.flatMap(TestServer.request("GET", `/v1/threads/${id}`), (reply) => TestServer.expectOk(reply, 200, Thread))
 const logOf = (threadId: string, name: string) =>
   Effect.sync(() => readFileSync(join(TestServer.testWorkspaceRoot, "workspaces", threadId, ".svc", "logs", `${name}.log`), "utf8"))
 /** The preview of `port` on the thread, as a path on the test server. */
@@ -72,14 +67,14 @@ TestServer.suite()("workspace services and previews", (it) => {
         }
       })
       // Not active yet: no URL to show.
-      assert.deepStrictEqual((yield* threadOf(thread.id)).workspace, { status: "uninitialized", previews: [] })
+      assert.deepStrictEqual((yield* getThread(thread.id)).workspace, { status: "uninitialized", previews: [] })
       const { parsed } = yield* send(thread.id, [
-        call("write_file", { path: "hello.txt", content: "hello from the workspace\n" }),
-        bash("curl -s localhost:8000/hello.txt")
+        toolStep("write_file", { path: "hello.txt", content: "hello from the workspace\n" }),
+        bashStep("curl -s localhost:8000/hello.txt")
       ].join("\n"))
       assert.deepStrictEqual(outputsOf(parsed.chunks)[1], { exitCode: 0, stdout: "hello from the workspace\n", stderr: "" })
 
-      const active = yield* threadOf(thread.id)
+      const active = yield* getThread(thread.id)
       const now = yield* Clock.currentTimeMillis
       const expiresAt = new Date((Math.floor(now / hourMs) + 2) * hourMs).toISOString()
       assert.deepStrictEqual(active.workspace?.previews?.map((p) => ({ port: p.port, expiresAt: p.expiresAt })), [
@@ -88,7 +83,7 @@ TestServer.suite()("workspace services and previews", (it) => {
       ])
       for (const preview of active.workspace?.previews ?? []) assert.match(preview.url, /^http:\/\/svc\.test\/v1\/previews\/thread_\w+\.\d+\.\d+\.[\w-]{43}\/$/)
       // Every read within the hour shows the same URL.
-      assert.deepStrictEqual((yield* threadOf(thread.id)).workspace?.previews, active.workspace?.previews)
+      assert.deepStrictEqual((yield* getThread(thread.id)).workspace?.previews, active.workspace?.previews)
 
       const path = previewPath(active, 8000)
       const page = yield* anonymous("GET", `${path}hello.txt`)
@@ -120,7 +115,7 @@ TestServer.suite()("workspace services and previews", (it) => {
       // Expired: the URL in hand is refused; re-reading the thread gives one that works.
       yield* TestClock.adjust(2 * hourMs)
       yield* TestServer.expectError(yield* anonymous("GET", `${path}hello.txt`), 403, "permission_error", "permission_denied")
-      const fresh = previewPath(yield* threadOf(thread.id), 8000)
+      const fresh = previewPath(yield* getThread(thread.id), 8000)
       assert.notStrictEqual(fresh, path)
       assert.strictEqual((yield* anonymous("GET", `${fresh}hello.txt`)).text, "hello from the workspace\n")
       // The service saw the command's request and the valid previews (the page, the listing, the page again), nothing else.
@@ -149,19 +144,19 @@ TestServer.suite()("workspace services and previews", (it) => {
           lifecycle: { idleMinutes: 5 }
         }
       })
-      yield* send(thread.id, call("write_file", { path: "index.txt", content: "still here\n" }))
-      const path = previewPath(yield* threadOf(thread.id), 8020)
+      yield* send(thread.id, toolStep("write_file", { path: "index.txt", content: "still here\n" }))
+      const path = previewPath(yield* getThread(thread.id), 8020)
       // Four minutes after the run, a visitor: the workspace is in use again.
       yield* TestClock.adjust("4 minutes")
       assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).text, "still here\n")
       yield* TestClock.adjust("2 minutes")
       yield* recovery.pass
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "active")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "active")
       assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).status, 200)
       // Five minutes without a run or a visitor: hibernated; the service stopped with the local copy.
       yield* TestClock.adjust("6 minutes")
       yield* recovery.pass
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "hibernated")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "hibernated")
       assert.deepStrictEqual(yield* (yield* WorkspaceServices).running(thread.id), [])
       assert.strictEqual((yield* anonymous("GET", `${path}index.txt`)).status, 502)
     }))
@@ -186,10 +181,10 @@ TestServer.suite()("workspace services and previews", (it) => {
         workspace: { ...offline, services: [{ name: "echo", command: "python3 echo.py", port: 8002 }], previews: { enabled: true, ports: [8002] } }
       })
       // The first open finds no echo.py: the service exits; on-resume starts it again at the next open.
-      yield* send(thread.id, call("write_file", { path: "echo.py", content: echo }))
+      yield* send(thread.id, toolStep("write_file", { path: "echo.py", content: echo }))
       assert.include(yield* logOf(thread.id, "echo"), "can't open file")
       yield* send(thread.id, "/text again")
-      const path = previewPath(yield* threadOf(thread.id), 8002)
+      const path = previewPath(yield* getThread(thread.id), 8002)
       const reply = yield* anonymous("POST", `${path}submit?x=1`, {
         rawBody: "ping",
         headers: { authorization: "Bearer sk_test_acme_prod", cookie: "svc=1", "x-custom": "kept", "content-type": "text/plain" }
@@ -218,7 +213,7 @@ TestServer.suite()("workspace services and previews", (it) => {
           ]
         }
       })
-      const probe = bash("for p in 8010 8011; do curl -s -o /dev/null -w \"$p:%{http_code} \" localhost:$p/; done; cat starts.txt | sort")
+      const probe = bashStep("for p in 8010 8011; do curl -s -o /dev/null -w \"$p:%{http_code} \" localhost:$p/; done; cat starts.txt | sort")
       const first = yield* send(thread.id, probe)
       assert.deepStrictEqual(outputsOf(first.parsed.chunks), [{ exitCode: 0, stdout: "8010:200 8011:200 once\nresumed\n", stderr: "" }])
       // As hibernation or a node restart would: the workspace's processes stop, its files stay.
@@ -247,7 +242,7 @@ TestServer.suite()("workspace services and previews", (it) => {
         }
       })
       yield* send(thread.id, "/text hi")
-      const reply = yield* anonymous("GET", previewPath(yield* threadOf(thread.id), 8003))
+      const reply = yield* anonymous("GET", previewPath(yield* getThread(thread.id), 8003))
       assert.notInclude(reply.text, "host secret")
       yield* TestServer.expectError(reply, 502, "api_error", "service_unavailable")
     }))
@@ -292,10 +287,10 @@ layer(NetworkHarness, { timeout: TestServer.setupTimeout })("workspace services 
           previews: { enabled: true, ports: [8020] }
         }
       })
-      yield* send(thread.id, call("write_file", { path: "relay.py", content: relay }))
+      yield* send(thread.id, toolStep("write_file", { path: "relay.py", content: relay }))
       yield* send(thread.id, "/text the relay starts now")
       // Both runs ended: their egress proxies are closed; the service's own still serves it.
-      const reply = yield* anonymous("GET", `${previewPath(yield* threadOf(thread.id), 8020)}from-a-preview`)
+      const reply = yield* anonymous("GET", `${previewPath(yield* getThread(thread.id), 8020)}from-a-preview`)
       assert.strictEqual(reply.text, "api says hello to /from-a-preview")
     }))
 })

@@ -12,7 +12,7 @@ import { assert, layer } from "@effect/vitest"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Context, Effect, Layer } from "effect"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, send, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { sdkEndpoint } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -41,8 +41,6 @@ const Harness = Layer.merge(
 
 type Chunk = { readonly type: string } & Record<string, unknown>
 const overflowsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "data-svc-tool-result-overflow").map((c) => c["data"])
-const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
-const call = (tool: string, input: unknown = {}) => `/tool ${tool} ${JSON.stringify(input)}`
 
 /** A thread of an agent with the spill-test server (cap 1,024 bytes, untrusted) and `workspace` (none when undefined). */
 const threadWith = (workspace: unknown) =>
@@ -60,7 +58,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
   it.effect("a list over the cap is kept whole in .svc/artifacts/<id>.json; the model reads the digest and the hint; read_file reads it back", () =>
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith(offline)
-      const { parsed } = yield* send(thread.id, call(tool("list")))
+      const { parsed } = yield* send(thread.id, toolStep(tool("list")))
       const [id] = callIdsOf(parsed.chunks)
       const path = `.svc/artifacts/${id}.json`
       const bytes = Buffer.byteLength(listText)
@@ -81,7 +79,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       )
 
       // The next run reads the whole result back with the file tools.
-      const next = yield* send(thread.id, [call("read_file", { path, limit: 5_000 }), call("grep", { pattern: "item 199", path: ".svc" })].join("\n"))
+      const next = yield* send(thread.id, [toolStep("read_file", { path, limit: 5_000 }), toolStep("grep", { pattern: "item 199", path: ".svc" })].join("\n"))
       const [read, found] = outputsOf(next.parsed.chunks) as [{ content: string; totalLines: number }, { matches: ReadonlyArray<{ path: string }> }]
       assert.strictEqual(read.content, JSON.stringify(items, null, 2).replaceAll("12345678901234567000", "12345678901234567890") + "\n")
       assert.deepStrictEqual(found.matches.map((m) => m.path), [path])
@@ -90,7 +88,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
   it.effect("a text over the cap is kept whole as <id>.txt; the model reads its head and the hint", () =>
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith({ ...offline, shell: true })
-      const { parsed } = yield* send(thread.id, call(tool("story")))
+      const { parsed } = yield* send(thread.id, toolStep(tool("story")))
       const [id] = callIdsOf(parsed.chunks)
       const path = `.svc/artifacts/${id}.txt`
       assert.deepStrictEqual(overflowsOf(parsed.chunks), [
@@ -98,7 +96,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       ])
       assert.include(textOf(parsed.message), "only the first 1024 bytes are shown.]")
       assert.include(textOf(parsed.message), `is in the workspace at ${path}; read it with read_file`)
-      const next = yield* send(thread.id, call("bash", { command: `cat ${path}` }))
+      const next = yield* send(thread.id, toolStep("bash", { command: `cat ${path}` }))
       assert.deepStrictEqual(outputsOf(next.parsed.chunks), [{ exitCode: 0, stdout: storyText, stderr: "" }])
     }))
 
@@ -106,7 +104,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith({ ...offline, shell: true })
       // .svc is a file: the artifacts directory cannot be made.
-      const { parsed } = yield* send(thread.id, [call("bash", { command: "touch .svc" }), call(tool("story"))].join("\n"))
+      const { parsed } = yield* send(thread.id, [toolStep("bash", { command: "touch .svc" }), toolStep(tool("story"))].join("\n"))
       const [, id] = callIdsOf(parsed.chunks)
       const [overflow] = overflowsOf(parsed.chunks) as [Record<string, unknown>]
       assert.deepStrictEqual(
@@ -120,7 +118,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
   it.effect("without a workspace an over-cap result stays recovery none, with no hint", () =>
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith(undefined)
-      const { parsed } = yield* send(thread.id, call(tool("story")))
+      const { parsed } = yield* send(thread.id, toolStep(tool("story")))
       const [id] = callIdsOf(parsed.chunks)
       assert.deepStrictEqual(overflowsOf(parsed.chunks), [
         { toolCallId: id, toolName: tool("story"), bytes: Buffer.byteLength(storyText), capBytes: 1_024, recovery: "none" }

@@ -11,10 +11,9 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { Thread } from "../../domain/Thread.ts"
 import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, textOf } from "../support/Conversation.ts"
+import { agentWithThread, getRun, getThread, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import { listen } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -53,12 +52,8 @@ const Harness = Layer.unwrap(
   })
 ).pipe(Layer.provideMerge(DnsServer.layer({ "api.test": "127.0.0.1", "other.test": "127.0.0.1" })))
 
-type Chunk = { readonly type: string } & Record<string, unknown>
-const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
-const call = (tool: string, input: unknown) => `/tool ${tool} ${JSON.stringify(input)}`
 const offline = { type: "managed", network: { mode: "offline" } }
 
-const threadOf = (id: string) => Effect.flatMap(TestServer.request("GET", `/v1/threads/${id}`), (reply) => TestServer.expectOk(reply, 200, Thread))
 
 layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) => {
   it.effect("one run writes a file and runs a command that reads it; the workspace is active and keeps its files", () =>
@@ -66,8 +61,8 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       const { thread } = yield* agentWithThread({ workspace: offline })
       assert.deepStrictEqual(thread.workspace, { status: "uninitialized" })
       const { runId, parsed } = yield* send(thread.id, [
-        call("write_file", { path: "notes/hello.txt", content: "hi from the model\n" }),
-        call("bash", { command: "cat notes/hello.txt && echo done" }),
+        toolStep("write_file", { path: "notes/hello.txt", content: "hi from the model\n" }),
+        toolStep("bash", { command: "cat notes/hello.txt && echo done" }),
         "/text finished"
       ].join("\n"))
       assert.deepStrictEqual(outputsOf(parsed.chunks), [
@@ -76,12 +71,12 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       ])
       assert.strictEqual(textOf(parsed.message), "finished")
       assert.strictEqual((yield* getRun(runId)).status, "completed")
-      const after = yield* threadOf(thread.id)
+      const after = yield* getThread(thread.id)
       assert.strictEqual(after.workspace?.status, "active")
       assert.isString(after.workspace?.updatedAt)
 
       // The next run finds the file; a failing command is a result carrying its exit code.
-      const next = yield* send(thread.id, [call("read_file", { path: "notes/hello.txt" }), call("bash", { command: "exit 3" })].join("\n"))
+      const next = yield* send(thread.id, [toolStep("read_file", { path: "notes/hello.txt" }), toolStep("bash", { command: "exit 3" })].join("\n"))
       const [read, failing] = outputsOf(next.parsed.chunks)
       assert.include(JSON.stringify(read), "hi from the model")
       assert.deepStrictEqual(failing, { exitCode: 3, stdout: "", stderr: "" })
@@ -110,7 +105,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
         projections: [{ type: "workspace_env", secretId: secret.id, env: "DEPLOY_TOKEN" }]
       })
       const { thread } = yield* agentWithThread({ workspace: { ...offline, secretContexts: [context.id] } })
-      const { runId, parsed } = yield* send(thread.id, call("bash", { command: "echo token=$DEPLOY_TOKEN; env | grep -c DEPLOY_TOKEN" }))
+      const { runId, parsed } = yield* send(thread.id, toolStep("bash", { command: "echo token=$DEPLOY_TOKEN; env | grep -c DEPLOY_TOKEN" }))
       assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "token=***\n1\n", stderr: "" }])
       // The model reads the masked output (the scripted model answers with it).
       assert.include(textOf(parsed.message), "token=***")
@@ -130,7 +125,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
         "echo",
         `curl -s --noproxy '*' --max-time 5 http://127.0.0.1:${apiPort}/ || echo unreachable`
       ].join("; ")
-      const { parsed } = yield* send(thread.id, call("bash", { command }))
+      const { parsed } = yield* send(thread.id, toolStep("bash", { command }))
       assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "api says hello to /hi\n403\nunreachable\n", stderr: "" }])
     }))
 
@@ -157,14 +152,14 @@ layer(TestServer.layer({ workspaceRoot: "/dev/null/svc-workspaces" }), { timeout
   it.effect("ends the run failed with workspace_unavailable and marks the thread's workspace failed", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: offline })
-      const { runId, parsed } = yield* send(thread.id, call("bash", { command: "true" }))
+      const { runId, parsed } = yield* send(thread.id, toolStep("bash", { command: "true" }))
       const run = yield* getRun(runId)
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.terminalReason, "workspace_unavailable")
       assert.strictEqual(run.error?.code, "workspace_unavailable")
       assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), { type: "data-svc-terminal", data: { terminalReason: "workspace_unavailable" } })
-      assert.strictEqual((yield* threadOf(thread.id)).workspace?.status, "failed")
+      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "failed")
       // The thread is free again: a run without the workspace's tools can follow once the agent drops it.
-      assert.strictEqual((yield* threadOf(thread.id)).status, "idle")
+      assert.strictEqual((yield* getThread(thread.id)).status, "idle")
     }))
 })

@@ -8,6 +8,7 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { Run, RunReceipt } from "../../domain/Run.ts"
+import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "./Collection.ts"
 import * as TestServer from "./TestServer.ts"
 import type { UIMessageChunk } from "ai"
@@ -64,3 +65,17 @@ export const callIdsOf = (chunks: ReadonlyArray<UIMessageChunk>): ReadonlyArray<
   for (const id of ids) assert.match(id, toolCallIdShape)
   return ids
 }
+
+/** The Thread resource. */
+export const getThread = (threadId: string) =>
+  Effect.flatMap(TestServer.request("GET", `/v1/threads/${threadId}`), (reply) => TestServer.expectOk(reply, 200, Thread))
+
+/** The outputs of a stream's `tool-output-available` chunks, in order. */
+export const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
+  chunks.flatMap((c) => (c.type === "tool-output-available" && "output" in c ? [c.output] : []))
+
+/** The scripted model's directive for one step calling `tool` with `input`. */
+export const toolStep = (tool: string, input: unknown = {}) => `/tool ${tool} ${JSON.stringify(input)}`
+
+/** A step running `command` with the workspace's `bash` tool. */
+export const bashStep = (command: string) => toolStep("bash", { command })

@@ -67,18 +67,21 @@ export const launch = (env: Record<string, string>): Effect.Effect<Launched, nev
     (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
   )
 
-/** The launched process once it printed its "Listening on" line; fails if it exits first. */
-export const listening = (p: Launched): Effect.Effect<ServiceProcess, Error> =>
-  Effect.callback<ServiceProcess, Error>((resume) => {
+/**
+ * The first `match` of the process's output (checked as output arrives); fails with
+ * `exited(code)` if the process exits first.
+ */
+const watchOutput = <A>(p: Launched, match: (output: string) => A | undefined, exited: (code: number | null) => string) =>
+  Effect.callback<A, Error>((resume) => {
     const check = () => {
-      const match = /Listening on (http:\/\/[^\s]+)/.exec(p.output())
-      if (match === null) return
+      const found = match(p.output())
+      if (found === undefined) return
       cleanup()
-      resume(Effect.succeed({ url: match[1], output: p.output, child: p.child }))
+      resume(Effect.succeed(found))
     }
     const onExit = (code: number | null) => {
       cleanup()
-      resume(Effect.fail(new Error(`service exited with ${code} before listening:\n${p.output()}`)))
+      resume(Effect.fail(new Error(`${exited(code)}:\n${p.output()}`)))
     }
     const cleanup = () => {
       p.child.stdout?.off("data", check)
@@ -94,6 +97,17 @@ export const listening = (p: Launched): Effect.Effect<ServiceProcess, Error> =>
     return Effect.sync(cleanup)
   })
 
+/** The launched process once it printed its "Listening on" line; fails if it exits first. */
+export const listening = (p: Launched): Effect.Effect<ServiceProcess, Error> =>
+  watchOutput(
+    p,
+    (output) => {
+      const url = /Listening on (http:\/\/[^\s]+)/.exec(output)?.[1]
+      return url === undefined ? undefined : { url, output: p.output, child: p.child }
+    },
+    (code) => `service exited with ${code} before listening`
+  )
+
 export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess, Error, Scope.Scope> =>
   Effect.flatMap(launch(env), listening)
 
@@ -102,28 +116,8 @@ export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess
  * arrives); fails if the process exits first or `timeoutMs` passes.
  */
 export const waitForOutput = (p: ServiceProcess, done: (output: string) => boolean, timeoutMs: number) =>
-  Effect.callback<void, Error>((resume) => {
-    const check = () => {
-      if (!done(p.output())) return
-      cleanup()
-      resume(Effect.void)
-    }
-    const onExit = () => {
-      cleanup()
-      resume(Effect.fail(new Error(`the process exited while waiting on its output:\n${p.output()}`)))
-    }
-    const cleanup = () => {
-      p.child.stdout?.off("data", check)
-      p.child.stderr?.off("data", check)
-      p.child.off("exit", onExit)
-    }
-    // Registered after `start`'s own listener, so `output()` already holds the new data.
-    p.child.stdout?.on("data", check)
-    p.child.stderr?.on("data", check)
-    p.child.once("exit", onExit)
-    check()
-    return Effect.sync(cleanup)
-  }).pipe(
+  watchOutput(p, (output) => (done(output) ? true : undefined), () => "the process exited while waiting on its output").pipe(
+    Effect.asVoid,
     Effect.timeoutOrElse({
       duration: timeoutMs,
       orElse: () => Effect.fail(new Error(`no expected output after ${timeoutMs} ms:\n${p.output()}`))
