@@ -8,7 +8,7 @@
  * shard moving) leaves it to be resumed from its last checkpoint.
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import type { Message } from "../../domain/Conversation.ts"
+import { type Message, userMessage } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
@@ -117,7 +117,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             runMessages.push(...resumed.messages)
           }
           const history = Option.isSome(fresh) && !fresh.value.hasHistory ? [] : yield* repo.history(row.run.threadId, row.run.createdAt)
-          const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...runMessages]
+          const messages: Array<Message> = [...history, userMessage(plan.input, plan.attachments), ...runMessages]
           // Schemas loaded in earlier steps stay loaded.
           tools.restore(messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : [])))
           return yield* stepLoop.run({

@@ -59,6 +59,14 @@ export interface ToolFamily {
    * result whole as the file `name` and answers its path, relative to where those tools read.
    */
   readonly spill?: (name: string, content: string) => Effect.Effect<string, SpillFailed>
+  /** Offered by the workspace: whole files of any content in and out (attachments placed, exports read back). */
+  readonly files?: FileAccess
+}
+
+/** Whole files of a family that keeps files; paths relative to where its tools read. */
+export interface FileAccess {
+  readonly write: (path: string, bytes: Uint8Array) => Effect.Effect<string, SpillFailed>
+  readonly read: (path: string, maxBytes: number) => Effect.Effect<{ readonly path: string; readonly bytes: Uint8Array }, SpillFailed>
 }
 
 export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({
