@@ -10,14 +10,14 @@
  */
 import { createHash } from "node:crypto"
 import { assert } from "@effect/vitest"
-import { Clock, Context, Effect, Fiber, Layer } from "effect"
+import { Clock, Context, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, send, startRun, streamOf, textOf, toolStep } from "../support/Conversation.ts"
 import { type GateServer, gateServer } from "../support/GateMcpServer.ts"
 import * as HookServer from "../support/HookServer.ts"
-import { checkDispatch, createHandler, receivedSince } from "../support/ResultHandlerDeliveries.ts"
+import { checkDispatch, createHandler, DispatchBody, receivedSince } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 class Gate extends Context.Service<Gate, GateServer>()("test/ArchiveGate") {}
@@ -127,8 +127,8 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       yield* server.answerWith(HookServer.reply(200, { artifactId: "arch-list" }))
       const { thread, tool } = yield* threadWith(archivingTo(handler.id))
       const { parsed, overflows, received } = yield* echo(thread, tool, listText)
-      const body = TestServer.parseJson(received[0].body)
-      assert.deepStrictEqual(body, { ...(typeof body === "object" ? body : {}), mediaType: "application/json", content: listText, bytes: Buffer.byteLength(listText) })
+      const body = yield* Schema.decodeUnknownEffect(DispatchBody)(TestServer.parseJson(received[0].body)).pipe(Effect.orDie)
+      assert.deepStrictEqual([body.mediaType, body.content, body.bytes], ["application/json", listText, Buffer.byteLength(listText)])
       assert.strictEqual((overflows[0] as Record<string, unknown>)["artifactId"], "arch-list")
       assert.include(textOf(parsed.message), "{\"total\":200,\"shown\":")
       assert.notInclude(textOf(parsed.message), "item 199")
