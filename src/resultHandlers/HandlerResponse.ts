@@ -105,7 +105,7 @@ const metadataOf = (value: unknown): Record<string, unknown> | undefined | Probl
 
 /** The message for a body over 256 KiB (also when the delivery stopped reading it there). */
 export const tooLarge = (bytes?: number): string =>
-  `the response is ${bytes === undefined ? "more than" : `${bytes} bytes,`} over the limit of ${ResponseLimits.responseBytes} bytes (256 KiB)`
+  `the response is${bytes === undefined ? "" : ` ${bytes} bytes,`} over the limit of ${ResponseLimits.responseBytes} bytes (256 KiB)`
 
 /** What the answer lacks for `purpose`, if anything (also checked on a replayed answer). */
 export const missingFor = (answer: HandlerAnswer, purpose: Purpose): string | undefined =>

@@ -33,7 +33,7 @@ interface RunRef {
 const archiveThrough = (dispatch: ResultDispatch["Service"], run: RunRef, principal: Principal, handlerId: string): Archive => ({
   resultHandlerId: handlerId,
   send: (call, step, full) =>
-    Effect.map(
+    Effect.flatMap(
       dispatch.dispatch({
         handlerId,
         owner: principal,
@@ -49,8 +49,11 @@ const archiveThrough = (dispatch: ResultDispatch["Service"], run: RunRef, princi
         purpose: "overflow",
         requestKey: `${run.runId}:${call.id}:overflow`
       }),
-      // An overflow answer always has an artifactId (HandlerResponse checks it for this purpose).
-      ({ answer }) => ({ artifactId: answer.artifactId ?? "", ...(answer.url === undefined ? {} : { url: answer.url }) })
+      ({ answer: { artifactId, url } }) =>
+        // Checked by HandlerResponse for the purpose "overflow": an answer without one never gets here.
+        artifactId === undefined
+          ? Effect.die(new Error("a result handler's overflow answer has no artifactId"))
+          : Effect.succeed({ artifactId, ...(url === undefined ? {} : { url }) })
     )
 })
 

@@ -49,30 +49,10 @@ export interface LoopRun {
   readonly usage: { current: UsageTotal }
 }
 
-/** The `data-svc-tool-result-overflow` chunk's data: the overflow and where the whole result went. */
+/** The `data-svc-tool-result-overflow` chunk's data: the overflow and where the whole result went (its recovery's fields). */
 const overflowData = (call: ToolCall, overflow: Overflow) => {
-  const { bytes, capBytes, recovery } = overflow
-  const base = { toolCallId: call.id, toolName: call.name, bytes, capBytes }
-  switch (recovery?.kind) {
-    case undefined:
-      return { ...base, recovery: "none" as const }
-    case "workspace":
-      return { ...base, recovery: "workspace" as const, path: recovery.path }
-    case "remote-handler": {
-      const { resultHandlerId, artifactId, url } = recovery
-      return { ...base, recovery: "remote-handler" as const, resultHandlerId, artifactId, ...(url === undefined ? {} : { url }) }
-    }
-    case "none": {
-      const { message, resultHandlerId, error } = recovery
-      return {
-        ...base,
-        recovery: "none" as const,
-        message,
-        ...(resultHandlerId === undefined ? {} : { resultHandlerId }),
-        ...(error === undefined ? {} : { error })
-      }
-    }
-  }
+  const { kind, ...where } = overflow.recovery ?? { kind: "none" as const }
+  return { toolCallId: call.id, toolName: call.name, bytes: overflow.bytes, capBytes: overflow.capBytes, recovery: kind, ...where }
 }
 
 /** Runs one call through the run's tools; an over-cap result is announced with where its whole text went. */

@@ -25,7 +25,7 @@ export interface ToolOutcome {
 export interface Overflow {
   readonly bytes: number
   readonly capBytes: number
-  /** The whole result's text, for a family that can keep it (`spill`); never shown as it is. */
+  /** The whole result's text, for the run to keep (`spill`) or archive (`Archive`); never shown as it is. */
   readonly full: string
   /** Where the whole result went, once the run's Toolset tried to keep it; absent: nowhere. */
   readonly recovery?: Recovery

@@ -163,7 +163,7 @@ TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
           answer: HookServer.reply(200, { artifactId: "x", padding: "p".repeat(300 * 1024) }),
           reason: "invalid_response",
           code: "result_handler_response_invalid",
-          message: "the response is more than over the limit of 262144 bytes (256 KiB)."
+          message: "HTTP 200 with an invalid response: the response is over the limit of 262144 bytes (256 KiB)."
         },
         { answer: HookServer.reply(200, { ref: { block: "[[x]]" } }), reason: "invalid_response", code: "result_handler_response_invalid", message: "ref or block but neither artifactId nor url" }
       ] as const
