@@ -14,7 +14,7 @@ import { Clock, Context, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, send, startRun, streamOf, textOf, toolStep } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, overflowsOf, send, startRun, streamOf, textOf, toolStep } from "../support/Conversation.ts"
 import { type GateServer, gateServer } from "../support/GateMcpServer.ts"
 import * as HookServer from "../support/HookServer.ts"
 import { checkDispatch, createHandler, DispatchBody, receivedSince } from "../support/ResultHandlerDeliveries.ts"
@@ -28,8 +28,6 @@ const storyText = `${"once upon a time ".repeat(300)}the end`
 const storyBytes = Buffer.byteLength(storyText)
 const listText = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })))
 
-type Chunk = { readonly type: string } & Record<string, unknown>
-const overflowsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "data-svc-tool-result-overflow").map((c) => c["data"])
 
 /** A thread of an agent with the gate server (cap 1,024 bytes, untrusted), `artifacts` and `workspace` as given. */
 const threadWith = (agentBody: Record<string, unknown>) =>

@@ -12,6 +12,7 @@ import { ResultHandler } from "../../domain/ResultHandler.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
+import { overflowsOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as HookServer from "../support/HookServer.ts"
 import * as ServiceProcess from "../support/ServiceProcess.ts"
@@ -88,7 +89,7 @@ describe("archive recovery", () => {
 
       assert.strictEqual(run.status, "completed")
       assert.isTrue(parsed.chunks.some((c) => c.type === "reset-step"), "the interrupted step was executed again")
-      const overflows = parsed.chunks.flatMap((c) => (c.type === "data-svc-tool-result-overflow" && "data" in c ? [c.data] : []))
+      const overflows = overflowsOf(parsed.chunks)
       assert.strictEqual(overflows.length, 2, "one overflow per execution of the step")
       assert.deepStrictEqual(overflows[1], overflows[0])
       assert.deepStrictEqual(overflows[0], {
