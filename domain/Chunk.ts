@@ -69,8 +69,15 @@ export const Chunk = Schema.Union([
     recovery: Schema.Literals(["workspace", "remote-handler", "none"]),
     /** recovery 'workspace': the file holding the whole result, relative to the workspace root. */
     path: opt(Schema.String),
-    /** Why the whole result could not be kept (recovery 'none' after a failed spill). */
-    message: opt(Schema.String)
+    /** The agent's oversized-result handler: it archived the whole result ('remote-handler') or failed to ('none'). */
+    resultHandlerId: opt(Schema.String),
+    /** recovery 'remote-handler': the handler's durable locators of the archived result. */
+    artifactId: opt(Schema.String),
+    url: opt(Schema.String),
+    /** Why the whole result could not be kept (recovery 'none' after a failed spill or archive). */
+    message: opt(Schema.String),
+    /** recovery 'none' after a failed archive: the handler's failure. */
+    error: opt(Schema.Struct({ code: Schema.String, reason: Schema.String, message: Schema.String }))
   })),
   data("data-svc-http-connection-unavailable", Schema.Struct({
     connectionId: Schema.String,

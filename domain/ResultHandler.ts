@@ -56,4 +56,25 @@ export const ResultHandler = Schema.Struct({
 }).annotate({ identifier: "ResultHandler" })
 export type ResultHandler = typeof ResultHandler.Type
 
+/**
+ * A handler's answer to a dispatch (spec 4.5), as the service keeps it after
+ * validation and normalization (src/resultHandlers/HandlerResponse.ts): at
+ * least one of artifactId or url; `ref` holds the paste-ready reference.
+ */
+export const HandlerRef = Schema.Struct({
+  kind: opt(Schema.String),
+  id: opt(Schema.String),
+  url: opt(Schema.String),
+  block: opt(Schema.String)
+})
+export type HandlerRef = typeof HandlerRef.Type
+
+export const HandlerAnswer = Schema.Struct({
+  artifactId: opt(Schema.String),
+  url: opt(Schema.String),
+  ref: opt(HandlerRef),
+  metadata: opt(Schema.Record(Schema.String, Schema.Unknown))
+})
+export type HandlerAnswer = typeof HandlerAnswer.Type
+
 export { SigningSecret }

@@ -54,6 +54,8 @@ export const RunPlan = Schema.Struct({
   streamReasoning: Schema.Boolean,
   /** The thread's managed workspace (its spec pinned at thread creation), when it has one with tools. */
   workspace: Schema.optionalKey(ManagedWorkspace),
+  /** artifacts.oversizedToolResults.resultHandlerId: archives over-cap results when there is no workspace to keep them. */
+  oversizedResultHandlerId: Schema.optionalKey(Schema.String),
   /** What the organization's spend quota had left when the run started (absent without a quota). */
   spendAllowanceCents: Schema.optionalKey(Schema.Number)
 })

@@ -30,6 +30,7 @@ import { ToolApprovalHooks } from "./hooks/ToolApprovalHooks.ts"
 import { Outbound } from "./outbound/Outbound.ts"
 import { Previews } from "./workspace/Previews.ts"
 import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
+import { ResultDispatch } from "./resultHandlers/ResultDispatch.ts"
 import { ResultHandlers } from "./resultHandlers/ResultHandlers.ts"
 import * as MasterKeys from "./secrets/MasterKeys.ts"
 import { SecretContexts } from "./secrets/SecretContexts.ts"
@@ -77,7 +78,8 @@ const Services = Layer.mergeAll(
   Bands.layer,
   RateLimiter.layer,
   SpendQuota.layer,
-  Previews.layer
+  Previews.layer,
+  ResultDispatch.layer
 ).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */

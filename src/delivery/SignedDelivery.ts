@@ -27,13 +27,36 @@ export interface Delivery {
   readonly headers?: Readonly<Record<string, string>>
   /** Stable per logical delivery where the receiver deduplicates on it. */
   readonly requestId?: string
+  /** Reading the answer stops past this many bytes (`tooLarge`); unbounded when absent. */
+  readonly maxResponseBytes?: number
 }
 
 export interface Delivered {
   readonly status: number
+  /** The answer's body; empty when `tooLarge`. */
   readonly text: string
+  /** The body was over `maxResponseBytes`: reading stopped there. */
+  readonly tooLarge: boolean
   readonly latencyMs: number
   readonly requestId: string
+}
+
+/** The body as text, or undefined once it passes `max` bytes (the rest is not read). */
+const readBody = async (response: Response, max: number | undefined): Promise<string | undefined> => {
+  if (max === undefined || response.body === null) return response.text()
+  const reader = response.body.getReader()
+  const parts: Array<Uint8Array> = []
+  let total = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) return Buffer.concat(parts).toString("utf8")
+    total += value.byteLength
+    if (total > max) {
+      await reader.cancel()
+      return undefined
+    }
+    parts.push(value)
+  }
 }
 
 export class SignedDelivery extends Context.Service<SignedDelivery, {
@@ -59,7 +82,8 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
           const response = yield* Effect.tryPromise({
             try: async (signal) => {
               const r = await outbound.fetch(delivery.url, { method: "POST", headers, body, signal })
-              return { status: r.status, text: await r.text() }
+              const text = await readBody(r, delivery.maxResponseBytes)
+              return { status: r.status, text: text ?? "", tooLarge: text === undefined }
             },
             catch: (cause) =>
               cause instanceof UrlRefused

@@ -1,4 +1,4 @@
-/** Result handlers (spec 4.5): registration and secret rotation. Delivery comes with artifacts. */
+/** Result handlers (spec 4.5): registration and secret rotation. Dispatch is ResultDispatch.ts. */
 import { Context, Effect, Layer, Redacted } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { PageRequest } from "../../domain/Page.ts"
@@ -16,6 +16,9 @@ import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+
+/** The workspace a dispatch is made for. */
+export type Owner = Pick<Principal, "organizationId" | "workspaceId">
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
@@ -93,7 +96,13 @@ const make = Effect.gen(function*() {
           { artifacts: { exports: { resultHandlerId: id } } },
           { artifacts: { oversizedToolResults: { resultHandlerId: id } } }
         ])),
-    requireRef: crud.requireRef
+    requireRef: crud.requireRef,
+    /** The handler as a dispatch needs it (config and opened secret); undefined when it is gone or of another workspace. */
+    forDispatch: Effect.fn("ResultHandlers.forDispatch")(function*(owner: Owner, id: string) {
+      const loaded = yield* crud.load({ keyId: "", ...owner }, id).pipe(Effect.option)
+      if (loaded._tag === "None" || loaded.value.row.sealed === null) return undefined
+      return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }
+    })
   }
 })
 

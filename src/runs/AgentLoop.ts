@@ -91,7 +91,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
-          const tools = yield* runTools.open({ runId, threadId: row.run.threadId }, principal, plan, writer, row.park !== null)
+          const tools = yield* runTools.open({ runId, threadId: row.run.threadId, agentId: row.run.agentId }, principal, plan, writer, row.park !== null)
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred
@@ -112,7 +112,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           if (row.park !== null) {
             const earlierCalls = runMessages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))
             const call = runTool(tools, writer)
-            const resumed = yield* parking.resume(row, writer, parked, (c, stepCalls) => call(c, [...earlierCalls, ...stepCalls], true))
+            const step = row.park.step
+            const resumed = yield* parking.resume(row, writer, parked, (c, stepCalls) =>
+              call(c, { runCalls: [...earlierCalls, ...stepCalls], resumed: true, step }))
             usage.current = resumed.usage
             runMessages.push(...resumed.messages)
           }

@@ -150,6 +150,7 @@ export class RunStart extends Context.Service<RunStart, {
           previous,
           nowMs: yield* Clock.currentTimeMillis
         })
+        const oversizedHandler = agent.artifacts.oversizedToolResults?.resultHandlerId
         const plan: RunPlan = {
           input: text,
           route,
@@ -167,6 +168,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
+          ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
           ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
         }
         const now = yield* nowIso

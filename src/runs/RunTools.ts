@@ -5,13 +5,16 @@
  * with the built-ins. A new family plugs in here, not in the loop.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { RunId, ThreadId } from "../../domain/Ids.ts"
+import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
+import { digestOf, ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
 import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
+import { isJson } from "../tools/ResultSpill.ts"
+import type { Archive } from "../tools/ToolFamily.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
@@ -20,13 +23,47 @@ import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 
+interface RunRef {
+  readonly runId: RunId
+  readonly threadId: ThreadId
+  readonly agentId: AgentId
+}
+
+/** The run's oversized results archived through `handlerId`, one logical artifact per tool call. */
+const archiveThrough = (dispatch: ResultDispatch["Service"], run: RunRef, principal: Principal, handlerId: string): Archive => ({
+  resultHandlerId: handlerId,
+  send: (call, step, full) =>
+    Effect.flatMap(
+      dispatch.dispatch({
+        handlerId,
+        owner: principal,
+        runId: run.runId,
+        threadId: run.threadId,
+        agentId: run.agentId,
+        toolName: call.name,
+        toolCallId: call.id,
+        stepNumber: step + 1,
+        mediaType: isJson(full) ? "application/json" : "text/plain",
+        ...digestOf(full),
+        content: full,
+        purpose: "overflow",
+        requestKey: `${run.runId}:${call.id}:overflow`
+      }),
+      ({ answer: { artifactId, url } }) =>
+        // Checked by HandlerResponse for the purpose "overflow": an answer without one never gets here.
+        artifactId === undefined
+          ? Effect.die(new Error("a result handler's overflow answer has no artifactId"))
+          : Effect.succeed({ artifactId, ...(url === undefined ? {} : { url }) })
+    )
+})
+
 export class RunTools extends Context.Service<RunTools, {
   /**
    * Connections live as long as the scope (the run's execution). `resumed`: the run resumes after
    * a park, so tool lists are read afresh. Fails when the thread's managed workspace cannot start.
    */
   readonly open: (
-    run: { readonly runId: RunId; readonly threadId: ThreadId },
+    run: RunRef,
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
@@ -40,14 +77,16 @@ export class RunTools extends Context.Service<RunTools, {
       const sessions = yield* McpSessions
       const workspaces = yield* ThreadWorkspaces
       const specs = SpecCache.make(outbound.fetch)
+      const dispatch = yield* ResultDispatch
 
       const open = Effect.fn("RunTools.open")(function*(
-        { runId, threadId }: { readonly runId: RunId; readonly threadId: ThreadId },
+        run: RunRef,
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
         resumed: boolean
       ) {
+        const { runId, threadId } = run
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
         const report = (message: string) => writer.emit({ type: "error", errorText: message })
         const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
@@ -73,7 +112,13 @@ export class RunTools extends Context.Service<RunTools, {
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
           yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
         }
-        return Toolset.make({ families: [...workspace, mcp, http], skills: plan.skills, userInteraction: plan.userInteraction })
+        const handlerId = plan.oversizedResultHandlerId
+        return Toolset.make({
+          families: [...workspace, mcp, http],
+          skills: plan.skills,
+          userInteraction: plan.userInteraction,
+          ...(handlerId === undefined ? {} : { archive: archiveThrough(dispatch, run, principal, handlerId) })
+        })
       })
 
       return { open }

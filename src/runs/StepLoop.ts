@@ -14,8 +14,8 @@ import { SpendQuota } from "../limits/SpendQuota.ts"
 import type { Price } from "../model/Models.ts"
 import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
 import { nowIso } from "../Time.ts"
-import type { ToolOutcome } from "../tools/ToolFamily.ts"
-import type { Toolset } from "../tools/Toolset.ts"
+import type { Overflow, ToolOutcome } from "../tools/ToolFamily.ts"
+import type { CallContext, Toolset } from "../tools/Toolset.ts"
 import { runChange, type Writer } from "./EventLog.ts"
 import { FollowupRepo } from "../store/FollowupRepo.ts"
 import * as ModelStep from "./ModelStep.ts"
@@ -51,23 +51,18 @@ export interface LoopRun {
   readonly usage: { current: UsageTotal }
 }
 
+/** The `data-svc-tool-result-overflow` chunk's data: the overflow and where the whole result went (its recovery's fields). */
+const overflowData = (call: ToolCall, overflow: Overflow) => {
+  const { kind, ...where } = overflow.recovery ?? { kind: "none" as const }
+  return { toolCallId: call.id, toolName: call.name, bytes: overflow.bytes, capBytes: overflow.capBytes, recovery: kind, ...where }
+}
+
 /** Runs one call through the run's tools; an over-cap result is announced with where its whole text went. */
 export const runTool = (tools: Toolset, writer: Writer) =>
-  Effect.fn("StepLoop.runTool")(function*(call: ToolCall, runCalls: ReadonlyArray<ToolCall>, resumed: boolean) {
-    const outcome: ToolOutcome = yield* tools.call(call, { runCalls, resumed })
+  Effect.fn("StepLoop.runTool")(function*(call: ToolCall, context: CallContext) {
+    const outcome: ToolOutcome = yield* tools.call(call, context)
     if (outcome.overflow !== undefined) {
-      const { bytes, capBytes, recovery } = outcome.overflow
-      yield* writer.emit({
-        type: "data-svc-tool-result-overflow",
-        data: {
-          toolCallId: call.id,
-          toolName: call.name,
-          bytes,
-          capBytes,
-          recovery: recovery?.kind ?? "none",
-          ...(recovery?.kind === "workspace" ? { path: recovery.path } : recovery?.kind === "none" ? { message: recovery.message } : {})
-        }
-      })
+      yield* writer.emit({ type: "data-svc-tool-result-overflow", data: overflowData(call, outcome.overflow) })
     }
     return outcome
   })
@@ -212,7 +207,7 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
           const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
           if (gates.some((g) => g.gate._tag === "FailRun")) return gates
           const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
-          yield* Effect.forEach(runnable, (c) => Effect.map(call(c, runCalls, false), (outcome) => ran.push(settle(c, outcome))), {
+          yield* Effect.forEach(runnable, (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))), {
             concurrency: "unbounded",
             discard: true
           })

@@ -11,7 +11,7 @@
 import { Effect, Option, Schema } from "effect"
 import type { SpillFailed, ToolOutcome } from "./ToolFamily.ts"
 
-const isJson = (text: string) => Option.isSome(Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))(text))
+export const isJson = (text: string) => Option.isSome(Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))(text))
 
 /**
  * Valid JSON text laid out with one value per line, two spaces per level. Works on the
@@ -81,7 +81,7 @@ export const fileOf = (toolCallId: string, full: string): { readonly name: strin
 }
 
 /** `note` after what the model reads (outside the untrusted envelope: it comes from the service). */
-const withNote = (outcome: ToolOutcome, note: string): ToolOutcome => ({
+export const withNote = (outcome: ToolOutcome, note: string): ToolOutcome => ({
   ...outcome,
   text: `${outcome.text}\n${note}`,
   ...(outcome.modelText === undefined ? {} : { modelText: `${outcome.modelText}\n${note}` })

@@ -25,12 +25,42 @@ export interface ToolOutcome {
 export interface Overflow {
   readonly bytes: number
   readonly capBytes: number
-  /** The whole result's text, for a family that can keep it (`spill`); never shown as it is. */
+  /** The whole result's text, for the run to keep (`spill`) or archive (`Archive`); never shown as it is. */
   readonly full: string
   /** Where the whole result went, once the run's Toolset tried to keep it; absent: nowhere. */
-  readonly recovery?:
-    | { readonly kind: "workspace"; readonly path: string }
-    | { readonly kind: "none"; readonly message: string }
+  readonly recovery?: Recovery
+}
+
+/**
+ * Where an over-cap result's whole text went (spec 4.6 rule 5): the workspace
+ * (`spill`), the agent's oversized-result handler (`archive`), or nowhere,
+ * with why (`message`; `error` and `resultHandlerId` when the handler failed).
+ */
+export type Recovery =
+  | { readonly kind: "workspace"; readonly path: string }
+  | { readonly kind: "remote-handler"; readonly resultHandlerId: string; readonly artifactId: string; readonly url?: string }
+  | {
+    readonly kind: "none"
+    readonly message: string
+    readonly resultHandlerId?: string
+    readonly error?: { readonly code: string; readonly reason: string; readonly message: string }
+  }
+
+/**
+ * The run's oversized-result handler (artifacts.oversizedToolResults), used when no family
+ * can `spill`: archives an over-cap result's whole text and answers the handler's artifactId.
+ */
+export interface Archive {
+  readonly resultHandlerId: string
+  readonly send: (
+    call: { readonly id: string; readonly name: string },
+    step: number,
+    full: string
+  ) => Effect.Effect<
+    { readonly artifactId: string; readonly url?: string },
+    /** Why the handler could not archive it (as ResultDispatch reports it). */
+    { readonly reason: string; readonly code: string; readonly message: string }
+  >
 }
 
 /** The whole result could not be kept (the workspace's disk limit, a sandbox that failed). */

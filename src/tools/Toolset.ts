@@ -4,20 +4,24 @@
  * the model and to run a call; it never needs to know which family a tool
  * comes from. Deferred schemas (load_tools) and requiredSkills (load_skill in
  * this run) are applied here, the same way for every family, and so is the
- * recovery of over-cap results when a family can keep them (ResultSpill).
+ * recovery of over-cap results: kept by a family that can (ResultSpill), else
+ * archived through the agent's result handler (ResultArchive).
  */
 import { Effect } from "effect"
 import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolCall, ToolSpec } from "../../domain/Conversation.ts"
 import * as Builtin from "./BuiltinTools.ts"
+import * as ResultArchive from "./ResultArchive.ts"
 import * as ResultSpill from "./ResultSpill.ts"
-import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
+import type { Archive, ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 
 export interface CallContext {
   /** This run's calls so far: checkpointed steps and the current step (earlier runs do not count). */
   readonly runCalls: ReadonlyArray<ToolCall>
   /** The call was made before the run parked and runs now that it was approved. */
   readonly resumed: boolean
+  /** The step the call belongs to (0-based). */
+  readonly step: number
 }
 
 export interface Toolset {
@@ -38,6 +42,8 @@ export interface ToolsetOptions {
   readonly families: ReadonlyArray<ToolFamily>
   readonly skills: ReadonlyArray<AgentSkill>
   readonly userInteraction: boolean
+  /** The agent's oversized-result handler; used only when no family can `spill`. */
+  readonly archive?: Archive
 }
 
 const fail = (text: string, output: unknown = { error: text }): ToolOutcome => ({ output, text, isError: true })
@@ -99,7 +105,10 @@ export const make = (options: ToolsetOptions): Toolset => {
     if (run !== undefined) {
       const problem = skillProblem(call, context.runCalls)
       if (problem !== undefined) return Effect.succeed(fail(problem))
-      return spill === undefined ? run : Effect.flatMap(run, (outcome) => ResultSpill.recover(outcome, call.id, spill))
+      // Precedence of over-cap recovery: the workspace, else the agent's result handler, else none.
+      if (spill !== undefined) return Effect.flatMap(run, (outcome) => ResultSpill.recover(outcome, call.id, spill))
+      const archive = options.archive
+      return archive === undefined ? run : Effect.flatMap(run, (outcome) => ResultArchive.recover(outcome, call, context.step, archive))
     }
     if (context.resumed) {
       // The call was decided before the park; the tool is gone from what the run reconnected to.

@@ -12,7 +12,7 @@ import { assert, layer } from "@effect/vitest"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Context, Effect, Layer } from "effect"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, overflowsOf, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { sdkEndpoint } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -39,8 +39,6 @@ const Harness = Layer.merge(
   )
 )
 
-type Chunk = { readonly type: string } & Record<string, unknown>
-const overflowsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "data-svc-tool-result-overflow").map((c) => c["data"])
 
 /** A thread of an agent with the spill-test server (cap 1,024 bytes, untrusted) and `workspace` (none when undefined). */
 const threadWith = (workspace: unknown) =>

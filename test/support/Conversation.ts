@@ -74,6 +74,10 @@ export const getThread = (threadId: string) =>
 export const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
   chunks.flatMap((c) => (c.type === "tool-output-available" && "output" in c ? [c.output] : []))
 
+/** The data of a stream's `data-svc-tool-result-overflow` chunks, in order. */
+export const overflowsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
+  chunks.flatMap((c) => (c.type === "data-svc-tool-result-overflow" && "data" in c ? [c.data] : []))
+
 /** The scripted model's directive for one step calling `tool` with `input`. */
 export const toolStep = (tool: string, input: unknown = {}) => `/tool ${tool} ${JSON.stringify(input)}`
 

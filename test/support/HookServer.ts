@@ -2,10 +2,13 @@
  * A receiver for the service's outbound deliveries (hook requests, hook
  * tests, result handler dispatch): a real node:http server on 127.0.0.1 that
  * records every request with its raw body and answers as the test says,
- * including holding a request open (to drive the service's timeout).
+ * including holding a request open (to drive the service's timeout), and
+ * verifies a delivery's signature with Stripe's verifier, as a customer would.
  */
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import Stripe from "stripe"
 
 export interface Received {
   readonly method: string
@@ -35,6 +38,19 @@ export const replyText = (status: number, body: string, contentType = "text/plai
 })
 
 export const hold: Answer = { _tag: "Hold" }
+
+/** A header the delivery must carry, as a string. */
+export const header = (received: Received, name: string): string => {
+  const value = received.headers[name]
+  if (typeof value !== "string") return assert.fail(`header ${name} missing: ${JSON.stringify(received.headers)}`)
+  return value
+}
+
+const stripe = new Stripe("sk_test_x")
+
+/** Verifies the delivery with Stripe's verifier, as a receiver would; returns the parsed body. */
+export const verify = (received: Received, secret: string, receivedAtMs: number) =>
+  stripe.webhooks.constructEvent(received.body, header(received, "svc-signature"), secret, 300, undefined, receivedAtMs)
 
 export class HookServer extends Context.Service<HookServer, {
   /** `http://127.0.0.1:<port>` */
