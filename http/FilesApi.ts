@@ -12,17 +12,18 @@ import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 
 /** The bytes, with the media type they were stored with (documented as binary). */
-export const Bytes = Schema.Uint8Array.pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" }))
+export const Bytes = Schema.Uint8Array.annotate({
+  description: "The bytes, served with the media type they were stored with (Content-Type), as a download (Content-Disposition)."
+}).pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" }))
 
 /**
  * `multipart/form-data` with one part, `file`. Parsed as a stream by the
  * handler (http/FileUpload.ts), which applies SVC_FILE_MAX_BYTES; this schema
  * documents the body.
  */
-export const UploadBody = Schema.Struct({
-  file: Multipart.PersistedFileSchema.annotate({
-    description: "The file: a part with a filename. Its Content-Type is the file's mediaType (sniffed when absent or application/octet-stream)."
-  })
+export const UploadBody = Schema.Struct({ file: Multipart.PersistedFileSchema }).annotate({
+  description: "One part, file, with a filename. Its Content-Type is the file's mediaType (sniffed from the bytes when absent or " +
+    "application/octet-stream). At most SVC_FILE_MAX_BYTES."
 }).pipe(HttpApiSchema.asMultipartStream())
 
 const fileParams = { id: ClientId.file }

@@ -56,7 +56,7 @@ const readS3 = Effect.gen(function*() {
   const bucket = yield* setting("SVC_S3_BUCKET")
   if (bucket === undefined || bucket.trim() === "") return yield* invalid("SVC_ARTIFACT_STORE=s3 needs SVC_S3_BUCKET")
   const endpoint = yield* setting("SVC_S3_ENDPOINT")
-  if (endpoint !== undefined && !URL.canParse(endpoint)) {
+  if (endpoint !== undefined && !/^https?:$/.test(URL.parse(endpoint)?.protocol ?? "")) {
     return yield* invalid(`SVC_S3_ENDPOINT must be a URL (http://host:port), got '${endpoint}'`)
   }
   const accessKeyId = yield* setting("SVC_S3_ACCESS_KEY_ID")
