@@ -38,7 +38,7 @@ export const ArtifactsHandlers = HttpApiBuilder.group(Api, "artifacts", (handler
       .handle("content", ({ params }) =>
         Effect.gen(function*() {
           const artifact = yield* artifacts.get(yield* CurrentPrincipal, params.id)
-          return bytesResponse(yield* artifacts.read(artifact.id), artifact)
+          return bytesResponse(yield* artifacts.content(artifact), artifact)
         }).pipe(envelope))
       .handle("metadata", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) => artifacts.get(p, params.id)).pipe(Effect.map(artifactMetadata), envelope))))
@@ -48,7 +48,7 @@ export const ArtifactLinksHandlers = HttpApiBuilder.group(Api, "artifactLinks", 
     handlers.handle("download", ({ params, query }) =>
       Effect.gen(function*() {
         const artifact = yield* artifacts.verifyLink(params.id, query.expires, query.signature)
-        return bytesResponse(yield* artifacts.read(artifact.id), artifact)
+        return bytesResponse(yield* artifacts.content(artifact), artifact)
       }).pipe(
         envelope,
         // The URL is the grant: it stays out of the access log.

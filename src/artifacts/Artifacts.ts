@@ -100,6 +100,14 @@ const make = Effect.gen(function*() {
   const store = (stored: ArtifactRecord, write: Effect.Effect<void, Unavailable>) =>
     write.pipe(Effect.andThen(repo.insert(stored)), Effect.as(stored))
 
+  const content = Effect.fn("Artifacts.content")(function*(artifact: ArtifactRecord) {
+    const data = yield* blobs.get(artifactKey(artifact.id)).pipe(Effect.catch(storeUnavailable))
+    if (Option.isNone(data)) {
+      return yield* new NotFound({ code: "artifact_not_found", message: `The bytes of artifact '${artifact.id}' are no longer stored.` })
+    }
+    return data.value
+  })
+
   const signedLink = Effect.fn("Artifacts.signedLink")(function*(id: ArtifactId, ttlMs?: number) {
     yield* requireStore(config)
     const artifact = yield* found(id)
@@ -129,16 +137,13 @@ const make = Effect.gen(function*() {
       yield* requireStore(config)
       return yield* Effect.flatMap(live(id), requireOwned(principal, "artifact", id))
     }),
-    /** The bytes (no ownership check: for the service itself and the signed route). */
+    /** The bytes (no ownership check: for the service itself). */
     read: Effect.fn("Artifacts.read")(function*(id: ArtifactId) {
       yield* requireStore(config)
-      yield* found(id)
-      const data = yield* blobs.get(artifactKey(id)).pipe(Effect.catch(storeUnavailable))
-      return yield* Option.match(data, {
-        onNone: () => Effect.fail(new NotFound({ code: "artifact_not_found", message: `The bytes of artifact '${id}' are no longer stored.` })),
-        onSome: Effect.succeed
-      })
+      return yield* content(yield* found(id))
     }),
+    /** The bytes of a record already read (`get`, `verifyLink`). */
+    content,
     signedLink,
     /** An absolute URL serving the artifact without an API key until `ttlMs` (default SVC_ARTIFACT_URL_TTL_SECONDS) or its expiry. */
     signedUrl: (id: ArtifactId, ttlMs?: number) => Effect.map(signedLink(id, ttlMs), (link) => link.url),

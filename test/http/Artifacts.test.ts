@@ -78,6 +78,7 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
       }
       const direct = yield* Effect.flip((yield* Artifacts).get(staging, artifact.id))
       assert.strictEqual(direct._tag, "PermissionDenied")
+      assert.isTrue(sameBytes(yield* (yield* Artifacts).read(artifact.id), data))
       yield* expectNotFound(replyOf(yield* download("/v1/artifacts/art_0000000000000000000000")), "artifact_not_found")
       yield* expectNotFound(replyOf(yield* download("/v1/artifacts/file_0000000000000000000000")), "artifact_not_found")
       const tooLarge = yield* Effect.flip(storeExport(new Uint8Array(64 * 1024 + 1)))
