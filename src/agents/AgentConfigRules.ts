@@ -120,13 +120,6 @@ const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
   return undefined
 }
 
-/**
- * Cross-field rules. Capabilities whose runtime this deployment does not
- * provide (web, browser, media generation and viewing, spatial media
- * fidelity, subagents, remote workspaces, documents, media editing) are
- * refused with the spec's `*_unconfigured` codes instead of being accepted
- * and silently doing nothing.
- */
 /** What the deployment provides that a configuration may need. */
 export interface Deployment {
   readonly isBandAvailable: (band: Band) => boolean
@@ -134,6 +127,13 @@ export interface Deployment {
   readonly artifactStorage: boolean
 }
 
+/**
+ * Cross-field rules. Capabilities whose runtime this deployment does not
+ * provide (web, browser, media generation and viewing, spatial media
+ * fidelity, subagents, remote workspaces, documents, media editing, signed
+ * artifact URLs without an artifact store) are refused with the spec's
+ * `*_unconfigured` codes instead of being accepted and silently doing nothing.
+ */
 export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage }: Deployment): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField("band", `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`)

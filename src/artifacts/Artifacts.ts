@@ -20,7 +20,16 @@ import { ArtifactRepo } from "../store/ArtifactRepo.ts"
 import { toIso } from "../Time.ts"
 import * as ArtifactStore from "./ArtifactStore.ts"
 import { BlobStore } from "./BlobStore.ts"
-import { checkFilename, checkMediaType, checkSize, requireStore, sha256Hex, storeUnavailable } from "./StoredBytes.ts"
+import {
+  bytesAt,
+  checkFilename,
+  checkMediaType,
+  checkSize,
+  deleteQuietly,
+  requireStore,
+  sha256Hex,
+  storeUnavailable
+} from "./StoredBytes.ts"
 
 export interface ArtifactOwner {
   readonly organizationId: string
@@ -100,13 +109,7 @@ const make = Effect.gen(function*() {
   const store = (stored: ArtifactRecord, write: Effect.Effect<void, Unavailable>) =>
     write.pipe(Effect.andThen(repo.insert(stored)), Effect.as(stored))
 
-  const content = Effect.fn("Artifacts.content")(function*(artifact: ArtifactRecord) {
-    const data = yield* blobs.get(artifactKey(artifact.id)).pipe(Effect.catch(storeUnavailable))
-    if (Option.isNone(data)) {
-      return yield* new NotFound({ code: "artifact_not_found", message: `The bytes of artifact '${artifact.id}' are no longer stored.` })
-    }
-    return data.value
-  })
+  const content = (artifact: ArtifactRecord) => bytesAt(blobs, artifactKey(artifact.id), "artifact", artifact.id)
 
   const signedLink = Effect.fn("Artifacts.signedLink")(function*(id: ArtifactId, ttlMs?: number) {
     yield* requireStore(config)
@@ -168,11 +171,7 @@ const make = Effect.gen(function*() {
     purgeExpired: Effect.gen(function*() {
       if (config.store.kind === "none") return 0
       const expired = yield* repo.purgeable(toIso(yield* Clock.currentTimeMillis), purgeBatch)
-      const deleted = yield* Effect.filter(expired, (id) =>
-        blobs.delete(artifactKey(id)).pipe(
-          Effect.as(true),
-          Effect.catch((e) => Effect.as(Effect.logWarning(`artifact store: could not delete '${e.key}'`, e.cause), false))
-        ))
+      const deleted = yield* Effect.filter(expired, (id) => deleteQuietly(blobs, artifactKey(id)))
       yield* repo.remove(deleted)
       return deleted.length
     }).pipe(Effect.withSpan("Artifacts.purgeExpired"))

@@ -5,7 +5,7 @@
  * to a run becomes a run-scoped `attachment` artifact (`toArtifact`), a copy
  * made inside the store, so deleting the file later leaves the run's copy.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ArtifactRecord, FileDeleted, FileObject } from "../../domain/Artifact.ts"
 import { InvalidRequest, NotFound, PermissionDenied } from "../../domain/Errors.ts"
 import type { FileId, RunId, ThreadId } from "../../domain/Ids.ts"
@@ -20,7 +20,16 @@ import { nowIso } from "../Time.ts"
 import { Artifacts } from "./Artifacts.ts"
 import { BlobStore } from "./BlobStore.ts"
 import { octetStream, sniff } from "./MediaSniff.ts"
-import { checkFilename, checkMediaType, checkSize, requireStore, sha256Hex, storeUnavailable } from "./StoredBytes.ts"
+import {
+  bytesAt,
+  checkFilename,
+  checkMediaType,
+  checkSize,
+  deleteQuietly,
+  requireStore,
+  sha256Hex,
+  storeUnavailable
+} from "./StoredBytes.ts"
 
 /** What an upload carries: the part's file name, its declared media type (null: none), its bytes. */
 export interface Upload {
@@ -94,19 +103,13 @@ const make = Effect.gen(function*() {
     /** The file and its bytes. */
     content: Effect.fn("Files.content")(function*(principal: Principal, id: FileId) {
       const row = yield* owned(principal, id)
-      const data = yield* blobs.get(fileKey(id)).pipe(Effect.catch(storeUnavailable))
-      if (Option.isNone(data)) {
-        return yield* new NotFound({ code: "file_not_found", message: `The bytes of file '${id}' are no longer stored.` })
-      }
-      return { file: view(row), data: data.value }
+      return { file: view(row), data: yield* bytesAt(blobs, fileKey(id), "file", id) }
     }),
     /** The row first, then the bytes: a failure in between leaves unreachable bytes, never a file without them. */
     remove: Effect.fn("Files.remove")(function*(principal: Principal, id: FileId) {
       yield* owned(principal, id)
       if (!(yield* repo.remove(id))) return yield* NotFound.of("file", id)
-      yield* blobs.delete(fileKey(id)).pipe(
-        Effect.catch((e) => Effect.logWarning(`artifact store: could not delete '${e.key}'`, e.cause))
-      )
+      yield* deleteQuietly(blobs, fileKey(id))
       const deleted: FileDeleted = { id, object: "file", deleted: true }
       return deleted
     }),

@@ -5,10 +5,10 @@
  * logged, never shown).
  */
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
-import { InvalidRequest, PayloadTooLarge, Unavailable } from "../../domain/Errors.ts"
+import { Effect, Option } from "effect"
+import { InvalidRequest, NotFound, PayloadTooLarge, Unavailable } from "../../domain/Errors.ts"
 import type { ArtifactConfig } from "./ArtifactConfig.ts"
-import type { BlobStoreFailed } from "./BlobStore.ts"
+import type { BlobStoreFailed, BlobStoreShape } from "./BlobStore.ts"
 
 export const maxFilenameLength = 255
 
@@ -70,4 +70,21 @@ export const storeUnavailable = (e: BlobStoreFailed): Effect.Effect<never, Unava
       code: "service_unavailable",
       message: "The artifact store could not be reached; retry later."
     })))
+  )
+
+/** The bytes under `key` of the `resource` `id`: 404 `<resource>_not_found` when the store no longer has them. */
+export const bytesAt = (blobs: BlobStoreShape, key: string, resource: "file" | "artifact", id: string) =>
+  blobs.get(key).pipe(
+    Effect.catch(storeUnavailable),
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.fail(new NotFound({ code: `${resource}_not_found`, message: `The bytes of ${resource} '${id}' are no longer stored.` })),
+      onSome: Effect.succeed
+    }))
+  )
+
+/** Deletes `key`; when the store refuses, logs it and answers false instead of failing. */
+export const deleteQuietly = (blobs: BlobStoreShape, key: string): Effect.Effect<boolean> =>
+  blobs.delete(key).pipe(
+    Effect.as(true),
+    Effect.catch((e) => Effect.as(Effect.logWarning(`artifact store: could not delete '${e.key}'`, e.cause), false))
   )
