@@ -9,35 +9,24 @@
 import { Effect } from "effect"
 import type { AttachmentRef } from "../../domain/Conversation.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
-import type { RunId, ThreadId } from "../../domain/Ids.ts"
+import { FileId, type RunId, type ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import type { Files } from "../artifacts/Files.ts"
 import { AttachmentLimits, placementOf, workspacePaths } from "./AttachmentRules.ts"
 
-/** What the Files API offers a run start. */
-export interface FileSource {
-  readonly describe: (
-    principal: Principal,
-    fileId: string
-  ) => Effect.Effect<{ readonly filename: string; readonly mediaType: string; readonly bytes: number }, NotFound | PermissionDenied>
-  readonly toArtifact: (
-    principal: Principal,
-    fileId: string,
-    scope: { readonly runId: RunId; readonly threadId: ThreadId }
-  ) => Effect.Effect<
-    { readonly id: string; readonly filename: string; readonly mediaType: string; readonly bytes: number; readonly sha256: string },
-    NotFound | PermissionDenied | InvalidRequest
-  >
-}
+type FilesService = Files["Service"]
 
 const itemField = (i: number) => `input.attachments[${i}].fileId`
 
-const unusable = (i: number, fileId: string) => (e: NotFound | PermissionDenied) =>
-  e._tag === "NotFound"
+const unusable = (i: number, fileId: string) => <E extends { readonly _tag: string }>(e: E | NotFound | PermissionDenied) =>
+  e._tag !== "NotFound" && e._tag !== "PermissionDenied"
+    ? e
+    : e._tag === "NotFound"
     ? InvalidRequest.forField(itemField(i), `input.attachments[${i}]: no file '${fileId}' exists.`, "file_not_found")
     : InvalidRequest.forField(itemField(i), `input.attachments[${i}]: the file '${fileId}' belongs to another workspace.`)
 
 export const resolve = Effect.fn("Attachments.resolve")(function*(
-  files: FileSource,
+  files: FilesService,
   principal: Principal,
   items: ReadonlyArray<{ readonly fileId: string }>,
   scope: { readonly runId: RunId; readonly threadId: ThreadId; readonly hasWorkspace: boolean }
@@ -46,7 +35,7 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
     return yield* InvalidRequest.forField("input.attachments", `At most ${AttachmentLimits.maxItems} files can be attached to one input; got ${items.length}.`)
   }
   const described = yield* Effect.forEach(items, ({ fileId }, i) =>
-    files.describe(principal, fileId).pipe(
+    files.describe(principal, FileId.make(fileId)).pipe(
       Effect.mapError(unusable(i, fileId)),
       Effect.flatMap((file) => {
         const placement = placementOf(file.mediaType, file.bytes, scope.hasWorkspace)
@@ -64,8 +53,8 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
   }
   const paths = scope.hasWorkspace ? workspacePaths(described.map((d) => d.file.filename)) : []
   return yield* Effect.forEach(described, ({ fileId, as }, i) =>
-    files.toArtifact(principal, fileId, scope).pipe(
-      Effect.mapError((e) => (e._tag === "InvalidRequest" ? e : unusable(i, fileId)(e))),
+    files.toArtifact(principal, FileId.make(fileId), { runId: scope.runId, threadId: scope.threadId }).pipe(
+      Effect.mapError(unusable(i, fileId)),
       Effect.map((artifact): AttachmentRef => ({
         artifactId: artifact.id,
         filename: artifact.filename,
