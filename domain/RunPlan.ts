@@ -56,6 +56,10 @@ export const RunPlan = Schema.Struct({
   workspace: Schema.optionalKey(ManagedWorkspace),
   /** artifacts.oversizedToolResults.resultHandlerId: archives over-cap results when there is no workspace to keep them. */
   oversizedResultHandlerId: Schema.optionalKey(Schema.String),
+  /** artifacts.exports.resultHandlerId, when workspace exports go to it (exports.include.workspaceExports is not false). */
+  exportResultHandlerId: Schema.optionalKey(Schema.String),
+  /** artifacts.stream.urls is 'include-svc-signed': model-visible results carry temporary signed artifact URLs. */
+  signedArtifactUrls: Schema.optionalKey(Schema.Boolean),
   /** What the organization's spend quota had left when the run started (absent without a quota). */
   spendAllowanceCents: Schema.optionalKey(Schema.Number)
 })

@@ -150,6 +150,7 @@ export class RunStart extends Context.Service<RunStart, {
           nowMs: yield* Clock.currentTimeMillis
         })
         const oversizedHandler = agent.artifacts.oversizedToolResults?.resultHandlerId
+        const exportHandler = agent.artifacts.exports?.resultHandlerId
         const plan: RunPlan = {
           input: text,
           route,
@@ -168,6 +169,10 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true,
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
+          ...(exportHandler === undefined || agent.artifacts.exports?.include?.workspaceExports === false
+            ? {}
+            : { exportResultHandlerId: exportHandler }),
+          ...(agent.artifacts.stream?.urls === "include-svc-signed" ? { signedArtifactUrls: true } : {}),
           ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
         }
         const now = yield* nowIso

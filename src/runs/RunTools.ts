@@ -21,6 +21,8 @@ import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
+import * as ExportTool from "../artifacts/ExportTool.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import * as AttachmentFiles from "./AttachmentFiles.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
@@ -82,6 +84,7 @@ export class RunTools extends Context.Service<RunTools, {
       const specs = SpecCache.make(outbound.fetch)
       const dispatch = yield* ResultDispatch
       const artifacts = yield* Artifacts
+      const config = yield* ServiceConfig
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
@@ -98,6 +101,15 @@ export class RunTools extends Context.Service<RunTools, {
         if (firstExecution && files !== undefined && plan.attachments !== undefined) {
           yield* AttachmentFiles.place(artifacts, files, plan.attachments, report)
         }
+        const exporter = files === undefined ? undefined : ExportTool.make({
+          files,
+          artifacts: config.artifacts.store.kind === "none" ? undefined : artifacts,
+          dispatch,
+          run: { ...run, owner: principal },
+          handlerId: plan.exportResultHandlerId,
+          signedUrls: plan.signedArtifactUrls === true,
+          maxBytes: config.artifacts.fileMaxBytes
+        })
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,
@@ -122,7 +134,7 @@ export class RunTools extends Context.Service<RunTools, {
         }
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
-          families: [...workspace, mcp, http],
+          families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http],
           skills: plan.skills,
           userInteraction: plan.userInteraction,
           ...(handlerId === undefined ? {} : { archive: archiveThrough(dispatch, run, principal, handlerId) })
