@@ -8,11 +8,13 @@
  * (interaction_timeout) and applies retention to the cluster's message storage (run
  * messages are deleted a day after their run ended) and to the event log (a
  * run's stream is deleted SVC_EVENT_RETENTION_DAYS after it ended), and moves managed
- * workspaces through their lifecycle (idle ones hibernated, unused ones archived). It runs
+ * workspaces through their lifecycle (idle ones hibernated, unused ones archived); artifacts are
+ * purged SVC_ARTIFACT_RETENTION_DAYS after they were stored, or when their thread is deleted. It runs
  * on the application's clock, so TestClock drives it in tests.
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
 import { Sharding, Singleton } from "effect/cluster"
+import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
 import { RecoveryRepo } from "../src/store/RecoveryRepo.ts"
@@ -35,6 +37,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const finalize = yield* Finalize
     const sharding = yield* Sharding.Sharding
     const workspaces = yield* WorkspaceLifecycle
+    const artifacts = yield* Artifacts
     let lastPurge = Number.NEGATIVE_INFINITY
     // One pass at a time: a pass asked for (tests, after moving the clock) waits for a scheduled one that is under way.
     const running = Semaphore.makeUnsafe(1)
@@ -45,6 +48,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         lastPurge = now
         yield* repo.purgeDeliveredMessages(toIso(now - MessageRetentionMs))
         yield* repo.purgeStreams(toIso(now - retentionMs(config.eventRetentionDays)))
+        yield* artifacts.purgeExpired
       }
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
       for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)

@@ -29,6 +29,13 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("Invali
   }
 }
 
+/** 413: a body or an item of it is larger than this deployment stores (`file_too_large`, ...); `details.field` names it. */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  code: Schema.String,
+  message: Schema.String,
+  details: Details
+}) {}
+
 /** 401: missing, malformed or unknown API key. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   message: Schema.String
@@ -86,6 +93,7 @@ export class InsufficientQuota extends Schema.TaggedError<InsufficientQuota>()("
 
 export type DomainError =
   | InvalidRequest
+  | PayloadTooLarge
   | Unauthenticated
   | PermissionDenied
   | NotFound

@@ -32,7 +32,11 @@ export const IdPrefix = {
   followup: "fu_",
   incident: "inc_",
   /** A process of the deployment (a run's executor). */
-  node: "node_"
+  node: "node_",
+  /** An uploaded file (Files API). */
+  file: "file_",
+  /** A stored artifact: an attachment, an export, an overflow (src/artifacts/). */
+  artifact: "art_"
 } as const
 
 export type IdKind = keyof typeof IdPrefix
@@ -65,6 +69,12 @@ export type HttpConnectionId = typeof HttpConnectionId.Type
 export const HookId = Schema.String.pipe(Schema.brand("HookId"))
 export type HookId = typeof HookId.Type
 
+export const FileId = Schema.String.pipe(Schema.brand("FileId"))
+export type FileId = typeof FileId.Type
+
+export const ArtifactId = Schema.String.pipe(Schema.brand("ArtifactId"))
+export type ArtifactId = typeof ArtifactId.Type
+
 /** The kinds whose ids are branded. */
 interface BrandedIds {
   readonly agent: AgentId
@@ -76,6 +86,8 @@ interface BrandedIds {
   readonly toolServer: ToolServerId
   readonly httpConnection: HttpConnectionId
   readonly hook: HookId
+  readonly file: FileId
+  readonly artifact: ArtifactId
 }
 
 /** The id type of a kind: its brand, or a plain string for kinds without one. */
@@ -112,5 +124,7 @@ export const ClientId = {
   hook: Schema.String.check(isIdOf("hook", "tool_approval_hook")),
   resultHandler: Schema.String.check(isIdOf("resultHandler", "result_handler")),
   secret: Schema.String.check(isIdOf("secret", "secret")),
-  secretContext: Schema.String.check(isIdOf("secretContext", "secret_context"))
+  secretContext: Schema.String.check(isIdOf("secretContext", "secret_context")),
+  file: FileId.check(isIdOf("file", "file")),
+  artifact: ArtifactId.check(isIdOf("artifact", "artifact"))
 }

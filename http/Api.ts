@@ -3,6 +3,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AgentsApi } from "./AgentsApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
+import { ArtifactLinksApi, ArtifactsApi, FilesApi } from "./FilesApi.ts"
 import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
 import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { InteractionsApi } from "./InteractionsApi.ts"
@@ -22,8 +23,12 @@ export const Api = HttpApi.make("agent-service")
   .add(HttpConnectionsApi)
   .add(RunsApi)
   .add(InteractionsApi)
+  .add(FilesApi)
+  .add(ArtifactsApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
+  // Signed artifact URLs carry their grant, not an API key.
+  .add(ArtifactLinksApi)
   .middleware(ApiFailures)
   .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
   .annotate(HttpApi.QueryParseOptions, { errors: "all", onExcessProperty: "error" })

@@ -25,6 +25,10 @@ export class ApiBadRequest extends Schema.Error<ApiBadRequest>("ApiBadRequest")(
   httpApiStatus: 400,
   identifier: "InvalidRequestError"
 }) {}
+export class ApiPayloadTooLarge extends Schema.Error<ApiPayloadTooLarge>("ApiPayloadTooLarge")(fields, {
+  httpApiStatus: 413,
+  identifier: "PayloadTooLargeError"
+}) {}
 export class ApiUnauthorized extends Schema.Error<ApiUnauthorized>("ApiUnauthorized")(fields, {
   httpApiStatus: 401,
   identifier: "AuthenticationError"
@@ -57,6 +61,7 @@ export class ApiServiceUnavailable extends Schema.Error<ApiServiceUnavailable>("
 /** Every envelope class an endpoint may answer with. */
 export const ApiErrors = [
   ApiBadRequest,
+  ApiPayloadTooLarge,
   ApiUnauthorized,
   ApiForbidden,
   ApiNotFound,
@@ -96,6 +101,8 @@ export const fromDomain = (e: DomainError, requestId: string): ApiError => {
   switch (e._tag) {
     case "InvalidRequest":
       return new ApiBadRequest({ error: body(requestId, "invalid_request_error", e.code, e.message, e.details) })
+    case "PayloadTooLarge":
+      return new ApiPayloadTooLarge({ error: body(requestId, "invalid_request_error", e.code, e.message, e.details) })
     case "Unauthenticated":
       return unauthorized(requestId, e.message)
     case "PermissionDenied":

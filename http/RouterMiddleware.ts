@@ -42,6 +42,8 @@ const statusMessages: Record<number, readonly [code: string, message: string]> =
   415: ["unsupported_media_type", "Unsupported Content-Type: send the body as application/json."]
 }
 
+const multipartMessage = "Unsupported Content-Type: send the body as multipart/form-data with one part named 'file'."
+
 export const layer = (
   api: RouteTable,
   options: {
@@ -49,6 +51,8 @@ export const layer = (
     readonly extraRoutes: ReadonlyArray<readonly [string, string]>
     /** Path prefixes whose responses are someone else's (previews): their status and body are kept as they are. */
     readonly passThrough?: ReadonlyArray<string>
+    /** Paths whose body is multipart/form-data (uploads): their 415 says so. */
+    readonly multipartPaths?: ReadonlyArray<string>
   }
 ): Layer.Layer<never, never, HttpRouter.HttpRouter | IdGenerator> => {
   const shapes = routeShapes(api, options.extraRoutes)
@@ -84,6 +88,9 @@ export const layer = (
       }
     }
     if (response.status >= 500) return internalError(ids, Cause.fail("empty 5xx response"), requestId)
+    if (response.status === 415 && (options.multipartPaths ?? []).includes(path.replace(/\/$/, ""))) {
+      return Effect.succeed(rawEnvelope(415, "unsupported_media_type", multipartMessage, requestId))
+    }
     const [code, message] = statusMessages[response.status] ?? ["invalid_request_error", "The request was rejected."]
     return Effect.succeed(rawEnvelope(response.status, code, message, requestId))
   }

@@ -11,6 +11,7 @@ import { AgentsHandlers } from "./AgentsHandlers.ts"
 import { Api } from "./Api.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddleware.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
+import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import * as PreviewRoute from "./PreviewRoute.ts"
@@ -34,7 +35,10 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     ToolServersHandlers,
     HttpConnectionsHandlers,
     RunsHandlers,
-    InteractionsHandlers
+    InteractionsHandlers,
+    FilesHandlers,
+    ArtifactsHandlers,
+    ArtifactLinksHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )
@@ -49,5 +53,10 @@ export const layer = (options: { readonly maxBodyBytes: number }) =>
     Health,
     Docs,
     PreviewRoute.layer,
-    RouterMiddleware.layer(Api, { maxBodyBytes: options.maxBodyBytes, extraRoutes, passThrough: [PreviewRoute.prefix] })
+    RouterMiddleware.layer(Api, {
+      maxBodyBytes: options.maxBodyBytes,
+      extraRoutes,
+      passThrough: [PreviewRoute.prefix],
+      multipartPaths: ["/v1/files"]
+    })
   )

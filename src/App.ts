@@ -13,6 +13,8 @@ import { Runs } from "../actors/Runs.ts"
 import { ThreadEntityLive } from "../actors/ThreadEntityLive.ts"
 import { Agents } from "./agents/Agents.ts"
 import { ApiKeys } from "./auth/ApiKeys.ts"
+import { Artifacts } from "./artifacts/Artifacts.ts"
+import { Files } from "./artifacts/Files.ts"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
@@ -79,8 +81,14 @@ const Services = Layer.mergeAll(
   RateLimiter.layer,
   SpendQuota.layer,
   Previews.layer,
-  ResultDispatch.layer
-).pipe(Layer.provideMerge(ThreadWorkspaces.layerLive), Layer.provideMerge(Adapters), Layer.provideMerge(outboundLayer))
+  ResultDispatch.layer,
+  Files.layer
+).pipe(
+  Layer.provideMerge(ThreadWorkspaces.layerLive),
+  Layer.provideMerge(Adapters),
+  Layer.provideMerge(outboundLayer),
+  Layer.provideMerge(Artifacts.layer)
+)
 
 /** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
 const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideMerge(RunRecovery.layer))).pipe(

@@ -7,6 +7,8 @@ import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
 import {
   AgentId,
+  ArtifactId,
+  FileId,
   FollowupId,
   HookId,
   HttpConnectionId,
@@ -47,6 +49,8 @@ const typed: { readonly [K in IdKind]: (raw: string) => IdOf<K> } = {
   toolServer: (raw) => ToolServerId.make(raw),
   httpConnection: (raw) => HttpConnectionId.make(raw),
   hook: (raw) => HookId.make(raw),
+  file: (raw) => FileId.make(raw),
+  artifact: (raw) => ArtifactId.make(raw),
   worker: unbranded,
   resultHandler: unbranded,
   textPart: unbranded,

@@ -120,14 +120,21 @@ const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
   return undefined
 }
 
+/** What the deployment provides that a configuration may need. */
+export interface Deployment {
+  readonly isBandAvailable: (band: Band) => boolean
+  /** An artifact store is configured (SVC_ARTIFACT_STORE is not `none`): signed artifact URLs can be made. */
+  readonly artifactStorage: boolean
+}
+
 /**
  * Cross-field rules. Capabilities whose runtime this deployment does not
  * provide (web, browser, media generation and viewing, spatial media
- * fidelity, subagents, remote workspaces, documents, media editing) are
- * refused with the spec's `*_unconfigured` codes instead of being accepted
- * and silently doing nothing.
+ * fidelity, subagents, remote workspaces, documents, media editing, signed
+ * artifact URLs without an artifact store) are refused with the spec's
+ * `*_unconfigured` codes instead of being accepted and silently doing nothing.
  */
-export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) => boolean): InvalidRequest | undefined => {
+export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage }: Deployment): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField("band", `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`)
   }
@@ -163,10 +170,10 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
     const services = checkServices(ws)
     if (services !== undefined) return services
   }
-  if (config.artifacts.stream?.urls === "include-svc-signed") {
+  if (config.artifacts.stream?.urls === "include-svc-signed" && !artifactStorage) {
     return InvalidRequest.forField(
       "artifacts.stream.urls",
-      "'include-svc-signed' needs artifact storage to sign URLs for; none is configured on this deployment.",
+      "'include-svc-signed' needs artifact storage to sign URLs for; none is configured on this deployment (SVC_ARTIFACT_STORE=none).",
       "artifact_storage_unconfigured"
     )
   }

@@ -16,6 +16,7 @@ import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
 import { checkReferences, checkSeedUrl } from "./AgentReferences.ts"
 
@@ -45,11 +46,15 @@ export class Agents extends Context.Service<Agents, {
       const outbound = yield* Outbound
 
       const store = yield* ResourceStore
+      const deployment = {
+        isBandAvailable: bands.isAvailable,
+        artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none"
+      }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */
       const checked = (principal: Principal, config: AgentConfig | InvalidRequest, previous?: AgentConfig): Effect.Effect<AgentConfig, InvalidRequest> => {
         if (config instanceof InvalidRequest) return Effect.fail(config)
-        const broken = checkConfig(config, bands.isAvailable)
+        const broken = checkConfig(config, deployment)
         if (broken !== undefined) return Effect.fail(broken)
         return Effect.as(Effect.andThen(checkReferences(store, principal, config), checkSeedUrl(outbound, config, previous)), config)
       }

@@ -6,6 +6,7 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
+import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -83,6 +84,8 @@ export interface ServiceConfigShape {
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
   /** SVC_RATE_KEY, SVC_RATE_ORG, SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE, SVC_ORG_SPEND_QUOTA (all off when unset). */
   readonly limits: LimitsConfig
+  /** SVC_ARTIFACT_STORE, SVC_S3_*, SVC_FILE_MAX_BYTES, SVC_ARTIFACT_RETENTION_DAYS, SVC_ARTIFACT_URL_TTL_SECONDS. */
+  readonly artifacts: ArtifactConfig
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -182,8 +185,10 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         maxActiveRunsPerWorkspace: yield* parseCap("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE", yield* setting("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE")),
         spendQuotas: yield* parseQuotas("SVC_ORG_SPEND_QUOTA", yield* setting("SVC_ORG_SPEND_QUOTA"))
       }
+      const artifacts = yield* readArtifactConfig
       return {
         limits,
+        artifacts,
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,

@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { m0010_limits } from "./LimitsMigration.ts"
 import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
+import { m0016_artifacts } from "./ArtifactsMigration.ts"
 import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
@@ -297,6 +298,7 @@ export const migrations = {
   "0013_context_prefix": m0013_context_prefix,
   "0014_workspace_spec": m0014_workspace_spec,
   "0015_workspace_snapshots": m0015_workspace_snapshots,
+  "0016_artifacts": m0016_artifacts,
   "0017_result_deliveries": m0017_result_deliveries
 }
 

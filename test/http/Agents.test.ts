@@ -325,7 +325,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { mediaView: { output: "analysis" } } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured")
-      yield* rejectsCreate({ artifacts: { stream: { urls: "include-svc-signed" } } }, "artifacts.stream.urls", "artifact_storage_unconfigured")
       assert.deepStrictEqual(yield* listAll(), before)
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }

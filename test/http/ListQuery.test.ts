@@ -28,7 +28,8 @@ const listRoutes: ReadonlyArray<{ readonly path: string; readonly base: string }
   { path: "/v1/tool-approval-hooks", base: "" },
   { path: "/v1/result-handlers", base: "" },
   { path: "/v1/tool-servers", base: "" },
-  { path: "/v1/http-connections", base: "" }
+  { path: "/v1/http-connections", base: "" },
+  { path: "/v1/files", base: "" }
 ]
 
 const base64url = (text: string) => Buffer.from(text, "utf8").toString("base64url")
