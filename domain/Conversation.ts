@@ -19,7 +19,28 @@ export const ToolCall = Schema.Struct({
 })
 export type ToolCall = typeof ToolCall.Type
 
-export const UserMessage = Schema.Struct({ role: Schema.Literal("user"), content: Schema.String })
+/**
+ * A file attached to a user message (spec 4.3 rule 1): a run-scoped artifact,
+ * listed to the model in a manifest and, by `as`, sent as the provider's native
+ * image or document part, as text, or only placed in the managed workspace.
+ */
+export const AttachmentRef = Schema.Struct({
+  artifactId: Schema.String,
+  filename: Schema.String,
+  mediaType: Schema.String,
+  bytes: Schema.Number,
+  sha256: Schema.String,
+  as: Schema.Literals(["image", "document", "text", "workspace"]),
+  /** Where the file is in the managed workspace, relative to its home; absent without one. */
+  path: Schema.optionalKey(Schema.String)
+})
+export type AttachmentRef = typeof AttachmentRef.Type
+
+export const UserMessage = Schema.Struct({
+  role: Schema.Literal("user"),
+  content: Schema.String,
+  attachments: Schema.optionalKey(Schema.Array(AttachmentRef))
+})
 export const AssistantMessage = Schema.Struct({
   role: Schema.Literal("assistant"),
   content: Schema.String,
@@ -34,9 +55,14 @@ export const ToolMessage = Schema.Struct({
   isError: Schema.Boolean
 })
 
+/** A turn's user message: its text and, when it has some, its attachments. */
+export const userMessage = (content: string, attachments: ReadonlyArray<AttachmentRef> | undefined): UserMessage =>
+  attachments === undefined || attachments.length === 0 ? { role: "user", content } : { role: "user", content, attachments }
+
 export const Message = Schema.Union([UserMessage, AssistantMessage, ToolMessage])
 export type Message = typeof Message.Type
 export type AssistantMessage = typeof AssistantMessage.Type
+export type UserMessage = typeof UserMessage.Type
 export type ToolMessage = typeof ToolMessage.Type
 
 /** A tool as the model sees it. */

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { AgentApprovals, AgentSkill, ManagedWorkspace } from "./Agent.ts"
+import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ToolServerId } from "./Ids.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
@@ -32,6 +33,8 @@ export type PlannedHttpConnection = typeof PlannedHttpConnection.Type
 export const RunPlan = Schema.Struct({
   /** The user's text for this turn. */
   input: Schema.String,
+  /** The files attached to this turn, each a run-scoped artifact (absent: none). */
+  attachments: Schema.optionalKey(Schema.Array(AttachmentRef)),
   /** Model route, e.g. `scripted` or `openai:gpt-4.1`. */
   route: Schema.String,
   /** Durable context frozen at start: agent blocks then thread blocks. */
@@ -53,6 +56,10 @@ export const RunPlan = Schema.Struct({
   workspace: Schema.optionalKey(ManagedWorkspace),
   /** artifacts.oversizedToolResults.resultHandlerId: archives over-cap results when there is no workspace to keep them. */
   oversizedResultHandlerId: Schema.optionalKey(Schema.String),
+  /** artifacts.exports.resultHandlerId, when workspace exports go to it (exports.include.workspaceExports is not false). */
+  exportResultHandlerId: Schema.optionalKey(Schema.String),
+  /** artifacts.stream.urls is 'include-svc-signed': model-visible results carry temporary signed artifact URLs. */
+  signedArtifactUrls: Schema.optionalKey(Schema.Boolean),
   /** What the organization's spend quota had left when the run started (absent without a quota). */
   spendAllowanceCents: Schema.optionalKey(Schema.Number)
 })

@@ -28,6 +28,7 @@ import { Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
 import { type Message, providerCallIds } from "../../domain/Conversation.ts"
 import { type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
+import { anthropicUserBlocks } from "./AttachmentParts.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface AnthropicOptions {
@@ -47,7 +48,7 @@ interface WireMessage {
 }
 
 /** Consecutive user-side content (tool results, then text) must arrive as one user message. */
-const toWireMessages = (messages: ReadonlyArray<Message>): Array<WireMessage> => {
+const toWireMessages = (messages: ReadonlyArray<Message>, files: ModelRequest["files"]): Array<WireMessage> => {
   const out: Array<WireMessage> = []
   const providerId = providerCallIds(messages)
   const push = (role: WireMessage["role"], blocks: ReadonlyArray<Block>) => {
@@ -59,7 +60,7 @@ const toWireMessages = (messages: ReadonlyArray<Message>): Array<WireMessage> =>
   for (const message of messages) {
     switch (message.role) {
       case "user":
-        push("user", message.content === "" ? [] : [{ type: "text", text: message.content }])
+        push("user", anthropicUserBlocks(message.content, message.attachments, files))
         break
       case "assistant":
         push("assistant", [
@@ -136,7 +137,7 @@ const requestBody = (model: string, request: ModelRequest) => ({
   max_tokens: maxTokens,
   stream: true,
   ...(request.system === "" ? {} : { system: request.system }),
-  messages: toWireMessages(request.messages),
+  messages: toWireMessages(request.messages, request.files),
   ...(request.tools.length === 0 ? {} : {
     tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }))
   }),

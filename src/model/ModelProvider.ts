@@ -12,6 +12,11 @@ export interface ModelRequest {
   readonly tools: ReadonlyArray<ToolSpec>
   /** JSON Schema of the structured result the final answer must satisfy. */
   readonly outputSchema: Readonly<Record<string, unknown>> | undefined
+  /**
+   * The bytes of the attachments in `messages` (image, document and text files), by
+   * artifact id; one the store no longer has (retention) is absent and reported as such.
+   */
+  readonly files?: ReadonlyMap<string, Uint8Array>
 }
 
 export type ModelEvent =

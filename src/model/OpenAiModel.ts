@@ -21,6 +21,7 @@ import {
   type ModelRequest,
   ModelUnavailable
 } from "./ModelProvider.ts"
+import { openAiUserContent } from "./AttachmentParts.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface OpenAiOptions {
@@ -31,14 +32,14 @@ export interface OpenAiOptions {
 
 type Finish = Extract<ModelEvent, { readonly _tag: "Finish" }>
 
-const toWireMessages = (system: string, messages: ReadonlyArray<Message>): Array<unknown> => {
+const toWireMessages = (system: string, messages: ReadonlyArray<Message>, files: ModelRequest["files"]): Array<unknown> => {
   const providerId = providerCallIds(messages)
   return [
     ...(system === "" ? [] : [{ role: "system", content: system }]),
     ...messages.map((message) => {
       switch (message.role) {
         case "user":
-          return { role: "user", content: message.content }
+          return { role: "user", content: openAiUserContent(message.content, message.attachments, files) }
         case "assistant":
           return {
             role: "assistant",
@@ -62,7 +63,7 @@ const requestBody = (model: string, request: ModelRequest) => ({
   model,
   stream: true,
   stream_options: { include_usage: true },
-  messages: toWireMessages(request.system, request.messages),
+  messages: toWireMessages(request.system, request.messages, request.files),
   ...(request.tools.length === 0 ? {} : {
     tools: request.tools.map((tool) => ({
       type: "function",

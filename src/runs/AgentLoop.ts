@@ -8,7 +8,7 @@
  * shard moving) leaves it to be resumed from its last checkpoint.
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import type { Message } from "../../domain/Conversation.ts"
+import { type Message, userMessage } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
@@ -27,6 +27,8 @@ import { completed, failed, type Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { type FreshRun, RunRepo, type RunRow } from "../store/RunRepo.ts"
+import { Artifacts } from "../artifacts/Artifacts.ts"
+import * as AttachmentFiles from "./AttachmentFiles.ts"
 import { RunTools } from "./RunTools.ts"
 import { StepLoop, runTool } from "./StepLoop.ts"
 import { systemPrompt } from "./SystemPrompt.ts"
@@ -43,6 +45,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const models = yield* Models
       const config = yield* ServiceConfig
       const parking = yield* Parking
+      const artifacts = yield* Artifacts
       const finalize = yield* Finalize
       const runTools = yield* RunTools
       const toolGate = yield* ToolGate
@@ -91,7 +94,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
-          const tools = yield* runTools.open({ runId, threadId: row.run.threadId, agentId: row.run.agentId }, principal, plan, writer, row.park !== null)
+          // A new run has no steps yet, and no history when its thread had no runs before it.
+          const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
+          const tools = yield* runTools.open({ runId, threadId: row.run.threadId, agentId: row.run.agentId }, principal, plan, writer, {
+            resumed: row.park !== null,
+            firstExecution: checkpoints.length === 0 && row.park === null
+          })
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred
@@ -106,8 +114,6 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             reportHookFailure: (message) => writer.emit({ type: "error", errorText: message })
           })
 
-          // A new run has no steps yet, and no history when its thread had no runs before it.
-          const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
           const runMessages: Array<Message> = checkpoints.flatMap((c) => c.messages)
           if (row.park !== null) {
             const earlierCalls = runMessages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))
@@ -119,7 +125,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             runMessages.push(...resumed.messages)
           }
           const history = Option.isSome(fresh) && !fresh.value.hasHistory ? [] : yield* repo.history(row.run.threadId, row.run.createdAt)
-          const messages: Array<Message> = [...history, { role: "user", content: plan.input }, ...runMessages]
+          const messages: Array<Message> = [...history, userMessage(plan.input, plan.attachments), ...runMessages]
           // Schemas loaded in earlier steps stay loaded.
           tools.restore(messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : [])))
           return yield* stepLoop.run({
@@ -132,6 +138,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             tools,
             gate,
             messages,
+            files: yield* AttachmentFiles.load(artifacts, messages),
             runCalls: runMessages.flatMap((m) => (m.role === "assistant" ? [...m.toolCalls] : [])),
             step: checkpoints.length + (row.park === null ? 0 : 1),
             claimFirst: Option.isNone(fresh),

@@ -11,6 +11,7 @@ import {
   type Conflict,
   type InsufficientQuota,
   InvalidRequest,
+  type Unavailable,
   type NotFound,
   type PermissionDenied,
   type RateLimited
@@ -27,12 +28,14 @@ import { SpendQuota } from "../limits/SpendQuota.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
+import { Files } from "../artifacts/Files.ts"
 import { ToolServers } from "../tools/ToolServers.ts"
 import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../../domain/RunPlan.ts"
 import type { NewRunRow } from "../store/RunRepo.ts"
+import * as Attachments from "./Attachments.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
-export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict | RateLimited | InsufficientQuota
+export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict | RateLimited | InsufficientQuota | Unavailable
 
 export interface PreparedStart {
   readonly row: NewRunRow & { readonly plan: RunPlan }
@@ -60,12 +63,7 @@ const inputText = (input: MessageInput["input"]) =>
       if (input.length === 0) return yield* InvalidRequest.forField("input", "input must not be empty.")
       return input
     }
-    if ((input.attachments?.length ?? 0) > 0) {
-      return yield* InvalidRequest.forField(
-        "input.attachments",
-        "input.attachments references files, but this deployment has no files API: no such file exists."
-      )
-    }
+    if ((input.attachments?.length ?? 0) > 0) return input.text ?? ""
     if (input.text === undefined || input.text.length === 0) {
       return yield* InvalidRequest.forField("input.text", "Object input needs non-empty text or at least one attachment.")
     }
@@ -78,7 +76,7 @@ export class RunStart extends Context.Service<RunStart, {
     threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
-  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied | InsufficientQuota>
+  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied | InsufficientQuota | Unavailable>
 }>()("svc/RunStart") {
   static readonly layer = Layer.effect(RunStart)(
     Effect.gen(function*() {
@@ -89,6 +87,7 @@ export class RunStart extends Context.Service<RunStart, {
       const config = yield* ServiceConfig
       const ids = yield* IdGenerator
       const quota = yield* SpendQuota
+      const files = yield* Files
 
       const prepare = Effect.fn("RunStart.prepare")(function*(
         principal: Principal,
@@ -151,6 +150,7 @@ export class RunStart extends Context.Service<RunStart, {
           nowMs: yield* Clock.currentTimeMillis
         })
         const oversizedHandler = agent.artifacts.oversizedToolResults?.resultHandlerId
+        const exportHandler = agent.artifacts.exports?.resultHandlerId
         const plan: RunPlan = {
           input: text,
           route,
@@ -169,16 +169,23 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true,
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
+          ...(exportHandler === undefined || agent.artifacts.exports?.include?.workspaceExports === false
+            ? {}
+            : { exportResultHandlerId: exportHandler }),
+          ...(agent.artifacts.stream?.urls === "include-svc-signed" ? { signedArtifactUrls: true } : {}),
           ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
         }
         const now = yield* nowIso
         const id = yield* ids.make("run")
+        const items = typeof input.input === "string" ? [] : input.input.attachments ?? []
+        const hasWorkspace = plan.workspace !== undefined && plan.workspace.filesystem !== false
+        const attachments = items.length === 0 ? [] : yield* Attachments.resolve(files, principal, items, { runId: id, threadId, hasWorkspace })
         const row: PreparedStart["row"] = {
           id,
           createdAt: now,
           organizationId: principal.organizationId,
           workspaceId: principal.workspaceId,
-          plan,
+          plan: attachments.length === 0 ? plan : { ...plan, attachments },
           idempotencyKey: idempotencyKey ?? null,
           run: {
             id,

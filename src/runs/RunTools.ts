@@ -20,6 +20,10 @@ import * as Toolset from "../tools/Toolset.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
+import { Artifacts } from "../artifacts/Artifacts.ts"
+import * as ExportTool from "../artifacts/ExportTool.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+import * as AttachmentFiles from "./AttachmentFiles.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 
@@ -60,14 +64,15 @@ const archiveThrough = (dispatch: ResultDispatch["Service"], run: RunRef, princi
 export class RunTools extends Context.Service<RunTools, {
   /**
    * Connections live as long as the scope (the run's execution). `resumed`: the run resumes after
-   * a park, so tool lists are read afresh. Fails when the thread's managed workspace cannot start.
+   * a park, so tool lists are read afresh. `firstExecution`: the run has taken no step yet, so its
+   * attachments are placed in the managed workspace. Fails when that workspace cannot start.
    */
   readonly open: (
     run: RunRef,
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
-    resumed: boolean
+    options: { readonly resumed: boolean; readonly firstExecution: boolean }
   ) => Effect.Effect<Toolset.Toolset, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
 }>()("svc/RunTools") {
   static readonly layer = Layer.effect(RunTools)(
@@ -78,18 +83,33 @@ export class RunTools extends Context.Service<RunTools, {
       const workspaces = yield* ThreadWorkspaces
       const specs = SpecCache.make(outbound.fetch)
       const dispatch = yield* ResultDispatch
+      const artifacts = yield* Artifacts
+      const config = yield* ServiceConfig
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
-        resumed: boolean
+        { firstExecution, resumed }: { readonly resumed: boolean; readonly firstExecution: boolean }
       ) {
         const { runId, threadId } = run
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
         const report = (message: string) => writer.emit({ type: "error", errorText: message })
         const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
+        const files = workspace[0]?.files
+        if (firstExecution && files !== undefined && plan.attachments !== undefined) {
+          yield* AttachmentFiles.place(artifacts, files, plan.attachments, report)
+        }
+        const exporter = files === undefined ? undefined : ExportTool.make({
+          files,
+          artifacts: config.artifacts.store.kind === "none" ? undefined : artifacts,
+          dispatch,
+          run: { ...run, owner: principal },
+          handlerId: plan.exportResultHandlerId,
+          signedUrls: plan.signedArtifactUrls === true,
+          maxBytes: config.artifacts.fileMaxBytes
+        })
         const mcp = yield* McpTools.connectAll({
           principal,
           runId,
@@ -114,7 +134,7 @@ export class RunTools extends Context.Service<RunTools, {
         }
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
-          families: [...workspace, mcp, http],
+          families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http],
           skills: plan.skills,
           userInteraction: plan.userInteraction,
           ...(handlerId === undefined ? {} : { archive: archiveThrough(dispatch, run, principal, handlerId) })

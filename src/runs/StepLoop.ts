@@ -39,6 +39,8 @@ export interface LoopRun {
   readonly gate: GateFn
   /** The conversation so far: the thread's earlier runs, this input, this run's checkpointed steps. */
   readonly messages: Array<Message>
+  /** The bytes of the attachments in `messages`, by artifact id. */
+  readonly files: ReadonlyMap<string, Uint8Array>
   /** This run's calls so far (requiredSkills look at them). */
   readonly runCalls: Array<ToolCall>
   /** Checkpointed steps so far. */
@@ -176,7 +178,7 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
         deadline,
         ModelStep.run(
           r.model,
-          { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined },
+          { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined, files: r.files },
           writer,
           plan.streamReasoning,
           ids,

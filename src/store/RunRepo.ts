@@ -1,7 +1,7 @@
 /** Persistence of runs, their checkpoints, and the thread's active-run claim. */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
-import { type Message, Message as MessageSchema } from "../../domain/Conversation.ts"
+import { AttachmentRef, type Message, Message as MessageSchema, userMessage } from "../../domain/Conversation.ts"
 import { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
@@ -298,18 +298,19 @@ export class RunRepo extends Context.Service<RunRepo, {
             UPDATE runs SET usage = ${sql.json(usage)}, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
         }),
         history: Effect.fn("RunRepo.history")(function*(threadId: ThreadId, beforeCreatedAt: string) {
-          const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input,
+          const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input, r.plan->'attachments' AS attachments,
                 COALESCE((SELECT jsonb_agg(s.messages ORDER BY s.step) FROM run_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
               FROM runs r WHERE r.thread_id = ${threadId} AND r.created_at < ${beforeCreatedAt}
               ORDER BY r.created_at, r.id`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({
               id: Schema.String,
               input: Schema.String,
+              attachments: Schema.NullOr(Schema.Array(AttachmentRef)),
               steps: Schema.Array(Schema.Array(MessageSchema))
             })))),
             Effect.orDie
           )
-          return rows.flatMap((r): Array<Message> => [{ role: "user", content: r.input }, ...r.steps.flat()])
+          return rows.flatMap((r): Array<Message> => [userMessage(r.input, r.attachments ?? undefined), ...r.steps.flat()])
         }),
         claimThread: Effect.fn("RunRepo.claimThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           const rows = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${runId}, updated_at = ${now}

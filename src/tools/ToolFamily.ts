@@ -66,6 +66,12 @@ export interface Archive {
 /** The whole result could not be kept (the workspace's disk limit, a sandbox that failed). */
 export class SpillFailed extends Data.TaggedError("SpillFailed")<{ readonly message: string }> {}
 
+/** Which call a family runs: what a family needs to name what it produces after the call (a stable delivery id). */
+export interface CallRef {
+  readonly id: string
+  readonly step: number
+}
+
 /** The approval policy of the adapter a tool belongs to, with the tool's original name. */
 export interface ToolPolicyRef {
   readonly approval: "once" | "always" | "never" | null
@@ -75,8 +81,8 @@ export interface ToolPolicyRef {
 
 export interface ToolFamily {
   readonly specs: ReadonlyArray<ToolSpec>
-  /** Undefined when `name` is not a tool of this family. */
-  readonly call: (name: string, input: unknown) => Effect.Effect<ToolOutcome> | undefined
+  /** Undefined when `name` is not a tool of this family. `call`: the call's `tc_` id and its step (0-based). */
+  readonly call: (name: string, input: unknown, call: CallRef) => Effect.Effect<ToolOutcome> | undefined
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
   /** Whether some tool's results reach the model in the untrusted envelope. */
   readonly untrusted: boolean
@@ -89,6 +95,14 @@ export interface ToolFamily {
    * result whole as the file `name` and answers its path, relative to where those tools read.
    */
   readonly spill?: (name: string, content: string) => Effect.Effect<string, SpillFailed>
+  /** Offered by the workspace: whole files of any content in and out (attachments placed, exports read back). */
+  readonly files?: FileAccess
+}
+
+/** Whole files of a family that keeps files; paths relative to where its tools read. */
+export interface FileAccess {
+  readonly write: (path: string, bytes: Uint8Array) => Effect.Effect<string, SpillFailed>
+  readonly read: (path: string, maxBytes: number) => Effect.Effect<{ readonly path: string; readonly bytes: Uint8Array }, SpillFailed>
 }
 
 export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({

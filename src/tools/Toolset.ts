@@ -101,7 +101,7 @@ export const make = (options: ToolsetOptions): Toolset => {
   const call = (call: ToolCall, context: CallContext): Effect.Effect<ToolOutcome> => {
     if (call.name === "load_tools" && deferred.size > 0) return Effect.succeed(loadTools(call.input))
     if (call.name === "load_skill" && skills.length > 0) return Effect.succeed(loadSkill(call.input))
-    const run = first((f) => f.call(call.name, call.input))
+    const run = first((f) => f.call(call.name, call.input, { id: call.id, step: context.step }))
     if (run !== undefined) {
       const problem = skillProblem(call, context.runCalls)
       if (problem !== undefined) return Effect.succeed(fail(problem))

@@ -28,15 +28,15 @@ export class FileToolError extends Data.TaggedError("FileToolError")<{ readonly 
   }
 }
 
-type Sandboxed = Sandbox["Service"]
-type Failure = FileToolError | WorkspaceUnavailable
+export type Sandboxed = Sandbox["Service"]
+export type Failure = FileToolError | WorkspaceUnavailable
 
 export const defaultReadLines = 2_000
 /** edit_file reads the whole file through the sandbox; larger files are refused. */
 export const maxEditBytes = 1024 * 1024
 export const maxGlobResults = 1_000
 
-const confine = `confine() {
+export const confine = `confine() {
   local r
   r=$(realpath -m -- "$1") || { echo "cannot resolve '$SVC_REL'" >&2; exit 3; }
   case "$r" in ${mountPoint}|${mountPoint}/*) printf '%s' "$r" ;; *) echo "'$SVC_REL' resolves outside the workspace" >&2; exit 3 ;; esac
@@ -64,23 +64,23 @@ if [ -n "$SVC_GLOB" ]; then set -- --include="$SVC_GLOB"; else set --; fi
 LC_ALL=C grep -rnIZE --color=never --exclude-dir=.git "$@" -e "$SVC_PATTERN" -- "$rel"
 `
 
-const run = (sandbox: Sandboxed, workspace: Workspace, script: string, env: Record<string, string>, extra: { stdin?: string; outputBytes?: number } = {}) =>
+export const run = (sandbox: Sandboxed, workspace: Workspace, script: string, env: Record<string, string>, extra: { stdin?: string; outputBytes?: number } = {}) =>
   sandbox.exec(workspace, { command: script, env, timeoutMs: 60_000, ...extra })
 
 /** A result of a script as a failure when it did not succeed (`okCodes` also count as success). */
-const checked = (result: ExecResult, okCodes: ReadonlyArray<number> = [0]): Effect.Effect<ExecResult, FileToolError> =>
+export const checked = (result: ExecResult, okCodes: ReadonlyArray<number> = [0]): Effect.Effect<ExecResult, FileToolError> =>
   result.limit !== undefined
     ? Effect.fail(FileToolError.of(result.limit.message))
     : okCodes.includes(result.exitCode)
     ? Effect.succeed(result)
     : Effect.fail(FileToolError.of(result.stderr.trim() || `failed with exit code ${result.exitCode}`))
 
-const resolved = (path: string): Effect.Effect<{ readonly inner: string; readonly relative: string }, FileToolError> => {
+export const resolved = (path: string): Effect.Effect<{ readonly inner: string; readonly relative: string }, FileToolError> => {
   const r = WorkspacePath.resolve(path)
   return "error" in r ? Effect.fail(FileToolError.of(r.error)) : Effect.succeed(r)
 }
 
-const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({ SVC_PATH: p.inner, SVC_REL: p.relative })
+export const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({ SVC_PATH: p.inner, SVC_REL: p.relative })
 
 export interface ReadResult {
   readonly path: string

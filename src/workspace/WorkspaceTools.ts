@@ -16,6 +16,7 @@ import type { ToolSpec } from "../../domain/Conversation.ts"
 import { errorOutcome, SpillFailed, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Sandbox, Workspace } from "./Sandbox.ts"
 import { maskSecrets } from "./SecretMask.ts"
+import * as Binary from "./WorkspaceBinaryFiles.ts"
 import * as Files from "./WorkspaceFiles.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
 import type { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
@@ -198,7 +199,12 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
     spill: (name, content) =>
       Files.writeFile(sandbox, workspace, { path: `${artifactsDir}/${name}`, content }).pipe(
         Effect.map((written) => written.path),
-        Effect.mapError((e) => new SpillFailed({ message: e.message }))
-      )
+        Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))
+      ),
+    files: {
+      write: (path, bytes) => Binary.writeBytes(sandbox, workspace, path, bytes).pipe(Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))),
+      read: (path, maxBytes) =>
+        Binary.readBytes(sandbox, workspace, path, maxBytes).pipe(Effect.mapError((e) => new SpillFailed({ message: mask(e.message) })))
+    }
   }
 }

@@ -88,12 +88,12 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       assert.isFalse(existsSync(dir))
     }))
 
-  it.effect("filesystem without shell offers the file tools only; approvals name them like any tool", () =>
+  it.effect("filesystem without shell offers the file tools (and workspace_export_artifact) only; approvals name them like any tool", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: { ...offline, shell: false } })
       const { parsed } = yield* send(thread.id, "/show-tools")
       const names = (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
-      assert.deepStrictEqual(names.filter((n) => !n.startsWith("load_")), ["read_file", "write_file", "edit_file", "glob", "grep"])
+      assert.deepStrictEqual(names.filter((n) => !n.startsWith("load_")), ["read_file", "write_file", "edit_file", "glob", "grep", "workspace_export_artifact"])
     }))
 
   it.effect("workspace_env secrets are set for commands and masked as *** in the stream, the model's input and the run", () =>

@@ -22,7 +22,7 @@ const toolsFor = (id: string, options: { readonly shell?: boolean; readonly outp
   })
 
 const call = (tools: ToolFamily, name: string, input: unknown): Effect.Effect<ToolOutcome> => {
-  const run = tools.call(name, input)
+  const run = tools.call(name, input, { id: "tc_test", step: 0 })
   assert.isDefined(run, `${name} is a tool of the family`)
   return run ?? Effect.die("unreachable")
 }
@@ -36,8 +36,8 @@ describe("workspace tools", () => {
         assert.deepStrictEqual(withShell.specs.map((s) => s.name), ["read_file", "write_file", "edit_file", "glob", "grep", "bash"])
         const filesOnly = yield* toolsFor("ws_specs_files", { shell: false })
         assert.deepStrictEqual(filesOnly.specs.map((s) => s.name), ["read_file", "write_file", "edit_file", "glob", "grep"])
-        assert.isUndefined(filesOnly.call("bash", { command: "true" }))
-        assert.isUndefined(withShell.call("mcp__x__y", {}))
+        assert.isUndefined(filesOnly.call("bash", { command: "true" }, { id: "tc_test", step: 0 }))
+        assert.isUndefined(withShell.call("mcp__x__y", {}, { id: "tc_test", step: 0 }))
         assert.isUndefined(withShell.policyOf("bash"))
       }))
 

@@ -1,0 +1,122 @@
+/**
+ * `workspace_export_artifact({ path })` (spec 2.1.2, issue 12): a file of the
+ * managed workspace stored as a run-scoped `export` artifact and, when the
+ * agent's `artifacts.exports.resultHandlerId` takes workspace exports,
+ * delivered to that handler (spec 6.1: inline base64 up to 1 MiB, above that
+ * a `url` transfer handle served by this service with its `svcArtifactId`).
+ * The model reads `export` (the handler's durable artifactId / url) and
+ * `artifact.ref` / `artifact.block` from the handler's answer, or the native
+ * `{ kind: 'svc', id }` handle without a handler; with
+ * `stream.urls: 'include-svc-signed'` also a temporary signed URL.
+ * A delivery that fails is a tool error the model reads; the handler's
+ * answer is journaled (ResultDispatch), so a replayed step sends nothing again.
+ */
+import { Effect, Option, Schema } from "effect"
+import type { ArtifactRecord } from "../../domain/Artifact.ts"
+import type { RunId, ThreadId } from "../../domain/Ids.ts"
+import type { ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
+import { errorOutcome, type FileAccess, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
+import type { Artifacts, ArtifactOwner } from "./Artifacts.ts"
+import { mediaTypeOf } from "./MediaTypes.ts"
+import { sha256Hex } from "./StoredBytes.ts"
+
+export const exportToolName = "workspace_export_artifact"
+/** Up to this size an export goes to the handler inline (base64); larger ones as a signed URL. */
+export const inlineExportBytes = 1024 * 1024
+
+export interface ExportOptions {
+  readonly files: FileAccess
+  /** Absent when SVC_ARTIFACT_STORE=none: exports then go to the handler inline only. */
+  readonly artifacts: Artifacts["Service"] | undefined
+  readonly dispatch: ResultDispatch["Service"]
+  readonly run: { readonly runId: RunId; readonly threadId: ThreadId; readonly agentId: string; readonly owner: ArtifactOwner }
+  readonly handlerId: string | undefined
+  readonly signedUrls: boolean
+  readonly maxBytes: number
+}
+
+const Input = Schema.Struct({ path: Schema.String.check(Schema.isMinLength(1)) })
+const decodeInput = Schema.decodeUnknownOption(Input)
+
+const spec = {
+  name: exportToolName,
+  description: "Export a file of the workspace as an artifact (a deliverable for the user): it is stored and, when the agent has an " +
+    "artifact handler, delivered there. Answers how to refer to it (`export.url`, `artifact.ref`, `artifact.block`).",
+  inputSchema: {
+    type: "object",
+    properties: { path: { type: "string", description: "Path of the file, relative to the workspace root." } },
+    required: ["path"],
+    additionalProperties: false
+  }
+}
+
+const ok = (output: Record<string, unknown>): ToolOutcome => ({ output, text: JSON.stringify(output), isError: false })
+
+/** The family of the one tool; none when there is neither a store nor a handler to export to. */
+export const make = (options: ExportOptions): ToolFamily | undefined => {
+  const { artifacts, dispatch, files, handlerId, run } = options
+  if (artifacts === undefined && handlerId === undefined) return undefined
+
+  const exportFile = (path: string, call: { readonly id: string; readonly step: number }) =>
+    Effect.gen(function*() {
+      const file = yield* files.read(path, options.maxBytes)
+      const filename = file.path.split("/").at(-1) ?? file.path
+      const mediaType = mediaTypeOf(filename, file.bytes)
+      const described = { path: file.path, filename, mediaType, bytes: file.bytes.byteLength, sha256: sha256Hex(file.bytes) }
+      const stored: ArtifactRecord | undefined = artifacts === undefined
+        ? undefined
+        : yield* artifacts.put({ owner: run.owner, runId: run.runId, threadId: run.threadId, kind: "export", filename, mediaType, data: file.bytes })
+      const signed = stored !== undefined && artifacts !== undefined && options.signedUrls
+        ? { url: (yield* artifacts.signedLink(stored.id)).url }
+        : {}
+      const svcRef = stored === undefined ? undefined : { kind: "svc", id: stored.id }
+      if (handlerId === undefined) return ok({ ...described, artifact: { ref: svcRef, ...signed } })
+      const content = stored !== undefined && artifacts !== undefined && described.bytes > inlineExportBytes
+        ? { kind: "url" as const, url: yield* artifacts.signedUrl(stored.id), mimeType: mediaType, svcArtifactId: stored.id }
+        : { kind: "base64" as const, base64: Buffer.from(file.bytes).toString("base64"), mimeType: mediaType }
+      const { answer } = yield* dispatch.dispatch({
+        handlerId,
+        owner: run.owner,
+        runId: run.runId,
+        threadId: run.threadId,
+        agentId: run.agentId,
+        toolName: exportToolName,
+        toolCallId: call.id,
+        stepNumber: call.step + 1,
+        mediaType,
+        bytes: described.bytes,
+        sha256: described.sha256,
+        content,
+        purpose: "export",
+        requestKey: `${run.runId}:${call.id}:export`
+      })
+      const durable = { ...(answer.artifactId === undefined ? {} : { artifactId: answer.artifactId }), ...(answer.url === undefined ? {} : { url: answer.url }) }
+      // The handler's pasteable reference, else the id-only transfer handle.
+      const ref = answer.ref ?? svcRef
+      const block = answer.ref?.block === undefined ? {} : { block: answer.ref.block }
+      return ok({ ...described, export: durable, artifact: { ...(ref === undefined ? {} : { ref }), ...block, ...signed } })
+    })
+
+  return {
+    specs: [spec],
+    call: (name, input, call) => {
+      if (name !== exportToolName) return undefined
+      const decoded = decodeInput(input)
+      if (Option.isNone(decoded)) return Effect.succeed(errorOutcome("Error: give `path`, the workspace file to export."))
+      return exportFile(decoded.value.path, call).pipe(
+        Effect.catchTags({
+          SpillFailed: (e) => Effect.succeed(errorOutcome(`Error: ${e.message}`)),
+          DispatchFailed: (e) =>
+            Effect.succeed(errorOutcome(`Error: the export could not be delivered to the agent's artifact handler (${e.code}): ${e.message}`, {
+              error: { code: e.code, message: e.message }
+            }))
+        }),
+        Effect.catch((e) => Effect.succeed(errorOutcome(`Error: the export could not be stored: ${e.message}`, { error: { code: e.code, message: e.message } })))
+      )
+    },
+    policyOf: () => undefined,
+    untrusted: false,
+    requiredSkillsOf: () => [],
+    deferred: new Set()
+  }
+}
