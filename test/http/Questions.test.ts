@@ -39,7 +39,8 @@ const park = (threadId: string, input: string) =>
 
 const resolve = (id: string, body: unknown) => TestServer.request("POST", `/v1/interactions/${id}/resolve`, { body })
 
-TestServer.suite()("questions", (it) => {
+// The max-park test runs the recovery pass itself: a background pass every 30 s of a 14-day jump is 40,320 passes.
+TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (it) => {
   it.effect("ask_question parks the run at waiting_for_input; the answer resumes it and the model sees it", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi

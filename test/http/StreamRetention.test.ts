@@ -21,7 +21,12 @@ const Harness = Layer.unwrap(
     const db = yield* testDatabase
     const runnerPort = yield* TestServer.freePort
     const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), eventRetentionDays: 30 }), sql)
+    return Layer.mergeAll(TestServer.layerWith({
+      ...TestServer.baseConfig(db.url, runnerPort),
+      eventRetentionDays: 30,
+      // The test runs the recovery pass itself: a background pass every 30 s of a 30-day jump is 86,400 passes.
+      recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000
+    }), sql)
   })
 ).pipe(Layer.provide(Reactivity.layer))
 
