@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { m0010_limits } from "./LimitsMigration.ts"
 import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
+import { m0018_workers } from "./WorkersMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -295,7 +296,8 @@ export const migrations = {
   "0011_interact": m0011_interact,
   "0013_context_prefix": m0013_context_prefix,
   "0014_workspace_spec": m0014_workspace_spec,
-  "0015_workspace_snapshots": m0015_workspace_snapshots
+  "0015_workspace_snapshots": m0015_workspace_snapshots,
+  "0018_workers": m0018_workers
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })
