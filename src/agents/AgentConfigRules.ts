@@ -123,7 +123,7 @@ const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
 /**
  * Cross-field rules. Capabilities whose runtime this deployment does not
  * provide (web, browser, media generation and viewing, spatial media
- * fidelity, subagents, remote workspaces, documents, media editing) are
+ * fidelity, remote workspaces, documents, media editing) are
  * refused with the spec's `*_unconfigured` codes instead of being accepted
  * and silently doing nothing.
  */
@@ -200,13 +200,6 @@ export const checkConfig = (config: AgentConfig, isBandAvailable: (band: Band) =
       "policies.mediaFidelity",
       "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard').",
       "media_runtime_unconfigured"
-    )
-  }
-  if (caps.subagents === true) {
-    return InvalidRequest.forField(
-      "capabilities.subagents",
-      "No subagent runtime is configured on this deployment.",
-      "subagents_unconfigured"
     )
   }
   if (caps.codehost !== undefined) {

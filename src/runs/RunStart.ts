@@ -167,7 +167,8 @@ export class RunStart extends Context.Service<RunStart, {
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
-          ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
+          ...(allowance === undefined ? {} : { spendAllowanceCents: allowance }),
+          ...(agent.capabilities.subagents === true ? { subagents: true } : {})
         }
         const now = yield* nowIso
         const id = yield* ids.make("run")

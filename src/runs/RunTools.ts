@@ -5,13 +5,14 @@
  * with the built-ins. A new family plugs in here, not in the loop.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { RunId, ThreadId } from "../../domain/Ids.ts"
+import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
 import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
+import type { RunIdentity } from "../tools/RunHeaders.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
@@ -26,7 +27,7 @@ export class RunTools extends Context.Service<RunTools, {
    * a park, so tool lists are read afresh. Fails when the thread's managed workspace cannot start.
    */
   readonly open: (
-    run: { readonly runId: RunId; readonly threadId: ThreadId },
+    run: RunIdentity & { readonly threadId: ThreadId },
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
@@ -42,7 +43,7 @@ export class RunTools extends Context.Service<RunTools, {
       const specs = SpecCache.make(outbound.fetch)
 
       const open = Effect.fn("RunTools.open")(function*(
-        { runId, threadId }: { readonly runId: RunId; readonly threadId: ThreadId },
+        { threadId, ...run }: RunIdentity & { readonly threadId: ThreadId },
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
@@ -53,8 +54,7 @@ export class RunTools extends Context.Service<RunTools, {
         const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
         const mcp = yield* McpTools.connectAll({
           principal,
-          runId,
-          rootRunId: runId,
+          run,
           servers: plan.toolServers,
           sessions,
           relist: resumed,
@@ -63,7 +63,7 @@ export class RunTools extends Context.Service<RunTools, {
         for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })
         const http = yield* HttpTools.connectAll({
           principal,
-          runId,
+          run,
           connections: plan.httpConnections,
           fetch: outbound.fetch,
           cache: specs,
@@ -73,7 +73,12 @@ export class RunTools extends Context.Service<RunTools, {
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
           yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
         }
-        return Toolset.make({ families: [...workspace, mcp, http], skills: plan.skills, userInteraction: plan.userInteraction })
+        return Toolset.make({
+          families: [...workspace, mcp, http],
+          skills: plan.skills,
+          userInteraction: plan.userInteraction,
+          subagents: plan.subagents === true
+        })
       })
 
       return { open }

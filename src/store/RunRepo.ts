@@ -156,6 +156,8 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly takeFresh: (id: RunId) => Option.Option<FreshRun>
   readonly statements: RunStatements
   readonly find: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
+  /** A run as a public resource: a worker run is not one (it is scoped under its root, spec 4.3 rule 5). */
+  readonly findRoot: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
     filter: RunFilter,
@@ -270,6 +272,9 @@ export class RunRepo extends Context.Service<RunRepo, {
         statements,
         find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
+        }),
+        findRoot: Effect.fn("RunRepo.findRoot")(function*(id: RunId) {
+          return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id} AND root_run_id IS NULL`))[0])
         }),
         list: Effect.fn("RunRepo.list")(function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
           const conditions = [

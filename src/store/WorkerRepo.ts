@@ -48,7 +48,7 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
   readonly find: (rootRunId: RunId, workerRef: string) => Effect.Effect<Option.Option<RunRow>>
   /** The named workers of a root with their last answers. */
   readonly states: (rootRunId: RunId, workerRefs: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<WorkerState>>
-  /** Every worker of each root, oldest first. */
+  /** Every worker of each root, oldest first (those created together by reference). */
   readonly ofRoots: (rootRunIds: ReadonlyArray<RunId>) => Effect.Effect<ReadonlyArray<RunRow>>
   /** The workers of a root that have not ended. */
   readonly active: (rootRunId: RunId) => Effect.Effect<ReadonlyArray<RunRow>>
@@ -88,7 +88,7 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
         }),
         ofRoots: Effect.fn("WorkerRepo.ofRoots")(function*(rootRunIds: ReadonlyArray<RunId>) {
           if (rootRunIds.length === 0) return []
-          return yield* rows(sql`SELECT * FROM runs WHERE root_run_id IN ${sql.in(rootRunIds)} ORDER BY created_at, id`)
+          return yield* rows(sql`SELECT * FROM runs WHERE root_run_id IN ${sql.in(rootRunIds)} ORDER BY created_at, worker_ref`)
         }),
         active: Effect.fn("WorkerRepo.active")(function*(rootRunId: RunId) {
           return yield* rows(sql`SELECT * FROM runs WHERE root_run_id = ${rootRunId} AND status NOT IN ${sql.in(terminal)}`)
