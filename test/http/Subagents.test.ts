@@ -4,62 +4,23 @@
  * that stream under their root (each sub-stream valid for the `ai`
  * package), cancel of the root stops every worker, a worker's approval parks
  * the root and resuming continues the worker (hook body and tool headers
- * name the worker), caps bound the whole tree (maxDurationMs on TestClock,
- * budgetCents), a worker's park expires like the root's, an engine fault in
- * a worker is credited, and worker runs are not public runs.
+ * name the worker), delegate_task is gated like any tool, maxDurationMs
+ * bounds the whole tree (TestClock), a worker's park expires like the root's,
+ * and worker runs are not public runs. Costs: SubagentBilling.test.ts.
  */
 import { assert } from "@effect/vitest"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
-import type { Chunk } from "../../domain/Chunk.ts"
 import { BatchResolveResult, Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run } from "../../domain/Run.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, chunksUntil, getRun, getThread, outputsOf, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, getRun, getThread, outputsOf, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, reply } from "../support/HookServer.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
+import { dataOf, delegate, subStream, tasksAnnounced, tasksOf, workerRunIdOf } from "../support/Subagents.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { parseWithAi } from "../support/UiStream.ts"
-
-/** The scripted directive delegating `tasks` in one step. */
-const delegate = (...tasks: ReadonlyArray<Record<string, unknown>>) => `/delegate ${JSON.stringify(tasks)}`
-
-interface Task {
-  readonly label: string
-  readonly workerRef: string
-  readonly role: string
-}
-
-const tasksOf = (chunks: ReadonlyArray<Chunk | { readonly type: string }>): ReadonlyArray<Task> =>
-  chunks.flatMap((c) => (c.type === "data-svc-task" && "data" in c ? [c.data as Task] : []))
-
-const dataOf = (chunks: ReadonlyArray<Chunk | { readonly type: string }>, type: string): ReadonlyArray<unknown> =>
-  chunks.flatMap((c) => (c.type === type && "data" in c ? [c.data] : []))
-
-/** A worker's sub-stream, read to its end (the worker's end, or its park) and parsed by the `ai` package. */
-const subStream = (rootRunId: string, workerRef: string, lastEventId?: string) =>
-  Effect.gen(function*() {
-    const reply = yield* TestServer.request("GET", `/v1/runs/${rootRunId}/workers/${workerRef}/stream`, {
-      headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId }
-    })
-    assert.strictEqual(reply.status, 200, reply.text)
-    return yield* Effect.orDie(parseWithAi(reply.text))
-  })
-
-/** The worker run id of a sub-stream (its `start` chunk's message id). */
-const workerRunIdOf = (chunks: ReadonlyArray<{ readonly type: string }>) => {
-  const start = chunks[0]
-  return start !== undefined && start.type === "start" && "messageId" in start ? String(start.messageId) : ""
-}
-
-/** The root's stream (it stays open while workers run) until `count` tasks are announced. */
-const tasksAnnounced = (runId: string, count: number) =>
-  Effect.map(chunksUntil(`/v1/runs/${runId}/stream`, (chunks) => tasksOf(chunks).length >= count), tasksOf)
 
 const interactionsOf = (query: string) =>
   Effect.map(
@@ -222,6 +183,40 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       assert.deepStrictEqual([call?.["svc-run-id"], call?.["svc-root-run-id"]], [workerRunId, receipt.runId])
     }).pipe(Effect.scoped))
 
+  it.effect("delegate_task is gated like any tool: the root parks on its approval, and the approved task then runs as a worker", () =>
+    Effect.gen(function*() {
+      const hooks = yield* HookServer
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "gatekeeper", url: `${hooks.origin}/review`, secret: "whsec_delegate" })
+      const { thread } = yield* agentWithThread({ capabilities: { subagents: true }, approvals: { toolExecution: { hookId: hook.id } } })
+      yield* hooks.answerWith(reply(200, { decision: "pause" }))
+      const before = (yield* hooks.received).length
+      const receipt = yield* startRun(thread.id, { input: delegate({ label: "reviewed", prompt: "/text approved task" }) })
+      const parked = yield* streamOf(receipt.runId)
+      assert.deepStrictEqual(parked.chunks.at(-1), { type: "finish", finishReason: "other" })
+      assert.deepStrictEqual(tasksOf(parked.chunks), [])
+      const review = JSON.parse((yield* hooks.received)[before].body) as Record<string, unknown>
+      assert.deepStrictEqual([review["toolName"], review["runId"], review["rootRunId"], "workerRef" in review], [
+        "delegate_task",
+        receipt.runId,
+        receipt.runId,
+        false
+      ])
+      const [pending] = yield* interactionsOf(`runId=${receipt.runId}`)
+      yield* TestServer.expectOk(
+        yield* TestServer.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { inputResponses: [{ requestId: pending.id, optionId: "approve" }] }
+        }),
+        200,
+        Interaction
+      )
+      const done = yield* streamOf(receipt.runId)
+      const [task] = tasksOf(done.chunks)
+      assert.strictEqual(task.label, "reviewed")
+      assert.deepStrictEqual(outputsOf(done.chunks), [{ workerRef: task.workerRef, answer: "approved task" }])
+      assert.strictEqual(textOf(done.message), "Result: approved task")
+      assert.deepStrictEqual(done.chunks.at(-1), { type: "finish", finishReason: "stop" })
+    }))
+
   it.effect("maxDurationMs bounds the whole tree (TestClock): a worker past the root's deadline stops, then the root", () =>
     Effect.gen(function*() {
       const { gate, thread } = yield* gatedAgent("slow")
@@ -271,65 +266,4 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       assert.deepStrictEqual(tasksOf(parsed.chunks), [])
       assert.isUndefined((yield* getRun(runId)).usage?.subagentRuns)
     }))
-})
-
-TestServer.suite({ routePrices: "scripted=1000/1000" })("subagent budget", (it) => {
-  it.effect("budgetCents bounds the tree: workers stop with budget_exceeded, then the root ends with budget_exceeded", () =>
-    Effect.gen(function*() {
-      const { thread } = yield* agentWithThread({ capabilities: { subagents: true } })
-      const receipt = yield* startRun(thread.id, {
-        input: [delegate({ label: "a", prompt: "/steps 30" }, { label: "b", prompt: "/steps 30" }), "/text never"].join("\n"),
-        budgetCents: 3000
-      })
-      const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), [{ terminalReason: "budget_exceeded" }])
-      const run = yield* getRun(receipt.runId)
-      assert.deepStrictEqual([run.status, run.terminalReason], ["completed", "budget_exceeded"])
-      const rows = run.usage?.subagentRuns ?? []
-      assert.deepStrictEqual(rows.map((r) => r.terminalReason), ["budget_exceeded", "budget_exceeded"])
-      for (const r of rows) assert.isTrue(r.steps >= 1 && r.steps < 30, `worker steps ${r.steps}`)
-      // The root took its one delegating step; the tree's cost reached the budget.
-      assert.strictEqual(run.usage?.steps, 1 + rows.reduce((n, r) => n + r.steps, 0))
-      assert.isAtLeast(run.usage?.costCents ?? 0, 3000)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), [run.usage])
-    }))
-})
-
-/** The service plus a SQL client on its database, to inject a fault. */
-const FaultHarness = Layer.unwrap(
-  Effect.gen(function*() {
-    const db = yield* testDatabase
-    const runnerPort = yield* TestServer.freePort
-    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), routePrices: "scripted=1000/1000" }), sql)
-  })
-).pipe(Layer.provide(Reactivity.layer))
-
-TestServer.suiteWith(FaultHarness)("subagent engine fault", (it) => {
-  it.effect("an engine fault in a worker is credited: billed $0, listed as a $0 subagent_run row; the root gets a tool error and goes on", () =>
-    Effect.gen(function*() {
-      const sql = yield* PgClient.PgClient
-      // A worker's question cannot be stored: its loop dies mid-run.
-      yield* sql.unsafe(`CREATE FUNCTION svc_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'injected fault'; END $$`)
-      yield* sql.unsafe(`CREATE TRIGGER svc_test_fault BEFORE INSERT ON interactions FOR EACH ROW
-        WHEN (NEW.worker_ref IS NOT NULL) EXECUTE FUNCTION svc_test_fault()`)
-      const { thread } = yield* agentWithThread({ capabilities: { subagents: true, userInteraction: true } })
-      const ask = `/tool ask_question ${JSON.stringify({ title: "Which?" })}`
-      const { runId, parsed } = yield* send(thread.id, delegate({ label: "faulty", prompt: ["/tool noop {}", ask].join("\n") }))
-      const [task] = tasksOf(parsed.chunks)
-      const message = `The task 'faulty' (${task.workerRef}) ended without an answer: it failed: The run failed because of an internal error.`
-      assert.strictEqual(textOf(parsed.message), `Result: ${message}`)
-      const run = yield* getRun(runId)
-      assert.deepStrictEqual([run.status, run.terminalReason], ["completed", null])
-      const [row] = run.usage?.subagentRuns ?? []
-      assert.deepStrictEqual([row.status, row.terminalReason, row.credited, row.costCents, row.steps], ["failed", "engine_fault", true, 0, 2])
-      assert.isAbove(row.inputTokens, 0)
-      // The root pays for its own steps only.
-      assert.isAbove(run.usage?.costCents ?? 0, 0)
-      assert.strictEqual(run.usage?.costCents, (run.usage?.inputTokens ?? 0) - row.inputTokens + (run.usage?.outputTokens ?? 0) - row.outputTokens)
-      const sub = yield* subStream(runId, task.workerRef)
-      assert.strictEqual((dataOf(sub.chunks, "data-svc-usage")[0] as { costCents: number }).costCents, 0)
-      assert.deepStrictEqual(dataOf(sub.chunks, "data-svc-terminal"), [{ terminalReason: "engine_fault" }])
-    }).pipe(Effect.orDie))
 })

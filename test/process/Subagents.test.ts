@@ -13,6 +13,7 @@ import { ThreadCreated } from "../../domain/Thread.ts"
 import { ToolServer } from "../../domain/ToolServer.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as ServiceProcess from "../support/ServiceProcess.ts"
+import { delegate, tasksOf } from "../support/Subagents.ts"
 import { query, testDatabase } from "../support/TestDatabase.ts"
 import { freePort } from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -42,10 +43,7 @@ const startRun = (url: string, threadId: string, input: string) =>
     return decode(RunReceipt, await r.text())
   })
 
-const delegate = (tasks: ReadonlyArray<Record<string, unknown>>) => `/delegate ${JSON.stringify(tasks)}`
-
-const taskRefs = (chunks: ReadonlyArray<{ readonly type: string }>) =>
-  chunks.flatMap((c) => (c.type === "data-svc-task" && "data" in c ? [(c.data as { workerRef: string }).workerRef] : []))
+const taskRefs = (chunks: ReadonlyArray<{ readonly type: string }>) => tasksOf(chunks).map((t) => t.workerRef)
 
 describe("subagents across processes", () => {
   it.live("embedded: a worker killed mid-step resumes after restart without repeating a completed step; its root completes", () =>
@@ -55,7 +53,7 @@ describe("subagents across processes", () => {
       const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
       const { gate, thread } = yield* setup(first.url)
       const prompt = ["/tool mcp__gate__echo {\"text\":\"one\"}", "/tool mcp__gate__wait {}", "/text finished"].join("\n")
-      const receipt = yield* startRun(first.url, thread.id, [delegate([{ label: "durable", prompt }]), "/text root done"].join("\n"))
+      const receipt = yield* startRun(first.url, thread.id, [delegate({ label: "durable", prompt }), "/text root done"].join("\n"))
       // The worker completed its first step (echo) and is blocked in its second.
       yield* gate.waiting
       yield* ServiceProcess.stop(first, "SIGKILL")
@@ -105,7 +103,7 @@ describe("subagents across processes", () => {
       )
       const { thread } = yield* setup(a.url)
       const tasks = Array.from({ length: 12 }, (_, i) => ({ label: `t${i}`, prompt: `/tool mcp__gate__echo {"text":"${i}"}` }))
-      const receipt = yield* startRun(a.url, thread.id, delegate(tasks))
+      const receipt = yield* startRun(a.url, thread.id, delegate(...tasks))
       const root = yield* Effect.orDie(parseWithAi((yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text))
       assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
       assert.strictEqual(taskRefs(root.chunks).length, 12)
