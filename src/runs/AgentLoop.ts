@@ -173,7 +173,10 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             claimFirst: Option.isNone(fresh),
             followups: worker === undefined,
             usage,
-            othersCost: yield* delegation.othersCost(row),
+            othersCost: yield* delegation.othersCost(
+              row,
+              plan.budgetCents !== null || config.maxRunCents !== null || plan.spendAllowanceCents !== undefined
+            ),
             deadlineMs
           })
         })

@@ -119,11 +119,11 @@ export class Delegation extends Context.Service<Delegation, {
   /** The results of the park's workers (all ended), as their calls settle. */
   readonly results: (row: RunRow) => Effect.Effect<ReadonlyArray<Settled>>
   /**
-   * What the rest of the run's tree has metered, for the caps checked before each step: a
-   * worker reads it each time; a root reads it once per execution (its workers only run while
-   * it waits); a run alone in its tree has nothing beside it.
+   * What the rest of the run's tree has metered, for the cost caps checked before each step
+   * (`capped`: some apply): a worker reads it each time; a root reads it once per execution (its
+   * workers only run while it waits); a run alone in its tree has nothing beside it.
    */
-  readonly othersCost: (row: RunRow) => Effect.Effect<Effect.Effect<number>>
+  readonly othersCost: (row: RunRow, capped: boolean) => Effect.Effect<Effect.Effect<number>>
   /** The usage a run reports: a root that delegated totals its tree. */
   readonly reported: (row: RunRow, own: UsageTotal) => Effect.Effect<UsageTotal>
 }>()("svc/Delegation") {
@@ -208,8 +208,9 @@ export class Delegation extends Context.Service<Delegation, {
             return [settle(call, state === undefined ? errorOutcome(`The task's worker ${w.workerRef} is gone.`) : resultOf(state))]
           })
         }),
-        othersCost: (row: RunRow) => {
+        othersCost: (row: RunRow, capped: boolean) => {
           const worker = row.plan?.worker
+          if (!capped) return Effect.succeed(Effect.succeed(0))
           if (worker !== undefined) return Effect.succeed(repo.treeCostExcept(worker.rootRunId, row.id))
           if (row.plan?.subagents !== true) return Effect.succeed(Effect.succeed(0))
           return Effect.cached(repo.treeCostExcept(row.id, row.id))
