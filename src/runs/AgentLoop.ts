@@ -113,15 +113,14 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
-          const tree = { rootRunId: worker?.rootRunId ?? runId, workerRef: worker?.workerRef ?? null }
-          const tools = yield* runTools.open({ runId, threadId: row.run.threadId, ...tree }, principal, plan, writer, row.park !== null)
+          const tools = yield* runTools.open({ runId, threadId: row.run.threadId }, principal, plan, writer, row.park !== null)
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred
           })
           const gate = yield* toolGate.forRun({
             runId,
-            tree,
+            tree: { rootRunId: worker?.rootRunId ?? runId, workerRef: worker?.workerRef ?? null },
             threadId: row.run.threadId,
             agentId: row.run.agentId,
             principal,

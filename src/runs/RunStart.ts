@@ -166,9 +166,9 @@ export class RunStart extends Context.Service<RunStart, {
           outputSchema: input.outputSchema ?? null,
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
+          ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
-          ...(allowance === undefined ? {} : { spendAllowanceCents: allowance }),
-          ...(agent.capabilities.subagents === true ? { subagents: true } : {})
+          ...(allowance === undefined ? {} : { spendAllowanceCents: allowance })
         }
         const now = yield* nowIso
         const id = yield* ids.make("run")

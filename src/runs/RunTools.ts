@@ -5,14 +5,13 @@
  * with the built-ins. A new family plugs in here, not in the loop.
  */
 import { Context, Effect, Layer, type Scope } from "effect"
-import type { ThreadId } from "../../domain/Ids.ts"
+import type { RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import * as HttpTools from "../tools/HttpTools.ts"
 import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
-import type { RunIdentity } from "../tools/RunHeaders.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
@@ -27,7 +26,7 @@ export class RunTools extends Context.Service<RunTools, {
    * a park, so tool lists are read afresh. Fails when the thread's managed workspace cannot start.
    */
   readonly open: (
-    run: RunIdentity & { readonly threadId: ThreadId },
+    run: { readonly runId: RunId; readonly threadId: ThreadId },
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
@@ -43,7 +42,7 @@ export class RunTools extends Context.Service<RunTools, {
       const specs = SpecCache.make(outbound.fetch)
 
       const open = Effect.fn("RunTools.open")(function*(
-        { threadId, ...run }: RunIdentity & { readonly threadId: ThreadId },
+        { runId, threadId }: { readonly runId: RunId; readonly threadId: ThreadId },
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
@@ -52,9 +51,11 @@ export class RunTools extends Context.Service<RunTools, {
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
         const report = (message: string) => writer.emit({ type: "error", errorText: message })
         const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
+        // The headers of every tool request made for the run: a worker names its tree (subagents).
+        const identity = { runId, rootRunId: plan.worker?.rootRunId ?? runId, workerRef: plan.worker?.workerRef ?? null }
         const mcp = yield* McpTools.connectAll({
           principal,
-          run,
+          run: identity,
           servers: plan.toolServers,
           sessions,
           relist: resumed,
@@ -63,7 +64,7 @@ export class RunTools extends Context.Service<RunTools, {
         for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })
         const http = yield* HttpTools.connectAll({
           principal,
-          run,
+          run: identity,
           connections: plan.httpConnections,
           fetch: outbound.fetch,
           cache: specs,
