@@ -12,7 +12,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
-import { type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { isTerminal, type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import type { DelegateTaskInput, PendingWorker, WorkerPlan } from "../../domain/Worker.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -109,8 +109,6 @@ const resultOf = ({ row, answer }: WorkerState): ToolOutcome => {
   return errorOutcome(message, { error: { workerRef, status, terminalReason, message } })
 }
 
-const isTerminal = (row: RunRow) => ["completed", "failed", "cancelled"].includes(row.run.status)
-
 export class Delegation extends Context.Service<Delegation, {
   /** Creates, announces and starts the worker of each call (bounded by the root's deadline, epoch ms). */
   readonly spawn: (root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) => Effect.Effect<Spawned>
@@ -194,7 +192,7 @@ export class Delegation extends Context.Service<Delegation, {
           const pending = row.park?.workers ?? []
           if (pending.length === 0) return false
           const states = yield* statesOf(row)
-          return pending.some((w) => !states.some((s) => s.row.plan?.worker?.workerRef === w.workerRef && isTerminal(s.row)))
+          return pending.some((w) => !states.some((s) => s.row.plan?.worker?.workerRef === w.workerRef && isTerminal(s.row.run.status)))
         }),
         results: Effect.fn("Delegation.results")(function*(row: RunRow) {
           const pending = row.park?.workers ?? []

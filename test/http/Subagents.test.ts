@@ -256,14 +256,23 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       assert.deepStrictEqual((yield* subStream(receipt.runId, task.workerRef)).chunks.at(-1), { type: "abort", reason: "interaction_timeout" })
     }))
 
-  it.effect("a bad delegate_task input is a tool error the model reads; no worker starts", () =>
+  it.effect("delegate_task input: outputSchema gives the result a structured output; a bad input is a tool error the model reads and starts no worker", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true } })
-      const { runId, parsed } = yield* send(thread.id, delegate({ label: "", prompt: "x" }, { label: "ok", prompt: "x", role: "boss" }))
+      const schema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] }
+      const { runId, parsed } = yield* send(thread.id, delegate(
+        { label: "structured", prompt: "/output {\"n\": 7}", outputSchema: schema },
+        { label: "", prompt: "x" },
+        { label: "ok", prompt: "x", role: "boss" },
+        { label: "ok", prompt: "x", outputSchema: { type: "nope" } }
+      ))
+      const [task] = tasksOf(parsed.chunks)
+      assert.deepStrictEqual(tasksOf(parsed.chunks).map((t) => t.label), ["structured"])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ workerRef: task.workerRef, answer: "{\"n\": 7}", output: { n: 7 } }])
       const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
-      assert.strictEqual(errors.length, 2)
-      for (const e of errors) assert.match(e, /^Error: delegate_task needs \{ label, prompt, role\?: 'worker' \| 'advisor', outputSchema\? \}/)
-      assert.deepStrictEqual(tasksOf(parsed.chunks), [])
-      assert.isUndefined((yield* getRun(runId)).usage?.subagentRuns)
+      assert.strictEqual(errors.length, 3)
+      for (const e of errors.slice(0, 2)) assert.match(e, /^Error: delegate_task needs \{ label, prompt, role\?: 'worker' \| 'advisor', outputSchema\? \}/)
+      assert.match(errors[2], /^Error: delegate_task outputSchema is not a valid JSON Schema: /)
+      assert.strictEqual((yield* getRun(runId)).usage?.subagentRuns?.length, 1)
     }))
 })

@@ -96,7 +96,8 @@ describe("subagents across processes", () => {
       const a = yield* ServiceProcess.start({ ...common, PORT: String(yield* freePort), SVC_RUNNER_PORT: String(yield* freePort) })
       const b = yield* ServiceProcess.start({ ...common, PORT: String(yield* freePort), SVC_RUNNER_PORT: String(yield* freePort) })
       // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
-      const lockHolders = query(db.url, "SELECT count(DISTINCT pid)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2")
+      const lockHolders = query(db.url, `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`)
       yield* lockHolders.pipe(
         Effect.filterOrFail((rows) => rows[0]?.["n"] === 2),
         Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 })
