@@ -127,9 +127,19 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const active = yield* startRun(thread.id, { input: "/tool mcp__live__wait {}" })
       yield* gate.waiting
-      const workerPath = (runId: string) => `/v1/runs/${runId}/workers/w1/stream`
+      const ref = "wkr_0000000000000000000001"
+      const workerPath = (runId: string) => `/v1/runs/${runId}/workers/${ref}/stream`
       const live = yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 404, "not_found", "worker_not_found")
-      assert.strictEqual(live.message, `Run '${active.runId}' has no worker 'w1': worker references come from the run's data-svc-task chunks.`)
+      assert.strictEqual(live.message, `Run '${active.runId}' has no worker '${ref}': worker references come from the run's data-svc-task chunks.`)
+      // A reference that cannot exist (another prefix, other characters) is 404 without a lookup.
+      for (const bad of ["w1", "run_0000000000000000000001", "wkr_%00"]) {
+        yield* TestServer.expectError(
+          yield* TestServer.request("GET", `/v1/runs/${active.runId}/workers/${bad}/stream`),
+          404,
+          "not_found",
+          "worker_not_found"
+        )
+      }
       yield* TestServer.expectError(
         yield* TestServer.request("GET", workerPath(active.runId), { key: TestServer.Keys.b }),
         403,
