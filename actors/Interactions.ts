@@ -1,24 +1,21 @@
 /**
  * Interactions (spec 4.4): reads, single and batch resolution, and plain-text
  * answers. Settling the last pending interaction of a parked step resumes the
- * run with a persisted Start of its current generation (deduplicated, so two
- * racing resolutions resume it once).
+ * run (RunTrees: a worker's on its own entity) once it waits on nothing else.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { Sharding } from "effect/cluster"
 import { Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../domain/Errors.ts"
 import type { InteractionId, RunId } from "../domain/Ids.ts"
 import type { BatchItemStatus, Interaction, ResolveInteractionBody } from "../domain/Interaction.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
-import { isTerminal } from "../domain/Run.ts"
 import { type InteractionFilter, InteractionRepo, type InteractionRow } from "../src/store/InteractionRepo.ts"
 import { approvalFromText, judge, sameOutcome } from "../src/interactions/Resolution.ts"
 import { requireOwned } from "../src/Ownership.ts"
 import { RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { nowIso } from "../src/Time.ts"
-import { RunEntity } from "./RunEntity.ts"
+import { RunTrees } from "./RunTrees.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
@@ -36,7 +33,7 @@ export class Interactions extends Context.Service<Interactions, {
     items: ReadonlyArray<{ readonly id: InteractionId } & ResolveInteractionBody>
   ) => Effect.Effect<{ readonly items: ReadonlyArray<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> }, NotFound | PermissionDenied>
   /**
-   * A plain-text message to a thread whose run waits on exactly one pending
+   * A plain-text message to a thread whose run (or a worker of it) waits on exactly one pending
    * approval or free-text question answers it; the settled interaction's id.
    */
   readonly answerWithText: (runId: RunId, text: string) => Effect.Effect<InteractionId | undefined>
@@ -45,27 +42,13 @@ export class Interactions extends Context.Service<Interactions, {
     Effect.gen(function*() {
       const repo = yield* InteractionRepo
       const runs = yield* RunRepo
-      const sharding = yield* Sharding.Sharding
-      const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
+      const trees = yield* RunTrees
 
       const getRow = (principal: Principal, id: InteractionId) =>
         repo.find(id).pipe(Effect.flatMap(requireOwned<InteractionRow>(principal, "interaction", id)))
 
       /** Resumes the run when the parked step waits on nothing any more. */
-      const maybeResume = (runId: RunId) =>
-        Effect.gen(function*() {
-          const found = yield* runs.find(runId)
-          if (Option.isNone(found)) return
-          const run: RunRow = found.value
-          if (isTerminal(run.run.status) || run.park === null) return
-          const pending = new Set((yield* repo.ofRun(runId)).filter((i) => i.interaction.status === "pending").map((i) => i.id))
-          if (run.park.pending.some((p) => pending.has(p.interactionId))) return
-          // Running again from now on: stream followers keep following until the resumed step arrives.
-          yield* runs.setStatus(runId, { status: "running" }, yield* nowIso)
-          yield* runClient(runId).Start({ runId, generation: run.generation }, { discard: true }).pipe(
-            Effect.catchCause((cause) => Effect.logWarning("run resume dispatch failed; left to the recovery pass", cause))
-          )
-        })
+      const maybeResume = trees.resumeIfReady
 
       type Settled = { readonly _tag: "Resolved"; readonly row: InteractionRow } | { readonly _tag: "Same"; readonly row: InteractionRow }
 
@@ -109,7 +92,7 @@ export class Interactions extends Context.Service<Interactions, {
           return settled.row.interaction
         }),
         resolveBatch: Effect.fn("Interactions.resolveBatch")(function*(principal, rootRunId, items) {
-          const run = yield* runs.find(rootRunId).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", rootRunId)))
+          const run = yield* runs.findRoot(rootRunId).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", rootRunId)))
           const results: Array<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> = []
           const touched = new Set<RunId>()
           for (const { id, ...body } of items) {
@@ -136,7 +119,7 @@ export class Interactions extends Context.Service<Interactions, {
           return { items: results }
         }),
         answerWithText: Effect.fn("Interactions.answerWithText")(function*(runId: RunId, text: string) {
-          const pending = (yield* repo.ofRun(runId)).filter((i) => i.interaction.status === "pending")
+          const pending = (yield* repo.ofTree(runId)).filter((i) => i.interaction.status === "pending")
           if (pending.length !== 1) return undefined
           const row = pending[0]
           const i = row.interaction
@@ -154,7 +137,7 @@ export class Interactions extends Context.Service<Interactions, {
           if (body === undefined) return undefined
           const settled = yield* settleOne(row, body).pipe(Effect.option)
           if (Option.isNone(settled)) return undefined
-          yield* maybeResume(runId)
+          yield* maybeResume(i.runId)
           return row.id
         })
       }

@@ -4,6 +4,8 @@
  * (their dispatch was lost before they began, or their executor hung), are
  * started again through their entity (Start is idempotent per run); a run still stalled after three attempts cannot be
  * resumed and is finalized as failed with terminalReason run_recovery_reaped.
+ * Worker runs (subagents) are recovered the same way, on their own entity; a
+ * worker finalized here wakes its root, a root finalized here stops its workers.
  * Each pass also cancels parked runs past their max-park window
  * (interaction_timeout) and applies retention to the cluster's message storage (run
  * messages are deleted a day after their run ended) and to the event log (a
@@ -13,7 +15,7 @@
  * on the application's clock, so TestClock drives it in tests.
  */
 import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
-import { Sharding, Singleton } from "effect/cluster"
+import { Singleton } from "effect/cluster"
 import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
@@ -22,7 +24,7 @@ import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { retentionMs } from "../src/runs/StreamRetention.ts"
 import { WorkspaceLifecycle } from "../src/workspace/WorkspaceLifecycle.ts"
-import { RunEntity } from "./RunEntity.ts"
+import { RunTrees } from "./RunTrees.ts"
 
 export const MaxRecoveryAttempts = 3
 export const MessageRetentionMs = 24 * 60 * 60 * 1000
@@ -35,14 +37,13 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const config = yield* ServiceConfig
     const repo = yield* RecoveryRepo
     const finalize = yield* Finalize
-    const sharding = yield* Sharding.Sharding
+    const trees = yield* RunTrees
     const workspaces = yield* WorkspaceLifecycle
     const artifacts = yield* Artifacts
     let lastPurge = Number.NEGATIVE_INFINITY
     // One pass at a time: a pass asked for (tests, after moving the clock) waits for a scheduled one that is under way.
     const running = Semaphore.makeUnsafe(1)
     const pass = Effect.gen(function*() {
-      const client = yield* RunEntity.client
       const now = yield* Clock.currentTimeMillis
       if (now - lastPurge >= PurgeIntervalMs) {
         lastPurge = now
@@ -51,19 +52,24 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         yield* artifacts.purgeExpired
       }
       // Parked runs past their max-park window (the deadline is stored, so this holds across restarts).
-      for (const runId of yield* repo.parkExpired(yield* nowIso)) yield* finalize.expire(runId)
+      for (const runId of yield* repo.parkExpired(yield* nowIso)) {
+        yield* finalize.expire(runId)
+        yield* trees.afterEnd(runId)
+      }
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
       const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
       const orphaned = yield* repo.orphaned(NodeDeadAfterMs)
       const stalled = (yield* repo.stalled(before)).filter((s) => !orphaned.some((o) => o.id === s.id))
-      for (const { id: runId, generation } of [...orphaned, ...stalled]) {
-        const attempts = yield* repo.bumpRecovery(runId, yield* nowIso)
-        if (attempts > MaxRecoveryAttempts) yield* finalize.reap(runId)
-        else yield* client(runId).Start({ runId, generation }, { discard: true }).pipe(Effect.orDie)
+      for (const dispatch of [...orphaned, ...stalled]) {
+        const attempts = yield* repo.bumpRecovery(dispatch.id, yield* nowIso)
+        if (attempts > MaxRecoveryAttempts) {
+          yield* finalize.reap(dispatch.id)
+          yield* trees.afterEnd(dispatch.id)
+        } else yield* trees.dispatch(dispatch)
       }
       // Workspaces last: snapshotting a hibernating one takes time that failover must not wait for.
       yield* workspaces.sweep
-    }).pipe(Effect.provideService(Sharding.Sharding, sharding), running.withPermits(1))
+    }).pipe(running.withPermits(1))
     return { pass }
   })).pipe(Layer.provide(RecoveryRepo.layer))
 }

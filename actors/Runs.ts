@@ -17,7 +17,9 @@ import { requireOwned } from "../src/Ownership.ts"
 import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { type RunFilter, RunRepo, type RunRow } from "../src/store/RunRepo.ts"
+import { treeTotal } from "../src/runs/Delegation.ts"
 import { RunStart, type StartError } from "../src/runs/RunStart.ts"
+import { WorkerRepo } from "../src/store/WorkerRepo.ts"
 import { pastRetention, unavailableStream } from "../src/runs/StreamRetention.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { Threads } from "../src/threads/Threads.ts"
@@ -58,11 +60,16 @@ export class Runs extends Context.Service<Runs, {
     wrap: (start: Effect.Effect<RunReceipt, StartError>) => Effect.Effect<RunReceipt, E>
   ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
   /**
-   * A worker's sub-stream is a live transcript: only while the root run is
-   * active (409 run_not_active once it ended). This deployment runs no
-   * subagents, so an active run has no workers (404 worker_not_found).
+   * A worker's sub-stream (subagents), scoped under its root: its transcript from after
+   * `afterSeq`, live while it runs and replayable like a run's stream; 404 worker_not_found
+   * when the root has no such worker.
    */
-  readonly workerStream: (principal: Principal, id: RunId, workerRef: string) => Effect.Effect<never, NotFound | PermissionDenied | Conflict>
+  readonly workerStream: (
+    principal: Principal,
+    rootRunId: RunId,
+    workerRef: string,
+    afterSeq: number
+  ) => Effect.Effect<{ readonly runId: RunId; readonly stream: Stream.Stream<SequencedChunk> }, NotFound | PermissionDenied>
   readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: AgentId) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -75,6 +82,7 @@ export class Runs extends Context.Service<Runs, {
   static readonly layer = Layer.effect(Runs)(
     Effect.gen(function*() {
       const repo = yield* RunRepo
+      const workers = yield* WorkerRepo
       const followups = yield* FollowupRepo
       const events = yield* EventLog
       const threads = yield* Threads
@@ -86,14 +94,31 @@ export class Runs extends Context.Service<Runs, {
       const threadClient = yield* ThreadEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
 
       const getRow = (principal: Principal, id: RunId) =>
-        repo.find(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
+        repo.findRoot(id).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", id)))
 
-      /** The Run resource: `queuedFollowups` appears whenever held messages remain. */
-      const present = (row: RunRow) =>
-        Effect.map(followups.queued(row.id), (queued): Run =>
-          queued.length === 0 && row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input"
-            ? row.run
-            : { ...row.run, queuedFollowups: queued })
+      /** The workers of the roots among `rows` that may have delegated, by root. */
+      const workersOf = (rows: ReadonlyArray<RunRow>) =>
+        Effect.map(workers.ofRoots(rows.filter((r) => r.plan?.subagents === true).map((r) => r.id)), (found) => {
+          const byRoot = new Map<string, Array<RunRow>>()
+          for (const w of found) {
+            const root = w.plan?.worker?.rootRunId
+            if (root !== undefined) byRoot.set(root, [...(byRoot.get(root) ?? []), w])
+          }
+          return byRoot
+        })
+
+      /**
+       * The Run resource: `queuedFollowups` appears whenever held messages remain; a root that
+       * delegated shows its tree's usage (each member as of its last completed step).
+       */
+      const presentWith = (row: RunRow, members: ReadonlyArray<RunRow>) =>
+        Effect.map(followups.queued(row.id), (queued): Run => {
+          const run = members.length === 0 || row.run.usage === undefined ? row.run : { ...row.run, usage: treeTotal(row.run.usage, members) }
+          return queued.length === 0 && row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input"
+            ? run
+            : { ...run, queuedFollowups: queued }
+        })
+      const present = (row: RunRow) => Effect.flatMap(workersOf([row]), (byRoot) => presentWith(row, byRoot.get(row.id) ?? []))
 
       const start = Effect.fn("Runs.start")(function*(
         principal: Principal,
@@ -188,7 +213,8 @@ export class Runs extends Context.Service<Runs, {
         list: Effect.fn("Runs.list")(function*(principal: Principal, filter: RunFilter, page: PageRequest) {
           const { limit, after } = yield* pageWindow(page)
           const rows = yield* repo.list(principal, filter, limit, after)
-          const runs = yield* Effect.forEach(rows, (row) => Effect.map(present(row), (run) => ({ ...row, run })))
+          const byRoot = yield* workersOf(rows)
+          const runs = yield* Effect.forEach(rows, (row) => Effect.map(presentWith(row, byRoot.get(row.id) ?? []), (run) => ({ ...row, run })))
           return toPage(runs, limit, (row) => row.run)
         }),
         withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(function*(principal: Principal, runId: RunId, followupId: FollowupId) {
@@ -231,18 +257,20 @@ export class Runs extends Context.Service<Runs, {
           const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
           return { receipt, stream }
         }),
-        workerStream: Effect.fn("Runs.workerStream")(function*(principal: Principal, id: RunId, workerRef: string) {
-          const row = yield* getRow(principal, id)
-          if (isTerminal(row.run.status)) {
-            return yield* new Conflict({
-              code: "run_not_active",
-              message: `Run '${id}' is ${row.run.status}: worker sub-streams are live transcripts of an active run. Its own stream replays it.`
+        workerStream: Effect.fn("Runs.workerStream")(function*(principal: Principal, rootRunId: RunId, workerRef: string, afterSeq: number) {
+          const root = yield* getRow(principal, rootRunId)
+          const found = yield* workers.find(root.id, workerRef)
+          if (Option.isNone(found)) {
+            return yield* new NotFound({
+              code: "worker_not_found",
+              message: `Run '${rootRunId}' has no worker '${workerRef}': worker references come from the run's data-svc-task chunks.`
             })
           }
-          return yield* new NotFound({
-            code: "worker_not_found",
-            message: `Run '${id}' has no worker '${workerRef}': this deployment runs no subagents.`
-          })
+          const worker = found.value
+          if (pastRetention(worker.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
+            return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq) }
+          }
+          return { runId: worker.id, stream: follow(worker.id, afterSeq) }
         }),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)

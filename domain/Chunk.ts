@@ -6,6 +6,7 @@
  */
 import { Schema } from "effect"
 import { UsageTotal } from "./Run.ts"
+import { TaskData, WorkerMetaData } from "./Worker.ts"
 
 const opt = Schema.optionalKey
 
@@ -60,6 +61,8 @@ export const Chunk = Schema.Union([
     text: Schema.String
   })),
   data("data-svc-input-requested", InputRequestedData),
+  data("data-svc-task", TaskData),
+  data("data-svc-worker-meta", WorkerMetaData),
   data("data-svc-followup-replayed", Schema.Struct({ followupId: Schema.String, text: Schema.String })),
   data("data-svc-tool-result-overflow", Schema.Struct({
     toolCallId: Schema.String,

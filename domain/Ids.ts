@@ -117,6 +117,7 @@ export const ClientId = {
   agent: AgentId.check(isIdOf("agent", "agent")),
   thread: ThreadId.check(isIdOf("thread", "thread")),
   run: RunId.check(isIdOf("run", "run")),
+  worker: Schema.String.check(isIdOf("worker", "worker")),
   interaction: InteractionId.check(isIdOf("interaction", "interaction")),
   followup: FollowupId.check(isIdOf("followup", "followup")),
   toolServer: Schema.String.check(isIdOf("toolServer", "tool_server")),

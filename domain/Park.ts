@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { AssistantMessage, Message, ToolMessage } from "./Conversation.ts"
 import { InteractionId, ToolCallId } from "./Ids.ts"
 import { UsageTotal } from "./Run.ts"
+import { PendingWorker } from "./Worker.ts"
 
 export const PendingCall = Schema.Struct({
   toolCallId: ToolCallId,
@@ -24,6 +25,8 @@ export const ParkRecord = Schema.Struct({
   /** Results of the step's calls that did not wait (run, denied). */
   settled: Schema.Array(ToolMessage),
   pending: Schema.Array(PendingCall),
+  /** Delegated calls whose workers run meanwhile (subagents); absent in parks without any. */
+  workers: Schema.optionalKey(Schema.Array(PendingWorker)),
   usage: UsageTotal
 })
 export type ParkRecord = typeof ParkRecord.Type

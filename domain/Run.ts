@@ -24,13 +24,37 @@ export const isTerminal = (status: RunStatus): boolean => TerminalStatuses.inclu
 
 export const RunLimits = { maxSteps: 500, maxDurationMs: 30 * 24 * 60 * 60 * 1000, maxBudgetCents: 1_000_000 } as const
 
-/** Token and cost totals (spec: "not shown"): tokens exclude reasoning; cost in US cents. */
-export const UsageTotal = Schema.Struct({
+const usageFields = {
   inputTokens: Schema.Number,
   outputTokens: Schema.Number,
   totalTokens: Schema.Number,
   costCents: Schema.Number,
   steps: Schema.Number
+}
+
+/**
+ * One worker of a run tree in its root's usage (spec 7): what it metered; a worker ended by an
+ * engine fault is credited (`costCents` 0, `credited: true`).
+ */
+export const SubagentRunUsage = Schema.Struct({
+  type: Schema.Literal("subagent_run"),
+  workerRef: Schema.String,
+  label: Schema.String,
+  role: Schema.String,
+  status: Schema.String,
+  terminalReason: Schema.NullOr(Schema.String),
+  credited: Schema.Boolean,
+  ...usageFields
+}).annotate({ identifier: "SubagentRunUsage" })
+export type SubagentRunUsage = typeof SubagentRunUsage.Type
+
+/**
+ * Token and cost totals (spec: "not shown"): tokens exclude reasoning; cost in US cents. A root
+ * run that delegated tasks totals its whole tree and lists each worker in `subagentRuns`.
+ */
+export const UsageTotal = Schema.Struct({
+  ...usageFields,
+  subagentRuns: opt(Schema.Array(SubagentRunUsage))
 }).annotate({ identifier: "UsageTotal" })
 export type UsageTotal = typeof UsageTotal.Type
 

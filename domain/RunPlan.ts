@@ -8,6 +8,7 @@ import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ToolServerId } from "./Ids.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
+import { WorkerPlan } from "./Worker.ts"
 
 /**
  * A tool server as the run saw it; configVersion keys its warm MCP session.
@@ -61,7 +62,11 @@ export const RunPlan = Schema.Struct({
   /** artifacts.stream.urls is 'include-svc-signed': model-visible results carry temporary signed artifact URLs. */
   signedArtifactUrls: Schema.optionalKey(Schema.Boolean),
   /** What the organization's spend quota had left when the run started (absent without a quota). */
-  spendAllowanceCents: Schema.optionalKey(Schema.Number)
+  spendAllowanceCents: Schema.optionalKey(Schema.Number),
+  /** capabilities.subagents: the model may delegate tasks (delegate_task). */
+  subagents: Schema.optionalKey(Schema.Boolean),
+  /** Set on a worker run: its tree, role and label (src/runs/Delegation.ts). */
+  worker: Schema.optionalKey(WorkerPlan)
 })
 export type RunPlan = typeof RunPlan.Type
 

@@ -18,6 +18,7 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
       query: {
         ...PageQuery,
         runId: Schema.optionalKey(ClientId.run),
+        rootRunId: Schema.optionalKey(ClientId.run),
         status: Schema.optionalKey(InteractionStatus),
         kind: Schema.optionalKey(InteractionKind)
       },

@@ -11,7 +11,7 @@ export const InteractionsHandlers = HttpApiBuilder.group(Api, "interactions", (h
     handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
-          interactions.list(p, { runId: query.runId, status: query.status, kind: query.kind }, query)).pipe(envelope))
+          interactions.list(p, { runId: query.runId, rootRunId: query.rootRunId, status: query.status, kind: query.kind }, query)).pipe(envelope))
       .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => interactions.get(p, params.id)).pipe(envelope))
       .handle("resolve", ({ params, payload }) =>
         Effect.flatMap(CurrentPrincipal, (p) => interactions.resolve(p, params.id, payload)).pipe(envelope))

@@ -61,8 +61,9 @@ export const RunsApi = HttpApiGroup.make("runs")
   )
   .add(
     HttpApiEndpoint.get("workerStream", "/v1/runs/:id/workers/:workerRef/stream", {
-      params: { id: ClientId.run, workerRef: Schema.String },
-      // A worker's live transcript (SSE) while the root run is active; this schema only documents the JSON errors.
+      params: { id: ClientId.run, workerRef: ClientId.worker },
+      headers: { "last-event-id": Schema.optionalKey(Schema.String) },
+      // A worker's transcript (SSE), live and replayable like a run's; this schema only documents the JSON errors.
       success: HttpApiSchema.NoContent
     })
   )

@@ -65,8 +65,13 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const after = yield* parseLastEventId(headers["last-event-id"])
           return sseResponse(params.id, yield* runs.stream(p, params.id, after), draining.started)
         }).pipe(envelope))
-      .handle("workerStream", ({ params }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => runs.workerStream(p, params.id, params.workerRef)).pipe(envelope))
+      .handle("workerStream", ({ params, headers }) =>
+        Effect.gen(function*() {
+          const p = yield* CurrentPrincipal
+          const after = yield* parseLastEventId(headers["last-event-id"])
+          const { runId, stream } = yield* runs.workerStream(p, params.id, params.workerRef, after)
+          return sseResponse(runId, stream, draining.started)
+        }).pipe(envelope))
       .handle("cancel", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope))
       .handle("withdrawFollowup", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope))

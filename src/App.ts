@@ -7,6 +7,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
 import { RunEntityLive } from "../actors/RunEntityLive.ts"
+import { RunTrees } from "../actors/RunTrees.ts"
+import { WorkerEntityLive, WorkerStartsLive } from "../actors/WorkerEntityLive.ts"
 import { Interactions } from "../actors/Interactions.ts"
 import { RunRecovery, RunRecoveryLive } from "../actors/RunRecovery.ts"
 import { Runs } from "../actors/Runs.ts"
@@ -39,6 +41,7 @@ import { SecretContexts } from "./secrets/SecretContexts.ts"
 import { Secrets } from "./secrets/Secrets.ts"
 import { Models } from "./model/Models.ts"
 import { AgentLoop } from "./runs/AgentLoop.ts"
+import { Delegation } from "./runs/Delegation.ts"
 import { Finalize } from "./runs/Finalize.ts"
 import { Parking } from "./runs/Parking.ts"
 import { RunStart } from "./runs/RunStart.ts"
@@ -50,6 +53,7 @@ import { InteractionRepo } from "./store/InteractionRepo.ts"
 import { EventLog } from "./runs/EventLog.ts"
 import { FollowupRepo } from "./store/FollowupRepo.ts"
 import { RunRepo } from "./store/RunRepo.ts"
+import { WorkerRepo } from "./store/WorkerRepo.ts"
 import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
@@ -90,16 +94,19 @@ const Services = Layer.mergeAll(
   Layer.provideMerge(Artifacts.layer)
 )
 
-/** Runs: the loop, its storage and stream, the run entity, and the service that dispatches to it. */
+/** Runs: the loop, its storage and stream, the run and worker entities, and the service that dispatches to them. */
 const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideMerge(RunRecovery.layer))).pipe(
   Layer.provideMerge(RunStart.layer),
-  Layer.provideMerge(Layer.mergeAll(RunEntityLive, ThreadEntityLive)),
+  Layer.provideMerge(Layer.mergeAll(RunEntityLive, WorkerEntityLive, ThreadEntityLive)),
   Layer.provideMerge(Interactions.layer),
+  Layer.provideMerge(RunTrees.layer),
   Layer.provideMerge(AgentLoop.layer),
   Layer.provideMerge(StepLoop.layer),
   Layer.provideMerge(Layer.mergeAll(Parking.layer, ToolGate.layer, RunTools.layer, Finalize.layer)),
+  Layer.provideMerge(Delegation.layer),
+  Layer.provideMerge(WorkerStartsLive),
   Layer.provideMerge(EventLog.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer, EventRepo.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, WorkerRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer, EventRepo.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */

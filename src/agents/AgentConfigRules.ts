@@ -130,8 +130,8 @@ export interface Deployment {
 /**
  * Cross-field rules. Capabilities whose runtime this deployment does not
  * provide (web, browser, media generation and viewing, spatial media
- * fidelity, subagents, remote workspaces, documents, media editing, signed
- * artifact URLs without an artifact store) are refused with the spec's
+ * fidelity, remote workspaces, documents, media editing, signed artifact
+ * URLs without an artifact store) are refused with the spec's
  * `*_unconfigured` codes instead of being accepted and silently doing nothing.
  */
 export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage }: Deployment): InvalidRequest | undefined => {
@@ -207,13 +207,6 @@ export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStor
       "policies.mediaFidelity",
       "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard').",
       "media_runtime_unconfigured"
-    )
-  }
-  if (caps.subagents === true) {
-    return InvalidRequest.forField(
-      "capabilities.subagents",
-      "No subagent runtime is configured on this deployment.",
-      "subagents_unconfigured"
     )
   }
   if (caps.codehost !== undefined) {

@@ -5,6 +5,7 @@
  *
  *   /tool <name> <json input>   call tool <name> (input defaults to {})
  *   /tools <json array>         call several tools in one step: [{ "name", "input" }, ...]
+ *   /delegate <json>            delegate_task in one step: one task { label, prompt, role? } or an array of them
  *   /text <text>                answer with <text> (ends the turn)
  *   /show-tools                 answer with the tools offered in this step, as JSON [{ name, inputSchema }]
  *   /output <json>              answer with this JSON as the structured result
@@ -57,6 +58,9 @@ export const parseScript = (message: string): Script => {
         })
         : []
       actions.push({ _tag: "Tool", calls })
+    } else if (directive === "delegate") {
+      const tasks = parseInput(rest)
+      actions.push({ _tag: "Tool", calls: (Array.isArray(tasks) ? tasks : [tasks]).map((input: unknown) => ({ name: "delegate_task", input })) })
     } else if (directive === "text") actions.push({ _tag: "Text", text: rest })
     else if (directive === "output") actions.push({ _tag: "Output", json: rest })
     else if (directive === "reason") reasoning = rest

@@ -1,9 +1,10 @@
 /**
- * One execution of a run, from its last checkpoint to a terminal state or a
- * park: it reads the run, opens its stream writer and heartbeat, resumes a
- * parked step, opens the run's tools, gate and system prompt, hands them to
- * the step loop, bounds it by maxDurationMs, maps failures, and records the
- * outcome. An interruption finalizes the run as cancelled only when
+ * One execution of a run (a root run, or a worker run of a subagent tree),
+ * from its last checkpoint to a terminal state or a park: it reads the run,
+ * opens its stream writer and heartbeat, resumes a parked step, opens the
+ * run's tools, gate and system prompt, hands them to the step loop, bounds it
+ * by maxDurationMs (a worker by its root's deadline), maps failures, and
+ * records the outcome. An interruption finalizes the run as cancelled only when
  * `cancelRequested` says so; any other interruption (the runner stopping, the
  * shard moving) leaves it to be resumed from its last checkpoint.
  */
@@ -23,6 +24,7 @@ import { NodeRepo } from "../store/NodeRepo.ts"
 import { nowIso } from "../Time.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
+import { Delegation } from "./Delegation.ts"
 import { completed, failed, type Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
@@ -34,9 +36,18 @@ import { StepLoop, runTool } from "./StepLoop.ts"
 import { systemPrompt } from "./SystemPrompt.ts"
 import { ToolGate } from "./ToolGate.ts"
 
+/** An execution's end: what the actors do next depends on it (a worker that ended wakes its root). */
+export interface Executed {
+  readonly row: RunRow
+  readonly outcome: Outcome
+}
+
 export class AgentLoop extends Context.Service<AgentLoop, {
-  /** Runs (or resumes) the run to a terminal state or a park. */
-  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<void>
+  /**
+   * Runs (or resumes) the run to a terminal state or a park; how it ended, with the run as it
+   * began (none when there was nothing to run).
+   */
+  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<Executed | undefined>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -53,10 +64,20 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const nodes = yield* NodeRepo
       const ids = yield* IdGenerator
       const bands = yield* Bands
+      const delegation = yield* Delegation
 
       /** A step that was streaming when the previous executor died is replayed from scratch. */
       const announceReplay = Effect.fn("AgentLoop.announceReplay")(function*(row: RunRow, writer: Writer) {
-        if (writer.startSeq === 0) return yield* writer.emit({ type: "start", messageId: row.id })
+        if (writer.startSeq === 0) {
+          yield* writer.emit({ type: "start", messageId: row.id })
+          // A worker's sub-stream opens with what its task is (spec 6.2).
+          const worker = row.plan?.worker
+          if (worker !== undefined) {
+            const { role, label } = worker
+            yield* writer.emit({ type: "data-svc-worker-meta", data: { role, label, status: "running", prompt: row.plan?.input ?? "" } })
+          }
+          return
+        }
         if (row.park !== null) return
         const logged = yield* events.read(row.id, 0)
         const opened = logged.filter((e) => e.chunk.type === "start-step").length
@@ -68,11 +89,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       const body = (row: RunRow, plan: RunPlan, writer: Writer, usage: { current: UsageTotal }, fresh: Option.Option<FreshRun>) =>
         Effect.gen(function*() {
           const runId = row.id
+          const worker = plan.worker
           yield* announceReplay(row, writer)
           const startedAt = row.run.startedAt ?? (yield* nowIso)
-          // A parked step resumes only once every interaction it waits on is settled.
+          // A parked step resumes only once every interaction and worker it waits on is settled.
           const parked = yield* parking.parkedCalls(row)
-          if (parked.some((w) => w.interaction === undefined || w.interaction.status === "pending")) {
+          if (parked.some((w) => w.interaction === undefined || w.interaction.status === "pending") || (yield* delegation.waiting(row))) {
             return { _tag: "StillParked" } satisfies Outcome
           }
           // Stored with the first chunks of the run.
@@ -106,6 +128,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           })
           const gate = yield* toolGate.forRun({
             runId,
+            tree: { rootRunId: worker?.rootRunId ?? runId, workerRef: worker?.workerRef ?? null },
             threadId: row.run.threadId,
             agentId: row.run.agentId,
             principal,
@@ -115,16 +138,29 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           })
 
           const runMessages: Array<Message> = checkpoints.flatMap((c) => c.messages)
+          // The tree's deadline: the root's maxDurationMs from its start; a worker keeps its root's.
+          const deadlineMs = worker !== undefined
+            ? worker.deadlineMs
+            : plan.maxDurationMs === null
+            ? null
+            : Date.parse(startedAt) + plan.maxDurationMs
           if (row.park !== null) {
             const earlierCalls = runMessages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : []))
             const call = runTool(tools, writer)
             const step = row.park.step
-            const resumed = yield* parking.resume(row, writer, parked, (c, stepCalls) =>
-              call(c, { runCalls: [...earlierCalls, ...stepCalls], resumed: true, step }))
+            const resumed = yield* parking.resume(row, writer, parked, {
+              run: (c, stepCalls) => call(c, { runCalls: [...earlierCalls, ...stepCalls], resumed: true, step }),
+              isDelegation: tools.isDelegation,
+              delegate: (calls) => delegation.spawn(row, calls, writer, deadlineMs)
+            })
+            if (resumed._tag === "Delegated") return { _tag: "Delegated" } satisfies Outcome
             usage.current = resumed.usage
             runMessages.push(...resumed.messages)
           }
-          const history = Option.isSome(fresh) && !fresh.value.hasHistory ? [] : yield* repo.history(row.run.threadId, row.run.createdAt)
+          // A worker's conversation is its task alone (the thread's history is its root's).
+          const history = worker !== undefined || (Option.isSome(fresh) && !fresh.value.hasHistory)
+            ? []
+            : yield* repo.history(row.run.threadId, row.run.createdAt)
           const messages: Array<Message> = [...history, userMessage(plan.input, plan.attachments), ...runMessages]
           // Schemas loaded in earlier steps stay loaded.
           tools.restore(messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls : [])))
@@ -142,16 +178,28 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             runCalls: runMessages.flatMap((m) => (m.role === "assistant" ? [...m.toolCalls] : [])),
             step: checkpoints.length + (row.park === null ? 0 : 1),
             claimFirst: Option.isNone(fresh),
-            usage
+            followups: worker === undefined,
+            usage,
+            othersCost: yield* delegation.othersCost(
+              row,
+              plan.budgetCents !== null || config.maxRunCents !== null || plan.spendAllowanceCents !== undefined
+            ),
+            deadlineMs
           })
         })
 
-      /** maxDurationMs counts from the run's start; failures become the run's outcome. */
-      const bounded = (row: RunRow, maxDurationMs: number | null, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable | SnapshotUnavailable>) => {
-        const timed = maxDurationMs === null ? outcome : Effect.flatMap(Clock.currentTimeMillis, (now) =>
+      /** maxDurationMs counts from the run's start (a worker's, from its root's); failures become the run's outcome. */
+      const bounded = (row: RunRow, plan: RunPlan, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable | SnapshotUnavailable>) => {
+        const worker = plan.worker
+        const deadline = worker !== undefined
+          ? worker.deadlineMs
+          : plan.maxDurationMs === null
+          ? null
+          : Date.parse(row.run.startedAt ?? row.run.createdAt) + plan.maxDurationMs
+        const timed = deadline === null ? outcome : Effect.flatMap(Clock.currentTimeMillis, (now) =>
           outcome.pipe(
             Effect.timeoutOrElse({
-              duration: Duration.millis(Math.max(0, Date.parse(row.run.startedAt ?? row.run.createdAt) + maxDurationMs - now)),
+              duration: Duration.millis(Math.max(0, deadline - now)),
               orElse: () => Effect.succeed(completed("max_duration_exceeded"))
             })
           ))
@@ -180,11 +228,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
         const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.find(runId)
-        if (Option.isNone(found) || isTerminal(found.value.run.status)) return
+        if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
         const row = found.value
         const plan = row.plan
         if (plan === undefined) {
-          return yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(Effect.annotateLogs({ run_id: runId }))
+          yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(Effect.annotateLogs({ run_id: runId }))
+          return undefined
         }
         const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh) })
         // Everything before the model's first answer goes in one write.
@@ -196,10 +245,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
         )
         // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
-        const outcome = yield* bounded(row, plan.maxDurationMs, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
+        const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
           Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.void)))
         )
         yield* finalize.outcome(row, writer, outcome, usage.current)
+        return { row, outcome } satisfies Executed
       }, Effect.scoped)
 
       return { execute }

@@ -3,7 +3,9 @@
  * and the thread released in the transaction that stores the last chunks),
  * cancelled (by a person, or a park past its window), or reaped by the
  * recovery pass. A parked turn's stream ends with `finish` 'other' and goes on
- * when the run resumes.
+ * when the run resumes; a step waiting on its workers keeps the stream open.
+ * A root that delegated reports its tree's usage in its receipt; a worker
+ * ended by an engine fault is credited (billed $0, spec 7).
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { RunId } from "../../domain/Ids.ts"
@@ -11,6 +13,7 @@ import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../dom
 import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
+import { Delegation } from "./Delegation.ts"
 import { EventLog, runChange, type Writer } from "./EventLog.ts"
 import type { Outcome } from "./Outcome.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
@@ -33,6 +36,7 @@ export class Finalize extends Context.Service<Finalize, {
       const interactions = yield* InteractionRepo
       const events = yield* EventLog
       const ids = yield* IdGenerator
+      const delegation = yield* Delegation
 
       /** Ends a run that did not complete: status, thread, pending interactions and park, with the last chunks. */
       const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
@@ -43,21 +47,24 @@ export class Finalize extends Context.Service<Finalize, {
             interactions.cancelPendingStatement(row.id, now)
           ]))
 
-      const outcome = Effect.fn("Finalize.outcome")(function*(row: RunRow, writer: Writer, outcome: Outcome, usage: UsageTotal) {
+      const outcome = Effect.fn("Finalize.outcome")(function*(row: RunRow, writer: Writer, outcome: Outcome, metered: UsageTotal) {
         if (outcome._tag === "StillParked") return
+        // Waiting on workers: what the step announced is stored; the stream goes on when the run resumes.
+        if (outcome._tag === "Delegated") return yield* writer.flush
         if (outcome._tag === "Parked") {
           // The stream of this turn ends here; it goes on in the same log when the run resumes.
           yield* writer.emit({ type: "finish", finishReason: "other" })
           return yield* writer.flush
         }
         const now = yield* nowIso
+        const usage = row.plan?.worker !== undefined && outcome.terminalReason === "engine_fault" ? { ...metered, costCents: 0 } : metered
         if (outcome._tag === "Failed") yield* writer.emit({ type: "error", errorText: outcome.error.message })
         const output = outcome._tag === "Completed" ? outcome.output : undefined
         yield* writer.emit({
           type: "data-svc-terminal",
           data: { terminalReason: outcome.terminalReason, ...(output === undefined ? {} : { output }) }
         })
-        yield* writer.emit({ type: "data-svc-usage", data: usage })
+        yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, usage) })
         yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
         yield* writer.commit([
           runChange({
@@ -74,7 +81,7 @@ export class Finalize extends Context.Service<Finalize, {
       /** A cancelled run ends with its terminal chunk and usage receipt too (what was billed), then abort. */
       const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer, usage: UsageTotal) {
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: null } })
-        yield* writer.emit({ type: "data-svc-usage", data: usage })
+        yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, usage) })
         yield* writer.emit({ type: "abort", reason: "cancelled" })
         yield* stop(row, writer, null)
       })
@@ -114,7 +121,7 @@ export class Finalize extends Context.Service<Finalize, {
         if (row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input") return
         const writer = yield* events.writer(runId)
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
-        yield* writer.emit({ type: "data-svc-usage", data: row.run.usage ?? ZeroUsage })
+        yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage) })
         yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
         yield* stop(row, writer, "interaction_timeout")
       }, Effect.scoped)

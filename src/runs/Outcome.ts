@@ -12,8 +12,10 @@ export type Outcome =
   | { readonly _tag: "Completed"; readonly terminalReason: string | null; readonly output: unknown }
   | { readonly _tag: "Failed"; readonly error: RunError; readonly terminalReason: string | null }
   | { readonly _tag: "Parked" }
-  /** Started again (a redelivered Start) while its interactions are still pending: nothing to add to the stream. */
+  /** Started again (a redelivered Start) while its interactions or workers are still pending: nothing to add to the stream. */
   | { readonly _tag: "StillParked" }
+  /** The step waits on its workers only (subagents): the turn's stream stays open, the run holds no fiber. */
+  | { readonly _tag: "Delegated" }
 
 export const completed = (terminalReason: string | null, output?: unknown): Outcome => ({ _tag: "Completed", terminalReason, output })
 

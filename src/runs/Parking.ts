@@ -1,9 +1,12 @@
 /**
  * Park and resume (spec 3.1 waiting states, 4.4): a step whose calls wait for
  * a person opens one interaction per waiting call, stores the step on the run
- * (the parked run holds no fiber) and announces the requests. Resuming settles
- * each waiting call from its interaction (answers, approvals run now, denials)
- * and checkpoints the step before its results are announced.
+ * (the parked run holds no fiber) and announces the requests. A step whose
+ * calls delegated tasks parks the same way on its workers (subagents), without
+ * ending the turn's stream. Resuming settles each waiting call from its
+ * interaction (answers, approvals run now, denials) or its worker's end, and
+ * checkpoints the step before its results are announced; an approved
+ * delegation parks the step again, on its new worker.
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
@@ -20,7 +23,10 @@ import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Writer } from "./EventLog.ts"
 import { denied, inCallOrder, type Outcome, previewOf, type Settled, settle } from "./Outcome.ts"
 import { type ParkRecord, parkWindowMs, type PendingCall } from "../../domain/Park.ts"
+import type { PendingWorker } from "../../domain/Worker.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
+import { WorkerRepo } from "../store/WorkerRepo.ts"
+import { Delegation, type Spawned } from "./Delegation.ts"
 import type { Waiting } from "./ToolGate.ts"
 
 /** A waiting call of the parked step with its interaction (undefined: the interaction is gone). */
@@ -39,23 +45,31 @@ export interface ParkingStep {
   /** Results of the step's calls that did not wait, in call order. */
   readonly settled: ReadonlyArray<Settled>
   readonly waits: ReadonlyArray<{ readonly call: ToolCall; readonly gate: Waiting }>
+  /** Delegated calls whose workers run meanwhile. */
+  readonly workers: ReadonlyArray<PendingWorker>
   readonly usage: UsageTotal
 }
 
-/** Runs an approved call of the parked step (`resumed`: a tool gone since reports tools_changed). */
-export type RunApproved = (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) => Effect.Effect<ToolOutcome>
+/** What a resumed step does with its approved calls. */
+export interface ResumeCalls {
+  /** Runs an approved call of the parked step (a tool gone since reports tools_changed). */
+  readonly run: (call: ToolCall, stepCalls: ReadonlyArray<ToolCall>) => Effect.Effect<ToolOutcome>
+  /** Whether the call delegates a task (it then gets a worker, and the step waits on it). */
+  readonly isDelegation: (name: string) => boolean
+  readonly delegate: (calls: ReadonlyArray<ToolCall>) => Effect.Effect<Spawned>
+}
+
+/** How a resumed step went: done (checkpointed), or parked again on the workers of approved delegations. */
+export type Resumed =
+  | { readonly _tag: "Done"; readonly usage: UsageTotal; readonly messages: ReadonlyArray<Message> }
+  | { readonly _tag: "Delegated" }
 
 export class Parking extends Context.Service<Parking, {
   /** The waiting calls of a parked run with their interactions. */
   readonly parkedCalls: (row: RunRow) => Effect.Effect<ReadonlyArray<ParkedCall>>
   readonly park: (step: ParkingStep) => Effect.Effect<Outcome>
-  /** Finishes the parked step from its interactions; returns the run's usage at the park and the step's messages. */
-  readonly resume: (
-    row: RunRow,
-    writer: Writer,
-    calls: ReadonlyArray<ParkedCall>,
-    runApproved: RunApproved
-  ) => Effect.Effect<{ readonly usage: UsageTotal; readonly messages: ReadonlyArray<Message> }>
+  /** Finishes the parked step from its interactions and workers; done: the run's usage at the park and the step's messages. */
+  readonly resume: (row: RunRow, writer: Writer, calls: ReadonlyArray<ParkedCall>, resumeCalls: ResumeCalls) => Effect.Effect<Resumed>
 }>()("svc/Parking") {
   static readonly layer = Layer.effect(Parking)(
     Effect.gen(function*() {
@@ -64,6 +78,8 @@ export class Parking extends Context.Service<Parking, {
       const memory = yield* ApprovalMemory
       const config = yield* ServiceConfig
       const ids = yield* IdGenerator
+      const workers = yield* WorkerRepo
+      const delegation = yield* Delegation
 
       /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
       const open = Effect.fn("Parking.open")(function*(row: RunRow, step: number, call: ToolCall, waits: Waiting) {
@@ -82,8 +98,8 @@ export class Parking extends Context.Service<Parking, {
             id,
             object: "interaction",
             runId: row.id,
-            rootRunId: row.id,
-            workerRef: null,
+            rootRunId: row.plan?.worker?.rootRunId ?? row.id,
+            workerRef: row.plan?.worker?.workerRef ?? null,
             threadId: row.run.threadId,
             agentId: row.run.agentId,
             kind: approval ? "approval_request" : "question",
@@ -131,14 +147,24 @@ export class Parking extends Context.Service<Parking, {
           assistant: s.assistant,
           settled: s.settled.map((r) => r.message),
           pending: opened.map((o) => o.pending),
+          ...(s.workers.length === 0 ? {} : { workers: s.workers }),
           usage: s.usage
         }
-        const status = opened.some((o) => o.pending.kind === "approval_request") ? "waiting_for_approval" : "waiting_for_input"
+        // Waiting only on its workers, a run stays running (and has no park deadline of its own).
+        const status = opened.length === 0
+          ? "running"
+          : opened.some((o) => o.pending.kind === "approval_request")
+          ? "waiting_for_approval"
+          : "waiting_for_input"
         // The step is stored before its settled results and the requests are announced.
-        yield* repo.park(s.row.id, record, status, opened[0].deadline, yield* nowIso)
+        const now = yield* nowIso
+        yield* repo.park(s.row.id, record, status, opened[0]?.deadline ?? null, now)
+        // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
+        const tree = s.row.plan?.worker
+        if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, now)
         for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
         for (const o of opened) yield* s.writer.emit(o.chunk)
-        return { _tag: "Parked" } satisfies Outcome
+        return (opened.length === 0 ? { _tag: "Delegated" } : { _tag: "Parked" }) satisfies Outcome
       })
 
       const parkedCalls = Effect.fn("Parking.parkedCalls")(function*(row: RunRow) {
@@ -151,38 +177,55 @@ export class Parking extends Context.Service<Parking, {
         row: RunRow,
         writer: Writer,
         parked: ReadonlyArray<ParkedCall>,
-        runApproved: RunApproved
+        resumeCalls: ResumeCalls
       ) {
         const park = row.park
-        if (park === null) return { usage: row.run.usage ?? ZeroUsage, messages: [] }
+        if (park === null) return { _tag: "Done", usage: row.run.usage ?? ZeroUsage, messages: [] } satisfies Resumed
         const calls = park.assistant.toolCalls
-        yield* writer.emit({ type: "start", messageId: row.id })
-        yield* writer.emit({ type: "start-step" })
         const settledCalls = parked.flatMap(({ pending, interaction }) => {
           const call = calls.find((c) => c.id === pending.toolCallId)
           return call === undefined || interaction === undefined ? [] : [{ pending, interaction, call }]
         })
-        for (const { call } of settledCalls) {
-          yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+        const finished = yield* delegation.results(row)
+        // A park on people ended the turn's stream: the resumed turn opens again and names the calls it settles.
+        if (park.pending.length > 0) {
+          yield* writer.emit({ type: "start", messageId: row.id })
+          yield* writer.emit({ type: "start-step" })
+          const named = new Set([...settledCalls.map((s) => s.call.id), ...finished.map((f) => f.message.toolCallId)])
+          for (const call of calls.filter((c) => named.has(c.id))) {
+            yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+          }
         }
         // The approved calls run concurrently, as a step's calls do (each family keeps its own lanes).
-        const answered: Array<Settled> = yield* Effect.forEach(settledCalls, ({ pending, interaction, call }) =>
+        const toDelegate: Array<ToolCall> = []
+        const answered: Array<Settled> = []
+        yield* Effect.forEach(settledCalls, ({ pending, interaction, call }) =>
           Effect.gen(function*() {
             if (interaction.kind === "question") {
-              return settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false })
+              return answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
             }
-            if (interaction.decision !== "allow") return denied(call, interaction.reason)
+            if (interaction.decision !== "allow") return answered.push(denied(call, interaction.reason))
             if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
-            return settle(call, yield* runApproved(call, calls))
-          }), { concurrency: "unbounded" })
+            if (resumeCalls.isDelegation(call.name)) return toDelegate.push(call)
+            return answered.push(settle(call, yield* resumeCalls.run(call, calls)))
+          }), { concurrency: "unbounded", discard: true })
+        const spawned = toDelegate.length === 0 ? undefined : yield* resumeCalls.delegate(toDelegate)
+        const fresh = inCallOrder(calls, [...answered, ...finished, ...(spawned?.refused ?? [])])
         const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunk: undefined }))
-        const results = inCallOrder(calls, [...earlier, ...answered])
+        const results = inCallOrder(calls, [...earlier, ...fresh])
+        if (spawned !== undefined && spawned.workers.length > 0) {
+          // Approved delegations: the step waits on their workers now.
+          const record: ParkRecord = { ...park, settled: results.map((r) => r.message), pending: [], workers: spawned.workers }
+          yield* repo.park(row.id, record, "running", null, yield* nowIso)
+          for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+          return { _tag: "Delegated" } satisfies Resumed
+        }
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
         yield* repo.saveCheckpoint(row.id, park.step, messages, park.usage, yield* nowIso)
-        for (const a of inCallOrder(calls, answered)) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+        for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
         yield* writer.emit({ type: "finish-step" })
         yield* repo.unpark(row.id, yield* nowIso)
-        return { usage: park.usage, messages }
+        return { _tag: "Done", usage: park.usage, messages } satisfies Resumed
       })
 
       return { parkedCalls, park, resume }

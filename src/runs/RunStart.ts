@@ -167,6 +167,7 @@ export class RunStart extends Context.Service<RunStart, {
           outputSchema: input.outputSchema ?? null,
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
+          ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
           ...(exportHandler === undefined || agent.artifacts.exports?.include?.workspaceExports === false

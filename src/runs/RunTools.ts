@@ -110,10 +110,11 @@ export class RunTools extends Context.Service<RunTools, {
           signedUrls: plan.signedArtifactUrls === true,
           maxBytes: config.artifacts.fileMaxBytes
         })
+        // The headers of every tool request made for the run: a worker names its tree (subagents).
+        const identity = { runId, rootRunId: plan.worker?.rootRunId ?? runId, workerRef: plan.worker?.workerRef ?? null }
         const mcp = yield* McpTools.connectAll({
           principal,
-          runId,
-          rootRunId: runId,
+          run: identity,
           servers: plan.toolServers,
           sessions,
           relist: resumed,
@@ -122,7 +123,7 @@ export class RunTools extends Context.Service<RunTools, {
         for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })
         const http = yield* HttpTools.connectAll({
           principal,
-          runId,
+          run: identity,
           connections: plan.httpConnections,
           fetch: outbound.fetch,
           cache: specs,
@@ -137,6 +138,7 @@ export class RunTools extends Context.Service<RunTools, {
           families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http],
           skills: plan.skills,
           userInteraction: plan.userInteraction,
+          subagents: plan.subagents === true,
           ...(handlerId === undefined ? {} : { archive: archiveThrough(dispatch, run, principal, handlerId) })
         })
       })

@@ -1,9 +1,10 @@
 /**
  * The step loop of a run: follow-ups at each turn boundary, the caps
  * (maxSteps, budget), one model step, the tool gate, the calls that may run
- * (concurrently, child fibers of the run), a park when some wait for a
- * person, and the step's checkpoint before its results are announced. It
- * returns how the run ended; finalization records it.
+ * (concurrently, child fibers of the run), delegated tasks (a worker each), a
+ * park when some wait for a person or a worker, and the step's checkpoint
+ * before its results are announced. It returns how the run ended;
+ * finalization records it.
  */
 import { Context, Effect, Layer } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -18,6 +19,7 @@ import type { Overflow, ToolOutcome } from "../tools/ToolFamily.ts"
 import type { CallContext, Toolset } from "../tools/Toolset.ts"
 import { runChange, type Writer } from "./EventLog.ts"
 import { FollowupRepo } from "../store/FollowupRepo.ts"
+import { Delegation, type Spawned } from "./Delegation.ts"
 import * as ModelStep from "./ModelStep.ts"
 import { completed, denied, failed, inCallOrder, type Outcome, type Settled, settle } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
@@ -47,8 +49,14 @@ export interface LoopRun {
   readonly step: number
   /** Claim follow-ups before the first step (a new run has none yet: the first boundary is after its first step). */
   readonly claimFirst: boolean
+  /** Whether the run takes held follow-ups at its turn boundaries (a worker run does not: they are its root's). */
+  readonly followups: boolean
   /** The run's running totals; the loop updates them, finalization reads them. */
   readonly usage: { current: UsageTotal }
+  /** What the rest of the run's tree metered (subagents): the cost caps bound the whole tree. */
+  readonly othersCost: Effect.Effect<number>
+  /** The tree's maxDurationMs deadline (epoch ms), which bounds the workers this run delegates to. */
+  readonly deadlineMs: number | null
 }
 
 /** The `data-svc-tool-result-overflow` chunk's data: the overflow and where the whole result went (its recovery's fields). */
@@ -78,7 +86,8 @@ export class StepLoop extends Context.Service<StepLoop, {
         parking: Parking,
         ids: IdGenerator,
         config: ServiceConfig,
-        quota: SpendQuota
+        quota: SpendQuota,
+        delegation: Delegation
       }),
       (deps) => ({ run: loop(deps) })
     )
@@ -92,9 +101,12 @@ interface Deps {
   readonly ids: IdGenerator["Service"]
   readonly config: ServiceConfig["Service"]
   readonly quota: SpendQuota["Service"]
+  readonly delegation: Delegation["Service"]
 }
 
-const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
+const noSpawn: Spawned = { workers: [], refused: [] }
+
+const loop = ({ repo, followups, parking, ids, config, quota, delegation }: Deps) =>
   Effect.fn("StepLoop.run")(function*(r: LoopRun) {
     const { row, plan, writer, tools, messages, runCalls, usage } = r
     const runId = row.id
@@ -113,7 +125,7 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
 
     // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
     let pendingUser: Array<Message> = []
-    const claim = Effect.flatMap(nowIso, (now) => followups.claim(runId, now))
+    const claim = r.followups ? Effect.flatMap(nowIso, (now) => followups.claim(runId, now)) : Effect.succeed([])
     const deliver = (claimed: ReadonlyArray<QueuedFollowup>) =>
       Effect.gen(function*() {
         for (const f of claimed) {
@@ -162,12 +174,14 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
     let claimNow = r.claimFirst
     while (true) {
       // An execution's first claim also takes what an earlier execution claimed but never delivered.
-      if (claimNow) yield* Effect.flatMap(Effect.flatMap(nowIso, (now) => followups.claim(runId, now, true)), deliver)
+      if (claimNow && r.followups) yield* Effect.flatMap(Effect.flatMap(nowIso, (now) => followups.claim(runId, now, true)), deliver)
       claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
-      if (plan.budgetCents !== null && usage.current.costCents >= plan.budgetCents) return completed("budget_exceeded")
-      if (StepGuards.overCeiling(usage.current, config.maxRunCents)) return completed("per_run_cap_exceeded")
-      if (yield* quotaSpent(usage.current.costCents)) return completed("insufficient_quota")
+      // The cost caps count the whole run tree (a root and its workers).
+      const spent = usage.current.costCents + (yield* r.othersCost)
+      if (plan.budgetCents !== null && spent >= plan.budgetCents) return completed("budget_exceeded")
+      if (StepGuards.overCeiling({ ...usage.current, costCents: spent }, config.maxRunCents)) return completed("per_run_cap_exceeded")
+      if (yield* quotaSpent(spent)) return completed("insufficient_quota")
       // Without progress parts there is nothing to show before the model answers: the step's
       // opening chunks go in one write with its first answer chunks.
       if (!plan.streamProgress) yield* writer.hold
@@ -199,15 +213,20 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
         yield* writer.flush
       }
       // Each call is gated first (hooks answer one at a time); the ones allowed then run
-      // concurrently, each a child fiber of the run; the ones waiting for a person park the step.
+      // concurrently, each a child fiber of the run, and delegated tasks get a worker each;
+      // the ones waiting for a person or a worker park the step.
       const ran: Array<Settled> = []
+      let spawned = noSpawn
       const gates = yield* StepGuards.within(
         deadline,
         Effect.gen(function*() {
           const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
           if (gates.some((g) => g.gate._tag === "FailRun")) return gates
           const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
-          yield* Effect.forEach(runnable, (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))), {
+          const delegated = runnable.filter((c) => tools.isDelegation(c.name))
+          if (delegated.length > 0) spawned = yield* delegation.spawn(row, delegated, writer, r.deadlineMs)
+          const ordinary = runnable.filter((c) => !tools.isDelegation(c.name))
+          yield* Effect.forEach(ordinary, (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))), {
             concurrency: "unbounded",
             discard: true
           })
@@ -219,12 +238,13 @@ const loop = ({ repo, followups, parking, ids, config, quota }: Deps) =>
       if (failRun !== undefined) return failed("approval_hook_failed", failRun.message)
       const settled = inCallOrder(result.calls, [
         ...ran,
+        ...spawned.refused,
         ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : [])),
         ...gates.flatMap((g) => (g.gate._tag === "Denied" ? [denied(g.call, g.gate.reason)] : []))
       ])
       const waits = gates.flatMap((g) => (g.gate._tag === "Question" || g.gate._tag === "Approval" ? [{ call: g.call, gate: g.gate }] : []))
-      if (waits.length > 0) {
-        return yield* parking.park({ row, writer, step, pendingUser, assistant, settled, waits, usage: usage.current })
+      if (waits.length > 0 || spawned.workers.length > 0) {
+        return yield* parking.park({ row, writer, step, pendingUser, assistant, settled, waits, workers: spawned.workers, usage: usage.current })
       }
       // A turn boundary: messages held meanwhile open the next step (one more step of this turn after an answer).
       let claimed: ReadonlyArray<QueuedFollowup>

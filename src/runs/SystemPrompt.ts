@@ -1,6 +1,7 @@
 /**
  * The system prompt of a run: its durable context blocks, the current time in
- * the run's zone, the skills it can load, and the notices its tools need.
+ * the run's zone, the skills it can load, the notices its tools need, and for
+ * a worker run (subagents) what its task is.
  * Built once per execution, not per step.
  */
 import type { RunPlan } from "../../domain/RunPlan.ts"
@@ -34,5 +35,12 @@ export const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string,
     parts.push("Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them.")
   }
   if (tools.untrusted) parts.push(ToolResults.untrustedNotice)
+  if (plan.worker !== undefined) {
+    parts.push(
+      `You are carrying out a task ('${plan.worker.label}') delegated to you by another agent. ` +
+        (plan.worker.role === "advisor" ? "You have no tools: answer from what you know. " : "") +
+        "Your final answer is returned to that agent as the task's result: make it complete and self-contained."
+    )
+  }
   return parts.join("\n\n")
 }

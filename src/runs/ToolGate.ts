@@ -42,6 +42,8 @@ export type Waiting = Extract<Gate, { readonly _tag: "Question" | "Approval" }>
 /** The run a gate decides for. */
 export interface GateRun {
   readonly runId: RunId
+  /** The run's tree (subagents): a worker's root and reference; absent or `workerRef` null for a root run. */
+  readonly tree?: { readonly rootRunId: RunId; readonly workerRef: string | null }
   readonly threadId: ThreadId
   readonly agentId: AgentId
   readonly principal: Principal
@@ -81,11 +83,14 @@ export class ToolGate extends Context.Service<ToolGate, {
           remember: boolean
         ) {
           const interactionId = yield* ids.make("interaction")
+          const workerRef = target.tree?.workerRef ?? null
           const answer = yield* hooks.review(active, {
             type: "tool_execution_review",
             id: interactionId,
             runId: target.runId,
-            rootRunId: target.runId,
+            rootRunId: target.tree?.rootRunId ?? target.runId,
+            // Only for worker calls (spec 6.1).
+            ...(workerRef === null ? {} : { workerRef }),
             threadId: target.threadId,
             agentId: target.agentId,
             stepNumber: step + 1,

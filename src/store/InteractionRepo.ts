@@ -90,7 +90,10 @@ const toRow = (r: typeof Row.Type): InteractionRow => ({
 })
 
 export interface InteractionFilter {
+  /** The run that issued the call (a worker's own id for a worker call). */
   readonly runId?: RunId | undefined
+  /** Every interaction of a run tree: the root's and its workers'. */
+  readonly rootRunId?: RunId | undefined
   readonly status?: Status | undefined
   readonly kind?: Kind | undefined
 }
@@ -112,6 +115,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<InteractionRow>>
   readonly ofRun: (runId: RunId) => Effect.Effect<ReadonlyArray<InteractionRow>>
+  /** The interactions of a run tree (the root's and its workers'). */
+  readonly ofTree: (rootRunId: RunId) => Effect.Effect<ReadonlyArray<InteractionRow>>
   /**
    * Settles a pending interaction, or records a late answer on one the run's
    * end cancelled; false when a client had settled it already.
@@ -152,7 +157,8 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
           const conditions = [
             sql`organization_id = ${scope.organizationId}`,
             sql`workspace_id = ${scope.workspaceId}`,
-            ...(filter.runId === undefined ? [] : [sql`(run_id = ${filter.runId} OR root_run_id = ${filter.runId})`]),
+            ...(filter.runId === undefined ? [] : [sql`run_id = ${filter.runId}`]),
+            ...(filter.rootRunId === undefined ? [] : [sql`root_run_id = ${filter.rootRunId}`]),
             ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
             ...(filter.kind === undefined ? [] : [sql`kind = ${filter.kind}`]),
             ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
@@ -163,6 +169,9 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
         }),
         ofRun: Effect.fn("InteractionRepo.ofRun")(function*(runId: RunId) {
           return yield* select(sql`SELECT * FROM interactions WHERE run_id = ${runId} ORDER BY created_at, id`)
+        }),
+        ofTree: Effect.fn("InteractionRepo.ofTree")(function*(rootRunId: RunId) {
+          return yield* select(sql`SELECT * FROM interactions WHERE root_run_id = ${rootRunId} ORDER BY created_at, id`)
         }),
         settle: Effect.fn("InteractionRepo.settle")(function*(id: InteractionId, s: Settlement, now: string) {
           const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${nulFreeText(s.reason)},

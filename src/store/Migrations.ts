@@ -8,6 +8,7 @@ import { m0010_limits } from "./LimitsMigration.ts"
 import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
 import { m0016_artifacts } from "./ArtifactsMigration.ts"
 import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
+import { m0018_workers } from "./WorkersMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -299,7 +300,8 @@ export const migrations = {
   "0014_workspace_spec": m0014_workspace_spec,
   "0015_workspace_snapshots": m0015_workspace_snapshots,
   "0016_artifacts": m0016_artifacts,
-  "0017_result_deliveries": m0017_result_deliveries
+  "0017_result_deliveries": m0017_result_deliveries,
+  "0018_workers": m0018_workers
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

@@ -8,13 +8,21 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import { RunId } from "../../domain/Ids.ts"
 
-/** A run to dispatch again, with the generation its Start carries. */
+/** A run to dispatch again, with the generation its Start carries (a worker run through its entity, by reference). */
 export interface Dispatch {
   readonly id: RunId
   readonly generation: number
+  readonly workerRef: string | null
 }
 
-const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: RunId, generation: Schema.Number })))
+const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(
+  Schema.Struct({ id: RunId, generation: Schema.Number, worker_ref: Schema.NullOr(Schema.String) })
+))
+const toDispatches = (rows: unknown) =>
+  decodeDispatches(rows).pipe(
+    Effect.map((decoded) => decoded.map((r): Dispatch => ({ id: r.id, generation: r.generation, workerRef: r.worker_ref }))),
+    Effect.orDie
+  )
 
 export class RecoveryRepo extends Context.Service<RecoveryRepo, {
   /** Parked runs whose deadline passed. */
@@ -47,15 +55,18 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
           return rows.map((r) => r.id)
         }),
         stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string) {
-          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running') AND updated_at < ${before}
-            ORDER BY updated_at LIMIT 100`.pipe(Effect.flatMap(decodeDispatches), Effect.orDie)
+          // A root waiting on workers that are still going is not stalled: its workers are the ones executing.
+          return yield* sql`SELECT id, generation, worker_ref FROM runs r WHERE status IN ('queued', 'preparing', 'running')
+              AND updated_at < ${before}
+              AND NOT EXISTS (SELECT 1 FROM runs w WHERE w.root_run_id = r.id AND w.status NOT IN ('completed', 'failed', 'cancelled'))
+            ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),
         orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number) {
-          return yield* sql`SELECT id, generation FROM runs WHERE status IN ('queued', 'preparing', 'running')
+          return yield* sql`SELECT id, generation, worker_ref FROM runs WHERE status IN ('queued', 'preparing', 'running')
               AND executor IS NOT NULL AND executor NOT IN (
                 SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
               )
-            ORDER BY updated_at LIMIT 100`.pipe(Effect.flatMap(decodeDispatches), Effect.orDie)
+            ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),
         bumpRecovery: Effect.fn("RecoveryRepo.bumpRecovery")(function*(runId: RunId, now: string) {
           const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
@@ -68,7 +79,7 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
         purgeDeliveredMessages: Effect.fn("RecoveryRepo.purgeDeliveredMessages")(function*(cutoff: string) {
           yield* sql`WITH deleted AS (
               DELETE FROM cluster_messages m USING runs r
-              WHERE m.processed AND m.entity_type = 'Run' AND m.entity_id = r.id
+              WHERE m.processed AND ((m.entity_type = 'Run' AND m.entity_id = r.id) OR (m.entity_type = 'Worker' AND m.entity_id = r.worker_ref))
                 AND r.completed_at IS NOT NULL AND r.completed_at < ${cutoff}
               RETURNING m.request_id
             )

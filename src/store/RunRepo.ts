@@ -81,6 +81,10 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   }
 })
 
+/** Rows of `SELECT * FROM runs ...` as RunRows (WorkerRepo reads worker runs with it). */
+export const toRunRows = (rows: unknown): Effect.Effect<ReadonlyArray<RunRow>> =>
+  decodeRows(rows).pipe(Effect.map((decoded) => decoded.map(toRow)), Effect.orDie)
+
 const decodeCreated = Schema.decodeUnknownEffect(
   Schema.Array(Schema.Struct({ created: Schema.Number, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
 )
@@ -152,6 +156,8 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly takeFresh: (id: RunId) => Option.Option<FreshRun>
   readonly statements: RunStatements
   readonly find: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
+  /** A run as a public resource: a worker run is not one (it is scoped under its root, spec 4.3 rule 5). */
+  readonly findRoot: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
     scope: { readonly organizationId: string; readonly workspaceId: string },
     filter: RunFilter,
@@ -173,12 +179,15 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly claimThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<boolean>
   readonly releaseThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<void>
   readonly activeRun: (threadId: ThreadId) => Effect.Effect<RunId | null>
-  /** Parks the run: stores the step, sets the waiting status and deadline, bumps the generation. */
+  /**
+   * Parks the run: stores the step, sets the status and deadline, bumps the generation. A root
+   * waiting only on its workers stays `running`, with no deadline of its own.
+   */
   readonly park: (
     runId: RunId,
     record: ParkRecord,
-    status: "waiting_for_approval" | "waiting_for_input",
-    deadline: string,
+    status: "waiting_for_approval" | "waiting_for_input" | "running",
+    deadline: string | null,
     now: string
   ) => Effect.Effect<void>
   readonly unpark: (runId: RunId, now: string) => Effect.Effect<void>
@@ -190,8 +199,7 @@ export class RunRepo extends Context.Service<RunRepo, {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
-        query.pipe(Effect.flatMap(decodeRows), Effect.map((rows) => rows.map(toRow)), Effect.orDie)
+      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.flatMap(Effect.orDie(query), toRunRows)
       const fresh = new FreshRuns<FreshRun>()
       const change = (id: RunId, c: RunChange, now: string) =>
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
@@ -265,10 +273,15 @@ export class RunRepo extends Context.Service<RunRepo, {
         find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
         }),
+        findRoot: Effect.fn("RunRepo.findRoot")(function*(id: RunId) {
+          return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id} AND root_run_id IS NULL`))[0])
+        }),
         list: Effect.fn("RunRepo.list")(function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
           const conditions = [
             sql`organization_id = ${scope.organizationId}`,
             sql`workspace_id = ${scope.workspaceId}`,
+            // Worker runs are scoped under their root, never listed on their own (spec 4.3 rule 5).
+            sql`root_run_id IS NULL`,
             ...(filter.agentId === undefined ? [] : [sql`agent_id = ${filter.agentId}`]),
             ...(filter.threadId === undefined ? [] : [sql`thread_id = ${filter.threadId}`]),
             ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
@@ -300,7 +313,7 @@ export class RunRepo extends Context.Service<RunRepo, {
         history: Effect.fn("RunRepo.history")(function*(threadId: ThreadId, beforeCreatedAt: string) {
           const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input, r.plan->'attachments' AS attachments,
                 COALESCE((SELECT jsonb_agg(s.messages ORDER BY s.step) FROM run_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
-              FROM runs r WHERE r.thread_id = ${threadId} AND r.created_at < ${beforeCreatedAt}
+              FROM runs r WHERE r.thread_id = ${threadId} AND r.created_at < ${beforeCreatedAt} AND r.root_run_id IS NULL
               ORDER BY r.created_at, r.id`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({
               id: Schema.String,

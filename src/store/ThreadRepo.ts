@@ -123,7 +123,7 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           const rows = yield* sql`SELECT to_jsonb(t.*) AS thread, to_jsonb(a.*) AS agent,
               (SELECT jsonb_build_object('threadContext', r.plan->'threadContext', 'band', r.config->>'band',
                   'createdAt', r.created_at, 'completedAt', r.completed_at)
-                FROM runs r WHERE r.thread_id = t.id ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS previous
+                FROM runs r WHERE r.thread_id = t.id AND r.root_run_id IS NULL ORDER BY r.created_at DESC, r.id DESC LIMIT 1) AS previous
             FROM threads t LEFT JOIN agents a ON a.id = t.agent_id WHERE t.id = ${id}`.pipe(
             Effect.flatMap(decodeJoined),
             Effect.orDie

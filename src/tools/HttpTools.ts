@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto"
 import { Duration, Effect, Option, Redacted, Schema, Semaphore } from "effect"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type { ToolSpec } from "../../domain/Conversation.ts"
-import type { RunId } from "../../domain/Ids.ts"
+import { type RunIdentity, runHeaders } from "./RunHeaders.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import { errorText } from "../ErrorText.ts"
@@ -207,7 +207,8 @@ const Permits = 1_024
 
 export const connectAll = (options: {
   readonly principal: Principal
-  readonly runId: RunId
+  /** Sent as the run's headers on every request made for it (RunHeaders). */
+  readonly run: RunIdentity
   readonly connections: ReadonlyArray<PlannedHttpConnection>
   readonly fetch: GuardedFetch
   readonly cache: SpecCache
@@ -289,7 +290,7 @@ export const connectAll = (options: {
             const r = await options.fetch(request.url, {
               credentialHeaders,
               method: op.method.toUpperCase(),
-              headers: { ...request.headers, "svc-run-id": options.runId, "svc-root-run-id": options.runId },
+              headers: { ...request.headers, ...runHeaders(options.run) },
               ...(request.body === undefined ? {} : { body: request.body }),
               signal
             })

@@ -9,7 +9,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
-import type { RunId } from "../../domain/Ids.ts"
+import { type RunIdentity, runHeaders } from "./RunHeaders.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import type { PlannedToolServer } from "../../domain/RunPlan.ts"
@@ -37,8 +37,8 @@ const textOf = (result: CallToolResult): string => {
 
 export const connectAll = (options: {
   readonly principal: Principal
-  readonly runId: RunId
-  readonly rootRunId: RunId
+  /** Sent as the run's headers on every request made for it (RunHeaders). */
+  readonly run: RunIdentity
   readonly servers: ReadonlyArray<PlannedToolServer>
   readonly sessions: McpSessions["Service"]
   /** Read every server's tool list afresh (a run resuming after a park). */
@@ -65,7 +65,7 @@ export const connectAll = (options: {
           url: server.config.url,
           token,
           timeoutMs: server.config.requestTimeoutMs
-        }, { headers: { "svc-run-id": options.runId, "svc-root-run-id": options.rootRunId }, relist: options.relist })
+        }, { headers: runHeaders(options.run), relist: options.relist })
       }).pipe(Effect.result)
       if (connected._tag === "Failure") {
         const cause = connected.failure

@@ -12,6 +12,7 @@ import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolCall, ToolSpec } from "../../domain/Conversation.ts"
 import * as Builtin from "./BuiltinTools.ts"
 import * as ResultArchive from "./ResultArchive.ts"
+import { delegateTaskSpec } from "./DelegateTask.ts"
 import * as ResultSpill from "./ResultSpill.ts"
 import type { Archive, ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 
@@ -33,6 +34,8 @@ export interface Toolset {
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
   /** Whether `name` is the ask_question built-in of this run. */
   readonly isQuestion: (name: string) => boolean
+  /** Whether `name` is the delegate_task built-in of this run (the loop runs it as a worker, not through `call`). */
+  readonly isDelegation: (name: string) => boolean
   readonly call: (call: ToolCall, context: CallContext) => Effect.Effect<ToolOutcome>
   /** Schemas loaded by load_tools in earlier steps of the run stay loaded. */
   readonly restore: (calls: ReadonlyArray<ToolCall>) => void
@@ -44,6 +47,8 @@ export interface ToolsetOptions {
   readonly userInteraction: boolean
   /** The agent's oversized-result handler; used only when no family can `spill`. */
   readonly archive?: Archive
+  /** capabilities.subagents: delegate_task is offered. */
+  readonly subagents?: boolean
 }
 
 const fail = (text: string, output: unknown = { error: text }): ToolOutcome => ({ output, text, isError: true })
@@ -124,12 +129,14 @@ export const make = (options: ToolsetOptions): Toolset => {
       ...external.map((spec) => (deferred.has(spec.name) && !loaded.has(spec.name) ? { ...spec, inputSchema: Builtin.DeferredSchema } : spec)),
       ...(deferred.size > 0 ? [Builtin.loadToolsSpec] : []),
       ...(skills.length > 0 ? [Builtin.loadSkillSpec] : []),
-      ...(options.userInteraction ? [Builtin.askQuestionSpec] : [])
+      ...(options.userInteraction ? [Builtin.askQuestionSpec] : []),
+      ...(options.subagents === true ? [delegateTaskSpec] : [])
     ],
     untrusted: families.some((f) => f.untrusted),
     hasDeferred: deferred.size > 0,
     policyOf: (name) => first((f) => f.policyOf(name)),
     isQuestion: (name) => name === "ask_question" && options.userInteraction,
+    isDelegation: (name) => name === delegateTaskSpec.name && options.subagents === true,
     call,
     restore: (calls) => {
       for (const c of calls) if (c.name === "load_tools") for (const n of Builtin.namesOf(c.input)) loaded.add(n)

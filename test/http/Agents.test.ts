@@ -321,7 +321,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
       yield* rejectsCreate({ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { media: { image: true } } }, "capabilities.media", "media_runtime_unconfigured")
-      yield* rejectsCreate({ capabilities: { subagents: true } }, "capabilities.subagents", "subagents_unconfigured")
       yield* rejectsCreate({ capabilities: { mediaView: { output: "analysis" } } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
       yield* rejectsCreate({ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured")
@@ -329,6 +328,8 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }
       assert.deepStrictEqual((yield* createAgent({ capabilities: off })).capabilities, off)
+      // Subagents have a runtime: enabled, they are accepted and echoed (delegate_task, README "Subagents").
+      assert.deepStrictEqual((yield* createAgent({ capabilities: { subagents: true } })).capabilities, { subagents: true })
     }))
 
   it.effect("codehost needs a managed workspace with filesystem, shell and network; allowedTools excludes blockedTools", () =>
@@ -408,7 +409,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ workspace: { type: "managed", filesystem: false, shell: true } }, "invalid_request_error", "workspace.shell"],
         [{ workspace: { type: "managed", mediaEditing: true } }, "managed_media_editing_unconfigured", "workspace.mediaEditing"],
         [{ capabilities: { web: true } }, "web_runtime_unconfigured", "capabilities.web"],
-        [{ capabilities: { subagents: true } }, "subagents_unconfigured", "capabilities.subagents"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
         [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"]
@@ -549,7 +549,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ capabilities: { web: true } }, "capabilities.web", "web_runtime_unconfigured"],
         [{ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured"],
         [{ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured"],
-        [{ capabilities: { subagents: true } }, "capabilities.subagents", "subagents_unconfigured"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "capabilities.mediaView", "media_runtime_unconfigured"],
         [{ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured"],
         [{ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured"],

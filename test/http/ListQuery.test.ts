@@ -84,6 +84,7 @@ const filters: ReadonlyArray<QueryCase> = [
   { label: "interactions status=nope", path: "/v1/interactions?status=nope", field: "status" },
   { label: "interactions kind=nope", path: "/v1/interactions?kind=nope", field: "kind" },
   { label: "interactions runId not a run id", path: `/v1/interactions?runId=agent_${zeros}`, field: "runId" },
+  { label: "interactions rootRunId not a run id", path: `/v1/interactions?rootRunId=wkr_${zeros}`, field: "rootRunId" },
   { label: "threads without agentId", path: "/v1/threads", field: "agentId" },
   { label: "threads agentId not an id", path: "/v1/threads?agentId=x%2Fy", field: "agentId" },
   { label: "secrets metadata[] (empty key)", path: "/v1/secrets?metadata[]=x", field: "metadata[]" },
@@ -144,7 +145,7 @@ TestServer.suite()("list query parameters", (it) => {
 
   it.effect("a well-formed filter id that matches nothing is an empty page", () =>
     Effect.gen(function*() {
-      for (const path of [`/v1/runs?agentId=agent_${zeros}`, `/v1/runs?threadId=thread_${zeros}`, `/v1/interactions?runId=run_${zeros}`]) {
+      for (const path of [`/v1/runs?agentId=agent_${zeros}`, `/v1/runs?threadId=thread_${zeros}`, `/v1/interactions?runId=run_${zeros}`, `/v1/interactions?rootRunId=run_${zeros}`]) {
         const page = yield* TestServer.expectOk(yield* TestServer.request("GET", path), 200, Page(Run))
         assert.deepStrictEqual(page.data, [], path)
       }

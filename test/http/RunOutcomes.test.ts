@@ -3,8 +3,8 @@
  * listener on real PostgreSQL: the per-step time bound (step_duration_exceeded,
  * on TestClock, with a real MCP tool that never answers), the repeat-loop
  * halt (agent_loop_halted) and the platform's per-run cost ceiling
- * (per_run_cap_exceeded); and run_not_active on worker sub-streams, which
- * only an active run has. Every stream is parsed and folded by the `ai` package.
+ * (per_run_cap_exceeded); and worker sub-streams of runs without workers.
+ * Every stream is parsed and folded by the `ai` package.
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
@@ -120,16 +120,26 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
       assert.strictEqual((yield* getRun(varied.runId)).usage?.steps, 8)
     }))
 
-  it.effect("a worker sub-stream needs an active run: 409 run_not_active once it ended; an active run has no workers here (404)", () =>
+  it.effect("a worker sub-stream is scoped under its root: an unknown reference is 404 worker_not_found, active or ended; another workspace's run 403", () =>
     Effect.gen(function*() {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "live", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const active = yield* startRun(thread.id, { input: "/tool mcp__live__wait {}" })
       yield* gate.waiting
-      const workerPath = (runId: string) => `/v1/runs/${runId}/workers/w1/stream`
+      const ref = "wkr_0000000000000000000001"
+      const workerPath = (runId: string) => `/v1/runs/${runId}/workers/${ref}/stream`
       const live = yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 404, "not_found", "worker_not_found")
-      assert.strictEqual(live.message, `Run '${active.runId}' has no worker 'w1': this deployment runs no subagents.`)
+      assert.strictEqual(live.message, `Run '${active.runId}' has no worker '${ref}': worker references come from the run's data-svc-task chunks.`)
+      // A reference that cannot exist (another prefix, other characters) is 404 without a lookup.
+      for (const bad of ["w1", "run_0000000000000000000001", "wkr_%00"]) {
+        yield* TestServer.expectError(
+          yield* TestServer.request("GET", `/v1/runs/${active.runId}/workers/${bad}/stream`),
+          404,
+          "not_found",
+          "worker_not_found"
+        )
+      }
       yield* TestServer.expectError(
         yield* TestServer.request("GET", workerPath(active.runId), { key: TestServer.Keys.b }),
         403,
@@ -137,14 +147,10 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
         "permission_denied"
       )
       yield* TestServer.request("POST", `/v1/runs/${active.runId}/cancel`)
-      const ended = yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 409, "api_error", "run_not_active")
-      assert.strictEqual(
-        ended.message,
-        `Run '${active.runId}' is cancelled: worker sub-streams are live transcripts of an active run. Its own stream replays it.`
-      )
+      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 404, "not_found", "worker_not_found")
       const done = yield* startRun(thread.id, { input: "hi" })
       yield* streamOf(done.runId)
-      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(done.runId)), 409, "api_error", "run_not_active")
+      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(done.runId)), 404, "not_found", "worker_not_found")
       yield* TestServer.expectError(yield* TestServer.request("GET", workerPath("run_nope")), 404, "not_found", "run_not_found")
       // The run's own stream still replays it, and cancel still answers its final state.
       assert.strictEqual((yield* streamOf(done.runId)).chunks.at(-1)?.type, "finish")

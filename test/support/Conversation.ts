@@ -6,7 +6,8 @@
  * the answer as the `ai` package folded it.
  */
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Chunk } from "../../domain/Chunk.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "./Collection.ts"
@@ -83,3 +84,33 @@ export const toolStep = (tool: string, input: unknown = {}) => `/tool ${tool} ${
 
 /** A step running `command` with the workspace's `bash` tool. */
 export const bashStep = (command: string) => toolStep("bash", { command })
+
+const decodeChunk = Schema.decodeUnknownSync(Schema.fromJsonString(Chunk))
+
+/**
+ * Reads the SSE stream at `path` as it arrives (key a) until `until` holds for its chunks so
+ * far, then closes it: for a stream that stays open (a root waiting on its workers).
+ */
+export const chunksUntil = (path: string, until: (chunks: ReadonlyArray<Chunk>) => boolean) =>
+  Effect.flatMap(TestServer.TestApi, (api) =>
+    Effect.promise(async () => {
+      const abort = new AbortController()
+      const response = await fetch(api.url + path, { headers: { authorization: `Bearer ${TestServer.Keys.a}` }, signal: abort.signal })
+      const reader = response.body?.getReader()
+      const chunks: Array<Chunk> = []
+      let buffered = ""
+      while (reader !== undefined) {
+        const { done, value } = await reader.read()
+        if (done) break
+        buffered += new TextDecoder().decode(value)
+        const frames = buffered.split("\n\n")
+        buffered = frames.pop() ?? ""
+        for (const frame of frames) {
+          const data = frame.split("\n").find((line) => line.startsWith("data: "))?.slice(6)
+          if (data !== undefined && data !== "[DONE]") chunks.push(decodeChunk(data))
+        }
+        if (until(chunks)) break
+      }
+      abort.abort()
+      return chunks
+    }))

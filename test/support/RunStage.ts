@@ -18,11 +18,13 @@ import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
 import { InteractionRepo } from "../../src/store/InteractionRepo.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
 import { EventLog } from "../../src/runs/EventLog.ts"
+import { Delegation, WorkerStarts } from "../../src/runs/Delegation.ts"
 import { Finalize } from "../../src/runs/Finalize.ts"
 import { Parking } from "../../src/runs/Parking.ts"
 import { DefaultMaxSteps, type RunPlan } from "../../domain/RunPlan.ts"
 import { EventRepo } from "../../src/store/EventRepo.ts"
 import { RunRepo, type RunRow } from "../../src/store/RunRepo.ts"
+import { WorkerRepo } from "../../src/store/WorkerRepo.ts"
 import { ToolGate } from "../../src/runs/ToolGate.ts"
 import * as MasterKeys from "../../src/secrets/MasterKeys.ts"
 import * as Database from "../../src/store/Database.ts"
@@ -55,10 +57,15 @@ export const planWith = (overrides: Partial<RunPlan> = {}): RunPlan => ({
   ...overrides
 })
 
+/** The stage has no cluster: a worker a staged run delegates to stays queued (no runner takes it). */
+const noRunner = Layer.succeed(WorkerStarts)({ start: () => Effect.void })
+
 const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe(
+  Layer.provideMerge(Delegation.layer.pipe(Layer.provide(noRunner))),
   Layer.provideMerge(EventLog.layer),
   Layer.provideMerge(Layer.mergeAll(
     RunRepo.layer,
+    WorkerRepo.layer,
     EventRepo.layer,
     InteractionRepo.layer,
     ApprovalMemory.layer,

@@ -105,6 +105,7 @@ const parkedRun = Effect.gen(function*() {
       assistant: { role: "assistant", content: "", toolCalls: [call] },
       settled: [],
       waits: [{ call, gate: { _tag: "Approval", hookId: null, reason: null, remember: false } }],
+      workers: [],
       usage
     })
     yield* writer.flush

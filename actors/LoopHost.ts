@@ -1,0 +1,57 @@
+/**
+ * Behaviour shared by the run and worker entities: `Start` runs the agent
+ * loop as the run's root fiber (forked, so `Cancel` is handled while it runs;
+ * one execution at a time, so a redelivered Start and a resume's Start never
+ * interleave: the later one reads the run afresh and finds it finished, still
+ * parked, or resumable); `Cancel` marks the cancellation and interrupts that
+ * fiber, whose finalizers record it, or finalizes a run that is not executing
+ * here. After either, the run's tree is told (RunTrees). Handlers run on the
+ * clock the entity was built with, not the cluster's (the same clock in
+ * production; TestClock in tests, while the cluster's own timers stay real).
+ */
+import { Clock, Effect, Exit, Fiber, Layer, Ref, Semaphore } from "effect"
+import type { Entity } from "effect/cluster"
+import { Rpc } from "effect/rpc"
+import { AgentLoop, type Executed } from "../src/runs/AgentLoop.ts"
+import { Finalize } from "../src/runs/Finalize.ts"
+import type { Cancel, Start } from "./RunEntity.ts"
+import { RunTrees } from "./RunTrees.ts"
+
+// The clock is taken when the layer is built: the cluster runs each instance's build in its own context.
+export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof Start | typeof Cancel>) =>
+  Layer.unwrap(Effect.map(Clock.Clock, (clock) =>
+    entity.toLayer(
+      Effect.gen(function*() {
+        const loop = yield* AgentLoop
+        const finalize = yield* Finalize
+        const trees = yield* RunTrees
+        const running = yield* Ref.make<Fiber.Fiber<Executed | undefined> | undefined>(undefined)
+        const cancelRequested = yield* Ref.make(false)
+        const oneAtATime = yield* Semaphore.make(1)
+        const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+        return entity.of({
+          Start: ({ payload }) =>
+            Rpc.fork(
+              onOwnClock(Effect.gen(function*() {
+                const exit = yield* Semaphore.withPermits(oneAtATime, 1)(Effect.gen(function*() {
+                  const fiber = yield* Effect.forkChild(loop.execute(payload.runId, Ref.get(cancelRequested)))
+                  yield* Ref.set(running, fiber)
+                  const exit = yield* Fiber.await(fiber)
+                  yield* Ref.set(running, undefined)
+                  return exit
+                }))
+                if (Exit.isSuccess(exit) && exit.value !== undefined) yield* trees.afterExecution(exit.value)
+              }))
+            ),
+          Cancel: ({ payload }) =>
+            onOwnClock(Effect.gen(function*() {
+              yield* Ref.set(cancelRequested, true)
+              const fiber = yield* Ref.get(running)
+              if (fiber === undefined) yield* finalize.cancelIdle(payload.runId)
+              else yield* Fiber.interrupt(fiber)
+              yield* trees.afterEnd(payload.runId)
+            }))
+        })
+      }),
+      { maxIdleTime: "1 minute" }
+    )))

@@ -1,0 +1,100 @@
+/**
+ * Run trees (subagents) around their executions: a run is dispatched on its
+ * entity (a root by run id, a worker by `wkr_` reference); a parked run
+ * resumes once every interaction it waits on is settled and every worker it
+ * waits on has ended (a persisted-state check: nothing waits in memory); a
+ * worker that ended wakes its root; a root that ended stops its workers
+ * (cancelling the root, or its thread, cancels every member). A root shows
+ * `waiting_for_approval` / `waiting_for_input` while a member waits on a person.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import { Sharding } from "effect/cluster"
+import type { RunId } from "../domain/Ids.ts"
+import { isTerminal } from "../domain/Run.ts"
+import type { Executed } from "../src/runs/AgentLoop.ts"
+import { Delegation } from "../src/runs/Delegation.ts"
+import { InteractionRepo } from "../src/store/InteractionRepo.ts"
+import type { Dispatch } from "../src/store/RecoveryRepo.ts"
+import { RunRepo, type RunRow } from "../src/store/RunRepo.ts"
+import { WorkerRepo } from "../src/store/WorkerRepo.ts"
+import { nowIso } from "../src/Time.ts"
+import { RunEntity } from "./RunEntity.ts"
+import { WorkerEntity } from "./WorkerEntity.ts"
+
+export class RunTrees extends Context.Service<RunTrees, {
+  /** Starts (or resumes) the run on its entity; a dispatch that cannot be sent is the recovery pass's to repeat. */
+  readonly dispatch: (run: Dispatch) => Effect.Effect<void>
+  /** Resumes the parked run when it waits on nothing any more; else its root shows what its tree waits on. */
+  readonly resumeIfReady: (runId: RunId) => Effect.Effect<void>
+  /** After an execution: a worker that ended wakes its root; a root that ended stops its workers, one that delegated resumes if its workers already ended. */
+  readonly afterExecution: (executed: Executed) => Effect.Effect<void>
+  /** After a run was finalized outside its loop (cancelled, expired, reaped): the same, read from storage. */
+  readonly afterEnd: (runId: RunId) => Effect.Effect<void>
+}>()("svc/RunTrees") {
+  static readonly layer = Layer.effect(RunTrees)(
+    Effect.gen(function*() {
+      const runs = yield* RunRepo
+      const workers = yield* WorkerRepo
+      const interactions = yield* InteractionRepo
+      const delegation = yield* Delegation
+      const sharding = yield* Sharding.Sharding
+      const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
+      const workerClient = yield* WorkerEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
+
+      const dispatch = (run: Dispatch) =>
+        (run.workerRef === null
+          ? runClient(run.id).Start({ runId: run.id, generation: run.generation }, { discard: true })
+          : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation }, { discard: true })).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
+          )
+
+      const resumeIfReady = Effect.fn("RunTrees.resumeIfReady")(function*(runId: RunId) {
+        const found = yield* runs.find(runId)
+        if (Option.isNone(found)) return
+        const run: RunRow = found.value
+        if (isTerminal(run.run.status) || run.park === null) return
+        const root = run.plan?.worker?.rootRunId
+        const pending = new Set((yield* interactions.ofRun(runId)).filter((i) => i.interaction.status === "pending").map((i) => i.id))
+        if (run.park.pending.some((p) => pending.has(p.interactionId)) || (yield* delegation.waiting(run))) {
+          if (root !== undefined || run.plan?.subagents === true) yield* workers.refreshTreeStatus(root ?? runId, yield* nowIso)
+          return
+        }
+        // Running again from now on: stream followers keep following until the resumed step arrives.
+        const now = yield* nowIso
+        yield* runs.setStatus(runId, { status: "running" }, now)
+        if (root !== undefined) yield* workers.refreshTreeStatus(root, now)
+        yield* dispatch({ id: runId, generation: run.generation, workerRef: run.plan?.worker?.workerRef ?? null })
+      })
+
+      /** Every member of the tree that has not ended is cancelled (persisted Cancel, on its own entity). */
+      const stopWorkers = Effect.fn("RunTrees.stopWorkers")(function*(rootRunId: RunId) {
+        const active = yield* workers.active(rootRunId)
+        yield* Effect.forEach(active, (w) =>
+          workerClient(w.plan?.worker?.workerRef ?? "").Cancel({ runId: w.id }).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("worker cancel failed", cause))
+          ), { concurrency: "unbounded", discard: true })
+      })
+
+      const afterRun = (row: RunRow, ended: boolean, delegated: boolean) =>
+        Effect.gen(function*() {
+          const worker = row.plan?.worker
+          if (worker !== undefined) return ended ? yield* resumeIfReady(worker.rootRunId) : undefined
+          if (row.plan?.subagents !== true) return
+          if (ended) return yield* stopWorkers(row.id)
+          // Its workers may have ended before the root's park was stored: nobody else would wake it.
+          if (delegated) yield* resumeIfReady(row.id)
+        })
+
+      return {
+        dispatch,
+        resumeIfReady,
+        afterExecution: ({ row, outcome }) =>
+          afterRun(row, outcome._tag === "Completed" || outcome._tag === "Failed", outcome._tag === "Delegated"),
+        afterEnd: Effect.fn("RunTrees.afterEnd")(function*(runId: RunId) {
+          const found = yield* runs.find(runId)
+          if (Option.isSome(found)) yield* afterRun(found.value, isTerminal(found.value.run.status), false)
+        })
+      }
+    })
+  )
+}

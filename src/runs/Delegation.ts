@@ -1,0 +1,223 @@
+/**
+ * Delegated tasks (subagents) as the loop sees them. A root step's
+ * `delegate_task` calls become worker runs: each a row of its own under the
+ * root (ids derived from the call, so a replayed step finds its workers
+ * again), announced on the root stream with `data-svc-task` and started on
+ * their entity (WorkerStarts, implemented by the actors). The root then waits
+ * on them durably (its park lists them). When they have ended, their answers
+ * become the calls' results. A worker inherits the root's snapshot (context,
+ * tools, approvals, data handling, caps); the root's budget and deadline bound
+ * the whole tree; workers do not delegate further.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { ToolCall } from "../../domain/Conversation.ts"
+import type { RunId } from "../../domain/Ids.ts"
+import { isTerminal, type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
+import type { DelegateTaskInput, PendingWorker, WorkerPlan } from "../../domain/Worker.ts"
+import { IdGenerator } from "../IdGenerator.ts"
+import type { RunRow } from "../store/RunRepo.ts"
+import { WorkerRepo, type WorkerState } from "../store/WorkerRepo.ts"
+import { nowIso } from "../Time.ts"
+import { readInput } from "../tools/DelegateTask.ts"
+import { errorOutcome, type ToolOutcome } from "../tools/ToolFamily.ts"
+import type { Writer } from "./EventLog.ts"
+import { type Settled, settle } from "./Outcome.ts"
+import * as StructuredOutput from "./StructuredOutput.ts"
+
+/** Starts a worker run on its entity (the actors implement it: src never addresses an entity). */
+export class WorkerStarts extends Context.Service<WorkerStarts, {
+  readonly start: (workerRef: string, runId: RunId) => Effect.Effect<void>
+}>()("svc/WorkerStarts") {}
+
+/** What delegating a step's calls gave: the workers to wait on, and the calls refused (bad input). */
+export interface Spawned {
+  readonly workers: ReadonlyArray<PendingWorker>
+  readonly refused: ReadonlyArray<Settled>
+}
+
+/** A worker's plan: the root's snapshot with the task as input, and its place in the tree. */
+export const workerPlan = (root: RunPlan, task: DelegateTaskInput, worker: WorkerPlan): RunPlan => {
+  const { subagents: _subagents, workspace: _workspace, threadContext: _threadContext, worker: _worker, ...inherited } = root
+  const advisor = worker.role === "advisor"
+  return {
+    ...inherited,
+    input: task.prompt,
+    outputSchema: task.outputSchema ?? null,
+    // An advisor only answers: no tools, no skills to load, no questions.
+    toolServers: advisor ? [] : root.toolServers,
+    httpConnections: advisor ? [] : root.httpConnections,
+    skills: advisor ? [] : root.skills,
+    userInteraction: advisor ? false : root.userInteraction,
+    worker
+  }
+}
+
+/** The tree's usage as its root reports it: the root's own plus each worker's, listed (spec 2.3, 7). */
+export const treeTotal = (own: UsageTotal, workers: ReadonlyArray<RunRow>): UsageTotal => {
+  if (workers.length === 0) return own
+  const rows = workers.map((w): SubagentRunUsage => {
+    const usage = w.run.usage ?? ZeroUsage
+    return {
+      type: "subagent_run",
+      workerRef: w.plan?.worker?.workerRef ?? "",
+      label: w.plan?.worker?.label ?? "",
+      role: w.plan?.worker?.role ?? "worker",
+      status: w.run.status,
+      terminalReason: w.run.terminalReason,
+      credited: w.run.terminalReason === "engine_fault",
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      totalTokens: usage.totalTokens,
+      costCents: usage.costCents,
+      steps: usage.steps
+    }
+  })
+  const sum = (key: "inputTokens" | "outputTokens" | "totalTokens" | "costCents" | "steps") =>
+    own[key] + rows.reduce((total, r) => total + r[key], 0)
+  return {
+    inputTokens: sum("inputTokens"),
+    outputTokens: sum("outputTokens"),
+    totalTokens: sum("totalTokens"),
+    costCents: sum("costCents"),
+    steps: sum("steps"),
+    subagentRuns: rows
+  }
+}
+
+/** A worker that ended, as its delegate_task call's result: its final answer, or a tool error saying why there is none. */
+const resultOf = ({ row, answer }: WorkerState): ToolOutcome => {
+  const label = row.plan?.worker?.label ?? ""
+  const workerRef = row.plan?.worker?.workerRef ?? ""
+  const { status, terminalReason } = row.run
+  if (status === "completed" && terminalReason === null) {
+    const text = answer ?? ""
+    const schema = row.plan?.outputSchema ?? null
+    const extracted = schema === null ? undefined : StructuredOutput.extract(text, schema)
+    return {
+      output: { workerRef, answer: text, ...(extracted?._tag === "Value" ? { output: extracted.value } : {}) },
+      text,
+      isError: false
+    }
+  }
+  const why = status === "failed"
+    ? `it failed: ${row.run.error?.message ?? "unknown error"}`
+    : status === "cancelled"
+    ? terminalReason === null ? "it was cancelled." : `it was cancelled (${terminalReason}).`
+    : `it stopped (${terminalReason}).`
+  const message = `The task '${label}' (${workerRef}) ended without an answer: ${why}`
+  return errorOutcome(message, { error: { workerRef, status, terminalReason, message } })
+}
+
+export class Delegation extends Context.Service<Delegation, {
+  /** Creates, announces and starts the worker of each call (bounded by the root's deadline, epoch ms). */
+  readonly spawn: (root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) => Effect.Effect<Spawned>
+  /** Whether a worker the run's park waits on is still going. */
+  readonly waiting: (row: RunRow) => Effect.Effect<boolean>
+  /** The results of the park's workers (all ended), as their calls settle. */
+  readonly results: (row: RunRow) => Effect.Effect<ReadonlyArray<Settled>>
+  /**
+   * What the rest of the run's tree has metered, for the cost caps checked before each step
+   * (`capped`: some apply): a worker reads it each time; a root reads it once per execution (its
+   * workers only run while it waits); a run alone in its tree has nothing beside it.
+   */
+  readonly othersCost: (row: RunRow, capped: boolean) => Effect.Effect<Effect.Effect<number>>
+  /** The usage a run reports: a root that delegated totals its tree. */
+  readonly reported: (row: RunRow, own: UsageTotal) => Effect.Effect<UsageTotal>
+}>()("svc/Delegation") {
+  static readonly layer = Layer.effect(Delegation)(
+    Effect.gen(function*() {
+      const repo = yield* WorkerRepo
+      const ids = yield* IdGenerator
+      const starts = yield* WorkerStarts
+
+      const spawn = Effect.fn("Delegation.spawn")(function*(root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) {
+        const plan = root.plan
+        if (plan === undefined) return { workers: [], refused: calls.map((c) => settle(c, errorOutcome("Error: this run cannot delegate."))) }
+        const refused: Array<Settled> = []
+        const created: Array<PendingWorker & { readonly runId: RunId; readonly task: DelegateTaskInput }> = []
+        for (const call of calls) {
+          const read = readInput(call.input)
+          if (read._tag === "Invalid") {
+            refused.push(settle(call, errorOutcome(read.message)))
+            continue
+          }
+          const schemaProblem = read.value.outputSchema === undefined ? undefined : StructuredOutput.schemaProblem(read.value.outputSchema)
+          if (schemaProblem !== undefined) {
+            refused.push(settle(call, errorOutcome(`Error: delegate_task outputSchema is not a valid JSON Schema: ${schemaProblem}.`)))
+            continue
+          }
+          const workerRef = ids.derive("worker", `${root.id}:${call.id}`)
+          created.push({ toolCallId: call.id, workerRef, runId: ids.derive("run", `worker:${workerRef}`), task: read.value })
+        }
+        const now = yield* nowIso
+        yield* Effect.forEach(created, ({ workerRef, runId, task }) =>
+          repo.insert({
+            id: runId,
+            workerRef,
+            rootRunId: root.id,
+            organizationId: root.organizationId,
+            workspaceId: root.workspaceId,
+            plan: workerPlan(plan, task, {
+              rootRunId: root.id,
+              workerRef,
+              role: task.role ?? "worker",
+              label: task.label,
+              deadlineMs
+            }),
+            run: {
+              ...root.run,
+              id: runId,
+              status: "queued",
+              terminalReason: null,
+              usage: ZeroUsage,
+              metadata: {},
+              createdAt: now,
+              startedAt: null,
+              completedAt: null
+            }
+          }), { concurrency: "unbounded", discard: true })
+        for (const { workerRef, task } of created) {
+          yield* writer.emit({ type: "data-svc-task", data: { label: task.label, workerRef, role: task.role ?? "worker" } })
+        }
+        yield* Effect.forEach(created, ({ workerRef, runId }) => starts.start(workerRef, runId), { concurrency: "unbounded", discard: true })
+        return { workers: created.map(({ toolCallId, workerRef }) => ({ toolCallId, workerRef })), refused } satisfies Spawned
+      })
+
+      const statesOf = (row: RunRow) => repo.states(row.id, (row.park?.workers ?? []).map((w) => w.workerRef))
+
+      return {
+        spawn,
+        waiting: Effect.fn("Delegation.waiting")(function*(row: RunRow) {
+          const pending = row.park?.workers ?? []
+          if (pending.length === 0) return false
+          const states = yield* statesOf(row)
+          return pending.some((w) => !states.some((s) => s.row.plan?.worker?.workerRef === w.workerRef && isTerminal(s.row.run.status)))
+        }),
+        results: Effect.fn("Delegation.results")(function*(row: RunRow) {
+          const pending = row.park?.workers ?? []
+          if (pending.length === 0) return []
+          const calls = row.park?.assistant.toolCalls ?? []
+          const states = yield* statesOf(row)
+          return pending.flatMap((w) => {
+            const call = calls.find((c) => c.id === w.toolCallId)
+            const state = states.find((s) => s.row.plan?.worker?.workerRef === w.workerRef)
+            if (call === undefined) return []
+            return [settle(call, state === undefined ? errorOutcome(`The task's worker ${w.workerRef} is gone.`) : resultOf(state))]
+          })
+        }),
+        othersCost: (row: RunRow, capped: boolean) => {
+          const worker = row.plan?.worker
+          if (!capped) return Effect.succeed(Effect.succeed(0))
+          if (worker !== undefined) return Effect.succeed(repo.treeCostExcept(worker.rootRunId, row.id))
+          if (row.plan?.subagents !== true) return Effect.succeed(Effect.succeed(0))
+          return Effect.cached(repo.treeCostExcept(row.id, row.id))
+        },
+        reported: Effect.fn("Delegation.reported")(function*(row: RunRow, own: UsageTotal) {
+          if (row.plan?.subagents !== true) return own
+          return treeTotal(own, yield* repo.ofRoots([row.id]))
+        })
+      }
+    })
+  )
+}
