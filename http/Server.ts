@@ -1,10 +1,11 @@
 /**
  * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
  * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
- * at `GET /v1/openapi.json`, the reference page at `GET /docs`, and the
- * global middleware. Requires the application services.
+ * at `GET /v1/openapi.json`, the reference page at `GET /docs`, `GET /metrics`
+ * when SVC_METRICS=on, and the global middleware (with the request metrics and
+ * the access log). Requires the application services.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AgentsHandlers } from "./AgentsHandlers.ts"
@@ -13,14 +14,22 @@ import { layerApiFailures, layerAuthentication } from "./ApiMiddleware.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
+import * as MetricsRoute from "./MetricsRoute.ts"
 import * as PreviewRoute from "./PreviewRoute.ts"
+import * as RequestTelemetry from "./RequestTelemetry.ts"
+import { matcher } from "./RouteTable.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
 import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
+import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 
-const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"]] as const
+const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"], ["GET", MetricsRoute.path]] as const
+
+/** Every route template of the service, previews included. */
+export const routes = matcher(Api, [...extraRoutes, ["*", `${PreviewRoute.prefix}*`]])
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([
@@ -43,11 +52,17 @@ const Health = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({
 
 const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
 
-export const layer = (options: { readonly maxBodyBytes: number }) =>
-  Layer.mergeAll(
-    ApiRoutes,
-    Health,
-    Docs,
-    PreviewRoute.layer,
-    RouterMiddleware.layer(Api, { maxBodyBytes: options.maxBodyBytes, extraRoutes, passThrough: [PreviewRoute.prefix] })
-  )
+export const layer = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* ServiceConfig
+    const observe = RequestTelemetry.observer(yield* ServiceMetrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
+    return Layer.mergeAll(
+      ApiRoutes,
+      Health,
+      Docs,
+      PreviewRoute.layer,
+      MetricsRoute.layer,
+      RouterMiddleware.layer(Api, { maxBodyBytes: config.maxBodyBytes, extraRoutes, passThrough: [PreviewRoute.prefix], observe })
+    )
+  })
+)

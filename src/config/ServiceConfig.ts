@@ -6,6 +6,7 @@ import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
+import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -83,6 +84,8 @@ export interface ServiceConfigShape {
   readonly anthropic: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
   /** SVC_RATE_KEY, SVC_RATE_ORG, SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE, SVC_ORG_SPEND_QUOTA (all off when unset). */
   readonly limits: LimitsConfig
+  /** OTLP export (OTEL_*), SVC_METRICS / SVC_METRICS_TOKEN, SVC_LOG_FORMAT: src/config/TelemetryConfig.ts. */
+  readonly telemetry: TelemetryConfig
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -182,8 +185,10 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         maxActiveRunsPerWorkspace: yield* parseCap("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE", yield* setting("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE")),
         spendQuotas: yield* parseQuotas("SVC_ORG_SPEND_QUOTA", yield* setting("SVC_ORG_SPEND_QUOTA"))
       }
+      const telemetry = yield* readTelemetry
       return {
         limits,
+        telemetry,
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,

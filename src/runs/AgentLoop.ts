@@ -167,6 +167,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       }
 
       const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>) {
+        yield* Effect.annotateCurrentSpan("svc.run.id", runId)
         // The first execution of a run created here needs no read, unless a cancel came first.
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
@@ -193,7 +194,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         yield* finalize.outcome(row, writer, outcome, usage.current)
       }, Effect.scoped)
 
-      return { execute }
+      // Every log line of an execution names its run.
+      return { execute: (runId, cancelRequested) => Effect.annotateLogs(execute(runId, cancelRequested), { run_id: runId }) }
     })
   )
 }

@@ -14,6 +14,7 @@ import * as App from "../../src/App.ts"
 import { ErrorBody } from "../../http/ErrorEnvelope.ts"
 import { type ServiceConfigShape, ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { noLimits } from "../../src/limits/LimitsConfig.ts"
+import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
 import { testDatabase } from "./TestDatabase.ts"
 
 /** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
@@ -113,7 +114,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   eventRetentionDays: 30,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
-  limits: noLimits
+  limits: noLimits,
+  telemetry: noTelemetry
 })
 
 export interface Reply {
