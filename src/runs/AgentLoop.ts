@@ -152,7 +152,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           Effect.catchTag("SnapshotUnavailable", (e) =>
             Effect.succeed(failed("snapshot_unavailable", `The managed workspace could not be restored: ${e.message}`, "snapshot_unavailable"))),
           Effect.catchTag("ModelUnavailable", (e) =>
-            Effect.succeed(
+            Effect.as(
+              // The run's error tells its caller; the log tells the operator (a provider down, a key refused).
+              Effect.logWarning(`model call failed: ${e.message}`),
               e.contextOverflow === true
                 ? failed("context_overflow", `The conversation outgrew the model's context window: ${e.message}`, "context_overflow")
                 : failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`)
