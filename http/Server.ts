@@ -23,13 +23,19 @@ import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
-import { ServiceConfig } from "../src/config/ServiceConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
 import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 
-const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"], ["GET", MetricsRoute.path]] as const
+/** Routes outside the HttpApi; `/metrics` only when it is served. */
+const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string, string]> => [
+  ["GET", "/healthz"],
+  ["GET", "/v1/openapi.json"],
+  ["GET", "/docs"],
+  ...(config.telemetry.metrics.enabled ? [["GET", MetricsRoute.path] as const] : [])
+]
 
-/** Every route template of the service, previews included. */
-export const routes = matcher(Api, [...extraRoutes, ["*", `${PreviewRoute.prefix}*`]])
+/** Every route template the service answers, previews included (span names). */
+export const routes = (config: ServiceConfigShape) => matcher(Api, [...extraRoutes(config), ["*", `${PreviewRoute.prefix}*`]])
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([
@@ -62,7 +68,12 @@ export const layer = Layer.unwrap(
       Docs,
       PreviewRoute.layer,
       MetricsRoute.layer,
-      RouterMiddleware.layer(Api, { maxBodyBytes: config.maxBodyBytes, extraRoutes, passThrough: [PreviewRoute.prefix], observe })
+      RouterMiddleware.layer(Api, {
+        maxBodyBytes: config.maxBodyBytes,
+        extraRoutes: extraRoutes(config),
+        passThrough: [PreviewRoute.prefix],
+        observe
+      })
     )
   })
 )

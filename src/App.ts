@@ -130,7 +130,7 @@ const layerHttp = (config: ServiceConfigShape) =>
         Layer.provideMerge(
           HttpServer.serve(app).pipe(
             HttpServer.withLogAddress,
-            Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator)(RequestTelemetry.spanName(Server.routes))),
+            Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator)(RequestTelemetry.spanName(Server.routes(config)))),
             Layer.provideMerge(
               NodeHttpServer.layerServer(() => listener.server, {
                 port: config.port,
