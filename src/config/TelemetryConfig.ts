@@ -51,8 +51,8 @@ const readOtlp = Effect.gen(function*() {
   const disabled = yield* Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
   const endpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.option)
   if (disabled || Option.isNone(endpoint) || endpoint.value.trim() === "") return Option.none<OtlpConfig>()
-  if (!URL.canParse(endpoint.value)) {
-    return yield* new ConfigurationError({ message: `OTEL_EXPORTER_OTLP_ENDPOINT must be a URL (http://collector:4318), got '${endpoint.value}'` })
+  if (!URL.canParse(endpoint.value) || !["http:", "https:"].includes(new URL(endpoint.value).protocol)) {
+    return yield* new ConfigurationError({ message: `OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got '${endpoint.value}'` })
   }
   const protocol = yield* Config.String("OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf"))
   if (protocol !== "http/protobuf" && protocol !== "http/json") {
