@@ -5,8 +5,9 @@
  * an example; each example is a body the operation accepts (decoded with the
  * endpoint's own payload schema).
  */
+import SwaggerParser from "@apidevtools/swagger-parser"
 import { assert, describe, it } from "@effect/vitest"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { HttpApi, OpenApi } from "effect/http-api"
 import { Api } from "../../http/Api.ts"
 
@@ -43,6 +44,10 @@ describe("the OpenAPI document", () => {
       assert.notStrictEqual(op.description, op.summary, name)
     }
   })
+
+  it.effect("stays a valid OpenAPI document with the examples in it", () =>
+    // validate() dereferences in place: give it a copy.
+    Effect.promise(() => SwaggerParser.validate(structuredClone(spec))).pipe(Effect.asVoid))
 
   it("describes every group", () => {
     assert.deepStrictEqual(spec.tags.filter((tag) => blank(tag.description)).map((tag) => tag.name), [])
