@@ -3,7 +3,8 @@
  * mints the request id (`X-Request-Id`, `req_...`), caps the body size, and
  * rewrites every failure that never reached an endpoint (unknown route, wrong
  * method, unsupported content type, body too large, unparsable body, defects)
- * into the error envelope.
+ * into the error envelope. It tells `observe` of every answer with its final
+ * status and route template (metrics, the access log: http/RequestTelemetry.ts).
  */
 import { ByteSize, Cause, Clock, Effect, Layer, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"

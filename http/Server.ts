@@ -61,7 +61,11 @@ const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
 export const layer = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
-    const observe = RequestTelemetry.observer(yield* ServiceMetrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
+    const metrics = yield* ServiceMetrics
+    // Nothing to count and nothing to log (SVC_QUIET=1, no metrics): no work per request.
+    const observe = metrics.enabled || !config.quiet
+      ? RequestTelemetry.observer(metrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
+      : undefined
     return Layer.mergeAll(
       ApiRoutes,
       Health,
@@ -72,7 +76,7 @@ export const layer = Layer.unwrap(
         maxBodyBytes: config.maxBodyBytes,
         extraRoutes: extraRoutes(config),
         passThrough: [PreviewRoute.prefix],
-        observe
+        ...(observe === undefined ? {} : { observe })
       })
     )
   })

@@ -24,6 +24,8 @@ const lifted = ["request_id", "run_id", "thread_id"] as const
 /** Shorter strings are not scrubbed: they would match ordinary text. */
 const minSecretLength = 8
 
+const safeDecode = Option.liftThrowable(decodeURIComponent)
+
 /** Every secret value in the configuration, in the forms it can take inside a JSON line. */
 export const configuredSecrets = (config: ServiceConfigShape): ReadonlyArray<string> => {
   const values: Array<Redacted.Redacted> = [
@@ -37,8 +39,9 @@ export const configuredSecrets = (config: ServiceConfigShape): ReadonlyArray<str
   ]
   const plain = values.map(Redacted.value)
   for (const url of Option.toArray(config.databaseUrl)) {
-    const password = URL.canParse(Redacted.value(url)) ? decodeURIComponent(new URL(Redacted.value(url)).password) : ""
-    plain.push(password)
+    // The URL's password as written (percent-encoded) and as the database sees it.
+    const written = URL.canParse(Redacted.value(url)) ? new URL(Redacted.value(url)).password : ""
+    plain.push(written, Option.getOrElse(safeDecode(written), () => written))
   }
   const forms = plain.filter((s) => s.length >= minSecretLength).flatMap((s) => [s, JSON.stringify(s).slice(1, -1)])
   // Longest first, so a secret containing another is replaced whole.
