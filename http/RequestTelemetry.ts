@@ -19,13 +19,14 @@ export const observer = (
   metrics.recordRequest(answered.method, answered.route, answered.status, answered.seconds)
   if (!options.accessLog || options.unlogged.some((prefix) => answered.path.startsWith(prefix))) return Effect.void
   return Effect.log("Sent HTTP response").pipe(
+    // The first three in the order Effect's own access log used (log readers match on them).
     Effect.annotateLogs({
-      request_id: answered.requestId,
       "http.method": answered.method,
-      "http.route": answered.route,
       "http.url": answered.path,
       "http.status": answered.status,
-      duration_ms: Math.round(answered.seconds * 1e6) / 1e3
+      "http.route": answered.route,
+      duration_ms: Math.round(answered.seconds * 1e6) / 1e3,
+      request_id: answered.requestId
     })
   )
 }
