@@ -34,3 +34,11 @@ export const Api = HttpApi.make("agent-service")
   .annotate(HttpApi.QueryParseOptions, { errors: "all", onExcessProperty: "error" })
   .annotate(OpenApi.Title, "Agent Service API")
   .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "Agents, the threads people talk to them in, and the runs each message starts, streamed as they happen; the tools runs may call " +
+      "and the approvals and questions that wait for a person. Every request sends `Authorization: Bearer <api key>`, and every " +
+      "resource belongs to the workspace of the key that created it (another workspace's id is 403, an unknown one 404). " +
+      "Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"request_id\", \"details\"? } }`; lists are pages " +
+      "(`limit` 1-100, then `cursor` = the previous page's `nextCursor`)."
+  )

@@ -1,8 +1,17 @@
-/** Contract of `GET /v1/bands` (spec 4.11). */
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+/** Contract of `GET /v1/bands` (spec 4.11), with what the reference page says of it. */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { BandStatus } from "../domain/Band.ts"
 import { Page } from "../domain/Page.ts"
+import { doc } from "./ApiDocs.ts"
 
-export const BandsApi = HttpApiGroup.make("bands").add(
-  HttpApiEndpoint.get("list", "/v1/bands", { success: Page(BandStatus) })
-)
+export const BandsApi = HttpApiGroup.make("bands")
+  .add(
+    HttpApiEndpoint.get("list", "/v1/bands", { success: Page(BandStatus) }).annotateMerge(
+      doc(
+        "List the model bands",
+        "The three bands (`lite`, `core`, `frontier`): whether this deployment routes each to a model (`available`), " +
+          "and whether that route is verified for strict data handling (`strictAvailable`). Agents, threads and runs choose a band by name."
+      )
+    )
+  )
+  .annotate(OpenApi.Description, "Bands: model tiers an agent, thread or run chooses from; the operator maps each to a model route.")

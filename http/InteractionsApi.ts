@@ -1,6 +1,6 @@
-/** Contract of interactions (spec 4.4). */
+/** Contract of interactions (spec 4.4), with what the reference page says of each. */
 import { Schema } from "effect"
-import { HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import {
   BatchResolveBody,
   BatchResolveResult,
@@ -11,6 +11,7 @@ import {
 } from "../domain/Interaction.ts"
 import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
+import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 
 export const InteractionsApi = HttpApiGroup.make("interactions")
   .add(
@@ -23,20 +24,59 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
         kind: Schema.optionalKey(InteractionKind)
       },
       success: Page(Interaction)
-    })
+    }).annotateMerge(
+      doc(
+        "List interactions",
+        "Approval requests and questions of the workspace's runs, newest first, a page at a time; narrow by `runId`, `status` " +
+          "(`pending` for an inbox) or `kind`."
+      )
+    )
   )
-  .add(HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction }))
+  .add(
+    HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction }).annotateMerge(
+      doc(
+        "Get an interaction",
+        "What a parked run waits for: a tool call to approve (with its input and a preview) or questions to answer, " +
+          "with its status, its expiry and, once settled, its resolution."
+      )
+    )
+  )
   .add(
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
       params: { id: ClientId.interaction },
       payload: ResolveInteractionBody,
       success: Interaction
-    })
+    }).annotateMerge(
+      docWithBody(
+        "Answer an interaction",
+        "Approves or denies a tool call (`optionId` `approve` or `deny`, `requestId` the interaction's id), answers a question " +
+          "(`requestId` a question's or an action's id), or abandons it with `cancel: true` (an abandoned approval counts as denied). " +
+          "The run resumes once every interaction of its step is settled. Sending the same answer again is 200; a different one is 409. " +
+          "After the run ended the answer is only recorded.",
+        ResolveInteractionBody,
+        { inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }], reason: "Read-only query, fine to run." }
+      )
+    )
   )
   .add(
     HttpApiEndpoint.post("resolveBatch", "/v1/runs/:rootRunId/interactions/resolve", {
       params: { rootRunId: ClientId.run },
       payload: BatchResolveBody,
       success: BatchResolveResult
-    })
+    }).annotateMerge(
+      docWithBody(
+        "Answer several interactions of a run",
+        "Up to 20 interactions of one root run in one request, each answered as by the single resolve and independently of the others: " +
+          "every item reports `resolved`, `already_resolved`, `conflict`, `not_found` or `invalid_body`. " +
+          "Interactions left unanswered keep the run parked.",
+        BatchResolveBody,
+        {
+          items: [
+            { id: ExampleIds.interaction, inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }] },
+            { id: ExampleIds.interaction2, cancel: true, reason: "Not needed any more." }
+          ]
+        }
+      )
+    )
   )
+  .annotate(OpenApi.Description, "Interactions: the approvals and questions a parked run waits on, and how a person answers them.")

@@ -3,33 +3,26 @@
  * mints the request id (`X-Request-Id`, `req_...`), caps the body size, and
  * rewrites every failure that never reached an endpoint (unknown route, wrong
  * method, unsupported content type, body too large, unparsable body, defects)
- * into the error envelope.
+ * into the error envelope. It tells `observe` of every answer with its final
+ * status and route template (metrics, the access log: http/RequestTelemetry.ts).
  */
-import { ByteSize, Cause, Effect, Layer, type Types } from "effect"
+import { ByteSize, Cause, Clock, Effect, Layer, type Types } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
 import { IdGenerator } from "../src/IdGenerator.ts"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
+import { matcher, type RouteTable, Unmatched } from "./RouteTable.ts"
 
-interface RouteShape {
+export type { RouteTable } from "./RouteTable.ts"
+
+/** What the middleware reports of every answered request (metrics, the access log). */
+export interface Answered {
   readonly method: string
-  readonly pattern: RegExp
-}
-
-/** Path patterns of every endpoint, to tell 405 (known path, other method) from 404. */
-/** The part of an HttpApi this middleware reads: each endpoint's method and path. */
-export interface RouteTable {
-  readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, { readonly method: string; readonly path: string }>> }>>
-}
-
-const routeShapes = (api: RouteTable, extra: ReadonlyArray<readonly [string, string]>): ReadonlyArray<RouteShape> => {
-  const shapes: Array<RouteShape> = []
-  const add = (method: string, path: string) =>
-    shapes.push({ method, pattern: new RegExp(`^${path.replace(/:[A-Za-z]+/g, "[^/]+")}/?$`) })
-  for (const group of Object.values(api.groups)) {
-    for (const endpoint of Object.values(group.endpoints)) add(endpoint.method, endpoint.path)
-  }
-  for (const [method, path] of extra) add(method, path)
-  return shapes
+  readonly path: string
+  /** The route template, `unmatched` when no route matched. */
+  readonly route: string
+  readonly status: number
+  readonly requestId: string
+  readonly seconds: number
 }
 
 const isJsonBody = (response: HttpServerResponse.HttpServerResponse): boolean =>
@@ -53,14 +46,15 @@ export const layer = (
     readonly passThrough?: ReadonlyArray<string>
     /** Paths whose body is multipart/form-data (uploads): their 415 says so. */
     readonly multipartPaths?: ReadonlyArray<string>
+    /** Told of every answered request, with its final status. */
+    readonly observe?: (answered: Answered) => Effect.Effect<void>
   }
 ): Layer.Layer<never, never, HttpRouter.HttpRouter | IdGenerator> => {
-  const shapes = routeShapes(api, options.extraRoutes)
+  const routes = matcher(api, [...options.extraRoutes, ...(options.passThrough ?? []).map((p) => ["*", `${p}*`] as const)])
   const maxBody = ByteSize.bytes(options.maxBodyBytes)
   const passThrough = options.passThrough ?? []
-
-  const allowedMethods = (path: string): ReadonlyArray<string> =>
-    shapes.filter((s) => s.pattern.test(path)).map((s) => s.method)
+  const observe = options.observe
+  const { allowedMethods } = routes
 
   const internalError = (ids: IdGenerator["Service"], cause: Cause.Cause<unknown>, requestId: string) =>
     Effect.gen(function*() {
@@ -99,9 +93,12 @@ export const layer = (
     Effect.map(Effect.service(IdGenerator), (ids) => (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
+        const startedNanos = observe === undefined ? 0n : yield* Clock.currentTimeNanos
         const requestId = yield* ids.make("request")
+        yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
         const path = new URL(request.url, "http://localhost").pathname
         const response = yield* httpEffect.pipe(
+          Effect.annotateLogs({ request_id: requestId }),
           Effect.provideService(CurrentRequestId, requestId),
           Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
           Effect.catchCause((cause) => {
@@ -118,6 +115,11 @@ export const layer = (
           }),
           Effect.flatMap((response) => rewrite(ids, response, requestId, path))
         )
+        if (observe !== undefined) {
+          const seconds = Number((yield* Clock.currentTimeNanos) - startedNanos) / 1e9
+          const route = routes.route(request.method, path) ?? Unmatched
+          yield* observe({ method: request.method, path, route, status: response.status, requestId, seconds })
+        }
         return HttpServerResponse.setHeader(response, "x-request-id", requestId)
       })),
     { global: true }

@@ -1,10 +1,11 @@
 /**
  * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
  * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
- * at `GET /v1/openapi.json`, the reference page at `GET /docs`, and the
- * global middleware. Requires the application services.
+ * at `GET /v1/openapi.json`, the reference page at `GET /docs`, `GET /metrics`
+ * when SVC_METRICS=on, and the global middleware (with the request metrics and
+ * the access log). Requires the application services.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { AgentsHandlers } from "./AgentsHandlers.ts"
@@ -14,14 +15,28 @@ import { BandsHandlers } from "./BandsHandlers.ts"
 import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
+import * as MetricsRoute from "./MetricsRoute.ts"
 import * as PreviewRoute from "./PreviewRoute.ts"
+import * as RequestTelemetry from "./RequestTelemetry.ts"
+import { matcher } from "./RouteTable.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
 import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
+import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
+import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 
-const extraRoutes = [["GET", "/healthz"], ["GET", "/v1/openapi.json"], ["GET", "/docs"]] as const
+/** Routes outside the HttpApi; `/metrics` only when it is served. */
+const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string, string]> => [
+  ["GET", "/healthz"],
+  ["GET", "/v1/openapi.json"],
+  ["GET", "/docs"],
+  ...(config.telemetry.metrics.enabled ? [["GET", MetricsRoute.path] as const] : [])
+]
+
+/** Every route template the service answers, previews included (span names). */
+export const routes = (config: ServiceConfigShape) => matcher(Api, [...extraRoutes(config), ["*", `${PreviewRoute.prefix}*`]])
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([
@@ -47,16 +62,27 @@ const Health = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({
 
 const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
 
-export const layer = (options: { readonly maxBodyBytes: number }) =>
-  Layer.mergeAll(
-    ApiRoutes,
-    Health,
-    Docs,
-    PreviewRoute.layer,
-    RouterMiddleware.layer(Api, {
-      maxBodyBytes: options.maxBodyBytes,
-      extraRoutes,
-      passThrough: [PreviewRoute.prefix],
-      multipartPaths: ["/v1/files"]
-    })
-  )
+export const layer = Layer.unwrap(
+  Effect.gen(function*() {
+    const config = yield* ServiceConfig
+    const metrics = yield* ServiceMetrics
+    // Nothing to count and nothing to log (SVC_QUIET=1, no metrics): no work per request.
+    const observe = metrics.enabled || !config.quiet
+      ? RequestTelemetry.observer(metrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
+      : undefined
+    return Layer.mergeAll(
+      ApiRoutes,
+      Health,
+      Docs,
+      PreviewRoute.layer,
+      MetricsRoute.layer,
+      RouterMiddleware.layer(Api, {
+        maxBodyBytes: config.maxBodyBytes,
+        extraRoutes: extraRoutes(config),
+        passThrough: [PreviewRoute.prefix],
+        multipartPaths: ["/v1/files"],
+        ...(observe === undefined ? {} : { observe })
+      })
+    )
+  })
+)

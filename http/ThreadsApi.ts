@@ -1,8 +1,9 @@
-/** Contract of the thread resource routes (spec 4.2). */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "effect/http-api"
+/** Contract of the thread resource routes (spec 4.2), with what the reference page says of each. */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Thread, ThreadCreate, ThreadCreated, ThreadPatch } from "../domain/Thread.ts"
+import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
 const params = { id: ClientId.thread }
@@ -12,15 +13,50 @@ export const ThreadsApi = HttpApiGroup.make("threads")
     HttpApiEndpoint.get("list", "/v1/threads", {
       query: { agentId: ClientId.agent, ...PageQuery },
       success: Page(Thread)
-    })
+    }).annotateMerge(
+      doc("List an agent's threads", "The threads of one agent (`agentId` is required), newest first, a page at a time. An unknown agent is 404 `agent_not_found`.")
+    )
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/threads", {
       payload: ThreadCreate,
       headers: IdempotencyHeaders,
       success: ThreadCreated.pipe(HttpApiSchema.status(201))
-    })
+    }).annotateMerge(
+      docWithBody(
+        "Start a thread with an agent",
+        "Opens a conversation with an agent; its messages start runs one at a time. A thread can add its own context blocks, " +
+          "use another band than the agent's, require strict data handling and set the time zone runs see. " +
+          "When the agent has a managed workspace the thread gets its own, started at its first run. " +
+          "Answers 201; a retry with the same `Idempotency-Key` gets the same thread with `created: false`.",
+        ThreadCreate,
+        { agentId: ExampleIds.agent, timeZone: "Europe/Paris", metadata: { customer: "cus_1042" } }
+      )
+    )
   )
-  .add(HttpApiEndpoint.get("get", "/v1/threads/:id", { params, success: Thread }))
-  .add(HttpApiEndpoint.patch("update", "/v1/threads/:id", { params, payload: ThreadPatch, success: Thread }))
-  .add(HttpApiEndpoint.delete("delete", "/v1/threads/:id", { params, success: Deleted("thread") }))
+  .add(
+    HttpApiEndpoint.get("get", "/v1/threads/:id", { params, success: Thread }).annotateMerge(
+      doc(
+        "Get a thread",
+        "The thread's settings, whether a run holds it (`status`), and its managed workspace when it has one (state and preview URLs)."
+      )
+    )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/threads/:id", { params, payload: ThreadPatch, success: Thread }).annotateMerge(
+      docWithBody(
+        "Update a thread",
+        "Changes only the fields sent; `metadata` merges key by key. A new `context` keeps the cached prompt prefix stable: " +
+          "it is folded in when the prefix is next rebuilt (at the next run with `forceRefresh: true`, a change of band, " +
+          "or after a minute without turns). Strict data handling, once set, cannot be relaxed.",
+        ThreadPatch,
+        { context: [{ id: "plan", content: "The customer is on the Gold plan." }], forceRefresh: true }
+      )
+    )
+  )
+  .add(
+    HttpApiEndpoint.delete("delete", "/v1/threads/:id", { params, success: Deleted("thread") }).annotateMerge(
+      doc("Delete a thread", "Cancels the thread's active run, then deletes the thread with its runs.")
+    )
+  )
+  .annotate(OpenApi.Description, "Threads: conversations with an agent. Each message to a thread starts a run.")

@@ -1,6 +1,6 @@
 /**
- * The composition root: storage, migrations, services, key bootstrap, the
- * cluster runner and the HTTP server, all from one ServiceConfig. Used by
+ * The composition root: telemetry, storage, migrations, services, key
+ * bootstrap, the cluster runner and the HTTP server, all from one ServiceConfig. Used by
  * src/main.ts and by the tests (which pass their own configuration).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -60,7 +60,12 @@ import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
 import { Draining } from "../http/Draining.ts"
 import * as Listener from "../http/Listener.ts"
+import * as RequestTelemetry from "../http/RequestTelemetry.ts"
 import * as Server from "../http/Server.ts"
+import { NodeId } from "./NodeId.ts"
+import * as Logging from "./telemetry/Logging.ts"
+import * as Otlp from "./telemetry/Otlp.ts"
+import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
 
 const outboundLayer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
@@ -106,7 +111,7 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(Delegation.layer),
   Layer.provideMerge(WorkerStartsLive),
   Layer.provideMerge(EventLog.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, WorkerRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer, EventRepo.layer))
+  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, WorkerRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer, EventRepo.layer, ServiceMetrics.layer))
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
@@ -117,6 +122,9 @@ export const layerServices = Layer.mergeAll(
 ).pipe(
   Layer.provideMerge(Migrations.layer),
   Layer.provideMerge(Database.layer),
+  // Telemetry first, so that everything above it logs, traces and counts through it.
+  Layer.provideMerge(Layer.mergeAll(Otlp.layer, Logging.layer)),
+  Layer.provideMerge(Layer.mergeAll(NodeId.layer, MetricsRegistry.layer)),
   Layer.provideMerge(IdGenerator.layer),
   // Configuration problems stop the process before anything opens or listens.
   Layer.provideMerge(MasterKeys.layer)
@@ -133,12 +141,13 @@ export const layerServices = Layer.mergeAll(
 const layerHttp = (config: ServiceConfigShape) =>
   Layer.unwrap(
     Effect.gen(function*() {
-      const app = yield* HttpRouter.toHttpEffect(Server.layer({ maxBodyBytes: config.maxBodyBytes }))
+      const app = yield* HttpRouter.toHttpEffect(Server.layer)
       const listener = yield* Listener.make
       return Listener.layerStop(listener, config.shutdownGraceMs).pipe(
         Layer.provideMerge(
-          (config.quiet ? HttpServer.serve(app) : HttpServer.serve(app, HttpMiddleware.logger)).pipe(
+          HttpServer.serve(app).pipe(
             HttpServer.withLogAddress,
+            Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator)(RequestTelemetry.spanName(Server.routes(config)))),
             Layer.provideMerge(
               NodeHttpServer.layerServer(() => listener.server, {
                 port: config.port,

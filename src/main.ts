@@ -4,6 +4,7 @@ import { Cause, Console, Effect, Exit, Layer, References, Runtime } from "effect
 import * as App from "./App.ts"
 import { ServiceConfig } from "./config/ServiceConfig.ts"
 import * as Supervisor from "./Supervisor.ts"
+import * as Logging from "./telemetry/Logging.ts"
 
 const fatal = (e: { readonly message: string }) =>
   Effect.andThen(Console.error(`agent-service: ${e.message}`), Effect.sync(() => process.exit(1)))
@@ -17,10 +18,16 @@ const teardown: Runtime.Teardown = (exit, onExit) =>
 
 Effect.gen(function*() {
   const config = yield* ServiceConfig
-  if (Supervisor.isSupervisor(config)) return yield* Supervisor.supervise(config)
+  if (Supervisor.isSupervisor(config)) {
+    const supervise = Supervisor.supervise(config)
+    return yield* config.telemetry.logFormat === "json"
+      ? Effect.provide(supervise, Logging.layerJson({ nodeId: undefined, secrets: Logging.configuredSecrets(config) }))
+      : supervise
+  }
   return yield* Supervisor.annotateWorker(Layer.launch(App.layer))
 }).pipe(
-  // No span exporter is configured: spans would only be built and dropped (measured: a seventh of a turn's CPU).
+  // Without a span exporter spans would only be built and dropped (measured: a seventh of a turn's CPU);
+  // with OTEL_EXPORTER_OTLP_ENDPOINT the telemetry layer turns tracing back on (src/telemetry/Otlp.ts).
   Effect.provideService(References.TracerEnabled, false),
   Effect.provideService(References.TracerTimingEnabled, false),
   Effect.provide(ServiceConfig.layer),

@@ -7,6 +7,7 @@ import { type Band, BandNames } from "../../domain/Band.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
+import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -86,6 +87,8 @@ export interface ServiceConfigShape {
   readonly limits: LimitsConfig
   /** SVC_ARTIFACT_STORE, SVC_S3_*, SVC_FILE_MAX_BYTES, SVC_ARTIFACT_RETENTION_DAYS, SVC_ARTIFACT_URL_TTL_SECONDS. */
   readonly artifacts: ArtifactConfig
+  /** OTLP export (OTEL_*), SVC_METRICS / SVC_METRICS_TOKEN, SVC_LOG_FORMAT: src/config/TelemetryConfig.ts. */
+  readonly telemetry: TelemetryConfig
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -186,9 +189,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         spendQuotas: yield* parseQuotas("SVC_ORG_SPEND_QUOTA", yield* setting("SVC_ORG_SPEND_QUOTA"))
       }
       const artifacts = yield* readArtifactConfig
+      const telemetry = yield* readTelemetry
       return {
         limits,
         artifacts,
+        telemetry,
         runStallMs,
         recoveryIntervalMs,
         maxParkMs,

@@ -69,6 +69,19 @@ const providerErrorMessage = (text: string): string =>
     onSome: ({ error }) => (error.type ? `${error.type}: ${error.message}` : error.message)
   })
 
+/**
+ * The request's own credentials (`Authorization`, with and without `Bearer `,
+ * and `x-api-key`) taken out of a provider's words: a misconfigured endpoint
+ * may echo the key it was sent, and the message reaches the run's error and the log.
+ */
+const credentialHeaders = new Set(["authorization", "x-api-key"])
+const withoutCredentials = (request: ProviderRequest, text: string): string =>
+  Object.entries(request.headers)
+    .filter(([name]) => credentialHeaders.has(name.toLowerCase()))
+    .flatMap(([, value]) => [value, value.replace(/^Bearer\s+/i, "")])
+    .filter((secret) => secret.length >= 8)
+    .reduce((out, secret) => out.split(secret).join("[redacted]"), text)
+
 const retryAfterOf = (response: Response): Duration.Duration | undefined => {
   const raw = response.headers.get("retry-after")?.trim()
   if (raw === undefined || !/^\d+(\.\d+)?$/.test(raw)) return undefined
@@ -79,7 +92,7 @@ const rejected = (request: ProviderRequest, response: Response): Effect.Effect<n
   Effect.tryPromise(() => response.text()).pipe(
     Effect.orElseSucceed(() => ""),
     Effect.flatMap((text): Effect.Effect<never, AttemptError> => {
-      const detail = `${request.route} answered HTTP ${response.status}: ${providerErrorMessage(text)}`
+      const detail = `${request.route} answered HTTP ${response.status}: ${withoutCredentials(request, providerErrorMessage(text))}`
       return response.status === 429 || response.status >= 500
         ? Effect.fail(new Transient({ message: detail, retryAfter: retryAfterOf(response) }))
         : Effect.fail(new ModelUnavailable({ message: detail, ...(isContextOverflow(response.status, text) ? { contextOverflow: true } : {}) }))

@@ -209,7 +209,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           Effect.catchTag("SnapshotUnavailable", (e) =>
             Effect.succeed(failed("snapshot_unavailable", `The managed workspace could not be restored: ${e.message}`, "snapshot_unavailable"))),
           Effect.catchTag("ModelUnavailable", (e) =>
-            Effect.succeed(
+            Effect.as(
+              // The run's error tells its caller; the log tells the operator (a provider down, a key refused).
+              Effect.logWarning(`model call failed: ${e.message}`),
               e.contextOverflow === true
                 ? failed("context_overflow", `The conversation outgrew the model's context window: ${e.message}`, "context_overflow")
                 : failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`)
@@ -224,6 +226,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       }
 
       const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>) {
+        yield* Effect.annotateCurrentSpan("svc.run.id", runId)
         // The first execution of a run created here needs no read, unless a cancel came first.
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
@@ -252,7 +255,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         return { row, outcome } satisfies Executed
       }, Effect.scoped)
 
-      return { execute }
+      // Every log line of an execution names its run.
+      return { execute: (runId, cancelRequested) => Effect.annotateLogs(execute(runId, cancelRequested), { run_id: runId }) }
     })
   )
 }

@@ -27,6 +27,8 @@ import type { RunPlan } from "../../domain/RunPlan.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 import * as StepGuards from "./StepGuards.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
+import * as GenAiSpan from "../telemetry/GenAiSpan.ts"
+import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import type { GateFn } from "./ToolGate.ts"
 
 /** Everything one execution of a run loops with. */
@@ -87,7 +89,8 @@ export class StepLoop extends Context.Service<StepLoop, {
         ids: IdGenerator,
         config: ServiceConfig,
         quota: SpendQuota,
-        delegation: Delegation
+        delegation: Delegation,
+        metrics: ServiceMetrics
       }),
       (deps) => ({ run: loop(deps) })
     )
@@ -102,11 +105,12 @@ interface Deps {
   readonly config: ServiceConfig["Service"]
   readonly quota: SpendQuota["Service"]
   readonly delegation: Delegation["Service"]
+  readonly metrics: ServiceMetrics["Service"]
 }
 
 const noSpawn: Spawned = { workers: [], refused: [] }
 
-const loop = ({ repo, followups, parking, ids, config, quota, delegation }: Deps) =>
+const loop = ({ repo, followups, parking, ids, config, quota, delegation, metrics }: Deps) =>
   Effect.fn("StepLoop.run")(function*(r: LoopRun) {
     const { row, plan, writer, tools, messages, runCalls, usage } = r
     const runId = row.id
@@ -190,16 +194,21 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation }: Deps
       const deadline = yield* StepGuards.stepDeadline(config.maxStepMs)
       const result = yield* StepGuards.within(
         deadline,
-        ModelStep.run(
-          r.model,
-          { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined, files: r.files },
-          writer,
-          plan.streamReasoning,
-          ids,
-          `${runId}:${step}`
+        GenAiSpan.traced(
+          r.model.route,
+          { runId, step },
+          ModelStep.run(
+            r.model,
+            { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined, files: r.files },
+            writer,
+            plan.streamReasoning,
+            ids,
+            `${runId}:${step}`
+          )
         )
       )
       if (StepGuards.isOverrun(result)) return yield* overran([], [])
+      metrics.recordTokens(r.model.route, result.tokens.inputTokens, result.tokens.outputTokens)
       usage.current = ModelStep.addUsage(usage.current, result.tokens, r.price)
       const assistant: AssistantMessage = { role: "assistant", content: result.text, toolCalls: result.calls }
       for (const c of result.calls) {

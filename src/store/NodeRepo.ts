@@ -5,7 +5,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
-import { IdGenerator } from "../IdGenerator.ts"
+import { NodeId } from "../NodeId.ts"
 
 /** A process that has not beaten for this long is taken for dead. */
 export const NodeDeadAfterMs = 4_000
@@ -21,7 +21,7 @@ export class NodeRepo extends Context.Service<NodeRepo, {
   static readonly layer = Layer.effect(NodeRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const id = yield* IdGenerator.use((ids) => ids.make("node"))
+      const id = yield* NodeId
       const heartbeat = sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES (${id}, now(), now())
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`.pipe(Effect.orDie)
       yield* heartbeat

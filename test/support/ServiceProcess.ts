@@ -17,6 +17,8 @@ export interface ServiceProcess {
   readonly url: string
   /** Everything the process printed so far. */
   readonly output: () => string
+  /** What it printed on stdout alone. */
+  readonly stdout: () => string
   readonly child: ChildProcess
 }
 
@@ -47,6 +49,7 @@ export const run = (script: string, args: ReadonlyArray<string>, env: Record<str
 /** A process started but maybe not yet listening. */
 export interface Launched {
   readonly output: () => string
+  readonly stdout: () => string
   readonly child: ChildProcess
 }
 
@@ -59,10 +62,13 @@ export const launch = (env: Record<string, string>): Effect.Effect<Launched, nev
         env: { ...process.env, HOST: "127.0.0.1", ...env }
       })
       let out = ""
-      const onData = (d: Buffer) => (out += d.toString())
-      child.stdout.on("data", onData)
-      child.stderr.on("data", onData)
-      return { output: () => out, child }
+      let stdout = ""
+      child.stdout.on("data", (d: Buffer) => {
+        stdout += d.toString()
+        out += d.toString()
+      })
+      child.stderr.on("data", (d: Buffer) => (out += d.toString()))
+      return { output: () => out, stdout: () => stdout, child }
     }),
     (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
   )
@@ -102,8 +108,9 @@ export const listening = (p: Launched): Effect.Effect<ServiceProcess, Error> =>
   watchOutput(
     p,
     (output) => {
-      const url = /Listening on (http:\/\/[^\s]+)/.exec(output)?.[1]
-      return url === undefined ? undefined : { url, output: p.output, child: p.child }
+      // The URL ends at white space, or at the quote closing it in a JSON log line.
+      const url = /Listening on (http:\/\/[^\s"]+)/.exec(output)?.[1]
+      return url === undefined ? undefined : { url, output: p.output, stdout: p.stdout, child: p.child }
     },
     (code) => `service exited with ${code} before listening`
   )

@@ -15,6 +15,7 @@ import { ErrorBody } from "../../http/ErrorEnvelope.ts"
 import { type ServiceConfigShape, ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { noLimits } from "../../src/limits/LimitsConfig.ts"
 import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
+import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
 import { testDatabase } from "./TestDatabase.ts"
 
 /** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
@@ -115,7 +116,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   limits: noLimits,
-  artifacts: defaultArtifactConfig
+  artifacts: defaultArtifactConfig,
+  telemetry: noTelemetry
 })
 
 export interface Reply {

@@ -4,8 +4,10 @@
  * dropped or surfacing as a defect later.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer } from "effect"
+import { ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../../../src/config/ServiceConfig.ts"
+import { noTelemetry } from "../../../src/config/TelemetryConfig.ts"
+import { signalUrl } from "../../../src/telemetry/Otlp.ts"
 
 const load = (env: Record<string, string>) =>
   Effect.flip(Layer.build(ServiceConfig.layer).pipe(Effect.scoped, Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))))
@@ -19,7 +21,18 @@ describe("service configuration", () => {
       { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8;anthropic:claude=cheap" },
       "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'anthropic:claude=cheap'"
     ],
-    [{ SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2" }, "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'openai:gpt-4.1=0.2'"]
+    [{ SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2" }, "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'openai:gpt-4.1=0.2'"],
+    [{ SVC_LOG_FORMAT: "xml" }, "SVC_LOG_FORMAT must be 'text' or 'json', got 'xml'"],
+    [
+      { SVC_METRICS_TOKEN: "a-long-enough-token" },
+      "SVC_METRICS_TOKEN guards /metrics, which is off: set SVC_METRICS=on too (or unset the token)"
+    ],
+    [{ SVC_METRICS: "on", SVC_METRICS_TOKEN: "short" }, "SVC_METRICS_TOKEN must be at least 16 characters"],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+      "OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got 'grpc'"
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got 'collector:4318'"]
   ] as const)("%j is refused at start", ([env, message]) =>
     Effect.gen(function*() {
       const error = yield* load(env)
@@ -36,5 +49,30 @@ describe("service configuration", () => {
       assert.strictEqual(shape.seedKeys.length, 1)
       assert.deepStrictEqual(shape.bands.core, { route: "scripted", strict: true })
       assert.deepStrictEqual(shape.bands.frontier, { route: "scripted", strict: false })
+      assert.deepStrictEqual(shape.telemetry, noTelemetry)
+    }))
+
+  it.effect("the OTEL_* variables configure the exporter", () =>
+    Effect.gen(function*() {
+      const env = {
+        OTEL_EXPORTER_OTLP_ENDPOINT: "https://collector.example:4318/otlp",
+        OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer%20tok,x-team=agents",
+        OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=prod,service.name=agents-eu",
+        OTEL_BSP_SCHEDULE_DELAY: "1000",
+        SVC_METRICS: "on",
+        SVC_LOG_FORMAT: "json"
+      }
+      const { telemetry } = yield* ServiceConfig.pipe(Effect.provide(ServiceConfig.layer), Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
+      const otlp = Option.getOrThrow(telemetry.otlp)
+      assert.strictEqual(otlp.endpoint, "https://collector.example:4318/otlp")
+      assert.strictEqual(otlp.protocol, "http/protobuf")
+      assert.deepStrictEqual(otlp.headers.map(([name, value]) => [name, Redacted.value(value)]), [["authorization", "Bearer tok"], ["x-team", "agents"]])
+      // service.name in OTEL_RESOURCE_ATTRIBUTES is left for the exporter to read.
+      assert.strictEqual(otlp.serviceName, undefined)
+      assert.strictEqual(otlp.tracesExportMs, 1000)
+      assert.strictEqual(otlp.metricsExportMs, 60_000)
+      assert.strictEqual(signalUrl(otlp.endpoint, "traces"), "https://collector.example:4318/otlp/v1/traces")
+      assert.deepStrictEqual(telemetry.metrics, { enabled: true, token: Option.none() })
+      assert.strictEqual(telemetry.logFormat, "json")
     }))
 })

@@ -226,6 +226,16 @@ describe("OpenAiModel", () => {
       assert.match(refused.message, /^openai:gpt-4\.1 answered HTTP 401: /)
     }))
 
+  it.effect("a provider echoing the key it was sent: the key never reaches the error's message", () =>
+    Effect.gen(function*() {
+      const peer = yield* aimock((mock) => {
+        mock.nextRequestError(403, { message: `Key Bearer ${Redacted.value(redactedKey)} may not use this model`, type: "permission_error" })
+      })
+      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
+      const refused = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
+      assert.strictEqual(refused.message, "openai:gpt-4.1 answered HTTP 403: permission_error: Key [redacted] may not use this model")
+    }))
+
   it.effect("a connection dropped before any byte is retried; a stream that breaks after events is not", () =>
     Effect.gen(function*() {
       const peer = yield* aimock((mock) => {
