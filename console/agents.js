@@ -93,7 +93,7 @@ export class AgentsPanel {
               "button",
               { class: "item", attrs: { type: "button", "data-agent-id": agent.id, "aria-pressed": String(agent.id === selectId) }, on: { click: () => void this.select(agent) } },
               h("span", { class: "name" }, agentName(agent)),
-              h("code", { class: "id" }, agent.id),
+              agentName(agent) === agent.id ? null : h("code", { class: "id" }, agent.id),
               h("span", { class: "band" }, agent.band)
             )
           )

@@ -105,7 +105,7 @@ export const createApi = (key) => {
     /**
      * Sends a message: the answer is the run's stream (header Svc-Run-Id).
      * @param {string} threadId
-     * @param {{ input: string, streamReasoning: boolean }} body
+     * @param {{ input: string, streamReasoning?: boolean }} body
      * @param {AbortSignal} signal
      */
     send: (threadId, body, signal) => call("POST", `/v1/threads/${threadId}/messages`, { body, signal }),

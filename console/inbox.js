@@ -179,6 +179,7 @@ export class Inbox {
       const resolved = await this.api.resolve(id, request)
       status.textContent = `${done} (${resolved.status})`
       status.closest("article")?.setAttribute("data-resolved", resolved.status)
+      this.count.textContent = String(this.list.querySelectorAll("article:not([data-resolved])").length)
     } catch (error) {
       for (const button of buttons) button.disabled = false
       status.classList.add("error")

@@ -56,7 +56,10 @@ const signIn = (message) => {
 const workspace = (key) => {
   const api = createApi(key)
   const inbox = new Inbox(api)
-  const conversation = new ThreadPanel(api, () => void inbox.refresh())
+  const conversation = new ThreadPanel(api, {
+    onInputRequested: () => void inbox.refresh(),
+    onRunEnded: (thread) => void agents.loadThreads(thread.id)
+  })
   const agents = new AgentsPanel(api, (thread, agent) => void conversation.show(thread, agent))
   const timer = setInterval(() => void inbox.refresh(), inboxEveryMs)
   const signOut = () => {

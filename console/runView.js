@@ -268,7 +268,7 @@ export class RunView {
       h(
         "p",
         { class: "outcome", attrs: { "data-status": run.status } },
-        `The run ${statusLabel(run.status)}`,
+        `Run ${statusLabel(run.status)}`,
         reason === null ? "." : ` (${reason}).`,
         run.error === undefined ? null : h("span", { class: "run-error", attrs: { role: "alert" } }, ` ${run.error.code}: ${run.error.message}`)
       )

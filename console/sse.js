@@ -86,10 +86,20 @@ const chunkOf = (data) => {
 }
 
 /**
+ * Worth another attempt: the network failed (fetch throws a TypeError), the
+ * service was busy (429) or failed (5xx). Any other refusal is final.
+ * @param {unknown} error
+ */
+const retryable = (error) => {
+  const status = typeof error === "object" && error !== null && "status" in error ? Number(error.status) : undefined
+  return status === undefined ? error instanceof TypeError : status === 429 || status >= 500
+}
+
+/**
  * Follows a run's stream until the run ends or `signal` aborts. `first` is a
  * response already open on it (the answer to a message); later connections
- * come from `open` with the id of the last frame read. A refusal that retrying
- * cannot fix (a 4xx other than 429) is thrown.
+ * come from `open` with the id of the last frame read. A failure retrying
+ * cannot fix (a 4xx other than 429), or one of `onChunk`, is thrown.
  * @param {{
  *   first?: Response,
  *   open: (lastEventId: string | undefined) => Promise<Response>,
@@ -108,6 +118,7 @@ export const follow = async ({ first, open, onChunk, onConnection, signal }) => 
     let progressed = false
     let done = false
     let ended = false
+    let rendering = false
     try {
       response ??= await open(lastEventId)
       if (response.body === null) throw new TypeError("the stream has no body")
@@ -120,13 +131,14 @@ export const follow = async ({ first, open, onChunk, onConnection, signal }) => 
         if (frame.id !== undefined) lastEventId = frame.id
         const chunk = chunkOf(frame.data)
         progressed = true
+        rendering = true
         onChunk(chunk)
+        rendering = false
         ended = isFinalEnd(chunk)
       }
     } catch (error) {
       if (signal.aborted) return "aborted"
-      const status = typeof error === "object" && error !== null && "status" in error ? Number(error.status) : 0
-      if (status >= 400 && status < 500 && status !== 429) throw error
+      if (rendering || !retryable(error)) throw error
     }
     response = undefined
     if (ended) return "ended"

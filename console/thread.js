@@ -15,11 +15,13 @@ import { follow } from "./sse.js"
 export class ThreadPanel {
   /**
    * @param {Api} api
-   * @param {() => void} onInputRequested a run parked on a person
+   * @param {{ onInputRequested: () => void, onRunEnded: (thread: Thread) => void }} listeners
+   *   a run in view parked on a person; a run in view ended (the thread is idle again)
    */
-  constructor(api, onInputRequested) {
+  constructor(api, { onInputRequested, onRunEnded }) {
     this.api = api
     this.onInputRequested = onInputRequested
+    this.onRunEnded = onRunEnded
     /** @type {Thread | undefined} */
     this.thread = undefined
     /** @type {AbortController | undefined} the stream being followed */
@@ -104,24 +106,30 @@ export class ThreadPanel {
     }
   }
 
+  /** Sends the composer's message and follows the run it starts; a refusal leaves the run in view as it is. */
   async send() {
     const thread = this.thread
     const text = this.input.value
     if (thread === undefined || text.trim() === "") return
     this.error.hidden = true
-    const controller = this.restart()
+    const controller = new AbortController()
     this.sendButton.disabled = true
+    /** @type {Response} */
+    let response
     try {
-      const response = await this.api.send(thread.id, { input: text, streamReasoning: this.reasoning.checked }, controller.signal)
-      this.input.value = ""
-      void this.loadRuns()
-      await this.watch(response.headers.get("svc-run-id") ?? "", { input: text, first: response, controller })
+      // Only `input` unless an option is chosen: a plain-text message to a busy thread is held as a follow-up.
+      response = await this.api.send(thread.id, { input: text, ...(this.reasoning.checked ? { streamReasoning: true } : {}) }, controller.signal)
     } catch (error) {
       // 409 thread_busy: the message may have been held as a follow-up or taken as an answer; the envelope says which.
-      if (!controller.signal.aborted) this.fail(error)
+      return this.fail(error)
     } finally {
       this.sendButton.disabled = false
     }
+    this.input.value = ""
+    this.following?.abort()
+    this.following = controller
+    void this.loadRuns()
+    await this.watch(response.headers.get("svc-run-id") ?? "", { input: text, first: response, controller })
   }
 
   /** Stops following the current stream; answers the controller of the next one. */
@@ -153,8 +161,10 @@ export class ThreadPanel {
       })
       if (outcome === "aborted") return
       cancel.remove()
-      view.showRun(await this.api.run(runId))
+      const run = await this.api.run(runId)
+      view.showRun(run)
       await this.loadRuns()
+      if (this.thread?.id === run.threadId) this.onRunEnded(this.thread)
     } catch (error) {
       if (!controller.signal.aborted) view.notice(messageOf(error), "error")
     }

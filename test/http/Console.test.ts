@@ -68,7 +68,7 @@ TestServer.suite()("console", (it) => {
       assert.strictEqual(seen.stored, TestServer.Keys.a)
       assert.strictEqual(seen.agentLabel, "Console tester")
       assert.match(seen.threadId, /^thread_/)
-      assert.strictEqual(seen.outcome, "The run completed.")
+      assert.strictEqual(seen.outcome, "Run completed.")
       assert.deepStrictEqual(seen.texts, [`Hello ${hostile}`])
       assert.deepStrictEqual(seen.reasoning, [`Weighing ${hostile}`])
       // Shown as written: no element came out of the model's text, no handler ran.
@@ -87,6 +87,28 @@ TestServer.suite()("console", (it) => {
         Steps: String(usage?.steps)
       })
       assert.strictEqual(seen.listed, "completed")
+      assert.deepStrictEqual(browser.errors(), [])
+    }).pipe(Effect.scoped))
+
+  it.effect("the New agent form creates an agent (context, band), which is listed, named by its context and chosen", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const browser = yield* Browser.open
+      const seen = yield* Browser.on(browser, async (page) => {
+        await signIn(page, api.url, TestServer.Keys.b)
+        await page.getByText("New agent").click()
+        await page.getByLabel("Context").fill("Support bot\nAnswer in one sentence.")
+        await page.getByLabel("Band").selectOption("lite")
+        await page.getByRole("button", { name: "Create agent" }).click()
+        const chosen = page.locator('[data-agent-id][aria-pressed="true"]')
+        await page.getByRole("heading", { name: "Threads of Support bot" }).waitFor()
+        return { id: await chosen.getAttribute("data-agent-id"), name: await chosen.locator(".name").textContent() }
+      })
+      yield* browser.screenshot("agent-created")
+      const agent = yield* Collection.agents.read(seen.id ?? "", TestServer.Keys.b)
+      assert.deepStrictEqual(agent.context, [{ content: "Support bot\nAnswer in one sentence." }])
+      assert.strictEqual(agent.band, "lite")
+      assert.strictEqual(seen.name, "Support bot")
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 
@@ -119,7 +141,7 @@ TestServer.suite()("console", (it) => {
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 
-  it.effect("a tool call shows its input and output as they happen, while the run still goes on", () =>
+  it.effect("tool calls show their input and output as they happen; a message sent meanwhile is held, said so, and answered", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const { gate, agent } = yield* toolAgent("tools")
@@ -127,7 +149,7 @@ TestServer.suite()("console", (it) => {
       const runId = yield* Browser.on(browser, async (page) => {
         await signIn(page, api.url, TestServer.Keys.a)
         await newThread(page, agent.id)
-        await send(page, `/tool mcp__tools__echo ${JSON.stringify({ text: hostile })}\n/tool mcp__tools__wait {}\n/text All done.`)
+        await send(page, `/tool mcp__tools__echo ${JSON.stringify({ text: hostile })}\n/tool mcp__tools__wait {}`)
         await toolCard(page, "mcp__tools__wait").and(page.locator('[data-state="running"]')).waitFor()
         return runIdOf(page)
       })
@@ -142,10 +164,20 @@ TestServer.suite()("console", (it) => {
         outcomes: await page.locator(".terminal .outcome").count()
       }))
       yield* browser.screenshot("tool-running")
+      // A message now is held for the run's next turn boundary (409 thread_busy): the page says so and keeps following the run.
+      const held = yield* Browser.on(browser, async (page) => {
+        await send(page, "hold this")
+        const alert = page.getByRole("region", { name: "Conversation" }).getByRole("alert").filter({ hasText: /./ })
+        await alert.waitFor()
+        return alert.textContent()
+      })
+      assert.strictEqual(held, "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it.")
+      assert.deepStrictEqual((yield* getRun(runId)).queuedFollowups?.map((f) => f.text), ["hold this"])
       yield* gate.open
       const done = yield* Browser.on(browser, async (page) => ({
         outcome: await outcomeOf(page),
         texts: await textsOf(page),
+        notices: await page.locator(".run .notice").allTextContents(),
         waitOutput: await toolCard(page, "mcp__tools__wait").getByLabel("Output").textContent()
       }))
       yield* browser.screenshot("tool-done")
@@ -156,8 +188,10 @@ TestServer.suite()("console", (it) => {
       assert.strictEqual(live.echoOutput, pretty(outputs[0]))
       assert.strictEqual(live.waitInput, pretty({}))
       assert.strictEqual(live.outcomes, 0)
-      assert.strictEqual(done.outcome, "The run completed.")
-      assert.deepStrictEqual(done.texts, ["All done."])
+      assert.strictEqual(done.outcome, "Run completed.")
+      // Delivered at the boundary after `wait`, the follow-up is the message the model answers.
+      assert.deepStrictEqual(done.notices, ["Follow-up delivered: hold this"])
+      assert.deepStrictEqual(done.texts, ["Echo: hold this"])
       assert.strictEqual(done.waitOutput, pretty(outputs[1]))
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
@@ -194,10 +228,35 @@ TestServer.suite()("console", (it) => {
       const lastEventId = Number(request.headers()["last-event-id"])
       // It asked for what came after the last frame it had, one the service sent before the cut.
       assert.isTrue(Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length, String(lastEventId))
-      assert.strictEqual(seen.outcome, "The run completed.")
+      assert.strictEqual(seen.outcome, "Run completed.")
       assert.deepStrictEqual(seen.texts, ["After the cut."])
       assert.strictEqual(seen.cards, 2)
       assert.strictEqual(seen.steps, replay.chunks.filter((c) => c.type === "start-step").length)
+      assert.deepStrictEqual(browser.errors(), [])
+    }).pipe(Effect.scoped))
+
+  it.effect("Cancel run cancels the run in view: the stream ends with abort and the terminal state says cancelled", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { gate, agent } = yield* toolAgent("stoppable")
+      const browser = yield* Browser.open
+      yield* Browser.on(browser, async (page) => {
+        await signIn(page, api.url, TestServer.Keys.a)
+        await newThread(page, agent.id)
+        await send(page, "/tool mcp__stoppable__wait {}")
+        await toolCard(page, "mcp__stoppable__wait").and(page.locator('[data-state="running"]')).waitFor()
+      })
+      yield* gate.waiting
+      const seen = yield* Browser.on(browser, async (page) => {
+        await page.getByRole("button", { name: "Cancel run" }).click()
+        return { runId: await runIdOf(page), outcome: await outcomeOf(page), cancelButtons: await page.getByRole("button", { name: "Cancel run" }).count() }
+      })
+      yield* browser.screenshot("run-cancelled")
+      const run = yield* getRun(seen.runId)
+      assert.strictEqual(run.status, "cancelled")
+      assert.strictEqual(seen.outcome, "Run cancelled.")
+      assert.strictEqual(seen.cancelButtons, 0)
+      assert.deepStrictEqual((yield* streamOf(seen.runId)).chunks.at(-1), { type: "abort", reason: "cancelled" })
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 

@@ -87,6 +87,7 @@ TestServer.suite()("console inbox", (it) => {
           outcome,
           texts: await textsOf(page),
           cardStatus: await page.getByRole("region", { name: "Inbox" }).getByRole("status").first().textContent(),
+          count: await page.getByRole("region", { name: "Inbox" }).locator(".count").textContent(),
           toolState: await toolCard(page, "mcp__gated__echo").getAttribute("data-state"),
           inputs: await toolCard(page, "mcp__gated__echo").getByLabel("Input").count(),
           waiting: await toolCard(page, "mcp__gated__echo").locator(".waiting").count(),
@@ -98,7 +99,8 @@ TestServer.suite()("console inbox", (it) => {
       assert.strictEqual(interaction.decision, "allow")
       assert.strictEqual(interaction.reason, "Looks fine")
       assert.strictEqual(approved.cardStatus, "Approved. (resolved)")
-      assert.strictEqual(approved.outcome, "The run completed.")
+      assert.strictEqual(approved.count, "0")
+      assert.strictEqual(approved.outcome, "Run completed.")
       assert.deepStrictEqual(approved.texts, [`Result: <untrusted_data source="mcp__gated__echo">\nneeds a yes\n</untrusted_data>`])
       assert.strictEqual(approved.toolState, "done")
       // The resumed run goes on in the parked step: one card, its input once, the waiting note gone.
@@ -123,7 +125,7 @@ TestServer.suite()("console inbox", (it) => {
       yield* browser.screenshot("approval-denied")
       assert.notStrictEqual(denied.runId, parked.runId)
       assert.strictEqual((yield* interactionsOf(denied.runId)).data[0].decision, "deny")
-      assert.strictEqual(denied.outcome, "The run completed.")
+      assert.strictEqual(denied.outcome, "Run completed.")
       assert.strictEqual(denied.toolState, "denied")
       assert.strictEqual(denied.note, "Denied: the tool did not run.")
       assert.deepStrictEqual(browser.errors(), [])
@@ -193,7 +195,7 @@ TestServer.suite()("console inbox", (it) => {
       const [settled] = (yield* interactionsOf(asked.runId)).data
       assert.strictEqual(settled.status, "resolved")
       assert.deepStrictEqual(settled.resolution, resolution)
-      assert.strictEqual(answered.outcome, "The run completed.")
+      assert.strictEqual(answered.outcome, "Run completed.")
       assert.deepStrictEqual(answered.texts, ["thanks"])
       assert.deepStrictEqual(TestServer.parseJson(answered.output ?? ""), resolution)
       assert.deepStrictEqual(browser.errors(), [])

@@ -42,7 +42,7 @@ export const runIdOf = async (page: Page): Promise<string> => (await runView(pag
 /** The card of the run view's call of `toolName`. */
 export const toolCard = (page: Page, toolName: string): Locator => runView(page).getByRole("article", { name: `Tool call ${toolName}` })
 
-/** Waits for the run's terminal state and answers its sentence ("The run completed."). */
+/** Waits for the run's terminal state and answers its sentence ("Run completed."). */
 export const outcomeOf = async (page: Page): Promise<string> => {
   const outcome = runView(page).locator(".terminal .outcome")
   await outcome.waitFor()
