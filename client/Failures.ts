@@ -11,9 +11,10 @@
  *
  * `toFailure` turns any failure of the contract's typed client into one of them.
  */
-import { Effect, Option, Schema, SchemaAST, SchemaIssue } from "effect"
+import { Effect, Option, Schema, SchemaAST, type SchemaIssue } from "effect"
 import { HttpClientError } from "effect/http"
 import { ApiErrors, ErrorBody } from "../http/ErrorEnvelope.ts"
+import { fieldIssues, issueLine } from "../http/FieldIssues.ts"
 
 export class ServiceError extends Schema.TaggedError<ServiceError>()("ServiceError", {
   status: Schema.Number,
@@ -47,11 +48,11 @@ export const isRetryable = (failure: Failure): boolean =>
   (failure._tag === "ClientError" && failure.kind === "connection") ||
   (failure.status !== undefined && [502, 503, 504].includes(failure.status))
 
-const formatIssue = SchemaIssue.makeFormatterDefault()
+const describeIssue = (issue: SchemaIssue.Issue) => issueLine(fieldIssues(issue))
 
-/** A request refused locally because it breaks the contract's schema. */
+/** A request refused locally because it breaks the contract's schema (worded as the service words it). */
 export const invalidRequest = (what: string, error: Schema.SchemaError): ClientError =>
-  new ClientError({ kind: "invalid_request", message: `Invalid ${what}: ${formatIssue(error.issue)}` })
+  new ClientError({ kind: "invalid_request", message: `Invalid ${what}: ${describeIssue(error.issue)}` })
 
 /** The status an envelope class answers with (its `httpApiStatus` annotation, http/ErrorEnvelope.ts). */
 const statusOf = (ast: SchemaAST.AST): number => SchemaAST.resolveAt<number>("httpApiStatus")(ast) ?? 500
@@ -74,11 +75,22 @@ const fromUndeclared = (status: number, body: string): Failure =>
       })
   })
 
+/** The innermost message of an error's `cause` chain (`connect ECONNREFUSED ...` under `fetch failed`). */
+const rootCause = (error: unknown): string | undefined => {
+  let message: string | undefined
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) message = e.message
+  return message
+}
+
 const fromHttpClientError = (error: HttpClientError.HttpClientError): Effect.Effect<never, Failure> => {
   const reason = error.reason
   switch (reason._tag) {
-    case "TransportError":
-      return Effect.fail(new ClientError({ kind: "connection", message: reason.message, cause: reason }))
+    case "TransportError": {
+      const cause = rootCause(reason.cause)
+      return Effect.fail(
+        new ClientError({ kind: "connection", message: cause === undefined ? reason.message : `${reason.message}: ${cause}`, cause: reason })
+      )
+    }
     case "EncodeError":
     case "InvalidUrlError":
       return Effect.fail(new ClientError({ kind: "invalid_request", message: reason.message, cause: reason }))
@@ -110,7 +122,7 @@ export const toFailure = (error: unknown): Effect.Effect<never, Failure> => {
   if (HttpClientError.isHttpClientError(error)) return fromHttpClientError(error)
   if (Schema.isSchemaError(error)) {
     return Effect.fail(
-      new ClientError({ kind: "invalid_response", message: `The answer does not match the API contract: ${formatIssue(error.issue)}` })
+      new ClientError({ kind: "invalid_response", message: `The answer does not match the API contract: ${describeIssue(error.issue)}` })
     )
   }
   return Effect.fail(new ClientError({ kind: "invalid_response", message: String(error), cause: error }))

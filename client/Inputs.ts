@@ -16,7 +16,7 @@ const parseOptions = { errors: "all", onExcessProperty: "error" } as const
 /** `value` decoded with `schema`; `what` names it in the error. */
 export const checked = <S extends Schema.Top>(schema: S, what: string) => {
   const decode = Schema.decodeUnknownEffect(schema, parseOptions)
-  return (value: S["Encoded"]): Effect.Effect<S["Type"], ClientError, S["DecodingServices"]> =>
+  return (value: unknown): Effect.Effect<S["Type"], ClientError, S["DecodingServices"]> =>
     Effect.mapError(decode(value), (error) => invalidRequest(what, error))
 }
 
@@ -45,7 +45,7 @@ export const pageQuery = (options: PageOptions) =>
 /** An optional filter, checked when present. */
 const optional = <S extends Schema.Top>(schema: S, what: string) => {
   const check = checked(schema, what)
-  return (value: S["Encoded"] | undefined) => (value === undefined ? Effect.succeed(undefined) : check(value))
+  return (value: unknown) => (value === undefined ? Effect.succeed(undefined) : check(value))
 }
 
 export const filters = {
@@ -56,7 +56,3 @@ export const filters = {
   interactionStatus: optional(InteractionStatus, "status"),
   interactionKind: optional(InteractionKind, "kind")
 }
-
-/** `{ key: value }` when the value is present, `{}` otherwise (optional keys, exactly). */
-export const present = <K extends string, V>(key: K, value: V | undefined): { readonly [P in K]?: V } =>
-  value === undefined ? {} : { [key]: value } as { readonly [P in K]?: V }

@@ -4,7 +4,7 @@
  * exist), requests carrying NUL characters are refused, and bearer
  * authentication provides the caller.
  */
-import { Effect, Layer, Option, Redacted, SchemaIssue } from "effect"
+import { Effect, Layer, Option, Redacted, type SchemaIssue } from "effect"
 import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import { NotFound } from "../domain/Errors.ts"
@@ -20,9 +20,8 @@ import {
   tooManyRequests,
   unauthorized
 } from "./ErrorEnvelope.ts"
+import { fieldIssues, issueLine } from "./FieldIssues.ts"
 import { findNul } from "./NulGuard.ts"
-
-const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
 const slotName: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
   Params: "path",
@@ -33,22 +32,11 @@ const slotName: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
   ResponseHeaders: "response"
 }
 
-/** `capabilities.mcp.toolServerIds[0]`-style paths. */
-const fieldPath = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>): string =>
-  path.reduce<string>((acc, segment) => {
-    const key = typeof segment === "object" ? segment.key : segment
-    if (typeof key === "number") return `${acc}[${key}]`
-    return acc === "" ? String(key) : `${acc}.${String(key)}`
-  }, "")
-
 export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError) => {
   const slot = slotName[error.kind]
-  const errors = formatIssues(error.cause.issue).issues.map((issue) => {
-    const field = fieldPath(issue.path ?? [])
-    return { field: field === "" ? slot : field, location: slot, message: issue.message }
-  })
-  const listed = errors.map((e) => (e.field === slot ? e.message : `${e.field}: ${e.message}`)).join("; ")
-  return { message: `Invalid request ${slot}: ${listed}`, errors }
+  const issues = fieldIssues(error.cause.issue)
+  const errors = issues.map((issue) => ({ field: issue.field === "" ? slot : issue.field, location: slot, message: issue.message }))
+  return { message: `Invalid request ${slot}: ${issueLine(issues)}`, errors }
 }
 
 interface FieldError {

@@ -20,18 +20,21 @@ export interface CutProxy {
   readonly requests: () => ReadonlyArray<Forwarded>
   /** Destroys every response in flight (the client sees its connection reset). */
   readonly cut: Effect.Effect<void>
+  /** Completes once `count` requests have arrived. */
+  readonly received: (count: number) => Effect.Effect<void>
 }
 
 export const cutProxy = (target: string): Effect.Effect<CutProxy, never, Scope.Scope> =>
   Effect.gen(function*() {
     const upstream = new URL(target)
     const seen: Array<Forwarded> = []
+    const waiting = new Set<{ readonly count: number; readonly wake: () => void }>()
     const inFlight = new Set<ServerResponse>()
     const forward = (req: IncomingMessage, res: ServerResponse) => {
-      const lastEventId = req.headers["last-event-id"]
-      seen.push({ method: req.method ?? "GET", path: req.url ?? "/", lastEventId: typeof lastEventId === "string" ? lastEventId : undefined })
       inFlight.add(res)
       res.once("close", () => inFlight.delete(res))
+      const lastEventId = req.headers["last-event-id"]
+      seen.push({ method: req.method ?? "GET", path: req.url ?? "/", lastEventId: typeof lastEventId === "string" ? lastEventId : undefined })
       const outgoing = request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {
@@ -42,6 +45,8 @@ export const cutProxy = (target: string): Effect.Effect<CutProxy, never, Scope.S
       outgoing.on("error", () => res.destroy())
       res.once("close", () => outgoing.destroy())
       req.pipe(outgoing)
+      // Last: a waiter woken here may cut at once, and this response must be among those cut.
+      for (const waiter of waiting) if (seen.length >= waiter.count) waiter.wake()
     }
     const port = yield* listen(forward)
     return {
@@ -49,6 +54,19 @@ export const cutProxy = (target: string): Effect.Effect<CutProxy, never, Scope.S
       requests: () => [...seen],
       cut: Effect.sync(() => {
         for (const res of inFlight) res.socket?.destroy()
-      })
+      }),
+      received: (count) =>
+        Effect.callback<void>((resume) => {
+          if (seen.length >= count) return resume(Effect.void)
+          const waiter = {
+            count,
+            wake: () => {
+              waiting.delete(waiter)
+              resume(Effect.void)
+            }
+          }
+          waiting.add(waiter)
+          return Effect.sync(() => waiting.delete(waiter))
+        })
     }
   })
