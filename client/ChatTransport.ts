@@ -13,9 +13,9 @@ import { Effect, Schema, Stream } from "effect"
 import { type Chunk, isFinalEnd } from "../domain/Chunk.ts"
 import type { RunId } from "../domain/Ids.ts"
 import { isTerminal, type MessageInput, type Run } from "../domain/Run.ts"
+import { ClientError, type Failure } from "./Failures.ts"
 
 type MessageBody = typeof MessageInput.Encoded
-import { ClientError, type Failure } from "./Failures.ts"
 
 /** The part of the AI SDK's `UIMessage` the transport reads. */
 export interface ChatMessageLike {

@@ -13,7 +13,7 @@
  * takes) that resume after a disconnect by themselves. `call` reaches any
  * route of the contract through the typed Effect client.
  */
-import { Effect, Stream } from "effect"
+import { Context, Effect, Stream } from "effect"
 import { AgentCreate } from "../domain/Agent.ts"
 import type { Chunk } from "../domain/Chunk.ts"
 import type { InteractionKind, InteractionStatus } from "../domain/Interaction.ts"
@@ -24,7 +24,7 @@ import { type ChatTransportOptions, makeChatTransport, type ServiceChatTransport
 import { type Failure, normalized } from "./Failures.ts"
 import { checked, filters, ids, type PageOptions, pageQuery } from "./Inputs.ts"
 import * as RunEvents from "./RunEvents.ts"
-import { type ApiClient, type ConnectionOptions, make } from "./ServiceClient.ts"
+import { type ApiClient, type ConnectionOptions, makeServiceClient } from "./ServiceClient.ts"
 
 const agentCreate = checked(AgentCreate, "agent")
 const threadCreate = checked(ThreadCreate, "thread")
@@ -32,22 +32,19 @@ const runStart = checked(RunStartInput, "run")
 const messageInput = checked(MessageInput, "message")
 const resolveBody = checked(ResolveInteractionBody, "resolution")
 
-export interface SendOptions extends RunEvents.FollowOptions {
-  /** Sent as `Idempotency-Key`: a retried send starts no second run. */
-  readonly idempotencyKey?: string | undefined
-}
+const idempotency = (key: string | undefined) => (key === undefined ? {} : { "idempotency-key": key })
 
 export const createClient = (options: ConnectionOptions) => {
   // Building the typed client is synchronous (it walks the contract); it holds no connection.
-  const api: ApiClient = Effect.runSync(make(options))
+  const api: ApiClient = Effect.runSync(makeServiceClient(options))
   const run = <A>(effect: Effect.Effect<A, unknown>): Promise<A> => Effect.runPromise(normalized(effect))
   const stream = <A>(events: Stream.Stream<A, Failure>, signal?: AbortSignal): ReadableStream<A> =>
-    Stream.toReadableStreamWith(events, Effect.runSync(Effect.context()), signal === undefined ? {} : { signal })
+    Stream.toReadableStreamWith(events, Context.empty(), { signal })
 
   const followChunks = (runId: string, follow: RunEvents.FollowOptions = {}): Stream.Stream<Chunk, Failure> =>
     Stream.unwrap(Effect.map(ids.run(runId), (id) => RunEvents.chunks(RunEvents.follow(api, id, follow))))
 
-  const sendMessage = (threadId: string, input: string | typeof MessageInput.Encoded, send: SendOptions = {}) =>
+  const sendMessage = (threadId: string, input: string | typeof MessageInput.Encoded, send: RunEvents.SendOptions = {}) =>
     Effect.gen(function*() {
       const id = yield* ids.thread(threadId)
       const body = yield* messageInput(typeof input === "string" ? { input } : input)
@@ -60,16 +57,16 @@ export const createClient = (options: ConnectionOptions) => {
       list: (page: PageOptions = {}) => run(Effect.flatMap(pageQuery(page), (query) => api.agents.list({ query }))),
       create: (body: typeof AgentCreate.Encoded, idempotencyKey?: string) =>
         run(Effect.flatMap(agentCreate(body), (payload) =>
-          api.agents.create({ payload, headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey } }))),
+          api.agents.create({ payload, headers: idempotency(idempotencyKey) }))),
       get: (id: string) => run(Effect.flatMap(ids.agent(id), (agentId) => api.agents.get({ params: { id: agentId } })))
     },
     threads: {
       create: (body: typeof ThreadCreate.Encoded, idempotencyKey?: string) =>
         run(Effect.flatMap(threadCreate(body), (payload) =>
-          api.threads.create({ payload, headers: idempotencyKey === undefined ? {} : { "idempotency-key": idempotencyKey } }))),
+          api.threads.create({ payload, headers: idempotency(idempotencyKey) }))),
       get: (id: string) => run(Effect.flatMap(ids.thread(id), (threadId) => api.threads.get({ params: { id: threadId } }))),
       /** Sends a message and answers with the new run's id and its stream (from the same response). */
-      send: (threadId: string, input: string | typeof MessageInput.Encoded, send: SendOptions = {}) =>
+      send: (threadId: string, input: string | typeof MessageInput.Encoded, send: RunEvents.SendOptions = {}) =>
         run(Effect.map(sendMessage(threadId, input, send), ({ runId, chunks }) => ({ runId, stream: stream(chunks) })))
     },
     runs: {

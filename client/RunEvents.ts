@@ -149,6 +149,7 @@ export const chunks = <E, R>(events: Stream.Stream<RunEvent, E, R>): Stream.Stre
 const decodeRunId = Schema.decodeUnknownOption(RunId)
 
 export interface SendOptions extends FollowOptions {
+  /** Sent as `Idempotency-Key`: a retried send starts no second run. */
   readonly idempotencyKey?: string | undefined
 }
 

@@ -27,11 +27,11 @@ export const bearer = (apiKey: string | Redacted.Redacted<string>) =>
     next(HttpClientRequest.bearerToken(request, Redacted.isRedacted(apiKey) ? Redacted.value(apiKey) : apiKey)))
 
 /** The typed client for `options`, over `fetch`. */
-export const make = (options: ConnectionOptions): Effect.Effect<ApiClient> =>
+export const makeServiceClient = (options: ConnectionOptions): Effect.Effect<ApiClient> =>
   HttpApiClient.make(Api, { baseUrl: options.baseUrl }).pipe(
     Effect.provide([bearer(options.apiKey), FetchHttpClient.layer])
   )
 
 export class ServiceClient extends Context.Service<ServiceClient, ApiClient>()("agent-service/ServiceClient") {
-  static readonly layer = (options: ConnectionOptions): Layer.Layer<ServiceClient> => Layer.effect(ServiceClient)(make(options))
+  static readonly layer = (options: ConnectionOptions): Layer.Layer<ServiceClient> => Layer.effect(ServiceClient)(makeServiceClient(options))
 }

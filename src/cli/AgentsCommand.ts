@@ -5,8 +5,7 @@
 import { Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { checked, normalized, pageQuery } from "agent-service/client"
-import { AgentCreate } from "../../domain/Agent.ts"
-import type { Agent } from "../../domain/Agent.ts"
+import { type Agent, AgentCreate } from "../../domain/Agent.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
 import { Output } from "./Output.ts"
@@ -19,7 +18,7 @@ const summary = (agent: Agent) => {
   return line.length > 60 ? `${line.slice(0, 60)}...` : line
 }
 
-export const agentLine = (agent: Agent) => [agent.id, agent.band, agent.createdAt, summary(agent)].join("  ").trimEnd()
+const agentLine = (agent: Agent) => [agent.id, agent.band, agent.createdAt, summary(agent)].join("  ").trimEnd()
 
 const list = Command.make("list", {
   limit: Flag.Int("limit").pipe(Flag.optional, Flag.withDescription("Agents per page (1-100, default 20)")),

@@ -5,10 +5,10 @@
  */
 import { Config, Effect, Option } from "effect"
 import { Flag, GlobalFlag } from "effect/cli"
-import { make } from "agent-service/client"
+import { makeServiceClient } from "agent-service/client"
 import { Usage } from "./CommandFailure.ts"
 
-export const defaultUrl = "http://127.0.0.1:8080"
+const defaultUrl = "http://127.0.0.1:8080"
 
 export const Url = GlobalFlag.Setting("url")({
   flag: Flag.String("url").pipe(
@@ -33,5 +33,5 @@ export const client = Effect.gen(function*() {
   if (Option.isNone(apiKey)) {
     return yield* new Usage({ message: "no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)" })
   }
-  return yield* make({ baseUrl, apiKey: apiKey.value })
+  return yield* makeServiceClient({ baseUrl, apiKey: apiKey.value })
 })

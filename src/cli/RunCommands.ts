@@ -15,7 +15,7 @@ import { runView } from "./RunView.ts"
 
 const messageInput = checked(MessageInput, "message")
 
-const send = Command.make("send", {
+export const send = Command.make("send", {
   agent: Flag.String("agent").pipe(Flag.optional, Flag.withDescription("Start a new thread on this agent")),
   band: Flag.String("band").pipe(Flag.optional, Flag.withDescription("lite, core or frontier (default: the thread's)")),
   reasoning: Flag.Boolean("reasoning").pipe(Flag.withDefault(false), Flag.withDescription("Show the model's reasoning when its route streams it")),
@@ -66,8 +66,6 @@ const tail = Command.make("tail", {
     const events = RunEvents.follow(api, runId, { followParks: true, lastEventId: Option.getOrUndefined(flags.after) })
     yield* view.follow(api, runId, events)
   })).pipe(Command.withDescription("Follow a run's stream until the run ends, resuming after disconnects"))
-
-export { send }
 
 export const runs = Command.make("runs").pipe(
   Command.withDescription("Follow runs"),
