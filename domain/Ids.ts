@@ -95,7 +95,7 @@ export type IdOf<K extends IdKind> = K extends keyof BrandedIds ? BrandedIds[K] 
 
 /**
  * The annotation on an id check naming the resource a path id addresses: a
- * path id that fails it answers 404 `<resource>_not_found` (http/ApiMiddleware.ts).
+ * path id that fails it answers 404 `<resource>_not_found` (http/ApiMiddlewareHandlers.ts).
  */
 export const NotFoundResource = "svc/notFoundResource"
 

@@ -1,45 +1,33 @@
+#!/usr/bin/env node
 /**
- * Operator CLI: `npm run cli -- keys create --org <organization> --workspace <workspace>`
- * mints an API key on the configured storage (DATABASE_URL, or the embedded
- * database under SVC_DATA_DIR while the service is stopped) and prints it once.
+ * The command line (`npm run cli -- ...`, or `agent-service ...` once the
+ * package is linked): `keys create` for operators, and for users of the API
+ * (through the typed client, `agent-service/client`) `agents list|create`,
+ * `send`, `runs tail` and `interactions list|approve|deny|answer`.
+ * `--url` / `SVC_URL` and `--api-key` / `SVC_API_KEY` name the service.
+ * Exit codes: 0 done, 1 the service or the connection failed, 2 a usage mistake.
  */
-import { parseArgs } from "node:util"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { Console, Effect, Layer, Redacted } from "effect"
-import { ApiKeys, isValidScopeName } from "./auth/ApiKeys.ts"
-import { IdGenerator } from "./IdGenerator.ts"
-import { ServiceConfig } from "./config/ServiceConfig.ts"
-import * as Database from "./store/Database.ts"
-import * as Migrations from "./store/Migrations.ts"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Effect } from "effect"
+import { Command } from "effect/cli"
+import pkg from "../package.json" with { type: "json" }
+import { agents } from "./cli/AgentsCommand.ts"
+import { reported } from "./cli/CommandFailure.ts"
+import { ApiKey, Url } from "./cli/Connection.ts"
+import { interactions } from "./cli/InteractionsCommand.ts"
+import { keys } from "./cli/KeysCommand.ts"
+import { Output } from "./cli/Output.ts"
+import { runs, send } from "./cli/RunCommands.ts"
 
-const usage = `usage: npm run cli -- keys create --org <organization> --workspace <workspace>
-
-  Mints an API key for <workspace> of <organization> and prints it once.
-  Names use letters, digits, '_' and '-' (for example --org org_acme --workspace prod).`
-
-const Storage = ApiKeys.layer.pipe(
-  Layer.provideMerge(Migrations.layer),
-  Layer.provideMerge(Database.layer),
-  Layer.provide([ServiceConfig.layer, IdGenerator.layer])
+const cli = Command.make("agent-service").pipe(
+  Command.withDescription("The agent service from the command line"),
+  Command.withSubcommands([agents, send, runs, interactions, keys]),
+  Command.withGlobalFlags([Url, ApiKey])
 )
 
-const fail = (message: string) => Effect.flatMap(Console.error(`${message}\n\n${usage}`), () => Effect.sync(() => process.exit(2)))
-
-const main = Effect.gen(function*() {
-  const { positionals, values } = parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    strict: false,
-    options: { org: { type: "string" }, workspace: { type: "string" } }
-  })
-  if (positionals[0] !== "keys" || positionals[1] !== "create") return yield* fail("unknown command")
-  const org = values["org"]
-  const workspace = values["workspace"]
-  if (typeof org !== "string" || typeof workspace !== "string") return yield* fail("--org and --workspace are required")
-  if (!isValidScopeName(org) || !isValidScopeName(workspace)) return yield* fail("invalid --org or --workspace")
-  const minted = yield* Effect.flatMap(ApiKeys, (keys) => keys.mint(org, workspace, "cli")).pipe(Effect.provide(Storage))
-  yield* Console.error(`API key for organization ${minted.organizationId}, workspace ${minted.workspaceId} (shown only now):`)
-  yield* Console.log(Redacted.value(minted.key))
-})
-
-main.pipe(NodeRuntime.runMain)
+Command.run(cli, { version: pkg.version }).pipe(
+  reported,
+  Effect.provide([Output.layer, NodeServices.layer]),
+  NodeRuntime.runMain
+)

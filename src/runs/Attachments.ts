@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import type { AttachmentRef } from "../../domain/Conversation.ts"
-import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
+import { InvalidRequest } from "../../domain/Errors.ts"
 import { FileId, type RunId, type ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Files } from "../artifacts/Files.ts"
@@ -18,12 +18,12 @@ type FilesService = Files["Service"]
 
 const itemField = (i: number) => `input.attachments[${i}].fileId`
 
-const unusable = (i: number, fileId: string) => <E extends { readonly _tag: string }>(e: E | NotFound | PermissionDenied) =>
-  e._tag !== "NotFound" && e._tag !== "PermissionDenied"
-    ? e
-    : e._tag === "NotFound"
-    ? InvalidRequest.forField(itemField(i), `input.attachments[${i}]: no file '${fileId}' exists.`, "file_not_found")
-    : InvalidRequest.forField(itemField(i), `input.attachments[${i}]: the file '${fileId}' belongs to another workspace.`)
+/** An item naming no file of this workspace, as a 400 naming the item (catchTags handlers). */
+const unusable = (i: number, fileId: string) => ({
+  NotFound: () => Effect.fail(InvalidRequest.forField(itemField(i), `input.attachments[${i}]: no file '${fileId}' exists.`, "file_not_found")),
+  PermissionDenied: () =>
+    Effect.fail(InvalidRequest.forField(itemField(i), `input.attachments[${i}]: the file '${fileId}' belongs to another workspace.`))
+})
 
 export const resolve = Effect.fn("Attachments.resolve")(function*(
   files: FilesService,
@@ -36,7 +36,7 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
   }
   const described = yield* Effect.forEach(items, ({ fileId }, i) =>
     files.describe(principal, FileId.make(fileId)).pipe(
-      Effect.mapError(unusable(i, fileId)),
+      Effect.catchTags(unusable(i, fileId)),
       Effect.flatMap((file) => {
         const placement = placementOf(file.mediaType, file.bytes, scope.hasWorkspace)
         return "refused" in placement
@@ -54,7 +54,7 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
   const paths = scope.hasWorkspace ? workspacePaths(described.map((d) => d.file.filename)) : []
   return yield* Effect.forEach(described, ({ fileId, as }, i) =>
     files.toArtifact(principal, FileId.make(fileId), { runId: scope.runId, threadId: scope.threadId }).pipe(
-      Effect.mapError(unusable(i, fileId)),
+      Effect.catchTags(unusable(i, fileId)),
       Effect.map((artifact): AttachmentRef => ({
         artifactId: artifact.id,
         filename: artifact.filename,

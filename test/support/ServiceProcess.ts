@@ -29,7 +29,7 @@ export const waitForExit = (child: ChildProcess) =>
   })
 
 /** Stops the process with a signal and waits for it to exit. */
-export const stop = (p: Launched, signal: NodeJS.Signals = "SIGTERM") =>
+export const stop = (p: Pick<Launched, "child">, signal: NodeJS.Signals = "SIGTERM") =>
   Effect.suspend(() => {
     p.child.kill(signal)
     return waitForExit(p.child)
@@ -48,24 +48,30 @@ export const run = (script: string, args: ReadonlyArray<string>, env: Record<str
 
 /** A process started but maybe not yet listening. */
 export interface Launched {
+  /** stdout and stderr as they arrived. */
   readonly output: () => string
+  /** stdout alone. */
   readonly stdout: () => string
   readonly child: ChildProcess
 }
 
-/** Starts `node src/main.ts` without waiting for it to listen; closed scopes kill it. */
-export const launch = (env: Record<string, string>): Effect.Effect<Launched, never, Scope.Scope> =>
+/** Starts `node <script> args` without waiting for it; closed scopes kill it. */
+export const launchScript = (
+  script: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string>
+): Effect.Effect<Launched, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const child = spawn(process.execPath, ["src/main.ts"], {
+      const child = spawn(process.execPath, [script, ...args], {
         cwd: root,
         env: { ...process.env, HOST: "127.0.0.1", ...env }
       })
       let out = ""
       let stdout = ""
       child.stdout.on("data", (d: Buffer) => {
-        stdout += d.toString()
         out += d.toString()
+        stdout += d.toString()
       })
       child.stderr.on("data", (d: Buffer) => (out += d.toString()))
       return { output: () => out, stdout: () => stdout, child }
@@ -73,11 +79,15 @@ export const launch = (env: Record<string, string>): Effect.Effect<Launched, nev
     (p) => (p.child.exitCode === null && p.child.signalCode === null ? stop(p, "SIGKILL") : Effect.void)
   )
 
+/** Starts `node src/main.ts` without waiting for it to listen; closed scopes kill it. */
+export const launch = (env: Record<string, string>): Effect.Effect<Launched, never, Scope.Scope> =>
+  launchScript("src/main.ts", [], env)
+
 /**
  * The first `match` of the process's output (checked as output arrives); fails with
  * `exited(code)` if the process exits first.
  */
-const watchOutput = <A>(p: Launched, match: (output: string) => A | undefined, exited: (code: number | null) => string) =>
+const watchOutput = <A>(p: Pick<Launched, "output" | "child">, match: (output: string) => A | undefined, exited: (code: number | null) => string) =>
   Effect.callback<A, Error>((resume) => {
     const check = () => {
       const found = match(p.output())
@@ -122,7 +132,7 @@ export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess
  * Waits until the process's output satisfies `done` (checked as output
  * arrives); fails if the process exits first or `timeoutMs` passes.
  */
-export const waitForOutput = (p: ServiceProcess, done: (output: string) => boolean, timeoutMs: number) =>
+export const waitForOutput = (p: Pick<Launched, "output" | "child">, done: (output: string) => boolean, timeoutMs: number) =>
   watchOutput(p, (output) => (done(output) ? true : undefined), () => "the process exited while waiting on its output").pipe(
     Effect.asVoid,
     Effect.timeoutOrElse({

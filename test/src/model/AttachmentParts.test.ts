@@ -11,7 +11,7 @@ import { Effect, Stream } from "effect"
 import type { AttachmentRef, Message } from "../../../domain/Conversation.ts"
 import { makeAnthropicModel } from "../../../src/model/AnthropicModel.ts"
 import { manifest } from "../../../src/model/AttachmentParts.ts"
-import type { ModelRequest } from "../../../src/model/ModelProvider.ts"
+import type { ModelProvider, ModelRequest } from "../../../src/model/ModelProvider.ts"
 import { makeOpenAiModel } from "../../../src/model/OpenAiModel.ts"
 import { aimock, recordingProxy, redactedKey } from "../../support/Aimock.ts"
 
@@ -52,6 +52,17 @@ const manifestText = [
 const notesText = `<file name="notes.txt" media_type="text/plain; charset=utf-8">\nline one\nline two: caf\u00e9\n\n</file>`
 const goneText = `[The attachment "old.png" (art_gone) is no longer stored; only its manifest line remains.]`
 
+/** The messages a provider made of `request`, as aimock received them (and answered 200). */
+const sentMessages = (make: (baseUrl: string) => ModelProvider) =>
+  Effect.gen(function*() {
+    const peer = yield* aimock((mock) => mock.onMessage(/summarize/, { content: "Done." }))
+    const proxy = yield* recordingProxy(peer.url)
+    yield* Stream.runDrain(make(`${proxy.url}/v1`).stream(request))
+    assert.deepStrictEqual((yield* peer.journal).map((e) => e.response.status), [200])
+    const [sent] = proxy.requests()
+    return (sent.body as { readonly messages: ReadonlyArray<unknown> }).messages
+  })
+
 describe("AttachmentParts", () => {
   it("the manifest names each file, its type, size, svc handle and workspace path", () => {
     assert.strictEqual(manifest(attachments), manifestText)
@@ -59,13 +70,8 @@ describe("AttachmentParts", () => {
 
   it.effect("OpenAI-compatible: text, manifest, image_url data URL, file part for the PDF, inline text", () =>
     Effect.gen(function*() {
-      const peer = yield* aimock((mock) => mock.onMessage(/summarize/, { content: "Done." }))
-      const proxy = yield* recordingProxy(peer.url)
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey })
-      yield* Stream.runDrain(model.stream(request))
-      const [sent] = proxy.requests()
-      const body = sent.body as { messages: ReadonlyArray<unknown> }
-      assert.deepStrictEqual(body.messages, [{
+      const messages = yield* sentMessages((baseUrl) => makeOpenAiModel({ model: "m", baseUrl, apiKey: redactedKey }))
+      assert.deepStrictEqual(messages, [{
         role: "user",
         content: [
           { type: "text", text: "summarize these" },
@@ -76,18 +82,12 @@ describe("AttachmentParts", () => {
           { type: "text", text: goneText }
         ]
       }])
-      assert.deepStrictEqual((yield* peer.journal).map((e) => e.response.status), [200])
     }))
 
   it.effect("Anthropic: image and document blocks with base64 sources, then the manifest and the text", () =>
     Effect.gen(function*() {
-      const peer = yield* aimock((mock) => mock.onMessage(/summarize/, { content: "Done." }))
-      const proxy = yield* recordingProxy(peer.url)
-      const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey })
-      yield* Stream.runDrain(model.stream(request))
-      const [sent] = proxy.requests()
-      const body = sent.body as { messages: ReadonlyArray<unknown> }
-      assert.deepStrictEqual(body.messages, [{
+      const messages = yield* sentMessages((baseUrl) => makeAnthropicModel({ model: "m", baseUrl, apiKey: redactedKey }))
+      assert.deepStrictEqual(messages, [{
         role: "user",
         content: [
           { type: "image", source: { type: "base64", media_type: "image/png", data: b64(png) } },
@@ -98,7 +98,6 @@ describe("AttachmentParts", () => {
           { type: "text", text: "summarize these" }
         ]
       }])
-      assert.deepStrictEqual((yield* peer.journal).map((e) => e.response.status), [200])
     }))
 
   it.effect("a message without attachments keeps its plain shape on both providers", () =>

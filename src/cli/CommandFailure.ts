@@ -1,0 +1,42 @@
+/**
+ * How a command fails: usage mistakes exit 2, failures of the service or of
+ * the connection exit 1; either is told on stderr in one line (a failure of
+ * the service with its envelope's message, code, status and request id),
+ * never as a stack trace.
+ */
+import { Data, Effect, Runtime } from "effect"
+import { CliError } from "effect/cli"
+import { ClientError, type Failure, ServiceError } from "agent-service/client"
+import { Output } from "./Output.ts"
+
+/** A mistake in how the command was called. */
+export class Usage extends Data.TaggedError("Usage")<{ readonly message: string }> {}
+
+/** A failure already told to the user: exits with `exitCode` and no runtime report. */
+export class Reported extends Data.TaggedError("Reported")<{ readonly exitCode: number }> {
+  override readonly [Runtime.errorReported] = false
+  override readonly [Runtime.errorExitCode] = this.exitCode
+}
+
+export const describe = (failure: Failure): string =>
+  failure._tag === "ServiceError"
+    ? `error: ${failure.message} (${failure.code}, HTTP ${failure.status}, request ${failure.request_id})`
+    : `error: ${failure.message} (${failure.kind})`
+
+const report = (line: string | undefined, exitCode: number) =>
+  Effect.andThen(line === undefined ? Effect.void : Effect.flatMap(Output, (out) => out.error(line)), Effect.fail(new Reported({ exitCode })))
+
+const isFailure = (e: unknown): e is Failure => e instanceof ServiceError || e instanceof ClientError
+
+/**
+ * Tells the user what went wrong and fails with `Reported`. The command-line
+ * parser already printed its own errors (with the usage). Anything else
+ * (the storage of `keys create` unreachable, say) is left to the runtime's report.
+ */
+export const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Reported, R | Output> =>
+  Effect.catch(effect, (e): Effect.Effect<never, E | Reported, Output> => {
+    if (CliError.isCliError(e)) return report(undefined, 2)
+    if (e instanceof Usage) return report(`error: ${e.message}`, 2)
+    if (isFailure(e)) return report(describe(e), e._tag === "ClientError" && e.kind === "invalid_request" ? 2 : 1)
+    return Effect.fail(e)
+  })

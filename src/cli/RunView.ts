@@ -1,0 +1,124 @@
+/**
+ * A run as the terminal shows it while it streams: answer text as it
+ * arrives, one plain line per tool call, result, approval or question (with
+ * the commands that answer it), and the run's final status and usage.
+ */
+import { Effect, Option, Schema, Stream } from "effect"
+import type { ApiClient, Chunk, Failure, RunEvents } from "agent-service/client"
+import { normalized } from "agent-service/client"
+import type { RunId } from "../../domain/Ids.ts"
+import { QuestionRequest } from "../../domain/Interaction.ts"
+import { Output } from "./Output.ts"
+
+const maxJson = 200
+
+/** Compact JSON, cut at `maxJson` characters. */
+export const brief = (value: unknown): string => {
+  const text = JSON.stringify(value) ?? "undefined"
+  return text.length > maxJson ? `${text.slice(0, maxJson)}...` : text
+}
+
+const ApprovalRequest = Schema.Struct({ kind: Schema.Literal("approval_request"), toolName: Schema.String, input: Schema.Unknown })
+const Question = Schema.Struct({ kind: Schema.Literal("question"), ...QuestionRequest.fields })
+const decodeRequest = Schema.decodeUnknownOption(Schema.Union([ApprovalRequest, Question]))
+
+/** The lines that present an interaction and how to answer it. */
+export const requestLines = (interactionId: string, request: unknown): ReadonlyArray<string> =>
+  Option.match(decodeRequest(request), {
+    onNone: () => [`[input needed] ${interactionId}: ${brief(request)}`],
+    onSome: (r) =>
+      r.kind === "approval_request"
+        ? [
+          `[approval] ${interactionId}: ${r.toolName} ${brief(r.input)}`,
+          `  approve: agent-service interactions approve ${interactionId}`,
+          `  deny:    agent-service interactions deny ${interactionId}`
+        ]
+        : [
+          `[question] ${interactionId}: ${r.title}`,
+          ...(r.questions ?? []).map((q) =>
+            `  ${q.id}: ${q.prompt ?? ""}${q.options === undefined ? "" : ` (options: ${q.options.map((o) => o.id).join(", ")})`}`),
+          `  answer:  agent-service interactions answer ${interactionId}${
+            (r.questions ?? []).length === 1 ? "" : " --question <id>"
+          } --text <answer> | --option <id>`
+        ]
+  })
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
+
+/** Renders chunks as they come; `end` prints the run's final line. */
+export const runView = Effect.gen(function*() {
+  const out = yield* Output
+  const toolNames = new Map<string, string>()
+  const nameOf = (toolCallId: string) => toolNames.get(toolCallId) ?? toolCallId
+
+  const show = (chunk: Chunk): Effect.Effect<void> => {
+    switch (chunk.type) {
+      case "start":
+      case "start-step":
+        return out.progress("waiting for the model")
+      case "text-start":
+      case "reasoning-start":
+        return Effect.andThen(out.progress(undefined), chunk.type === "reasoning-start" ? out.write("[thinking] ") : Effect.void)
+      case "text-delta":
+      case "reasoning-delta":
+        return out.write(chunk.delta)
+      case "text-end":
+      case "reasoning-end":
+        return out.endLine
+      case "tool-input-start":
+        toolNames.set(chunk.toolCallId, chunk.toolName)
+        return out.progress(`calling ${chunk.toolName}`)
+      case "tool-input-available":
+        toolNames.set(chunk.toolCallId, chunk.toolName)
+        return Effect.andThen(out.line(`[tool] ${chunk.toolName} ${brief(chunk.input)}`), out.progress(`running ${chunk.toolName}`))
+      case "tool-output-available":
+        return Effect.andThen(out.line(`[result] ${nameOf(chunk.toolCallId)} ${brief(chunk.output)}`), out.progress("waiting for the model"))
+      case "tool-output-error":
+        return out.line(`[tool error] ${nameOf(chunk.toolCallId)}: ${chunk.errorText}`)
+      case "tool-output-denied":
+        return out.line(`[denied] ${nameOf(chunk.toolCallId)}`)
+      case "data-svc-input-requested":
+        return Effect.andThen(out.progress(undefined), Effect.forEach(requestLines(chunk.data.interactionId, chunk.data.request), out.line))
+      case "data-svc-progress":
+        return out.progress(chunk.data.text)
+      case "data-svc-followup-replayed":
+        return out.line(`[follow-up] ${chunk.data.text}`)
+      case "data-svc-tool-result-overflow": {
+        const d = chunk.data
+        return out.line(`[overflow] ${d.toolName}: ${d.bytes} bytes over ${d.capBytes} (${d.recovery}${d.path === undefined ? "" : ` ${d.path}`})`)
+      }
+      case "data-svc-http-connection-unavailable":
+        return out.line(`[unavailable] ${chunk.data.name}: ${chunk.data.errorCode} ${chunk.data.message}`)
+      case "error":
+        return out.line(`[error] ${chunk.errorText}`)
+      case "reset-step":
+        return out.line("[step restarted]")
+      case "finish":
+      case "abort":
+        return Effect.andThen(out.endLine, out.progress(undefined))
+      default:
+        return Effect.void
+    }
+  }
+
+  /** The run as it stands once its stream ended: status, and usage or the reason it stopped. */
+  const end = (api: ApiClient, runId: RunId) =>
+    Effect.gen(function*() {
+      yield* out.progress(undefined)
+      const run = yield* normalized(api.runs.get({ params: { id: runId } }))
+      const usage = run.usage === undefined
+        ? ""
+        : `: ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens, ${run.usage.costCents} cents, ${plural(run.usage.steps, "step")}`
+      const reason = run.error?.message ?? run.terminalReason
+      yield* out.line(`[run] ${run.id} ${run.status}${usage}${reason === null || reason === undefined ? "" : ` (${reason})`}`)
+      if (run.status === "waiting_for_approval" || run.status === "waiting_for_input") {
+        yield* out.line(`  follow:  agent-service runs tail ${run.id}`)
+      }
+    })
+
+  /** Shows every event of `events`, then the run's final line. */
+  const follow = (api: ApiClient, runId: RunId, events: Stream.Stream<RunEvents.RunEvent, Failure>) =>
+    Effect.andThen(Stream.runForEach(events, (event) => show(event.chunk)), end(api, runId))
+
+  return { show, end, follow }
+})
