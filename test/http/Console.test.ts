@@ -15,7 +15,7 @@ import * as Collection from "../support/Collection.ts"
 import { newThread, outcomeOf, runIdOf, send, signIn, storageKey, textsOf, toolCard, usageOf } from "../support/ConsolePage.ts"
 import { getRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { heldProxy } from "../support/HeldProxy.ts"
+import { cutProxy } from "../support/CutProxy.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** Text a model might write that is markup if a page ever parsed it. */
@@ -200,22 +200,21 @@ TestServer.suite()("console", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const { gate, agent } = yield* toolAgent("flaky")
-      const proxy = yield* heldProxy(Number(new URL(api.url).port))
-      yield* proxy.release
-      const origin = `http://127.0.0.1:${proxy.port}`
+      const proxy = yield* cutProxy(api.url)
       const browser = yield* Browser.open
-      const { runId, resumed } = yield* Browser.on(browser, async (page) => {
-        await signIn(page, origin, TestServer.Keys.a)
+      const runId = yield* Browser.on(browser, async (page) => {
+        await signIn(page, proxy.url, TestServer.Keys.a)
         await newThread(page, agent.id)
         await send(page, "/tool mcp__flaky__echo {\"text\":\"before\"}\n/tool mcp__flaky__wait {}\n/text After the cut.")
         await toolCard(page, "mcp__flaky__wait").and(page.locator('[data-state="running"]')).waitFor()
-        const runId = await runIdOf(page)
-        const resumed = page.waitForRequest((request) => request.url() === `${origin}/v1/runs/${runId}/stream`)
-        return { runId, resumed: { request: resumed } }
+        return runIdOf(page)
       })
       yield* gate.waiting
+      const before = proxy.requests().length
       yield* proxy.cut
-      const request = yield* Effect.promise(() => resumed.request)
+      // The page asks again at once, after the last frame it read.
+      yield* proxy.received(before + 1)
+      const request = proxy.requests()[before]
       yield* gate.open
       const seen = yield* Browser.on(browser, async (page) => ({
         outcome: await outcomeOf(page),
@@ -225,9 +224,11 @@ TestServer.suite()("console", (it) => {
       }))
       yield* browser.screenshot("resumed-after-cut")
       const replay = yield* streamOf(runId)
-      const lastEventId = Number(request.headers()["last-event-id"])
-      // It asked for what came after the last frame it had, one the service sent before the cut.
-      assert.isTrue(Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length, String(lastEventId))
+      assert.strictEqual(request.method, "GET")
+      assert.strictEqual(request.path, `/v1/runs/${runId}/stream`)
+      // What came after the last frame it had: one the service sent before the cut.
+      const lastEventId = Number(request.lastEventId)
+      assert.isTrue(Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length, String(request.lastEventId))
       assert.strictEqual(seen.outcome, "Run completed.")
       assert.deepStrictEqual(seen.texts, ["After the cut."])
       assert.strictEqual(seen.cards, 2)

@@ -1,9 +1,7 @@
 /**
  * A TCP proxy to a local port that holds every connection it accepts until
  * the test releases it: a database that does not answer yet, so a service
- * process stays in its start-up for as long as a test needs. `cut` drops
- * every open connection at once, as a network does (a browser's stream is
- * cut mid-run and must resume).
+ * process stays in its start-up for as long as a test needs.
  */
 import { connect, createServer, type Socket } from "node:net"
 import { Deferred, Effect, type Scope } from "effect"
@@ -14,8 +12,6 @@ export interface HeldProxy {
   readonly connected: Effect.Effect<void>
   /** Forwards every held and future connection to the target. */
   readonly release: Effect.Effect<void>
-  /** Destroys every connection open now (both sides); later ones are served as before. */
-  readonly cut: Effect.Effect<void>
 }
 
 export const heldProxy = (targetPort: number): Effect.Effect<HeldProxy, never, Scope.Scope> =>
@@ -58,9 +54,6 @@ export const heldProxy = (targetPort: number): Effect.Effect<HeldProxy, never, S
       release: Effect.sync(() => {
         released = true
         for (const client of held.splice(0)) forward(client)
-      }),
-      cut: Effect.sync(() => {
-        for (const socket of open.splice(0)) socket.destroy()
       })
     }
   })
