@@ -175,11 +175,15 @@ export class RunView {
       case "finish-step":
         return
       case "reset-step": {
+        // The step was cut short (its executor died): it is dropped and told again from its start.
         const step = this.current()
         for (const [key, element] of this.parts) if (step.contains(element)) this.parts.delete(key)
         for (const [key, tool] of this.tools) if (step.contains(tool.card)) this.tools.delete(key)
-        replace(step, h("h4", {}, `Step ${this.steps}`))
-        return this.notice("This step was cut short and is replayed from its start.")
+        step.remove()
+        this.step = undefined
+        this.steps -= 1
+        this.transcript.append(h("p", { class: "notice" }, "A step was cut short; it is replayed from its start."))
+        return
       }
       case "text-start":
         this.clearProgress()

@@ -2,8 +2,9 @@
  * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
  * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
  * at `GET /v1/openapi.json`, the reference page at `GET /docs`, the browser
- * console at `GET /console`, `GET /metrics` when SVC_METRICS=on, and the global middleware (with the request metrics and
- * the access log). Requires the application services.
+ * console at `GET /console`, `GET /metrics` when SVC_METRICS=on, and the
+ * global middleware (with the request metrics and the access log). Requires
+ * the application services.
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
