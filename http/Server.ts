@@ -1,9 +1,10 @@
 /**
  * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
  * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
- * at `GET /v1/openapi.json`, the reference page at `GET /docs`, `GET /metrics`
- * when SVC_METRICS=on, and the global middleware (with the request metrics and
- * the access log). Requires the application services.
+ * at `GET /v1/openapi.json`, the reference page at `GET /docs`, the browser
+ * console at `GET /console`, `GET /metrics` when SVC_METRICS=on, and the
+ * global middleware (with the request metrics and the access log). Requires
+ * the application services.
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
@@ -12,6 +13,7 @@ import { AgentsHandlers } from "./AgentsHandlers.ts"
 import { Api } from "./Api.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
+import * as ConsoleRoute from "./ConsoleRoute.ts"
 import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
@@ -32,6 +34,7 @@ const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string
   ["GET", "/healthz"],
   ["GET", "/v1/openapi.json"],
   ["GET", "/docs"],
+  ...ConsoleRoute.routes,
   ...(config.telemetry.metrics.enabled ? [["GET", MetricsRoute.path] as const] : [])
 ]
 
@@ -74,6 +77,7 @@ export const layer = Layer.unwrap(
       ApiRoutes,
       Health,
       Docs,
+      ConsoleRoute.layer,
       PreviewRoute.layer,
       MetricsRoute.layer,
       RouterMiddleware.layer(Api, {
