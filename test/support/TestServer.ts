@@ -117,7 +117,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   limits: noLimits,
   artifacts: defaultArtifactConfig,
-  telemetry: noTelemetry
+  telemetry: noTelemetry,
+  codehost: Option.none()
 })
 
 export interface Reply {
