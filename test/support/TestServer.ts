@@ -133,6 +133,8 @@ export interface RequestOptions {
   readonly body?: unknown
   readonly rawBody?: string
   readonly headers?: Record<string, string>
+  /** `manual`: answer a redirect as it is (default: follow it). */
+  readonly redirect?: "manual"
 }
 
 export class TestApi extends Context.Service<TestApi, {
@@ -161,7 +163,7 @@ const client = (url: string) => ({
         body = JSON.stringify(options.body)
         headers["content-type"] ??= "application/json"
       }
-      const response = await fetch(url + path, { method, headers, body: body ?? null })
+      const response = await fetch(url + path, { method, headers, body: body ?? null, redirect: options.redirect ?? "follow" })
       const text = await response.text()
       return { status: response.status, headers: response.headers, text, json: parseJson(text) }
     })
