@@ -59,6 +59,7 @@ import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
 import { CodehostAuthorize } from "./codehost/ConnectionAuthorize.ts"
+import { CodehostTools } from "./codehost/CodehostTools.ts"
 import { CodehostConnections } from "./codehost/Connections.ts"
 import { CodehostWebhooks } from "./codehost/ConnectionWebhooks.ts"
 import { Draining } from "../http/Draining.ts"
@@ -76,7 +77,7 @@ const outboundLayer = Layer.unwrap(
 )
 
 /** Code-hosting connections: the resource, its authorization and GitHub's webhooks. */
-const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer).pipe(Layer.provideMerge(CodehostConnections.layer))
+const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer, CodehostTools.layer).pipe(Layer.provideMerge(CodehostConnections.layer))
 
 const Adapters = Layer.mergeAll(
   SecretContexts.layer,

@@ -7,11 +7,15 @@
  * (spec 4.8 rule 7: minted for each operation, `refresh: true`, never cached).
  * Tokens stay `Redacted` until the Octokit that uses them is built; a failure
  * keeps only GitHub's status and message, never a request or its headers.
+ * Every call goes through the service's guarded client (src/outbound): https
+ * and public addresses, unless SVC_ALLOW_PRIVATE_URLS=1 (a loopback fake, a
+ * GitHub Enterprise Server on a private network).
  */
 import { createAppAuth } from "@octokit/auth-app"
 import { Octokit } from "@octokit/rest"
 import { Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { type GuardedFetch, Outbound } from "../outbound/Outbound.ts"
 import type { GitHubAppConfig } from "./CodehostConfig.ts"
 
 /** GitHub answered an error, or could not be reached (`status` 0). */
@@ -62,8 +66,8 @@ export interface AppClient {
   readonly octokit: (token: Redacted.Redacted) => Octokit
 }
 
-const make = (config: GitHubAppConfig): AppClient => {
-  const base = new Octokit({ baseUrl: config.apiUrl })
+const make = (config: GitHubAppConfig, fetch: GuardedFetch): AppClient => {
+  const base = new Octokit({ baseUrl: config.apiUrl, request: { fetch } })
   const auth = createAppAuth({
     appId: config.appId,
     privateKey: Redacted.value(config.privateKey),
@@ -71,8 +75,13 @@ const make = (config: GitHubAppConfig): AppClient => {
     clientSecret: Redacted.value(config.clientSecret),
     request: base.request
   })
-  const app = new Octokit({ baseUrl: config.apiUrl, authStrategy: createAppAuth, auth: { appId: config.appId, privateKey: Redacted.value(config.privateKey) } })
-  const octokit = (token: Redacted.Redacted) => new Octokit({ baseUrl: config.apiUrl, auth: Redacted.value(token) })
+  const app = new Octokit({
+    baseUrl: config.apiUrl,
+    request: { fetch },
+    authStrategy: createAppAuth,
+    auth: { appId: config.appId, privateKey: Redacted.value(config.privateKey) }
+  })
+  const octokit = (token: Redacted.Redacted) => new Octokit({ baseUrl: config.apiUrl, request: { fetch }, auth: Redacted.value(token) })
 
   return {
     config,
@@ -142,5 +151,11 @@ export class GitHubApp extends Context.Service<GitHubApp, {
   /** None when SVC_GITHUB_* is not set: code hosting is unconfigured. */
   readonly client: Option.Option<AppClient>
 }>()("svc/GitHubApp") {
-  static readonly layer = Layer.effect(GitHubApp)(Effect.map(ServiceConfig, (config) => ({ client: Option.map(config.codehost, make) })))
+  static readonly layer = Layer.effect(GitHubApp)(
+    Effect.gen(function*() {
+      const config = yield* ServiceConfig
+      const outbound = yield* Outbound
+      return { client: Option.map(config.codehost, (app) => make(app, outbound.fetch)) }
+    })
+  )
 }

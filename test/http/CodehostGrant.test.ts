@@ -30,7 +30,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the agent's code-h
         connectionId: id,
         repositories: ["acme/api"],
         git: { branchPrefix: "agent/", baseBranches: ["main"] },
-        approval: "once",
+        approval: "once" as const,
         gatedTools: ["codehost_push_branch", "codehost_merge_pull_request"],
         allowedTools: ["codehost_get_issue", "codehost_checkout", "codehost_push_branch", "codehost_merge_pull_request", "codehost_search_repositories"]
       }

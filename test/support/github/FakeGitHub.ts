@@ -98,7 +98,8 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
 
 const base64url = (text: string) => Buffer.from(text, "base64url").toString("utf8")
 
-export const start: Effect.Effect<FakeGitHub, never, Scope.Scope> = Effect.gen(function*() {
+/** The fake on a free port of 127.0.0.1, its URLs naming it `host`. */
+export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scope.Scope> => Effect.gen(function*() {
   const state = new FakeState()
   yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(state.root, { recursive: true, force: true })))
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
@@ -181,7 +182,7 @@ export const start: Effect.Effect<FakeGitHub, never, Scope.Scope> = Effect.gen(f
   // A bug in the fake answers 500 at once rather than leaving the service waiting for its timeout.
   const port = yield* listen((req, res) =>
     void handler(req, res).catch((e: unknown) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` }))))
-  const origin = `http://127.0.0.1:${port}`
+  const origin = `http://${host}:${port}`
   return {
     state,
     origin,

@@ -7,6 +7,7 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { GitHubAppConfig } from "../../../src/codehost/CodehostConfig.ts"
 import type { ServiceConfigShape } from "../../../src/config/ServiceConfig.ts"
 import * as TestServer from "../TestServer.ts"
+import { DnsServer } from "../DnsServer.ts"
 import * as FakeGitHub from "./FakeGitHub.ts"
 
 export class GitHub extends Context.Service<GitHub, FakeGitHub.FakeGitHub>()("test/FakeGitHub") {}
@@ -22,12 +23,18 @@ export const appConfig = (gh: FakeGitHub.FakeGitHub): GitHubAppConfig => ({
   webUrl: gh.webUrl
 })
 
-/** The service (fresh database) with the fake as its app, and the fake itself as `GitHub`. */
+/**
+ * The service (fresh database) with the fake as its app, and the fake itself as `GitHub`. The fake
+ * is named `github.test` (the test DNS server): a sandbox reaches 127.0.0.1 only as its own loopback.
+ */
 export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
   Layer.unwrap(
-    Effect.map(FakeGitHub.start, (gh) =>
-      Layer.merge(TestServer.layer({ codehost: Option.some(appConfig(gh)), ...overrides }), Layer.succeed(GitHub)(gh)))
-  )
+    Effect.gen(function*() {
+      const dns = yield* DnsServer
+      const gh = yield* FakeGitHub.start("github.test")
+      return Layer.merge(TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }), Layer.succeed(GitHub)(gh))
+    })
+  ).pipe(Layer.provide(DnsServer.layer({ "github.test": "127.0.0.1" })))
 
 /** The `state` GitHub hands back, taken from an install URL. */
 export const stateOf = (installUrl: string): string => new URL(installUrl).searchParams.get("state") ?? ""

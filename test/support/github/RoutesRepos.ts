@@ -29,6 +29,15 @@ export const routes: ReadonlyArray<Route> = [
     }
   },
   {
+    method: "GET", path: "/repos/{owner}/{repo}/branches/{branch}", auth: "installation", needs: { contents: "read" },
+    handle: (state, req): Answer => {
+      const repo = repoOf(state, req)
+      const name = req.params["branch"] ?? ""
+      const sha = repo === undefined ? undefined : state.sha(repo, `refs/heads/${name}`)
+      return sha === undefined ? notFound : { status: 200, body: { name, commit: { sha, url: "https://github.example/c" }, protected: name === "main", _links: { html: "https://github.example/b", self: "https://github.example/b" }, protection_url: "https://github.example/p" } }
+    }
+  },
+  {
     method: "GET", path: "/repos/{owner}/{repo}/contents/{path}", auth: "installation", needs: { contents: "read" },
     handle: (state, req): Answer => {
       const repo = repoOf(state, req)
