@@ -2,6 +2,7 @@
 import { gitRun, type Issue, type Pull, type Repo } from "./FakeState.ts"
 import { type Answer, notFound, repoOf, type Request, type Route } from "./FakeGitHub.ts"
 import type { FakeState } from "./FakeState.ts"
+import { repoBody } from "./RoutesApp.ts"
 
 const user = (login: string) => ({ login, id: 7, type: "User" })
 const label = (name: string) => ({ id: 1, name, color: "ededed", default: false, node_id: "L_1", url: "https://github.example/l", description: null })
@@ -15,8 +16,8 @@ const pullBody = (state: FakeState, repo: Repo, p: Pull) => {
   const headSha = state.sha(repo, p.head) ?? p.merge_sha ?? "0000000000000000000000000000000000000000"
   return {
     id: p.number, number: p.number, title: p.title, body: p.body, state: p.state, user: user(p.user), merged: p.merged,
-    head: { ref: p.head, sha: headSha, label: `${repo.owner}:${p.head}`, user: user(repo.owner), repo: null },
-    base: { ref: p.base, sha: state.sha(repo, p.base) ?? headSha, label: `${repo.owner}:${p.base}`, user: user(repo.owner), repo: null },
+    head: { ref: p.head, sha: headSha, label: `${repo.owner}:${p.head}`, user: user(repo.owner), repo: repoBody(state, `${repo.owner}/${repo.name}`) },
+    base: { ref: p.base, sha: state.sha(repo, p.base) ?? headSha, label: `${repo.owner}:${p.base}`, user: user(repo.owner), repo: repoBody(state, `${repo.owner}/${repo.name}`) },
     html_url: `https://github.example/${repo.owner}/${repo.name}/pull/${p.number}`, mergeable: true
   }
 }
@@ -52,7 +53,7 @@ export const routes: ReadonlyArray<Route> = [
   {
     method: "POST", path: "/repos/{owner}/{repo}/issues", auth: "installation", needs: { issues: "write" },
     handle: withRepo((_, repo, req) => {
-      const issue: Issue = { number: nextNumber(repo), title: String(req.body["title"]), body: String(req.body["body"] ?? ""), state: "open", labels: [], comments: [], user: "svc-test-app[bot]" }
+      const issue: Issue = { number: nextNumber(repo), title: String(req.body["title"]), body: String(req.body["body"] ?? ""), state: "open", labels: Array.isArray(req.body["labels"]) ? req.body["labels"].map(String) : [], comments: [], user: "svc-test-app[bot]" }
       repo.issues.push(issue)
       return { status: 201, body: issueBody(issue) }
     })

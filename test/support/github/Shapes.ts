@@ -55,7 +55,7 @@ export const sample = (node: unknown, depth = 0): unknown => {
   if (!isObject(schema) || depth > 12) return null
   if (schema["nullable"] === true) return null
   if (Array.isArray(schema["allOf"])) {
-    return schema["allOf"].map((s) => sample(s, depth + 1)).reduce<unknown>((a, b) => merge(a, b), {})
+    return sample(flatten(schema), depth + 1)
   }
   for (const key of ["oneOf", "anyOf"]) {
     const options = schema[key]
@@ -82,23 +82,66 @@ export const sample = (node: unknown, depth = 0): unknown => {
   }
 }
 
-/** `over` laid over `base`: objects merge key by key, anything else replaces. */
-export const merge = (base: unknown, over: unknown): unknown => {
-  if (!isObject(base) || !isObject(over)) return over === undefined ? base : over
-  const out: Json = { ...base }
-  for (const [k, v] of Object.entries(over)) out[k] = merge(base[k], v)
+/** allOf's parts as one object schema (their properties and required fields together). */
+const flatten = (schema: Json): Json => {
+  if (!Array.isArray(schema["allOf"])) return schema
+  const parts = schema["allOf"].map((p) => flatten(deref(p) as Json))
+  return {
+    type: "object",
+    properties: Object.assign({}, ...parts.map((p) => (isObject(p["properties"]) ? p["properties"] : {}))),
+    required: parts.flatMap((p) => (Array.isArray(p["required"]) ? p["required"] : []))
+  }
+}
+
+/** The option of anyOf / oneOf a value takes: the first of its JSON type. */
+const optionFor = (options: ReadonlyArray<unknown>, value: unknown): unknown => {
+  const kind = Array.isArray(value) ? "array" : isObject(value) ? "object" : typeof value
+  return options.find((o) => {
+    const s = deref(o)
+    return isObject(s) && (s["type"] === kind || (kind === "object" && (isObject(s["properties"]) || Array.isArray(s["allOf"]))))
+  }) ?? options[0]
+}
+
+/** `value` completed to `schema`: every required field it lacks gets a value of its type, at every depth. */
+export const fill = (node: unknown, value: unknown, depth = 0): unknown => {
+  const raw = deref(node)
+  if (!isObject(raw) || depth > 20) return value
+  if (value === undefined) return sample(raw, depth)
+  if (value === null) return null
+  const schema = flatten(raw)
+  for (const key of ["anyOf", "oneOf"]) {
+    const options = schema[key]
+    if (Array.isArray(options)) return fill(optionFor(options, value), value, depth + 1)
+  }
+  if (Array.isArray(value)) return value.map((v) => fill(schema["items"], v, depth + 1))
+  if (!isObject(value)) return value
+  const properties = isObject(schema["properties"]) ? schema["properties"] : {}
+  const required = Array.isArray(schema["required"]) ? schema["required"].map(String) : []
+  const out: Json = {}
+  for (const name of required) if (!(name in value)) out[name] = sample(properties[name], depth + 1)
+  for (const [k, v] of Object.entries(value)) out[k] = k in properties ? fill(properties[k], v, depth + 1) : v
   return out
 }
 
-/** An answer of the operation: the schema's required fields, then the fake's own. */
+/** An answer of the operation: the fake's own fields, completed with the schema's required ones. */
 export const shaped = (method: string, path: string, status: number, fields: unknown): unknown =>
-  merge(sample(responseSchema(method, path, status)), fields)
+  fill(responseSchema(method, path, status), fields)
+
+/** OpenAPI 3.0's `nullable` as JSON Schema (ajv accepts it only beside a `type`). */
+const jsonSchemaOf = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(jsonSchemaOf)
+  if (!isObject(node)) return node
+  const out: Json = {}
+  for (const [k, v] of Object.entries(node)) if (k !== "nullable") out[k] = jsonSchemaOf(v)
+  if (node["nullable"] !== true) return out
+  return typeof out["type"] === "string" ? { ...out, type: [out["type"], "null"] } : { anyOf: [out, { type: "null" }] }
+}
 
 /** Validates answers against the description (compiled per operation, cached). */
 export const validator = () => {
   const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: true })
   addFormats.default(ajv)
-  ajv.addSchema(openApi(), "gh")
+  ajv.addSchema(jsonSchemaOf(openApi()) as Json, "gh")
   const cache = new Map<string, ReturnType<typeof ajv.compile>>()
   return (method: string, path: string, status: number, body: unknown): ReadonlyArray<string> => {
     const key = `${method} ${path} ${status}`
