@@ -11,14 +11,9 @@ import type { AgentConfig } from "../../domain/Agent.ts"
 import { repositoryPattern } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { entryOf } from "../codehost/CatalogNames.ts"
+import { validBranch } from "../codehost/GitRefs.ts"
 
 type Grant = NonNullable<AgentConfig["capabilities"]["codehost"]>
-
-/** A branch name git accepts (git check-ref-format, for one branch), and no wildcard. */
-export const validBranch = (name: string): boolean =>
-  /^[^\s~^:?*[\\\x00-\x1f\x7f]+$/.test(name) && !name.startsWith("-") && !name.startsWith("/") && !name.endsWith("/") &&
-  !name.endsWith(".") && !name.endsWith(".lock") && !name.includes("..") && !name.includes("//") && !name.includes("@{") &&
-  name !== "@" && !name.split("/").some((part) => part.startsWith("."))
 
 const field = "capabilities.codehost"
 

@@ -9,7 +9,7 @@
  * checks fail closed before anything is sent.
  */
 import { Effect, Option, type Redacted } from "effect"
-import { validBranch } from "../../agents/CodehostGrantRules.ts"
+import { validBranch } from "../GitRefs.ts"
 import type { GitResult } from "../../tools/ToolFamily.ts"
 import { call } from "../GitHubApp.ts"
 import { inRepo, type Input, int, type Repo, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
