@@ -3,7 +3,7 @@
  * the agent or thread apply to the next run, never to this one.
  */
 import { Schema } from "effect"
-import { AgentApprovals, AgentSkill, ManagedWorkspace } from "./Agent.ts"
+import { AgentApprovals, AgentSkill, CodehostCapability, ManagedWorkspace } from "./Agent.ts"
 import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ToolServerId } from "./Ids.ts"
@@ -65,6 +65,8 @@ export const RunPlan = Schema.Struct({
   spendAllowanceCents: Schema.optionalKey(Schema.Number),
   /** capabilities.subagents: the model may delegate tasks (delegate_task). */
   subagents: Schema.optionalKey(Schema.Boolean),
+  /** capabilities.codehost as the run started: its tools are opened from the connection's state then (spec 4.8). */
+  codehost: Schema.optionalKey(CodehostCapability),
   /** Set on a worker run: its tree, role and label (src/runs/Delegation.ts). */
   worker: Schema.optionalKey(WorkerPlan)
 })

@@ -10,6 +10,7 @@ import { InteractionsApi } from "./InteractionsApi.ts"
 import { RunsApi } from "./RunsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
 import { HttpConnectionsApi, ToolServersApi } from "./ToolsApi.ts"
+import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
 
 export const Api = HttpApi.make("agent-service")
   .add(AgentsApi)
@@ -21,6 +22,7 @@ export const Api = HttpApi.make("agent-service")
   .add(ResultHandlersApi)
   .add(ToolServersApi)
   .add(HttpConnectionsApi)
+  .add(CodehostApi)
   .add(RunsApi)
   .add(InteractionsApi)
   .add(FilesApi)
@@ -29,6 +31,8 @@ export const Api = HttpApi.make("agent-service")
   .middleware(Authentication)
   // Signed artifact URLs carry their grant, not an API key.
   .add(ArtifactLinksApi)
+  // GitHub's installation callback (the signed state) and webhooks (their signature).
+  .add(CodehostCallbacksApi)
   .middleware(ApiFailures)
   .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
   .annotate(HttpApi.QueryParseOptions, { errors: "all", onExcessProperty: "error" })

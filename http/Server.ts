@@ -26,6 +26,7 @@ import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
+import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
 import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 
@@ -52,6 +53,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     ResultHandlersHandlers,
     ToolServersHandlers,
     HttpConnectionsHandlers,
+    CodehostHandlers,
+    CodehostCallbacksHandlers,
     RunsHandlers,
     InteractionsHandlers,
     FilesHandlers,

@@ -58,6 +58,10 @@ import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
+import { CodehostAuthorize } from "./codehost/ConnectionAuthorize.ts"
+import { CodehostTools } from "./codehost/CodehostTools.ts"
+import { CodehostConnections } from "./codehost/Connections.ts"
+import { CodehostWebhooks } from "./codehost/ConnectionWebhooks.ts"
 import { Draining } from "../http/Draining.ts"
 import * as Listener from "../http/Listener.ts"
 import * as RequestTelemetry from "../http/RequestTelemetry.ts"
@@ -72,12 +76,16 @@ const outboundLayer = Layer.unwrap(
     Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers }))
 )
 
+/** Code-hosting connections: the resource, its authorization and GitHub's webhooks. */
+const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer, CodehostTools.layer).pipe(Layer.provideMerge(CodehostConnections.layer))
+
 const Adapters = Layer.mergeAll(
   SecretContexts.layer,
   ToolApprovalHooks.layer,
   ResultHandlers.layer,
   ToolServers.layer,
-  HttpConnections.layer
+  HttpConnections.layer,
+  Codehost
 ).pipe(Layer.provideMerge(Layer.mergeAll(Secrets.layer, SignedDelivery.layer)))
 
 const Services = Layer.mergeAll(

@@ -60,6 +60,7 @@ const typed: { readonly [K in IdKind]: (raw: string) => IdOf<K> } = {
   apiKey: unbranded,
   secret: unbranded,
   secretContext: unbranded,
+  codehostConnection: unbranded,
   incident: unbranded,
   node: unbranded
 }

@@ -18,6 +18,7 @@ import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { checkCodehostGrant } from "./CodehostGrantRules.ts"
 
 const toolName = /^[A-Za-z0-9_-]{1,64}$/
 
@@ -125,6 +126,8 @@ export interface Deployment {
   readonly isBandAvailable: (band: Band) => boolean
   /** An artifact store is configured (SVC_ARTIFACT_STORE is not `none`): signed artifact URLs can be made. */
   readonly artifactStorage: boolean
+  /** A GitHub App is configured (SVC_GITHUB_*): code-hosting connections can back capabilities.codehost. */
+  readonly codehost: boolean
 }
 
 /**
@@ -134,7 +137,7 @@ export interface Deployment {
  * URLs without an artifact store) are refused with the spec's
  * `*_unconfigured` codes instead of being accepted and silently doing nothing.
  */
-export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage }: Deployment): InvalidRequest | undefined => {
+export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage, codehost }: Deployment): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField("band", `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`)
   }
@@ -210,30 +213,8 @@ export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStor
     )
   }
   if (caps.codehost !== undefined) {
-    const ch = caps.codehost
-    if (
-      ws === null || ws.type !== "managed" || ws.filesystem !== true || ws.shell !== true ||
-      ws.network?.mode === "offline"
-    ) {
-      return InvalidRequest.forField(
-        "capabilities.codehost",
-        "The codehost capability requires a managed workspace with filesystem, shell and a network mode that is not offline."
-      )
-    }
-    if (ch.allowedTools !== undefined && ch.blockedTools !== undefined) {
-      return InvalidRequest.forField("capabilities.codehost.blockedTools", "allowedTools and blockedTools are mutually exclusive.")
-    }
-    if (ch.gatedTools !== undefined && (ch.approval === undefined || ch.approval === "never")) {
-      return InvalidRequest.forField(
-        "capabilities.codehost.gatedTools",
-        "gatedTools narrows an explicit 'once' or 'always' approval mode; set approval accordingly."
-      )
-    }
-    return InvalidRequest.forField(
-      "capabilities.codehost",
-      "No code-hosting app is configured on this deployment, so no code-hosting connection can back this capability.",
-      "codehost_unconfigured"
-    )
+    const grant = checkCodehostGrant(caps.codehost, ws, codehost)
+    if (grant !== undefined) return grant
   }
   const skills = caps.skills ?? []
   const names = new Set<string>()

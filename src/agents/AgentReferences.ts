@@ -2,11 +2,12 @@
  * Agent create / update / validate check that every adapter the configuration
  * references exists in the caller's workspace (400 naming the field), and
  * that the URL a managed workspace is seeded from passes the outbound URL
- * policy (400 url_not_allowed). Code-hosting connections have no resource in
- * this service yet, so their ids are only checked for shape.
+ * policy (400 url_not_allowed). A code-hosting grant's repositories must be
+ * within its connection's grant (they only narrow it).
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Schema } from "effect"
 import type { AgentConfig } from "../../domain/Agent.ts"
+import { ConnectionState } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { AdapterTable } from "../store/Migrations.ts"
@@ -45,6 +46,10 @@ const references = (config: AgentConfig): ReadonlyArray<Reference> => {
       field: "artifacts.oversizedToolResults.resultHandlerId"
     })
   }
+  const codehost = config.capabilities.codehost
+  if (codehost !== undefined) {
+    refs.push({ table: "codehost_connections", what: "code-hosting connection", id: codehost.connectionId, field: "capabilities.codehost.connectionId" })
+  }
   if (config.workspace?.type === "managed") {
     config.workspace.secretContexts?.forEach((id, i) =>
       refs.push({ table: "secret_contexts", what: "secret context", id, field: `workspace.secretContexts[${i}]` })
@@ -53,7 +58,33 @@ const references = (config: AgentConfig): ReadonlyArray<Reference> => {
   return refs
 }
 
+const decodeConnection = Schema.decodeUnknownEffect(ConnectionState)
+
+/** `capabilities.codehost.repositories` only narrow what the connection grants. */
+const checkCodehostRepositories = (store: ResourceStoreShape, config: AgentConfig): Effect.Effect<void, InvalidRequest> => {
+  const grant = config.capabilities.codehost
+  if (grant?.repositories === undefined) return Effect.void
+  const repositories = grant.repositories
+  return Effect.gen(function*() {
+    const row = yield* store.find("codehost_connections", grant.connectionId)
+    if (Option.isNone(row)) return
+    const state = yield* Effect.orDie(decodeConnection(row.value.config))
+    const granted = new Set(state.access.repositories.map((r) => r.toLowerCase()))
+    for (const [i, repository] of repositories.entries()) {
+      if (!granted.has(repository.toLowerCase())) {
+        return yield* InvalidRequest.forField(
+          `capabilities.codehost.repositories[${i}]`,
+          `The connection does not grant '${repository}'; repositories can only narrow its grant (see its access.repositories).`
+        )
+      }
+    }
+  })
+}
+
 export const checkReferences = (store: ResourceStoreShape, principal: Principal, config: AgentConfig) =>
+  Effect.andThen(checkReferenceIds(store, principal, config), checkCodehostRepositories(store, config))
+
+const checkReferenceIds = (store: ResourceStoreShape, principal: Principal, config: AgentConfig) =>
   Effect.forEach(references(config), (ref) =>
     Effect.flatMap(store.find(ref.table, ref.id), (found) =>
       Option.isSome(found) && found.value.organizationId === principal.organizationId &&

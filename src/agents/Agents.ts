@@ -1,6 +1,6 @@
 /** Agents: create, validate, read, list, update and delete (spec 4.1). */
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { type Agent, type AgentConfig, type AgentCreate, type AgentPatch, agentConfigOf } from "../../domain/Agent.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { AgentId } from "../../domain/Ids.ts"
@@ -48,7 +48,8 @@ export class Agents extends Context.Service<Agents, {
       const store = yield* ResourceStore
       const deployment = {
         isBandAvailable: bands.isAvailable,
-        artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none"
+        artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none",
+        codehost: Option.isSome((yield* ServiceConfig).codehost)
       }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */

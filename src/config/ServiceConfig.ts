@@ -8,6 +8,7 @@ import { ConfigurationError } from "./ConfigurationError.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
+import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -89,6 +90,8 @@ export interface ServiceConfigShape {
   readonly artifacts: ArtifactConfig
   /** OTLP export (OTEL_*), SVC_METRICS / SVC_METRICS_TOKEN, SVC_LOG_FORMAT: src/config/TelemetryConfig.ts. */
   readonly telemetry: TelemetryConfig
+  /** The GitHub App of code-hosting connections (SVC_GITHUB_*); none: code hosting is unconfigured. */
+  readonly codehost: Option.Option<GitHubAppConfig>
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -190,7 +193,9 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       }
       const artifacts = yield* readArtifactConfig
       const telemetry = yield* readTelemetry
+      const codehost = yield* readCodehostConfig
       return {
+        codehost,
         limits,
         artifacts,
         telemetry,

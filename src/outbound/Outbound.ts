@@ -71,8 +71,9 @@ export class Outbound extends Context.Service<Outbound, {
       return addresses
     }
 
+    /** Connections resolve through the service's resolver; unless private addresses are allowed, only to public ones. */
     const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-      resolvePublic(hostname).then(
+      (options.allowPrivate ? resolveAll(hostname) : resolvePublic(hostname)).then(
         (addresses) => {
           if (lookupOptions.all === true) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })))
           else callback(null, addresses[0].address, addresses[0].family)
@@ -81,7 +82,7 @@ export class Outbound extends Context.Service<Outbound, {
       )
     }
 
-    const dispatcher = new Agent(options.allowPrivate ? {} : { connect: { lookup } })
+    const dispatcher = new Agent({ connect: { lookup } })
 
     const guardedFetch: GuardedFetch = async (url, init = {}) => {
       let current = url.toString()

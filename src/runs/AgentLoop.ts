@@ -124,7 +124,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           })
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
-            deferred: tools.hasDeferred
+            deferred: tools.hasDeferred,
+            instructions: tools.instructions
           })
           const gate = yield* toolGate.forRun({
             runId,

@@ -168,6 +168,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
           ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
+          ...(agent.capabilities.codehost === undefined ? {} : { codehost: agent.capabilities.codehost }),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
           ...(exportHandler === undefined || agent.artifacts.exports?.include?.workspaceExports === false

@@ -23,6 +23,7 @@ import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
 import * as ExportTool from "../artifacts/ExportTool.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { CodehostTools } from "../codehost/CodehostTools.ts"
 import * as AttachmentFiles from "./AttachmentFiles.ts"
 import type { Writer } from "./EventLog.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
@@ -85,6 +86,7 @@ export class RunTools extends Context.Service<RunTools, {
       const dispatch = yield* ResultDispatch
       const artifacts = yield* Artifacts
       const config = yield* ServiceConfig
+      const codehostTools = yield* CodehostTools
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
@@ -133,9 +135,14 @@ export class RunTools extends Context.Service<RunTools, {
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
           yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
         }
+        // The code host's tools: workspace git goes through the thread's workspace.
+        const codehost = plan.codehost === undefined ? [] : [
+          yield* codehostTools.open({ principal, runId, threadId, grant: plan.codehost, git: workspace[0]?.git })
+        ]
+        for (const { problem } of codehost) if (problem !== undefined) yield* writer.emit({ type: "error", errorText: problem })
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
-          families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http],
+          families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http, ...codehost.map((c) => ({ ...c.family, instructions: c.instructions }))],
           skills: plan.skills,
           userInteraction: plan.userInteraction,
           subagents: plan.subagents === true,

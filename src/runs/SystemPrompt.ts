@@ -12,6 +12,8 @@ export interface PromptTools {
   readonly untrusted: boolean
   /** Some tools are offered without their schema (load_tools). */
   readonly deferred: boolean
+  /** Instruction files of the code host's one granted repository (AGENTS.md, ...). */
+  readonly instructions?: ReadonlyArray<string>
 }
 
 const formats = new Map<string, Intl.DateTimeFormat>()
@@ -35,6 +37,7 @@ export const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string,
     parts.push("Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them.")
   }
   if (tools.untrusted) parts.push(ToolResults.untrustedNotice)
+  parts.push(...(tools.instructions ?? []))
   if (plan.worker !== undefined) {
     parts.push(
       `You are carrying out a task ('${plan.worker.label}') delegated to you by another agent. ` +

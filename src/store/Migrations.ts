@@ -9,6 +9,7 @@ import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
 import { m0016_artifacts } from "./ArtifactsMigration.ts"
 import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
 import { m0018_workers } from "./WorkersMigration.ts"
+import { m0019_codehost } from "./CodehostMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -79,7 +80,8 @@ export const adapterTables = [
   "tool_servers",
   "http_connections"
 ] as const
-export type AdapterTable = (typeof adapterTables)[number]
+/** The adapter-shaped tables; code-hosting connections came later, in their own migration (0019_codehost). */
+export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections"
 
 const m0002_adapters = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -301,7 +303,8 @@ export const migrations = {
   "0015_workspace_snapshots": m0015_workspace_snapshots,
   "0016_artifacts": m0016_artifacts,
   "0017_result_deliveries": m0017_result_deliveries,
-  "0018_workers": m0018_workers
+  "0018_workers": m0018_workers,
+  "0019_codehost": m0019_codehost
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

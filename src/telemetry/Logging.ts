@@ -35,6 +35,7 @@ export const configuredSecrets = (config: ServiceConfigShape): ReadonlyArray<str
     ...config.previousMasterKeys,
     ...config.seedKeys.map((k) => k.key),
     ...Option.toArray(config.telemetry.metrics.token),
+    ...Option.toArray(config.codehost).flatMap((app) => [app.privateKey, app.clientSecret, app.webhookSecret]),
     ...Option.toArray(config.telemetry.otlp).flatMap((otlp) => otlp.headers.map(([, value]) => value))
   ]
   const plain = values.map(Redacted.value)

@@ -5,7 +5,7 @@
  * A family may also offer a capability the Toolset applies to every family's
  * results (`spill`: oversized results kept whole where the model can read them).
  */
-import { Data, type Effect } from "effect"
+import { Data, type Effect, type Redacted } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 
 /** The result of one tool call. Tool errors are results the model sees, never run failures. */
@@ -97,6 +97,34 @@ export interface ToolFamily {
   readonly spill?: (name: string, content: string) => Effect.Effect<string, SpillFailed>
   /** Offered by the workspace: whole files of any content in and out (attachments placed, exports read back). */
   readonly files?: FileAccess
+  /** Offered by the workspace: git operations of the code-hosting tools, online to one origin (GitAccess). */
+  readonly git?: GitAccess
+  /** Offered by the code host: instruction files of the granted repository, for the system prompt. */
+  readonly instructions?: ReadonlyArray<string>
+}
+
+/** A git operation's command and the origin it may reach (its credential added by the proxy, never the sandbox). */
+export interface GitOperation {
+  readonly command: string
+  readonly env: Readonly<Record<string, string>>
+  /** The only host the command can reach, e.g. `https://github.com`, and the header the proxy adds for it (none: no credential). */
+  readonly origin: { readonly url: string; readonly authorization: Redacted.Redacted | undefined }
+  readonly timeoutMs?: number
+}
+
+export interface GitResult {
+  readonly exitCode: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Runs a code-hosting git command in the workspace (bash, at the workspace root) with a network
+ * of its own: an egress proxy of this command only, reaching only the origin and adding its
+ * credential there; the proxy is closed (the credential gone) when the command ends.
+ */
+export interface GitAccess {
+  readonly exec: (operation: GitOperation) => Effect.Effect<GitResult, SpillFailed>
 }
 
 /** Whole files of a family that keeps files; paths relative to where its tools read. */

@@ -31,6 +31,8 @@ export interface Toolset {
   /** Whether some tool's results reach the model in the untrusted envelope. */
   readonly untrusted: boolean
   readonly hasDeferred: boolean
+  /** Instruction files the families load for the system prompt (the code host's AGENTS.md, ...). */
+  readonly instructions: ReadonlyArray<string>
   readonly policyOf: (name: string) => ToolPolicyRef | undefined
   /** Whether `name` is the ask_question built-in of this run. */
   readonly isQuestion: (name: string) => boolean
@@ -134,6 +136,7 @@ export const make = (options: ToolsetOptions): Toolset => {
     ],
     untrusted: families.some((f) => f.untrusted),
     hasDeferred: deferred.size > 0,
+    instructions: families.flatMap((f) => f.instructions ?? []),
     policyOf: (name) => first((f) => f.policyOf(name)),
     isQuestion: (name) => name === "ask_question" && options.userInteraction,
     isDelegation: (name) => name === delegateTaskSpec.name && options.subagents === true,

@@ -8,9 +8,16 @@
  * before any DNS, then every address it resolves to (so a name cannot be
  * pointed at a private address between check and connect: the connection goes
  * to the address that was checked). The proxy belongs to the service, so it
- * is also where credentials could be added to a request, never the sandbox.
+ * is also where a credential is added to a request, never the sandbox: with
+ * `inject` (a code-hosting git operation's own proxy) plain-HTTP requests for
+ * the git origin's host get its `Authorization` header, and are sent on over
+ * the origin's own scheme (https origins: git in the sandbox is pointed at
+ * `http://<host>/` for that one command, so the proxy sees the request and
+ * re-originates it over TLS, the remote URL staying the plain https one).
+ * Anything the sandbox sends as its own Authorization for that host is replaced.
  */
 import { request as httpRequest, type IncomingMessage, type ServerResponse, createServer } from "node:http"
+import { request as httpsRequest } from "node:https"
 import { rmSync } from "node:fs"
 import { connect, isIP, type Socket } from "node:net"
 import { Effect, type Scope } from "effect"
@@ -28,11 +35,23 @@ export interface Decision {
   readonly reason?: string
 }
 
+/** The credential of a git origin, added by the proxy to the origin's requests (never seen by the sandbox). */
+export interface Injection {
+  /** The origin's host name, as requests name it. */
+  readonly host: string
+  /** The origin's scheme and port (where requests are sent on). */
+  readonly scheme: "http" | "https"
+  readonly port: number
+  /** Read at each request: the header value, or undefined once withdrawn. */
+  readonly authorization: () => string | undefined
+}
+
 export interface EgressProxyOptions {
   readonly socketPath: string
   readonly rules: EgressRules
   readonly resolve: Resolve
   readonly onDecision?: (decision: Decision) => void
+  readonly inject?: Injection
 }
 
 /** Connections (tunnels) one workspace's proxy holds at once. */
@@ -88,11 +107,20 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
   /** Tunnels leave the HTTP server's bookkeeping: they are closed with the proxy. */
   const tunnels = new Set<Socket>()
 
-  /** An absolute-form plain HTTP request, forwarded to the checked address with its own Host. */
+  /** The injection that applies to a request for `host`, if any. */
+  const injectionFor = (host: string): Injection | undefined =>
+    options.inject !== undefined && options.inject.host.toLowerCase() === host.toLowerCase() ? options.inject : undefined
+
+  /** An absolute-form plain HTTP request, forwarded to the checked address with its own Host (and the origin's credential). */
   const forward = (req: IncomingMessage, res: ServerResponse, target: URL, port: number, address: string) => {
-    const headers = { ...forwardable(req.headers), host: target.host }
+    const injection = injectionFor(target.hostname)
+    const authorization = injection?.authorization()
+    const headers = { ...forwardable(req.headers, injection === undefined ? undefined : new Set(["authorization"])), host: target.host, ...(authorization === undefined ? {} : { authorization }) }
     const path = `${target.pathname}${target.search}`
-    const upstream = httpRequest({ host: address, port, method: req.method, path, headers, setHost: false }, (answer) => {
+    const send = injection?.scheme === "https" ? httpsRequest : httpRequest
+    const upstreamPort = injection === undefined ? port : injection.port
+    const tls = injection?.scheme === "https" ? { servername: target.hostname } : {}
+    const upstream = send({ host: address, port: upstreamPort, method: req.method, path, headers, setHost: false, ...tls }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, forwardable(answer.headers))
       answer.pipe(res)
     })

@@ -26,6 +26,8 @@ export interface OpenOptions {
    * `egressSocketPath(id)` (EgressProxy.ts applies the workspace's network mode). Default offline.
    */
   readonly network?: "offline" | "proxy"
+  /** Whose proxy socket `proxy` binds (default the run's). */
+  readonly egressUser?: WorkspaceRoot.EgressUser
 }
 
 export interface ExecRequest {

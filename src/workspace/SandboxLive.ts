@@ -185,7 +185,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
   const open = Effect.fn("Sandbox.open")(function*(id: string, limits: Limits, options: OpenOptions = {}) {
     if (!WorkspaceRoot.validId.test(id)) return yield* new WorkspaceUnavailable({ message: `'${id}' is not a valid workspace id` })
     const uid = yield* root.ensureDir(id)
-    const egress = options.network === "proxy" ? yield* root.egressOf(id, uid) : undefined
+    const egress = options.network === "proxy" ? yield* root.egressOf(id, uid, options.egressUser) : undefined
     const workspace: Workspace = { id, dir: root.dirOf(id), uid, limits, egress }
     const probe = yield* exec(workspace, { command: "true", timeoutMs: 10_000 })
     if (probe.exitCode !== 0) {

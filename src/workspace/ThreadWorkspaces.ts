@@ -37,6 +37,7 @@ import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { WorkspaceServices } from "./WorkspaceServices.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
+import * as WorkspaceGit from "./WorkspaceGit.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
 
 /** The network mode of a spec: `public` when the spec names none (spec 2.1.3: `{ mode?: 'public' }`). */
@@ -151,7 +152,10 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         if (fresh || Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
         yield* services.ensure({ workspace, spec, network, env, creating: status === "uninitialized" || status === "starting" })
-        return WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) })
+        return {
+          ...WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) }),
+          git: WorkspaceGit.make({ sandbox, id: threadId, limits, allowPrivate: config.allowPrivateUrls, resolve: outbound.resolve })
+        }
       })
 
       return {

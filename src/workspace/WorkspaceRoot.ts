@@ -23,8 +23,11 @@ export interface RootOptions {
   readonly uidCount?: number
 }
 
-/** Whose egress proxy: a run's (for as long as it executes) or the workspace's services' (as long as they run). */
-export type EgressUser = "run" | "services"
+/**
+ * Whose egress proxy: a run's (for as long as it executes), the workspace's services' (as long as they
+ * run), or one code-hosting git operation's (checkout, fetch, push: as long as that command runs).
+ */
+export type EgressUser = "run" | "services" | "git"
 
 export const validId = /^[A-Za-z0-9_-]{1,128}$/
 
@@ -79,7 +82,7 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
 
   const dirOf = (id: string) => join(workspacesDir, id)
   /** The run's proxy and the services' own (ids have no `.`, so no workspace's name meets another's). */
-  const socketOf = (id: string, user: EgressUser = "run") => join(egressDir, user === "run" ? `${id}.sock` : `${id}.services.sock`)
+  const socketOf = (id: string, user: EgressUser = "run") => join(egressDir, user === "run" ? `${id}.sock` : `${id}.${user}.sock`)
   const portsDirOf = (id: string) => join(portsDir, id)
 
   /** The workspace's uid: its directory's owner, or a free slot of the range for a new one. */

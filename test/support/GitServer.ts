@@ -51,8 +51,11 @@ const makeRepository = async (root: string): Promise<ReadonlyArray<string>> => {
   return commits
 }
 
-/** One request through `git http-backend` (CGI: request in the environment and on stdin, headers then body on stdout). */
-const backend = (root: string) => (req: IncomingMessage, res: ServerResponse) => {
+/**
+ * One request through `git http-backend` (CGI: request in the environment and on stdin, headers then body on stdout).
+ * `pathInfo`: the repository path below `root` (default the URL's path); `receivePack` enables pushes.
+ */
+export const backend = (root: string, options: { readonly pathInfo?: string; readonly receivePack?: boolean } = {}) => (req: IncomingMessage, res: ServerResponse) => {
   const url = new URL(req.url ?? "/", "http://git.local")
   const header = (name: string) => (typeof req.headers[name] === "string" ? req.headers[name] : undefined)
   const optional = (name: string, value: string | undefined) => (value === undefined ? {} : { [name]: value })
@@ -61,7 +64,8 @@ const backend = (root: string) => (req: IncomingMessage, res: ServerResponse) =>
       PATH: process.env["PATH"] ?? "/usr/bin:/bin",
       GIT_PROJECT_ROOT: root,
       GIT_HTTP_EXPORT_ALL: "1",
-      PATH_INFO: url.pathname,
+      PATH_INFO: options.pathInfo ?? url.pathname,
+      ...(options.receivePack === true ? { REMOTE_USER: "svc-test", GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: "http.receivepack", GIT_CONFIG_VALUE_0: "true" } : {}),
       QUERY_STRING: url.search.slice(1),
       REQUEST_METHOD: req.method ?? "GET",
       REMOTE_ADDR: "127.0.0.1",

@@ -117,7 +117,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   limits: noLimits,
   artifacts: defaultArtifactConfig,
-  telemetry: noTelemetry
+  telemetry: noTelemetry,
+  codehost: Option.none()
 })
 
 export interface Reply {
@@ -132,6 +133,8 @@ export interface RequestOptions {
   readonly body?: unknown
   readonly rawBody?: string
   readonly headers?: Record<string, string>
+  /** `manual`: answer a redirect as it is (default: follow it). */
+  readonly redirect?: "manual"
 }
 
 export class TestApi extends Context.Service<TestApi, {
@@ -160,7 +163,7 @@ const client = (url: string) => ({
         body = JSON.stringify(options.body)
         headers["content-type"] ??= "application/json"
       }
-      const response = await fetch(url + path, { method, headers, body: body ?? null })
+      const response = await fetch(url + path, { method, headers, body: body ?? null, redirect: options.redirect ?? "follow" })
       const text = await response.text()
       return { status: response.status, headers: response.headers, text, json: parseJson(text) }
     })

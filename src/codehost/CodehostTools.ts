@@ -1,0 +1,183 @@
+/**
+ * The code-hosting tools of one run (spec 4.8) as a tool family: the catalog
+ * filtered by the agent's grant (allowedTools / blockedTools;
+ * `codehost_search_repositories` only when named; account tools only with
+ * `access.account` and a healthy user grant; workspace git only with the
+ * thread's workspace), offered only while the connection is `ready`. Each
+ * call validates its input against the tool's JSON schema, mints its own
+ * installation token narrowed to the repositories and permissions it needs,
+ * and answers a result the model reads fenced when it carries text from
+ * outside. Write tools request approval by default (approval once / always /
+ * never, gatedTools) and go through the write journal (WriteJournal.ts). With
+ * a one-repository grant, the repository's instruction files are loaded.
+ */
+import { Ajv, type ValidateFunction } from "ajv"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { CodehostCapability } from "../../domain/Agent.ts"
+import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { Principal } from "../../domain/Principal.ts"
+import type { GitAccess, ToolFamily, ToolOutcome } from "../tools/ToolFamily.ts"
+import { envelope } from "../tools/ToolResults.ts"
+import { CodehostRepo } from "../store/CodehostRepo.ts"
+import { entryOf } from "./CatalogNames.ts"
+import { accountTools, repositoryTools } from "./ConnectionRules.ts"
+import { CodehostConnections } from "./Connections.ts"
+import type { GitHubFailed } from "./GitHubApp.ts"
+import { loadInstructions } from "./Instructions.ts"
+import { errorOf, Input, type Repo, type Scope, type Tool, ToolError } from "./ToolKit.ts"
+import { gistTools } from "./tools/GistTools.ts"
+import { gitTools } from "./tools/GitTools.ts"
+import { issueTools } from "./tools/IssueTools.ts"
+import { pullTools } from "./tools/PullTools.ts"
+import { repoTools } from "./tools/RepoTools.ts"
+import { workflowTools } from "./tools/WorkflowTools.ts"
+import * as WriteJournal from "./WriteJournal.ts"
+import { nowIso } from "../Time.ts"
+
+export const allTools: ReadonlyArray<Tool> = [...repoTools, ...issueTools, ...pullTools, ...gitTools, ...workflowTools, ...gistTools]
+
+const ajv = new Ajv({ strict: false, allErrors: true })
+const validators = new Map<string, ValidateFunction>(allTools.map((t) => [t.name, ajv.compile(t.input)]))
+
+const outcomeOf = (tool: Tool, result: unknown): ToolOutcome => {
+  const text = JSON.stringify(result)
+  return { output: result, text, isError: false, ...(tool.untrusted ? { modelText: envelope(tool.name, text) } : {}) }
+}
+
+
+/** A GitHub failure as the model reads it; a write that may have reached GitHub is of unknown outcome. */
+const githubError = (e: GitHubFailed, write: boolean): ToolOutcome =>
+  e.status === 0 && write
+    ? errorOf("codehost_action_outcome_unknown", `GitHub did not answer (${e.message}); the action may or may not have happened. Read the current state before retrying.`)
+    : errorOf("codehost_github_error", e.status === 0 ? e.message : `GitHub answered ${e.status}: ${e.message}`)
+
+export interface OpenOptions {
+  readonly principal: Principal
+  readonly runId: string
+  readonly threadId: string
+  readonly grant: typeof CodehostCapability.Type
+  /** The thread's workspace, for the workspace git tools (absent: they are not offered). */
+  readonly git: GitAccess | undefined
+}
+
+export interface Opened {
+  readonly family: ToolFamily
+  /** Instruction files of a one-repository grant, as context for the model. */
+  readonly instructions: ReadonlyArray<string>
+  /** Why no tool is offered (the connection is gone or not ready). */
+  readonly problem?: string
+}
+
+const make = Effect.gen(function*() {
+  const connections = yield* CodehostConnections
+  const repo = yield* CodehostRepo
+
+  const open = Effect.fn("CodehostTools.open")(function*(options: OpenOptions) {
+    const empty = (problem: string): Opened => ({
+      family: { specs: [], call: () => undefined, policyOf: () => undefined, untrusted: false, requiredSkillsOf: () => [], deferred: new Set() },
+      instructions: [],
+      problem
+    })
+    const gh = yield* Effect.option(connections.app)
+    if (Option.isNone(gh)) return empty("No GitHub App is configured on this deployment: the code-hosting tools are not available (codehost_unconfigured).")
+    const loaded = yield* Effect.option(connections.crud.load(options.principal, options.grant.connectionId))
+    if (Option.isNone(loaded)) return empty(`The code-hosting connection ${options.grant.connectionId} no longer exists: its tools are not available.`)
+    const state = loaded.value.config
+    const installationId = state.installationId
+    if (!repositoryTools(state) || installationId === null) {
+      return empty(`The code-hosting connection ${options.grant.connectionId} is ${state.status}${state.statusReason === null ? "" : ` (${state.statusReason})`}: its tools are not available.`)
+    }
+    const { grant } = options
+    const repositories = connections.effectiveRepositories(state, grant.repositories)
+    const userToken = accountTools(state) ? yield* connections.userToken(loaded.value) : Option.none<Redacted.Redacted>()
+    const allowed = grant.allowedTools === undefined ? undefined : new Set(grant.allowedTools)
+    const blocked = new Set(grant.blockedTools ?? [])
+    const offered = allTools.filter((tool) => {
+      const entry = entryOf(tool.name)
+      if (entry === undefined || blocked.has(tool.name) || (allowed !== undefined && !allowed.has(tool.name))) return false
+      if (entry.search) return allowed?.has(tool.name) === true
+      if (entry.account) return Option.isSome(userToken)
+      if (entry.workspace) return options.git !== undefined
+      return true
+    })
+    const byName = new Map(offered.map((t) => [t.name, t]))
+
+    const scope: Scope = {
+      grant,
+      repositories,
+      owners: state.access.owners,
+      threadId: options.threadId,
+      repository: (input: Input) => {
+        const wanted = input.str("repository").toLowerCase()
+        const granted = repositories.find((r) => r.toLowerCase() === wanted)
+        if (granted === undefined) {
+          return Effect.fail(ToolError.refused(`'${input.str("repository")}' is not granted to this agent; granted: ${repositories.join(", ") || "none"}.`))
+        }
+        const [owner, name] = granted.split("/")
+        return Effect.succeed<Repo>({ owner, repo: name, full: granted })
+      },
+      installation: (repos, permissions) => Effect.map(gh.value.token(installationId, { repositories: repos, permissions }), gh.value.octokit),
+      person: Option.match(userToken, {
+        onNone: () => Effect.fail(ToolError.refused("Account tools need access.account and a healthy user grant on the connection.")),
+        onSome: (token) => Effect.succeed(gh.value.octokit(token))
+      }),
+      branchOwner: repo.branchOwner,
+      git: options.git,
+      webUrl: gh.value.config.webUrl,
+      gitAuthorization: (repository, write) =>
+        Effect.map(
+          gh.value.token(installationId, { repositories: [repository], permissions: { contents: write ? "write" : "read" } }),
+          (token) => Redacted.make(`Basic ${Buffer.from(`x-access-token:${Redacted.value(token)}`).toString("base64")}`)
+        ),
+      identity: { name: `${gh.value.config.slug}[bot]`, email: `${gh.value.config.appId}+${gh.value.config.slug}[bot]@users.noreply.github.com` },
+      claimBranch: (repository, branch) => Effect.flatMap(nowIso, (now) => repo.claimBranch(repository, branch, options.threadId, now)),
+      recordPush: (repository, branch, sha) => Effect.flatMap(nowIso, (now) => repo.recordPush(repository, branch, sha, now))
+    }
+
+    const journal = WriteJournal.make(repo, options.runId)
+    const runTool = (tool: Tool, input: unknown, callId: string): Effect.Effect<ToolOutcome> => {
+      const validate = validators.get(tool.name)
+      if (validate !== undefined && !validate(input)) {
+        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? ""}`).join("; ")
+        return Effect.succeed(errorOf("invalid_tool_input", `Invalid input for ${tool.name}: ${problems}`))
+      }
+      const write = entryOf(tool.name)?.write === true
+      const attempt = tool.run(scope, new Input(input as Record<string, unknown>)).pipe(
+        Effect.map((result) => outcomeOf(tool, result)),
+        Effect.catchTags({
+          CodehostToolError: (e) => Effect.succeed(errorOf(e.code, e.message)),
+          GitHubFailed: (e) => Effect.succeed(githubError(e, write))
+        })
+      )
+      return write ? journal.guard(tool.name, callId, attempt) : attempt
+    }
+
+    const instructions = repositories.length === 1 && offered.some((t) => t.name === "codehost_get_file_content" || t.name === "codehost_checkout")
+      ? yield* loadInstructions(scope, repositories[0]).pipe(Effect.orElseSucceed(() => []))
+      : []
+
+    const family: ToolFamily = {
+      specs: offered.map((t): ToolSpec => ({ name: t.name, description: t.description, inputSchema: t.input })),
+      call: (name, input, ref) => {
+        const tool = byName.get(name)
+        return tool === undefined ? undefined : runTool(tool, input, ref.id)
+      },
+      policyOf: (name) => {
+        if (!byName.has(name)) return undefined
+        if (entryOf(name)?.write !== true) return { approval: null, gatedTools: null, originalName: name }
+        // Write tools request approval by default; gatedTools narrows an explicit once/always mode.
+        return { approval: grant.approval ?? "always", gatedTools: grant.gatedTools ?? null, originalName: name }
+      },
+      untrusted: offered.some((t) => t.untrusted),
+      requiredSkillsOf: () => [],
+      deferred: new Set()
+    }
+    return { family, instructions } satisfies Opened
+  })
+
+  return { open }
+})
+
+export class CodehostTools extends Context.Service<CodehostTools, Effect.Success<typeof make>>()("svc/CodehostTools") {
+  static readonly layer = Layer.effect(CodehostTools)(make).pipe(Layer.provide(CodehostRepo.layer))
+}

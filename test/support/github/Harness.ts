@@ -1,0 +1,67 @@
+/**
+ * The service configured with the fake GitHub as its GitHub App
+ * (SVC_GITHUB_* pointing at it), and the steps a person takes on GitHub:
+ * authorize, install and consent, land on the callback.
+ */
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { GitHubAppConfig } from "../../../src/codehost/CodehostConfig.ts"
+import type { ServiceConfigShape } from "../../../src/config/ServiceConfig.ts"
+import * as TestServer from "../TestServer.ts"
+import { DnsServer } from "../DnsServer.ts"
+import * as FakeGitHub from "./FakeGitHub.ts"
+
+export class GitHub extends Context.Service<GitHub, FakeGitHub.FakeGitHub>()("test/FakeGitHub") {}
+
+export const appConfig = (gh: FakeGitHub.FakeGitHub): GitHubAppConfig => ({
+  appId: gh.appId,
+  slug: gh.slug,
+  privateKey: Redacted.make(gh.privateKey),
+  clientId: gh.clientId,
+  clientSecret: Redacted.make(gh.clientSecret),
+  webhookSecret: Redacted.make(gh.webhookSecret),
+  apiUrl: gh.apiUrl,
+  webUrl: gh.webUrl
+})
+
+/**
+ * The service (fresh database) with the fake as its app, and the fake itself as `GitHub`. The fake
+ * is named `github.test` (the test DNS server): a sandbox reaches 127.0.0.1 only as its own loopback.
+ */
+export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const dns = yield* DnsServer
+      const gh = yield* FakeGitHub.start("github.test")
+      return Layer.merge(TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }), Layer.succeed(GitHub)(gh))
+    })
+  ).pipe(Layer.provide(DnsServer.layer({ "github.test": "127.0.0.1" })))
+
+/** The `state` GitHub hands back, taken from an install URL. */
+export const stateOf = (installUrl: string): string => new URL(installUrl).searchParams.get("state") ?? ""
+
+/** GitHub's return to the callback after `login` installed (or approved) and consented. */
+export const callback = (query: Record<string, string>) =>
+  TestServer.request("GET", `/v1/codehost-connections/callback?${new URLSearchParams(query).toString()}`, { key: null, redirect: "manual" })
+
+export interface Connected {
+  readonly id: string
+  readonly installationId: number
+}
+
+/**
+ * The whole flow for a new connection: an installation of `account` selecting `repositories`,
+ * a person who can access it, authorize, the callback; answers the connection's id.
+ */
+export const connect = (options: { readonly account: string; readonly repositories: Array<string>; readonly login?: string; readonly key?: string }) =>
+  Effect.gen(function*() {
+    const gh = yield* GitHub
+    for (const full of options.repositories) if (gh.state.repos.get(full.toLowerCase()) === undefined) gh.state.addRepo(full)
+    const installation = gh.state.addInstallation(options.account, options.repositories)
+    const login = options.login ?? `person${gh.state.id()}`
+    gh.state.addPerson(login, [installation.id])
+    const started = yield* TestServer.request("POST", "/v1/codehost-connections/authorize", { body: {}, ...(options.key === undefined ? {} : { key: options.key }) })
+    const { id, url } = started.json as { readonly id: string; readonly url: string }
+    const landed = yield* callback({ code: gh.state.codeFor(login), installation_id: String(installation.id), setup_action: "install", state: stateOf(url) })
+    if (landed.status !== 200) return yield* Effect.die(new Error(`callback answered ${landed.status}: ${landed.text}`))
+    return { id, installationId: installation.id } satisfies Connected
+  })
