@@ -3,7 +3,8 @@
  * fast-check (through @fast-check/vitest) picks an operation and sends it
  * malformed path ids, query strings, headers, keys and bodies (random JSON,
  * huge and deeply nested JSON, truncated JSON, wrong content types, bytes).
- * Whatever arrives: never a 5xx, never a hang, every refusal is the error
+ * Whatever arrives: never a 5xx (but the documented 503 `*_unconfigured` of a
+ * runtime this deployment lacks), never a hang, every refusal is the error
  * envelope of spec 7 with X-Request-Id, and the service still answers
  * afterwards. `npm test` runs FUZZ_RUNS (default 150) cases; `npm run fuzz`
  * runs 10,000.
@@ -104,7 +105,9 @@ TestServer.suite()("fuzzing every route", (it) => {
             })
             const text = await response.text()
             const where = `${r.operation.method} ${path.slice(0, 200)} -> ${response.status} ${text.slice(0, 300)}`
-            assert.isBelow(response.status, 500, where)
+            // The one 5xx a deployment means: 503 for a runtime it does not have (codehost_unconfigured).
+            const unconfigured = response.status === 503 && /_unconfigured"/.test(text)
+            if (!unconfigured) assert.isBelow(response.status, 500, where)
             if (response.status >= 400) {
               assert.isTrue(isEnvelope(TestServer.parseJson(text)), where)
               assert.match(response.headers.get("x-request-id") ?? "", /^req_/, where)
