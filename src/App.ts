@@ -73,7 +73,7 @@ import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
 
 const outboundLayer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
-    Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers }))
+    Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers, trustedOrigins: config.trustedOrigins }))
 )
 
 /** Code-hosting connections: the resource, its authorization and GitHub's webhooks. */

@@ -100,5 +100,5 @@ const seedUrlOf = (config: AgentConfig | undefined): string | undefined =>
 /** `workspace.seed.url` passes the outbound URL policy; on update, only when it changed (`previous`: the stored config). */
 export const checkSeedUrl = (outbound: Outbound["Service"], config: AgentConfig, previous?: AgentConfig): Effect.Effect<void, InvalidRequest> => {
   const url = seedUrlOf(config)
-  return url === undefined || url === seedUrlOf(previous) ? Effect.void : Effect.asVoid(outbound.checkUrl(url, "workspace.seed.url"))
+  return url === undefined || url === seedUrlOf(previous) ? Effect.void : Effect.asVoid(outbound.checkEgressUrl(url, "workspace.seed.url"))
 }

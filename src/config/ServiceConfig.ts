@@ -58,6 +58,8 @@ export interface ServiceConfigShape {
   readonly allowPrivateUrls: boolean
   /** SVC_DNS_SERVERS: resolvers for outbound hostnames (`host[:port]`, comma-separated); system resolver if empty. */
   readonly dnsServers: ReadonlyArray<string>
+  /** SVC_TRUSTED_ORIGINS: origins (`scheme://host[:port]`) the guarded client may reach though the URL policy would refuse them. */
+  readonly trustedOrigins: ReadonlyArray<string>
   /** SVC_PUBLIC_URL: the base URL clients reach this service at (hook `resolveUrl`s); default http://HOST:PORT. */
   readonly publicUrl: string
   /** SVC_ROUTE_PRICES: `<route>=<input>/<output>` cents per 1,000 tokens, `;`-separated. */
@@ -145,6 +147,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       )
       const allowPrivateUrls = yield* Config.Boolean("SVC_ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false))
       const dnsServers = list(yield* Config.String("SVC_DNS_SERVERS").pipe(Config.withDefault("")))
+      const trustedOrigins = yield* readTrustedOrigins
       const publicUrl = (yield* Config.String("SVC_PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`))).replace(
         /\/+$/,
         ""
@@ -166,7 +169,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         apiKey: yield* Config.Redacted("ANTHROPIC_API_KEY").pipe(Config.option)
       }
       const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))
-      const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(2_000))
+      const recoveryIntervalMs = yield* Config.Int("SVC_RECOVERY_INTERVAL_MS").pipe(Config.withDefault(1_000))
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
       const workspaceRoot = yield* Config.String("SVC_WORKSPACE_ROOT").pipe(Config.withDefault("./.svc-workspaces"))
@@ -230,6 +233,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         previousMasterKeys,
         allowPrivateUrls,
         dnsServers,
+        trustedOrigins,
         publicUrl
       }
     })
@@ -248,6 +252,19 @@ const readRunnerTls = Effect.gen(function*() {
   return yield* new ConfigurationError({
     message: "SVC_RUNNER_TLS_CERT, SVC_RUNNER_TLS_KEY and SVC_RUNNER_TLS_CA go together: set all three or none"
   })
+})
+
+/** Each entry an http(s) origin exactly: no path, query, fragment or credentials. */
+const readTrustedOrigins = Effect.gen(function*() {
+  const entries = list(yield* Config.String("SVC_TRUSTED_ORIGINS").pipe(Config.withDefault("")))
+  for (const entry of entries) {
+    const url = URL.canParse(entry) ? new URL(entry) : undefined
+    const bare = url !== undefined && url.username === "" && url.password === "" && url.pathname === "/" && url.search === "" && url.hash === ""
+    if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || !bare || /[?#@]/.test(entry)) {
+      return yield* new ConfigurationError({ message: `SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got '${entry}'` })
+    }
+  }
+  return entries.map((entry) => new URL(entry).origin)
 })
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)

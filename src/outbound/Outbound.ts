@@ -4,7 +4,9 @@
  * connection itself resolves through a lookup that refuses forbidden
  * addresses (so DNS rebinding between check and connect cannot slip through),
  * every redirect hop is re-checked, and credentials are stripped when a
- * redirect changes origin.
+ * redirect changes origin. An operator's trusted origins (SVC_TRUSTED_ORIGINS,
+ * an internal tool server) are exempt, each exactly: a redirect from one to
+ * anywhere else is judged like any URL.
  */
 import { promises as dns } from "node:dns"
 import type { LookupFunction } from "node:net"
@@ -18,6 +20,8 @@ export interface OutboundOptions {
   readonly allowPrivate: boolean
   /** SVC_DNS_SERVERS: resolvers to use instead of the system's (`host:port`, comma-separated). */
   readonly dnsServers: ReadonlyArray<string>
+  /** SVC_TRUSTED_ORIGINS: exact origins (`scheme://host[:port]`) exempt from the policy. */
+  readonly trustedOrigins?: ReadonlyArray<string>
 }
 
 /**
@@ -38,9 +42,12 @@ export class UrlRefused extends Error {
 }
 
 export class Outbound extends Context.Service<Outbound, {
-  readonly allowPrivate: boolean
-  /** Checks a URL given at registration; fails with 400 url_not_allowed naming `field`. */
+  /** Checks a URL given at registration for the guarded client; fails with 400 url_not_allowed naming `field`. */
   readonly checkUrl: (raw: string, field: string) => Effect.Effect<URL, InvalidRequest>
+  /** As checkUrl, for a URL reached through a workspace's egress proxy (a seed), where trusted origins do not apply. */
+  readonly checkEgressUrl: (raw: string, field: string) => Effect.Effect<URL, InvalidRequest>
+  /** The URL when its form may be requested (a trusted origin, or the checks that need no DNS); the connection checks the addresses. */
+  readonly permitsShape: (raw: string) => URL | undefined
   /** fetch for user-registered URLs; rejects with UrlRefused when the policy refuses a hop. */
   readonly fetch: GuardedFetch
   /** Every address of a host name, through the service's resolver (SVC_DNS_SERVERS or the system's); no policy applied. */
@@ -71,18 +78,30 @@ export class Outbound extends Context.Service<Outbound, {
       return addresses
     }
 
-    /** Connections resolve through the service's resolver; unless private addresses are allowed, only to public ones. */
-    const lookup: LookupFunction = (hostname, lookupOptions, callback) => {
-      (options.allowPrivate ? resolveAll(hostname) : resolvePublic(hostname)).then(
-        (addresses) => {
-          if (lookupOptions.all === true) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })))
-          else callback(null, addresses[0].address, addresses[0].family)
-        },
-        (error: Error) => callback(Object.assign(error, { code: "ENOTFOUND" }), "", 0)
-      )
-    }
+    /** A connection's lookup through `resolve`. */
+    const lookupVia = (resolve: (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>): LookupFunction =>
+      (hostname, lookupOptions, callback) => {
+        resolve(hostname).then(
+          (addresses) => {
+            if (lookupOptions.all === true) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })))
+            else callback(null, addresses[0].address, addresses[0].family)
+          },
+          (error: Error) => callback(Object.assign(error, { code: "ENOTFOUND" }), "", 0)
+        )
+      }
 
-    const dispatcher = new Agent({ connect: { lookup } })
+    /** Connections resolve through the service's resolver; unless private addresses are allowed, only to public ones. */
+    const dispatcher = new Agent({ connect: { lookup: lookupVia(options.allowPrivate ? resolveAll : resolvePublic) } })
+    // Trusted origins connect wherever their names resolve.
+    const trustedDispatcher = new Agent({ connect: { lookup: lookupVia(resolveAll) } })
+
+    const trusted = new Set(options.trustedOrigins ?? [])
+    /** A trusted origin's URL (without credentials), else undefined. */
+    const trustedUrl = (raw: string): URL | undefined => {
+      if (trusted.size === 0 || !URL.canParse(raw)) return undefined
+      const url = new URL(raw)
+      return trusted.has(url.origin) && url.username === "" && url.password === "" ? url : undefined
+    }
 
     const guardedFetch: GuardedFetch = async (url, init = {}) => {
       let current = url.toString()
@@ -93,7 +112,8 @@ export class Outbound extends Context.Service<Outbound, {
       let body: string | undefined = init.body ?? undefined
       const headers = new UndiciHeaders(Object.fromEntries(new Headers(init.headers).entries()))
       for (let hop = 0; hop <= maxRedirects; hop++) {
-        const shape = checkUrlShape(current, options.allowPrivate)
+        const isTrusted = trustedUrl(current) !== undefined
+        const shape = isTrusted ? undefined : checkUrlShape(current, options.allowPrivate)
         if (typeof shape === "string") throw new UrlRefused(`${current} ${shape}`)
         const response = await undiciFetch(current, {
           method,
@@ -101,7 +121,7 @@ export class Outbound extends Context.Service<Outbound, {
           body: body ?? null,
           redirect: "manual",
           signal: init.signal ?? null,
-          dispatcher
+          dispatcher: isTrusted ? trustedDispatcher : dispatcher
         })
         const location = response.headers.get("location")
         // undici's Response is the implementation behind the global one; only the type packages differ.
@@ -128,22 +148,31 @@ export class Outbound extends Context.Service<Outbound, {
         details: { field }
       })
 
+    const checkPolicy = (raw: string, field: string): Effect.Effect<URL, InvalidRequest> =>
+      Effect.gen(function*() {
+        const shape = checkUrlShape(raw, options.allowPrivate)
+        if (typeof shape === "string") return yield* refuse(field, raw, shape)
+        if (shape.hostname !== undefined) {
+          const hostname = shape.hostname
+          yield* Effect.tryPromise({
+            try: () => resolvePublic(hostname),
+            catch: (e) =>
+              refuse(field, raw, e instanceof UrlRefused ? e.message.replace(`${hostname} `, "host ") : "has a hostname that does not resolve")
+          })
+        }
+        return shape.url
+      })
+
     return Outbound.of({
-      allowPrivate: options.allowPrivate,
-      checkUrl: (raw, field) =>
-        Effect.gen(function*() {
-          const shape = checkUrlShape(raw, options.allowPrivate)
-          if (typeof shape === "string") return yield* refuse(field, raw, shape)
-          if (shape.hostname !== undefined) {
-            const hostname = shape.hostname
-            yield* Effect.tryPromise({
-              try: () => resolvePublic(hostname),
-              catch: (e) =>
-                refuse(field, raw, e instanceof UrlRefused ? e.message.replace(`${hostname} `, "host ") : "has a hostname that does not resolve")
-            })
-          }
-          return shape.url
-        }),
+      checkUrl: (raw, field) => {
+        const url = trustedUrl(raw)
+        return url === undefined ? checkPolicy(raw, field) : Effect.succeed(url)
+      },
+      checkEgressUrl: checkPolicy,
+      permitsShape: (raw) => {
+        const shape = trustedUrl(raw) ?? checkUrlShape(raw, options.allowPrivate)
+        return typeof shape === "string" ? undefined : shape instanceof URL ? shape : shape.url
+      },
       fetch: guardedFetch,
       resolve: resolveAll
     })

@@ -30,27 +30,55 @@ for (const [net, prefix] of [
   ["::", 128], // unspecified
   ["::1", 128],
   ["64:ff9b::", 96], // NAT64 can reach private IPv4
+  ["64:ff9b:1::", 48], // local-use NAT64
   ["100::", 64],
+  ["2001::", 32], // Teredo tunnels to an IPv4 address
   ["2001:db8::", 32],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10], // site-local (deprecated, still private)
   ["ff00::", 8]
 ] as const) blocked.addSubnet(net, prefix, "ipv6")
+
+/** The eight 16-bit groups of an IPv6 address (as `isIP` accepts it, a trailing dotted quad included). */
+const groupsOf = (address: string): ReadonlyArray<number> => {
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address)
+  const hex = quad === null
+    ? address
+    : `${address.slice(0, quad.index)}${((+quad[1] << 8) | +quad[2]).toString(16)}:${((+quad[3] << 8) | +quad[4]).toString(16)}`
+  const [head, tail] = hex.includes("::") ? hex.split("::") : [hex, undefined]
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)))
+  const left = parse(head)
+  if (tail === undefined) return left
+  const right = parse(tail)
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right]
+}
+
+const quadOf = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+
+/**
+ * The IPv4 address an IPv6 address carries and is routed to: IPv4-compatible
+ * (::a.b.c.d), IPv4-mapped (::ffff:a.b.c.d), IPv4-translated
+ * (::ffff:0:a.b.c.d) and 6to4 (2002:AABB:CCDD::/48).
+ */
+const embeddedIpv4 = (address: string): string | undefined => {
+  const g = groupsOf(address)
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0)
+  if (zeros(0, 5) && (g[5] === 0 || g[5] === 0xffff)) return quadOf(g[6], g[7])
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return quadOf(g[6], g[7])
+  if (g[0] === 0x2002) return quadOf(g[1], g[2])
+  return undefined
+}
 
 /** Why an address may not be reached, or undefined when it is public. */
 export const forbiddenAddress = (address: string): string | undefined => {
   const family = isIP(address)
   if (family === 0) return `'${address}' is not an IP address`
   if (family === 6) {
-    // IPv4-mapped and -compatible forms carry an IPv4 address: judge that one.
-    const mapped = /^::(?:ffff:)?(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-    if (mapped) return forbiddenAddress(mapped[1])
-    const hexMapped = /^::(?:ffff:)?([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
-    if (hexMapped) {
-      const hi = parseInt(hexMapped[1], 16)
-      const lo = parseInt(hexMapped[2], 16)
-      return forbiddenAddress(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`)
-    }
+    // A form that carries an IPv4 address is judged by that address (:: and ::1 carry 0.0.0.0 and 0.0.0.1).
+    const v4 = embeddedIpv4(address)
+    const reason = v4 === undefined ? undefined : forbiddenAddress(v4)
+    if (v4 !== undefined && reason !== undefined) return reason.replace(v4, `${address} (${v4})`)
   }
   return blocked.check(address, family === 4 ? "ipv4" : "ipv6")
     ? `${address} is a loopback, private, link-local, unspecified, multicast or reserved address`
@@ -65,6 +93,9 @@ export interface UrlCheck {
 
 /** The checks that need no DNS. Returns the reason on refusal. */
 export const checkUrlShape = (raw: string, allowPrivate: boolean): UrlCheck | string => {
+  // WHATWG URL parsing drops tabs and newlines and reads a backslash as a slash; other
+  // parsers (git's curl) do not, so such a URL could name another host there.
+  if (/[\s\\\u0000-\u001f\u007f]/.test(raw.trim())) return "must not contain whitespace, control characters or backslashes"
   if (!URL.canParse(raw)) return "is not an absolute URL"
   const url = new URL(raw)
   if (allowPrivate) {

@@ -118,7 +118,7 @@ const make = Effect.gen(function*() {
       const loaded = yield* OpenApiSpec.load(config.spec, outbound.fetch, config.requestTimeoutMs).pipe(
         Effect.mapError((e) => new UpstreamFailed({ code: "service_unavailable", message: `HTTP connection test failed: ${e.message}.` }))
       )
-      if (OpenApiSpec.resolveBaseUrl(loaded, config.baseUrl, outbound.allowPrivate) === undefined) {
+      if (OpenApiSpec.resolveBaseUrl(loaded, config.baseUrl, outbound.permitsShape) === undefined) {
         return yield* new InvalidRequest({
           code: "invalid_request_error",
           message: "No usable base URL: set baseUrl, or give the document an https `servers` entry (3.x) or `host` (2.0) on a public address.",

@@ -25,6 +25,7 @@ import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import type { SpecCache } from "./SpecCache.ts"
+import { maskOutcome } from "./CredentialMask.ts"
 
 /**
  * HTTP operations as tools: requiredSkillsOf reads x-svc-required-skills, else the connection's;
@@ -212,7 +213,8 @@ export const connectAll = (options: {
   readonly connections: ReadonlyArray<PlannedHttpConnection>
   readonly fetch: GuardedFetch
   readonly cache: SpecCache
-  readonly allowPrivate: boolean
+  /** Outbound.permitsShape: whether a base URL may be requested. */
+  readonly permits: (url: string) => URL | undefined
   readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
 }): Effect.Effect<HttpToolset> =>
   Effect.gen(function*() {
@@ -241,7 +243,7 @@ export const connectAll = (options: {
         unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: loaded.failure.errorCode, message: loaded.failure.message })
         continue
       }
-      const baseUrl = OpenApiSpec.resolveBaseUrl(loaded.success, connection.config.baseUrl, options.allowPrivate)
+      const baseUrl = OpenApiSpec.resolveBaseUrl(loaded.success, connection.config.baseUrl, options.permits)
       if (baseUrl === undefined) {
         unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "base_url_missing", message: "No usable base URL." })
         continue
@@ -271,6 +273,8 @@ export const connectAll = (options: {
       return Semaphore.withPermits(lanes, permits)(Effect.gen(function*() {
         const request = buildRequest(baseUrl, op, asRecord(input))
         const auth = connection.config.auth
+        // Masked in whatever comes back, should the upstream echo it.
+        const credentials: Array<string> = []
         if (auth.type === "bearer") {
           // The credential is only ever attached for the exact bound origin (rule 5).
           const bound = connection.config.baseUrl === null ? undefined : new URL(connection.config.baseUrl).origin
@@ -278,6 +282,7 @@ export const connectAll = (options: {
             return { output: { error: "refused" }, text: `Error: the request to ${request.url.origin} was refused: the credential is bound to ${bound ?? "no origin"}.`, isError: true }
           }
           const token = Redacted.value(yield* options.reveal(options.principal, auth.secretId, "auth.secretId").pipe(Effect.orDie))
+          credentials.push(token)
           const placement = placementOf(doc, op)
           if (placement.in === "authorization") request.headers["authorization"] = `${placement.scheme} ${token}`
           else if (placement.in === "header") request.headers[placement.name.toLowerCase()] = token
@@ -305,13 +310,13 @@ export const connectAll = (options: {
           Effect.result
         )
         if (response._tag === "Failure") {
-          return { output: { error: response.failure.message }, text: `Error: ${response.failure.message}`, isError: true }
+          return maskOutcome({ output: { error: response.failure.message }, text: `Error: ${response.failure.message}`, isError: true }, credentials)
         }
         const { status, statusText, text } = response.success
         const body = Option.getOrElse(decodeJson(text), () => text)
         const output = { status, statusText, body }
         // A non-2xx answer is a result for the model, not an error (rule 3).
-        return ToolResults.shape(name, { output, text: JSON.stringify(output), isError: false }, {
+        return ToolResults.shape(name, maskOutcome({ output, text: JSON.stringify(output), isError: false }, credentials), {
           trusted,
           resultCapBytes: connection.config.resultCapBytes
         })

@@ -17,6 +17,7 @@ import type { Lease, McpSessions } from "./McpSessions.ts"
 import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
+import { maskCredentials, maskOutcome } from "./CredentialMask.ts"
 
 /** MCP tools: `deferred` holds tools whose server's `defer` is null or true. */
 export interface McpToolset extends ToolFamily {
@@ -48,16 +49,27 @@ export const connectAll = (options: {
   Effect.gen(function*() {
     const specs: Array<ToolSpec> = []
     const problems: Array<string> = []
-    const routes = new Map<string, { readonly server: PlannedToolServer; readonly tool: string; readonly lease: Lease | undefined }>()
+    const routes = new Map<
+      string,
+      {
+        readonly server: PlannedToolServer
+        readonly tool: string
+        readonly lease: Lease | undefined
+        /** The server's token, masked in whatever comes back. */
+        readonly credentials: ReadonlyArray<string>
+      }
+    >()
     for (const server of options.servers) {
       const prefix = `mcp__${server.name}__`
       if (!server.config.enabled) {
-        routes.set(prefix, { server, tool: "", lease: undefined })
+        routes.set(prefix, { server, tool: "", lease: undefined, credentials: [] })
         continue
       }
       const auth = server.config.auth
+      const credentials: Array<string> = []
       const connected = yield* Effect.gen(function*() {
         const token = auth.type === "bearer" ? yield* options.reveal(options.principal, auth.secretId, "auth.secretId") : undefined
+        if (token !== undefined) credentials.push(Redacted.value(token))
         return yield* options.sessions.acquire({
           serverId: server.id,
           configVersion: server.configVersion ?? 0,
@@ -69,11 +81,8 @@ export const connectAll = (options: {
       }).pipe(Effect.result)
       if (connected._tag === "Failure") {
         const cause = connected.failure
-        problems.push(
-          `Tool server '${server.name}' is unavailable for this run: ${
-            typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : "unknown error"
-          }`
-        )
+        const reason = typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : "unknown error"
+        problems.push(`Tool server '${server.name}' is unavailable for this run: ${maskCredentials(reason, credentials)}`)
         continue
       }
       const lease = connected.success
@@ -86,14 +95,14 @@ export const connectAll = (options: {
           description: capDescription(tool?.description),
           inputSchema: tool?.inputSchema ?? { type: "object" }
         })
-        routes.set(ref.namespacedName, { server, tool: ref.name, lease })
+        routes.set(ref.namespacedName, { server, tool: ref.name, lease, credentials })
       }
     }
 
     const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
       const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
-      const { server, tool, lease } = route
+      const { server, tool, lease, credentials } = route
       if (lease === undefined) {
         return Effect.succeed({
           output: { error: `tool server '${server.name}' is disabled` },
@@ -108,14 +117,14 @@ export const connectAll = (options: {
           orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
         }),
         Effect.map((result): ToolOutcome =>
-          ToolResults.shape(name, {
-            output: result.structuredContent ?? result.content,
-            text: textOf(result),
-            isError: result.isError === true
-          }, server.config)
+          ToolResults.shape(
+            name,
+            maskOutcome({ output: result.structuredContent ?? result.content, text: textOf(result), isError: result.isError === true }, credentials),
+            server.config
+          )
         ),
         Effect.catch((cause) => {
-          const message = cause instanceof Error ? cause.message : String(cause)
+          const message = maskCredentials(cause instanceof Error ? cause.message : String(cause), credentials)
           return Effect.succeed({ output: { error: message }, text: `Error: ${message}`, isError: true })
         })
       )

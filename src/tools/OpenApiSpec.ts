@@ -8,7 +8,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser"
 import { Data, Duration, Effect, Schema } from "effect"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
-import { checkUrlShape } from "../outbound/UrlPolicy.ts"
+import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 
 export const MaxSpecBytes = 5 * 1024 * 1024
@@ -36,7 +36,8 @@ export const classifySpec = (spec: string): SpecSource => {
   if (looksLikeYaml(text)) {
     return { _tag: "Invalid", message: "YAML documents are not supported; send the OpenAPI document as JSON (inline or by URL)." }
   }
-  if (URL.canParse(text)) return { _tag: "Url", url: text }
+  // Anything written as scheme://... is a URL, to be judged (and refused) by the URL policy.
+  if (URL.canParse(text) || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return { _tag: "Url", url: text }
   return { _tag: "Invalid", message: "spec must be a URL to a JSON document, or the JSON document itself." }
 }
 
@@ -109,7 +110,7 @@ const download = (url: string, fetch: GuardedFetch, timeoutMs: number) =>
     catch: (cause) =>
       new SpecFailure({
         errorCode: "spec_unreachable",
-        message: `could not load ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
+        message: `could not load ${url}: ${errorText(cause)}`,
         cause
       })
   }).pipe(
@@ -189,11 +190,11 @@ const substituteVariables = (server: OpenAPIV3.ServerObject): string =>
 export const resolveBaseUrl = (
   loaded: LoadedSpec,
   explicit: string | null,
-  allowPrivate: boolean
+  permits: (url: string) => URL | undefined
 ): string | undefined => {
   const usable = (candidate: string): string | undefined => {
-    const shape = checkUrlShape(candidate, allowPrivate)
-    return typeof shape === "string" ? undefined : shape.url.toString().replace(/\/$/, "")
+    const url = permits(candidate)
+    return url === undefined ? undefined : url.toString().replace(/\/$/, "")
   }
   if (explicit !== null) return usable(explicit)
   const doc = loaded.document

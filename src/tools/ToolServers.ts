@@ -23,6 +23,7 @@ import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import * as McpClient from "./McpClient.ts"
+import { maskCredentials } from "./CredentialMask.ts"
 
 /** The tools a server exposes after the allow/block filter, with their model-facing names. */
 export const exposedTools = (
@@ -68,14 +69,11 @@ const make = Effect.gen(function*() {
     return resolved instanceof InvalidRequest ? Effect.fail(resolved) : Effect.succeed(resolved)
   }
 
-  /** Headers for every request to the server: bearer auth (opened now) plus the given Svc-* headers. */
-  const headersFor = (principal: Principal, config: ToolServerConfig, extra: Record<string, string>) =>
+  /** The server's bearer token, opened now (none without auth). */
+  const credentialsOf = (principal: Principal, config: ToolServerConfig) =>
     config.auth.type === "bearer"
-      ? Effect.map(
-        secrets.reveal(principal, config.auth.secretId, "auth.secretId"),
-        (token) => ({ ...extra, authorization: `Bearer ${Redacted.value(token)}` })
-      )
-      : Effect.succeed(extra)
+      ? Effect.map(secrets.reveal(principal, config.auth.secretId, "auth.secretId"), (token) => [Redacted.value(token)])
+      : Effect.succeed([])
 
   return {
     create: Effect.fn("ToolServers.create")(function*(principal: Principal, input: ToolServerCreate) {
@@ -124,11 +122,11 @@ const make = Effect.gen(function*() {
       crud.remove(principal, id, () => agentsReferencing(store, principal, [{ capabilities: { mcp: { toolServerIds: [id] } } }])),
     requireRef: crud.requireRef,
     load: crud.load,
-    headersFor,
     /** `POST /v1/tool-servers/:id/test`: any failure to connect, initialize or list is 502 service_unavailable. */
     test: Effect.fn("ToolServers.test")(function*(principal: Principal, id: string) {
       const { row, config } = yield* crud.load(principal, id)
-      const headers = yield* headersFor(principal, config, {})
+      const credentials = yield* credentialsOf(principal, config)
+      const headers = credentials.length === 0 ? {} : { authorization: `Bearer ${credentials[0]}` }
       const started = yield* Clock.currentTimeMillis
       const tools = yield* Effect.scoped(
         Effect.flatMap(
@@ -136,7 +134,9 @@ const make = Effect.gen(function*() {
           (client) => McpClient.listTools(client, config.requestTimeoutMs)
         )
       ).pipe(
-        Effect.mapError((e) => new UpstreamFailed({ code: "service_unavailable", message: `Tool server test failed: ${e.message}` }))
+        Effect.mapError((e) =>
+          new UpstreamFailed({ code: "service_unavailable", message: `Tool server test failed: ${maskCredentials(e.message, credentials)}` })
+        )
       )
       const latencyMs = (yield* Clock.currentTimeMillis) - started
       const exposed = exposedTools(config, row.name, tools.map((t) => t.name))

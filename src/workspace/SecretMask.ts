@@ -20,6 +20,16 @@ const patternsOf = (secrets: ReadonlyArray<string>): ReadonlyArray<string> => {
 
 const mask = "***"
 
+/** Every string inside `value` (a tool's output: arrays, objects) passed through `maskText`. */
+export const maskDeep = (value: unknown, maskText: (text: string) => string): unknown =>
+  typeof value === "string"
+    ? maskText(value)
+    : Array.isArray(value)
+    ? value.map((v) => maskDeep(v, maskText))
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, maskText)]))
+    : value
+
 export const maskSecrets = (text: string, secrets: ReadonlyArray<string>, options: { readonly truncated?: boolean } = {}): string => {
   // Longest first, so a secret that contains another is masked whole.
   const values = patternsOf(secrets)

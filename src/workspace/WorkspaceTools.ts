@@ -15,7 +15,7 @@ import { Effect, Schema } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import { errorOutcome, SpillFailed, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Sandbox, Workspace } from "./Sandbox.ts"
-import { maskSecrets } from "./SecretMask.ts"
+import { maskDeep, maskSecrets } from "./SecretMask.ts"
 import * as Binary from "./WorkspaceBinaryFiles.ts"
 import * as Files from "./WorkspaceFiles.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
@@ -107,16 +107,7 @@ const numbered = (content: string, start: number) =>
 export const make = (options: WorkspaceToolsOptions): ToolFamily => {
   const { sandbox, workspace } = options
   const mask = (text: string, truncated = false) => maskSecrets(text, options.secrets, { truncated })
-  const maskDeep = (value: unknown): unknown =>
-    typeof value === "string"
-      ? mask(value)
-      : Array.isArray(value)
-      ? value.map(maskDeep)
-      : typeof value === "object" && value !== null
-      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v)]))
-      : value
-
-  const ok = (output: unknown, text: string): ToolOutcome => ({ output: maskDeep(output), text: mask(text), isError: false })
+  const ok = (output: unknown, text: string): ToolOutcome => ({ output: maskDeep(output, mask), text: mask(text), isError: false })
 
   const bash = (input: unknown) =>
     Effect.gen(function*() {

@@ -313,7 +313,8 @@ TestServer.suite()("http connections as tools", (it) => {
       assert.strictEqual(
         answer(forced),
         `Result: <untrusted_data source="api__trusty__listPets">\n${
-          JSON.stringify({ status: 200, statusText: "OK", body: { seen: `GET /pets?key=${token}` } })
+          // The upstream echoed the apiKey it was sent: masked (README, Secret hygiene).
+          JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets?key=***" } })
         }\n</untrusted_data>`
       )
     }).pipe(Effect.scoped))

@@ -1,10 +1,13 @@
 /**
- * A real DNS server (UDP, 127.0.0.1, ephemeral port) answering A queries
- * from a table the test controls; every other name is NXDOMAIN and AAAA
- * queries for known names get an empty answer. Answers carry TTL 0, so a
- * resolver never serves a changed record from its cache. Records every
- * query, so a test can tell when the service is resolving a name.
+ * A real DNS server (UDP, 127.0.0.1, ephemeral port) answering A and AAAA
+ * queries from a table the test controls (a name holds one address or
+ * several, IPv4 answered to A, IPv6 to AAAA); every other name is NXDOMAIN,
+ * and a known name without an address of the asked family gets an empty
+ * answer. Answers carry TTL 0, so a resolver never serves a changed record
+ * from its cache. Records every query, so a test can tell when the service
+ * is resolving a name.
  */
+import { isIP } from "node:net"
 import dns2 from "dns2"
 import { Context, Effect, Layer } from "effect"
 
@@ -18,17 +21,19 @@ export interface Query {
 export class DnsServer extends Context.Service<DnsServer, {
   /** `127.0.0.1:<port>`, as ServiceConfig.dnsServers takes it. */
   readonly address: string
-  /** Sets (or with undefined removes) the A record of `name`. */
+  /** Sets (or with undefined removes) the address of `name`: its only record. */
   readonly setA: (name: string, address: string | undefined) => Effect.Effect<void>
   /** A queries received so far for `name`. */
   readonly queriesFor: (name: string) => Effect.Effect<number>
   /** Completes once at least `count` A queries for `name` have arrived in total. */
   readonly awaitQueries: (name: string, count: number) => Effect.Effect<void>
 }>()("test/DnsServer") {
-  static readonly layer = (records: Readonly<Record<string, string>>) =>
+  static readonly layer = (records: Readonly<Record<string, string | ReadonlyArray<string>>>) =>
     Layer.effect(DnsServer)(
       Effect.gen(function*() {
-        const table = new Map<string, string>(Object.entries(records).map(([k, v]) => [k.toLowerCase(), v]))
+        const table = new Map<string, ReadonlyArray<string>>(
+          Object.entries(records).map(([k, v]) => [k.toLowerCase(), typeof v === "string" ? [v] : v])
+        )
         const queries: Array<Query> = []
         const waiters: Array<{ readonly name: string; readonly count: number; readonly resolve: () => void }> = []
         const countA = (name: string) => queries.filter((q) => q.name === name && q.type === Packet.TYPE.A).length
@@ -51,14 +56,15 @@ export class DnsServer extends Context.Service<DnsServer, {
               return
             }
             const name = question.name.toLowerCase()
-            const address = table.get(name)
-            if (address === undefined) {
+            const addresses = table.get(name)
+            if (addresses === undefined) {
               void send(Packet.createErrorResponseFromRequest(request, Packet.RCODE.NXDOMAIN))
             } else {
               const response = Packet.createResponseFromRequest(request)
-              if (question.type === Packet.TYPE.A) {
+              const family = question.type === Packet.TYPE.A ? 4 : question.type === Packet.TYPE.AAAA ? 6 : 0
+              for (const address of addresses.filter((a) => isIP(a) === family)) {
                 response.answers.push(
-                  Packet.createResourceFromQuestion(question, { type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 0, address })
+                  Packet.createResourceFromQuestion(question, { type: question.type, class: Packet.CLASS.IN, ttl: 0, address })
                 )
               }
               void send(response)
@@ -80,7 +86,7 @@ export class DnsServer extends Context.Service<DnsServer, {
           setA: (name, address) =>
             Effect.sync(() => {
               if (address === undefined) table.delete(name.toLowerCase())
-              else table.set(name.toLowerCase(), address)
+              else table.set(name.toLowerCase(), [address])
             }),
           queriesFor: (name) => Effect.sync(() => countA(name.toLowerCase())),
           awaitQueries: (name, count) =>

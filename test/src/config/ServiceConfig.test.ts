@@ -32,7 +32,10 @@ describe("service configuration", () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
       "OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got 'grpc'"
     ],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got 'collector:4318'"]
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got 'collector:4318'"],
+    [{ SVC_TRUSTED_ORIGINS: "https://mcp.internal/api" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://mcp.internal/api'"],
+    [{ SVC_TRUSTED_ORIGINS: "mcp.internal:8443" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'mcp.internal:8443'"],
+    [{ SVC_TRUSTED_ORIGINS: "https://u:p@mcp.internal" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://u:p@mcp.internal'"]
   ] as const)("%j is refused at start", ([env, message]) =>
     Effect.gen(function*() {
       const error = yield* load(env)
@@ -42,7 +45,12 @@ describe("service configuration", () => {
 
   it.effect("well-formed values load", () =>
     Effect.gen(function*() {
-      const env = { SVC_API_KEYS: "sk_a:org_a:prod", SVC_STRICT_BANDS: "lite, core", SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8; scripted=0/0" }
+      const env = {
+        SVC_API_KEYS: "sk_a:org_a:prod",
+        SVC_STRICT_BANDS: "lite, core",
+        SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8; scripted=0/0",
+        SVC_TRUSTED_ORIGINS: "https://MCP.internal:8443/, http://10.0.0.5:8080"
+      }
       const shape = yield* Effect.gen(function*() {
         return yield* ServiceConfig
       }).pipe(Effect.provide(ServiceConfig.layer), Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
@@ -50,6 +58,7 @@ describe("service configuration", () => {
       assert.deepStrictEqual(shape.bands.core, { route: "scripted", strict: true })
       assert.deepStrictEqual(shape.bands.frontier, { route: "scripted", strict: false })
       assert.deepStrictEqual(shape.telemetry, noTelemetry)
+      assert.deepStrictEqual(shape.trustedOrigins, ["https://mcp.internal:8443", "http://10.0.0.5:8080"])
     }))
 
   it.effect("the OTEL_* variables configure the exporter", () =>
