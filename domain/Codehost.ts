@@ -38,8 +38,12 @@ export type CodehostAccount = typeof CodehostAccount.Type
 /** The consenting person's OAuth grant, kept (sealed) for account tools and to re-prove access on repair. */
 export const UserGrant = Schema.Struct({
   status: Schema.Literals(["ok", "revoked", "none"]),
-  login: Schema.NullOr(Schema.String)
+  login: Schema.NullOr(Schema.String),
+  /** When the user token expires and when its refresh token does (GitHub App user tokens expire; absent: they do not). */
+  expiresAt: Schema.optionalKey(Schema.NullOr(Schema.String)),
+  refreshExpiresAt: Schema.optionalKey(Schema.NullOr(Schema.String))
 })
+export type UserGrant = typeof UserGrant.Type
 
 /** What the service stores of a connection (the `config` column); the user token is sealed beside it. */
 export const ConnectionState = Schema.Struct({

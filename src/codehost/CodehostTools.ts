@@ -21,8 +21,8 @@ import { envelope } from "../tools/ToolResults.ts"
 import { CodehostRepo } from "../store/CodehostRepo.ts"
 import { entryOf } from "./CatalogNames.ts"
 import { accountTools, repositoryTools } from "./ConnectionRules.ts"
-import { CodehostConnections } from "./Connections.ts"
-import type { GitHubFailed } from "./GitHubApp.ts"
+import { CodehostConnections, type LoadedConnection } from "./Connections.ts"
+import type { GitHubFailed } from "./GitHubCall.ts"
 import { loadInstructions } from "./Instructions.ts"
 import { errorOf, Input, type Repo, type Scope, type Tool, ToolError } from "./ToolKit.ts"
 import { gistTools } from "./tools/GistTools.ts"
@@ -89,14 +89,23 @@ const make = Effect.gen(function*() {
     }
     const { grant } = options
     const repositories = connections.effectiveRepositories(state, grant.repositories)
-    const userToken = accountTools(state) ? yield* connections.userToken(loaded.value) : Option.none<Redacted.Redacted>()
+    /** The person's token now (renewed when about to expire); a renewal GitHub refused revokes their grant. */
+    const personToken = (current: LoadedConnection) =>
+      Effect.gen(function*() {
+        const grant = yield* connections.userTokens.current(options.principal, current)
+        if (grant._tag === "Token") return grant.token
+        if (grant._tag === "Refused") yield* connections.revokeUserGrant(options.principal, current.row.id, grant.reason)
+        const message = grant._tag === "None" ? "The connection holds no authorization of the installing person." : grant.reason
+        return yield* new ToolError({ code: "codehost_user_grant_unavailable", message })
+      })
+    const personOffered = accountTools(state) && Option.isSome(yield* Effect.option(personToken(loaded.value)))
     const allowed = grant.allowedTools === undefined ? undefined : new Set(grant.allowedTools)
     const blocked = new Set(grant.blockedTools ?? [])
     const offered = allTools.filter((tool) => {
       const entry = entryOf(tool.name)
       if (entry === undefined || blocked.has(tool.name) || (allowed !== undefined && !allowed.has(tool.name))) return false
       if (entry.search) return allowed?.has(tool.name) === true
-      if (entry.account) return Option.isSome(userToken)
+      if (entry.account) return personOffered
       if (entry.workspace) return options.git !== undefined
       return true
     })
@@ -117,9 +126,11 @@ const make = Effect.gen(function*() {
         return Effect.succeed<Repo>({ owner, repo: name, full: granted })
       },
       installation: (repos, permissions) => Effect.map(gh.value.token(installationId, { repositories: repos, permissions }), gh.value.octokit),
-      person: Option.match(userToken, {
-        onNone: () => Effect.fail(ToolError.refused("Account tools need access.account and a healthy user grant on the connection.")),
-        onSome: (token) => Effect.succeed(gh.value.octokit(token))
+      // Looked up at each call: a run may outlive the person's token (8 hours).
+      person: Effect.gen(function*() {
+        const current = yield* Effect.mapError(connections.crud.load(options.principal, options.grant.connectionId), (e) => ToolError.refused(e.message))
+        if (!accountTools(current.config)) return yield* ToolError.refused("Account tools need access.account and a healthy user grant on the connection.")
+        return gh.value.octokit(yield* personToken(current))
       }),
       branchOwner: repo.branchOwner,
       git: options.git,

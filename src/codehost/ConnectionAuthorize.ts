@@ -21,6 +21,7 @@ import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso, toIso } from "../Time.ts"
 import { authorizationStatus, bind, failed, initialState } from "./ConnectionRules.ts"
 import { CodehostConnections, type LoadedConnection } from "./Connections.ts"
+import { sealIssued } from "./UserTokens.ts"
 
 const purpose = "codehost-state"
 export const urlTtlMs = 30 * 60 * 1000
@@ -152,7 +153,8 @@ const make = Effect.gen(function*() {
       return yield* settle(failed(loaded.config, "GitHub returned without an installation and an authorization code; the app must request user authorization during installation."))
     }
     const bound = yield* Effect.gen(function*() {
-      const token = yield* gh.exchangeCode(query.code ?? "")
+      const issued = yield* gh.exchangeCode(query.code ?? "")
+      const token = issued.access
       const reachable = yield* gh.userInstallations(token)
       if (!reachable.includes(installationId)) {
         return failed(loaded.config, `The person who authorized cannot access installation ${installationId}; it was not bound.`)
@@ -161,9 +163,11 @@ const make = Effect.gen(function*() {
       if (Option.isNone(info)) return failed(loaded.config, `Installation ${installationId} does not exist (it was removed).`)
       const selected = yield* gh.repositories(installationId)
       const login = yield* gh.userLogin(token)
-      return { next: bind(loaded.config, { installationId, info: info.value, selected, login, now: yield* nowIso }), token }
+      // The person's token and its refresh token, sealed together; their expiry in the state.
+      const { sealed, expiry } = yield* sealIssued(box, issued, yield* Clock.currentTimeMillis)
+      return { next: bind(loaded.config, { installationId, info: info.value, selected, login, expiry, now: yield* nowIso }), sealed }
     }).pipe(Effect.catchTag("GitHubFailed", (e) => Effect.succeed(failed(loaded.config, `GitHub refused the authorization: ${e.message}`))))
-    if ("token" in bound) return yield* settle(bound.next, yield* box.seal(bound.token))
+    if ("sealed" in bound) return yield* settle(bound.next, bound.sealed)
     return yield* settle(bound)
   })
 

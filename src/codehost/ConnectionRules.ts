@@ -2,9 +2,10 @@
  * The rules of a code-hosting connection's state as pure functions (spec 2.7,
  * 3.3, 4.8): the resource view, the authorization status, binding an
  * installation (callback and repair), reconciling with the installation's
- * state (sync, webhooks; never auto-granting), and checking an access update.
+ * state (sync, webhooks; never auto-granting), revoking the person's grant,
+ * and checking an access update.
  */
-import type { CodehostConnection, ConnectionState } from "../../domain/Codehost.ts"
+import type { CodehostConnection, ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { rowFields } from "../adapters/AdapterCrud.ts"
 import type { ResourceRow } from "../store/ResourceStore.ts"
@@ -62,6 +63,8 @@ export const bind = (
     readonly info: InstallationInfo
     readonly selected: ReadonlyArray<string>
     readonly login: string
+    /** When the person's token and its refresh token expire (GitHub App user tokens do). */
+    readonly expiry: Pick<UserGrant, "expiresAt" | "refreshExpiresAt">
     readonly now: string
   }
 ): ConnectionState => {
@@ -81,10 +84,20 @@ export const bind = (
       owners,
       account: s.access.account
     },
-    userGrant: { status: "ok", login: binding.login },
+    userGrant: { status: "ok", login: binding.login, ...binding.expiry },
     lastSyncedAt: binding.now
   }
 }
+
+const userGrantRevoked = "The installing person's authorization was revoked; authorize again with this connectionId to capture a new one."
+
+/** The person's grant is gone (revoked on GitHub, or expired and not renewed): revoked, saying why and what to do. */
+export const revokeUserGrant = (s: ConnectionState, reason: string = userGrantRevoked): ConnectionState => ({
+  ...s,
+  status: "revoked",
+  statusReason: reason,
+  userGrant: { ...s.userGrant, status: "revoked" }
+})
 
 /** The binding could not be made: `error` with why (repair gives a fresh authorization). */
 export const failed = (s: ConnectionState, reason: string): ConnectionState => ({ ...s, status: "error", statusReason: reason })
@@ -100,6 +113,8 @@ export const reconcile = (
     readonly info: InstallationInfo | undefined
     readonly selected: ReadonlyArray<string> | undefined
     readonly userGrantOk: boolean | undefined
+    /** Why the grant is not ok, when there is more to say than that it was revoked. */
+    readonly userGrantReason?: string | undefined
     readonly now: string
   }
 ): ConnectionState => {
@@ -118,14 +133,7 @@ export const reconcile = (
   if (observed.info.suspended) {
     return { ...next, status: "revoked", statusReason: "The installation is suspended on GitHub; unsuspend it, then sync." }
   }
-  if (observed.userGrantOk === false) {
-    return {
-      ...next,
-      status: "revoked",
-      statusReason: "The installing person's authorization was revoked; authorize again with this connectionId to capture a new one.",
-      userGrant: { ...s.userGrant, status: "revoked" }
-    }
-  }
+  if (observed.userGrantOk === false) return revokeUserGrant(next, observed.userGrantReason)
   return { ...next, status: "ready", statusReason: null, userGrant: observed.userGrantOk === true ? { ...s.userGrant, status: "ok" } : s.userGrant }
 }
 

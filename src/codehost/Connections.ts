@@ -5,7 +5,7 @@
  * rules of the state in ConnectionRules.ts. Every route answers 503
  * `codehost_unconfigured` when no GitHub App is configured.
  */
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import {
   type ConnectionPatch,
   ConnectionState,
@@ -21,8 +21,10 @@ import { IdGenerator } from "../IdGenerator.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
-import { checkAccess, intersect, reconcile, view } from "./ConnectionRules.ts"
-import { type AppClient, call, GitHubApp, type GitHubFailed } from "./GitHubApp.ts"
+import { checkAccess, intersect, reconcile, revokeUserGrant, view } from "./ConnectionRules.ts"
+import { type AppClient, GitHubApp } from "./GitHubApp.ts"
+import { call, GitHubFailed } from "./GitHubCall.ts"
+import * as UserTokens from "./UserTokens.ts"
 
 export type LoadedConnection = Loaded<ConnectionState>
 
@@ -80,41 +82,60 @@ const make = Effect.gen(function*() {
     }, structural)
   }
 
-  /** The person's token, opened at the moment of use; none when there is no healthy grant. */
-  const userToken = (loaded: LoadedConnection): Effect.Effect<Option.Option<Redacted.Redacted>> =>
-    loaded.row.sealed === null ? Effect.succeed(Option.none()) : Effect.map(box.open(loaded.row.sealed), Option.some)
+  /** The person's token, opened at the moment of use and renewed when it is about to expire (UserTokens.ts). */
+  const userTokens = UserTokens.make({
+    box,
+    app,
+    load: crud.load,
+    store: (principal, current, next, sealed) => Effect.orDie(Effect.asVoid(save(principal, current, next, { sealed })))
+  })
+
+  /** Rule 5: the person's grant, renewed when needed and shown to work; undefined without account access. */
+  const userGrantOf = (gh: AppClient, principal: Principal, loaded: LoadedConnection) =>
+    Effect.gen(function*() {
+      if (!loaded.config.access.account) return { userGrantOk: undefined }
+      const current = yield* userTokens.current(principal, loaded)
+      switch (current._tag) {
+        case "None":
+          return { userGrantOk: false }
+        case "Refused":
+          return { userGrantOk: false, userGrantReason: current.reason }
+        case "Unavailable":
+          return yield* new GitHubFailed({ status: 0, message: current.reason })
+        case "Token":
+          return {
+            userGrantOk: yield* gh.userLogin(current.token).pipe(
+              Effect.as(true),
+              Effect.catchIf((e) => e.status === 401 || e.status === 403, () => Effect.succeed(false))
+            )
+          }
+      }
+    })
 
   /** What GitHub says now: the installation, its selection and (with account access) the person's grant. */
-  const observe = (gh: AppClient, loaded: LoadedConnection) =>
+  const observe = (gh: AppClient, principal: Principal, loaded: LoadedConnection) =>
     Effect.gen(function*() {
       const installationId = loaded.config.installationId
       if (installationId === null) return { info: undefined, selected: undefined, userGrantOk: undefined }
       const info = Option.getOrUndefined(yield* gh.installation(installationId))
       const selected = info === undefined || info.suspended ? undefined : yield* gh.repositories(installationId)
-      const token = loaded.config.access.account ? yield* userToken(loaded) : Option.none()
-      const userGrantOk = !loaded.config.access.account
-        ? undefined
-        : Option.isNone(token)
-        ? false
-        : yield* gh.userLogin(token.value).pipe(
-          Effect.as(true),
-          Effect.catchIf((e) => e.status === 401 || e.status === 403, () => Effect.succeed(false))
-        )
-      return { info, selected, userGrantOk }
+      return { info, selected, ...(yield* userGrantOf(gh, principal, loaded)) }
     })
 
   const sync = Effect.fn("CodehostConnections.sync")(function*(principal: Principal, id: string) {
     const gh = yield* app
     const loaded = yield* crud.load(principal, id)
-    const observed = yield* observe(gh, loaded).pipe(Effect.mapError(upstream("reading the installation")))
-    return yield* save(principal, loaded, reconcile(loaded.config, { ...observed, now: yield* nowIso }))
+    // Loaded again: renewing the person's token stores a new grant.
+    const observed = yield* observe(gh, principal, loaded).pipe(Effect.mapError(upstream("reading the installation")))
+    const current = yield* crud.load(principal, id)
+    return yield* save(principal, current, reconcile(current.config, { ...observed, now: yield* nowIso }))
   })
 
   /** Rule 5: no side effects; the status the connection would have after the probe. */
   const test = Effect.fn("CodehostConnections.test")(function*(principal: Principal, id: string) {
     const gh = yield* app
     const loaded = yield* crud.load(principal, id)
-    const observed = yield* observe(gh, loaded).pipe(Effect.mapError(upstream("reading the installation")))
+    const observed = yield* observe(gh, principal, loaded).pipe(Effect.mapError(upstream("reading the installation")))
     const after = reconcile(loaded.config, { ...observed, now: yield* nowIso })
     const installationId = loaded.config.installationId
     const granted = after.access.repositories
@@ -179,7 +200,10 @@ const make = Effect.gen(function*() {
     app,
     crud,
     save,
-    userToken,
+    userTokens,
+    /** The person's grant is gone (GitHub refused to renew it): the connection is revoked, saying why. */
+    revokeUserGrant: (principal: Principal, id: string, reason: string) =>
+      Effect.flatMap(crud.load(principal, id), (loaded) => save(principal, loaded, revokeUserGrant(loaded.config, reason))).pipe(Effect.asVoid, Effect.orDie),
     list: (principal: Principal, page: PageRequest) => configured(crud.list(principal, page)),
     get: (principal: Principal, id: string) => configured(crud.get(principal, id)),
     load,

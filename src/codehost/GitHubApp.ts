@@ -1,25 +1,24 @@
 /**
  * The service's GitHub App through Octokit (`@octokit/auth-app` for app JWTs
  * and installation tokens, `@octokit/rest` for calls): the install page, the
- * OAuth code exchange at `<web>/login/oauth/access_token`, the installations a
+ * OAuth token endpoint (OAuthTokens.ts: codes, refresh tokens), the installations a
  * person can access, an installation's account and repositories, and
  * per-operation installation tokens narrowed to repositories and permissions
  * (spec 4.8 rule 7: minted for each operation, `refresh: true`, never cached).
  * Tokens stay `Redacted` until the Octokit that uses them is built; a failure
- * keeps only GitHub's status and message, never a request or its headers.
+ * keeps only GitHub's status and message, credentials scrubbed (GitHubCall.ts).
  * Every call goes through the service's guarded client (src/outbound): https
  * and public addresses, unless SVC_ALLOW_PRIVATE_URLS=1 (a loopback fake, a
  * GitHub Enterprise Server on a private network).
  */
 import { createAppAuth } from "@octokit/auth-app"
 import { Octokit } from "@octokit/rest"
-import { Context, Data, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { type GuardedFetch, Outbound } from "../outbound/Outbound.ts"
 import type { GitHubAppConfig } from "./CodehostConfig.ts"
-
-/** GitHub answered an error, or could not be reached (`status` 0). */
-export class GitHubFailed extends Data.TaggedError("GitHubFailed")<{ readonly status: number; readonly message: string }> {}
+import { call, type GitHubFailed, silentLog } from "./GitHubCall.ts"
+import { exchange, type Issued } from "./OAuthTokens.ts"
 
 export type Permissions = Readonly<Record<string, "read" | "write">>
 
@@ -28,28 +27,14 @@ export interface InstallationInfo {
   readonly suspended: boolean
 }
 
-const timeout = Duration.seconds(30)
-
-const failure = (e: unknown): GitHubFailed => {
-  if (typeof e === "object" && e !== null && "status" in e && typeof e.status === "number") {
-    const message = "message" in e && typeof e.message === "string" ? e.message : `HTTP ${e.status}`
-    return new GitHubFailed({ status: e.status, message: message.split(" - https://")[0] })
-  }
-  return new GitHubFailed({ status: 0, message: e instanceof Error ? e.message : "GitHub could not be reached" })
-}
-
-/** One call to GitHub: a promise that may reject, bounded and aborted with the fiber. */
-export const call = <A>(f: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, GitHubFailed> =>
-  Effect.tryPromise({ try: f, catch: failure }).pipe(
-    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new GitHubFailed({ status: 0, message: "GitHub did not answer within 30 seconds" })) })
-  )
-
 export interface AppClient {
   readonly config: GitHubAppConfig
   /** `<web>/apps/<slug>/installations/new?state=<state>` */
   readonly installUrl: (state: string) => string
-  /** The person's user-to-server token for an OAuth `code`. */
-  readonly exchangeCode: (code: string) => Effect.Effect<Redacted.Redacted, GitHubFailed>
+  /** The person's user-to-server token (and refresh token) for an OAuth `code`. */
+  readonly exchangeCode: (code: string) => Effect.Effect<Issued, GitHubFailed>
+  /** A new user token (and refresh token) for a refresh token, which GitHub then forgets. */
+  readonly refreshUserToken: (refresh: Redacted.Redacted) => Effect.Effect<Issued, GitHubFailed>
   /** The installation ids of this app the person can access. */
   readonly userInstallations: (userToken: Redacted.Redacted) => Effect.Effect<ReadonlyArray<number>, GitHubFailed>
   readonly userLogin: (userToken: Redacted.Redacted) => Effect.Effect<string, GitHubFailed>
@@ -67,44 +52,31 @@ export interface AppClient {
 }
 
 const make = (config: GitHubAppConfig, fetch: GuardedFetch): AppClient => {
-  const base = new Octokit({ baseUrl: config.apiUrl, request: { fetch } })
+  const base = new Octokit({ baseUrl: config.apiUrl, request: { fetch }, log: silentLog })
   const auth = createAppAuth({
     appId: config.appId,
     privateKey: Redacted.value(config.privateKey),
     clientId: config.clientId,
     clientSecret: Redacted.value(config.clientSecret),
-    request: base.request
+    request: base.request,
+    log: silentLog
   })
   const app = new Octokit({
     baseUrl: config.apiUrl,
     request: { fetch },
+    log: silentLog,
     authStrategy: createAppAuth,
-    auth: { appId: config.appId, privateKey: Redacted.value(config.privateKey) }
+    auth: { appId: config.appId, privateKey: Redacted.value(config.privateKey), log: silentLog }
   })
-  const octokit = (token: Redacted.Redacted) => new Octokit({ baseUrl: config.apiUrl, request: { fetch }, auth: Redacted.value(token) })
+  const oauth = exchange(base.request, config)
+  const octokit = (token: Redacted.Redacted) => new Octokit({ baseUrl: config.apiUrl, request: { fetch }, log: silentLog, auth: Redacted.value(token) })
 
   return {
     config,
     octokit,
     installUrl: (state) => `${config.webUrl}/apps/${config.slug}/installations/new?state=${encodeURIComponent(state)}`,
-    exchangeCode: (code) =>
-      Effect.flatMap(
-        call((signal) =>
-          base.request(`POST ${config.webUrl}/login/oauth/access_token`, {
-            client_id: config.clientId,
-            client_secret: Redacted.value(config.clientSecret),
-            code,
-            headers: { accept: "application/json" },
-            request: { signal }
-          })
-        ),
-        ({ data }: { readonly data: unknown }) => {
-          const token = typeof data === "object" && data !== null && "access_token" in data ? data.access_token : undefined
-          if (typeof token === "string" && token !== "") return Effect.succeed(Redacted.make(token))
-          const reason = typeof data === "object" && data !== null && "error_description" in data ? String(data.error_description) : "no access token"
-          return Effect.fail(new GitHubFailed({ status: 401, message: `the OAuth code was refused: ${reason}` }))
-        }
-      ),
+    exchangeCode: (code) => oauth({ code }, "the OAuth code was refused"),
+    refreshUserToken: (refresh) => oauth({ grant_type: "refresh_token", refresh_token: Redacted.value(refresh) }, "GitHub refused to renew the person's authorization"),
     userInstallations: (userToken) =>
       call((signal) => {
         const client = octokit(userToken)

@@ -5,7 +5,7 @@
  * run and given to the model as context, each at most 32 KiB.
  */
 import { Effect } from "effect"
-import { call } from "./GitHubApp.ts"
+import { call } from "./GitHubCall.ts"
 import type { Scope } from "./ToolKit.ts"
 
 export const instructionFiles = ["AGENTS.md", "agents.md", "CLAUDE.md", "claude.md"] as const

@@ -9,7 +9,8 @@ import type { Octokit } from "@octokit/rest"
 import { Data, type Effect, type Option, type Redacted } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
 import type { GitAccess, ToolOutcome } from "../tools/ToolFamily.ts"
-import type { GitHubFailed, Permissions } from "./GitHubApp.ts"
+import type { Permissions } from "./GitHubApp.ts"
+import type { GitHubFailed } from "./GitHubCall.ts"
 
 /** A call that could not do what it was asked; `code` names why (the model reads the message). */
 export class ToolError extends Data.TaggedError("CodehostToolError")<{ readonly code: string; readonly message: string }> {

@@ -72,9 +72,11 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
       assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
 
       // The push waits for approval; nothing was pushed yet.
-      const [push] = yield* approveAll(first.runId)
-      assert.strictEqual(push.toolName, "codehost_push_branch")
+      const [waiting] = yield* pendingOf(first.runId)
+      assert.strictEqual(waiting.toolName, "codehost_push_branch")
       assert.isUndefined(gh.state.sha(repo, "agent/readme"))
+      const [push] = yield* approveAll(first.runId)
+      assert.strictEqual(push.id, waiting.id)
       const second = yield* streamOf(first.runId)
       const pushed = gitRun(repo.dir, "show", "agent/readme:README.md")
       assert.strictEqual(pushed, "# api\nIt serves the acme API.")
@@ -85,10 +87,22 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
       assert.strictEqual(textOf(third.message), "Opened the pull request.")
       assert.deepStrictEqual(repo.pulls.map((p) => [p.number, p.head, p.base, p.title, p.body]), [[2, "agent/readme", "main", "Explain the API", "Closes #1"]])
 
+      // Someone else pushes to the thread's branch: a merge at that head is refused (it is not the thread's last push), GitHub not asked.
+      const pushedSha = gitRun(repo.dir, "rev-parse", "agent/readme")
+      const foreign = gh.state.commitFiles(repo, "agent/readme", { "OTHER.md": "not the agent's\n" }, "Someone else's change")
+      const merging = yield* send(thread.id, toolStep("codehost_merge_pull_request", { repository: "acme/api", number: 2, headSha: foreign }))
+      yield* approveAll(merging.runId)
+      const fourth = yield* streamOf(merging.runId)
+      assert.deepStrictEqual(fourth.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : [])), [
+        `codehost_refused: The last push of 'agent/readme' was ${pushedSha}, not ${foreign}; inspect the pull request again.`
+      ])
+      assert.notInclude(gh.requests, "PUT /api/v3/repos/acme/api/pulls/2/merge")
+      assert.isFalse(repo.pulls[0].merged)
+
       // Every token GitHub minted was narrowed to the one repository; none appears anywhere.
       assert.isAbove(gh.state.minted.length, 3)
       for (const m of gh.state.minted) assert.deepStrictEqual(m.repositories, ["acme/api"])
-      const streams = [first.parsed.chunks, second.chunks, third.chunks].map((c) => JSON.stringify(c)).join("\n")
+      const streams = [first.parsed.chunks, second.chunks, third.chunks, fourth.chunks].map((c) => JSON.stringify(c)).join("\n")
       const workspace = filesUnder(join(TestServer.testWorkspaceRoot, "workspaces", thread.id)).join("\n")
       const interactions = JSON.stringify(yield* Effect.map(request("GET", `/v1/interactions?runId=${first.runId}`), (r) => r.json))
       for (const { token } of gh.state.minted) {

@@ -1,6 +1,6 @@
 /** Snippets (gists, spec 4.8 catalog): 7 tools acting as the installing person. Gist content is untrusted. */
 import { Effect } from "effect"
-import { call } from "../GitHubApp.ts"
+import { call } from "../GitHubCall.ts"
 import { bool, object, str, text, type Tool } from "../ToolKit.ts"
 
 const gistId = str("The gist's id.")

@@ -11,7 +11,7 @@
 import { Effect, Option, type Redacted } from "effect"
 import { validBranch } from "../GitRefs.ts"
 import type { GitResult } from "../../tools/ToolFamily.ts"
-import { call } from "../GitHubApp.ts"
+import { call, withoutCredentials } from "../GitHubCall.ts"
 import { inRepo, type Input, int, type Repo, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
@@ -26,8 +26,9 @@ const run = (scope: Scope, r: Repo, script: string, env: Record<string, string>,
     const git = scope.git
     if (git === undefined) return yield* ToolError.refused("Workspace git needs the agent's managed workspace.")
     const origin = new URL(scope.webUrl)
-    // An https origin is fetched as http from the proxy, which re-originates it over TLS with the credential.
-    const rewrite = origin.protocol === "https:"
+    // A command reaching an https origin speaks http to the proxy, which re-originates it over TLS with the
+    // credential (the clone's remote stays the https URL); commands that stay local get no rewrite.
+    const rewrite = origin.protocol === "https:" && authorization !== undefined
       ? { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: `url.http://${origin.host}/.insteadOf`, GIT_CONFIG_VALUE_0: `https://${origin.host}/` }
       : {}
     const result: GitResult = yield* git.exec({
@@ -36,7 +37,8 @@ const run = (scope: Scope, r: Repo, script: string, env: Record<string, string>,
       origin: { url: scope.webUrl, authorization }
     }).pipe(Effect.mapError((e) => new ToolError({ code: "workspace_unavailable", message: e.message })))
     if (result.exitCode !== 0) {
-      return yield* new ToolError({ code: "codehost_git_failed", message: (result.stderr.trim() || `git exited with code ${result.exitCode}`).slice(-2000) })
+      // git repeats what the remote said (`remote: ...` lines): GitHub's text, scrubbed like its error bodies.
+      return yield* new ToolError({ code: "codehost_git_failed", message: withoutCredentials((result.stderr.trim() || `git exited with code ${result.exitCode}`).slice(-2000)) })
     }
     return result.stdout
   })
@@ -46,7 +48,7 @@ const ensureClone = `dir="$SVC_DIR"
 case "$dir" in /*|*..*) echo "path must stay inside the workspace" >&2; exit 3 ;; esac
 if [ -d "$dir/.git" ]; then
   cd "$dir"
-  [ "$(git remote get-url origin)" = "$SVC_URL" ] || { echo "$dir holds a clone of another repository" >&2; exit 3; }
+  [ "$(git config --get remote.origin.url)" = "$SVC_URL" ] || { echo "$dir holds a clone of another repository" >&2; exit 3; }
   git fetch -q --prune origin
 else
   [ -z "$(ls -A "$dir" 2>/dev/null)" ] || { echo "$dir exists and is not an empty directory" >&2; exit 3; }
@@ -63,7 +65,7 @@ const lines = (out: string) => out.trim().split("\n")
 
 const state = Effect.fn("GitTools.state")(function*(scope: Scope, r: Repo, dir: string) {
   const out = yield* run(scope, r, `cd "$SVC_DIR" || exit 3
-[ "$(git remote get-url origin)" = "$SVC_URL" ] || { echo "$SVC_DIR holds a clone of another repository" >&2; exit 3; }
+[ "$(git config --get remote.origin.url)" = "$SVC_URL" ] || { echo "$SVC_DIR holds a clone of another repository" >&2; exit 3; }
 if git config --get-regexp '^url\\..*\\.(insteadof|pushinsteadof)$' >/dev/null; then echo "the clone's git config rewrites URLs (url.*.insteadOf): refused" >&2; exit 3; fi
 ${describe}`, { SVC_DIR: dir }, undefined)
   const [branch, sha] = lines(out)
@@ -97,7 +99,7 @@ ${describe}`, { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBr
   },
   {
     name: "codehost_checkout_pull_request",
-    description: "Check out a pull request's head branch of a granted repository in the workspace, at the head SHA GitHub reports (pull requests from forks are not supported).",
+    description: "Check out a pull request of a granted repository in the workspace at the head SHA GitHub reports: its branch when it lives in the repository, else (a pull request from a fork) the pull request's head as the local branch pull/<number>.",
     input: inRepo({ number: int("The pull request number."), path }, ["number"]),
     untrusted: false,
     run: (scope, input) =>
@@ -105,17 +107,18 @@ ${describe}`, { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBr
         const r = yield* scope.repository(input)
         const gh = yield* scope.installation([r.full], { pull_requests: "read" })
         const { data } = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
-        if (data.head.repo !== null && data.head.repo.full_name.toLowerCase() !== r.full.toLowerCase()) {
-          return yield* ToolError.refused("The pull request comes from a fork; only pull requests from the repository itself can be checked out.")
-        }
+        // A fork's branch is not on the granted remote: GitHub keeps the head at refs/pull/<n>/head of the repository itself.
+        const fork = data.head.repo === null ? "(a deleted fork)" : data.head.repo.full_name.toLowerCase() === r.full.toLowerCase() ? undefined : data.head.repo.full_name
+        const local = fork === undefined ? data.head.ref : `pull/${data.number}`
+        const refspec = fork === undefined ? `refs/heads/${data.head.ref}:refs/remotes/origin/${data.head.ref}` : `refs/pull/${data.number}/head`
         const dir = dirOf(input, r)
         const out = yield* run(scope, r, `${ensureClone}
-git fetch -q origin "refs/heads/$SVC_HEAD:refs/remotes/origin/$SVC_HEAD"
-[ "$(git rev-parse FETCH_HEAD)" = "$SVC_SHA" ] || { echo "the branch moved since GitHub reported head $SVC_SHA; look at the pull request again" >&2; exit 4; }
-git checkout -q -B "$SVC_HEAD" FETCH_HEAD
-${describe}`, { SVC_DIR: dir, SVC_HEAD: data.head.ref, SVC_SHA: data.head.sha }, yield* scope.gitAuthorization(r.full, false))
+git fetch -q origin "$SVC_REFSPEC"
+[ "$(git rev-parse FETCH_HEAD)" = "$SVC_SHA" ] || { echo "the pull request moved since GitHub reported head $SVC_SHA; look at it again" >&2; exit 4; }
+git checkout -q -B "$SVC_LOCAL" FETCH_HEAD
+${describe}`, { SVC_DIR: dir, SVC_REFSPEC: refspec, SVC_LOCAL: local, SVC_SHA: data.head.sha }, yield* scope.gitAuthorization(r.full, false))
         const [branch, sha] = lines(out)
-        return { repository: r.full, path: dir, number: data.number, branch, sha, base: data.base.ref }
+        return { repository: r.full, path: dir, number: data.number, branch, sha, base: data.base.ref, ...(fork === undefined ? {} : { fork }) }
       })
   },
   {

@@ -1,6 +1,6 @@
 /** Issues and labels (spec 4.8 catalog): 8 tools. Issue bodies and comments are untrusted. */
 import { Effect } from "effect"
-import { call } from "../GitHubApp.ts"
+import { call } from "../GitHubCall.ts"
 import { inRepo, int, perPage, str, strs, text, type Tool } from "../ToolKit.ts"
 
 const read = { issues: "read" } as const

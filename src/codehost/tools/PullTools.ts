@@ -5,7 +5,7 @@
  * that SHA to be its last push. Targets must be among `git.baseBranches` when set.
  */
 import { Effect, Option } from "effect"
-import { call } from "../GitHubApp.ts"
+import { call } from "../GitHubCall.ts"
 import { inRepo, int, perPage, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
@@ -14,11 +14,11 @@ const write = { pull_requests: "write" } as const
 const number = int("The pull request number.")
 const headSha = str("The head commit SHA you inspected (from codehost_get_pull_request); refused if the branch moved since.")
 
-/** A pull request may target only the agent's base branches (git.baseBranches) when they are set. */
-export const checkBase = (scope: Scope, base: string): Effect.Effect<void, ToolError> => {
+/** A pull request may target (a workflow run on) only the agent's base branches (git.baseBranches) when they are set. */
+export const checkBase = (scope: Scope, base: string, what = "Pull requests may target only"): Effect.Effect<void, ToolError> => {
   const bases = scope.grant.git?.baseBranches
   return bases !== undefined && !bases.includes(base)
-    ? Effect.fail(ToolError.refused(`Pull requests may target only ${bases.map((b) => `'${b}'`).join(", ")}, not '${base}'.`))
+    ? Effect.fail(ToolError.refused(`${what} ${bases.map((b) => `'${b}'`).join(", ")}, not '${base}'.`))
     : Effect.void
 }
 
@@ -148,8 +148,14 @@ export const pullTools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const r = yield* scope.repository(input)
         const gh = yield* scope.installation([r.full], write)
+        const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
+        // GitHub accepts a review of an older commit (it shows as outdated): a verdict on code the model did not see is refused here.
+        const sha = input.str("headSha")
+        if (pull.data.head.sha !== sha) {
+          return yield* ToolError.refused(`The pull request's head is now ${pull.data.head.sha}, not ${sha}: it changed since you inspected it; inspect it again.`)
+        }
         const event = input.str("event") === "APPROVE" ? "APPROVE" : input.str("event") === "REQUEST_CHANGES" ? "REQUEST_CHANGES" : "COMMENT"
-        const { data } = yield* call((signal) => gh.rest.pulls.createReview({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), commit_id: input.str("headSha"), event, body: input.optStr("body") ?? "", request: { signal } }))
+        const { data } = yield* call((signal) => gh.rest.pulls.createReview({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), commit_id: sha, event, body: input.optStr("body") ?? "", request: { signal } }))
         return { id: data.id, state: data.state, commit: data.commit_id }
       })
   },

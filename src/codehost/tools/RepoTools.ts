@@ -1,6 +1,6 @@
 /** Repositories and code (spec 4.8 catalog): 12 tools; create and fork act as the installing person. */
 import { Effect } from "effect"
-import { call } from "../GitHubApp.ts"
+import { call } from "../GitHubCall.ts"
 import { bool, inRepo, type Input, object, type Scope, str, text, type Tool, ToolError, perPage } from "../ToolKit.ts"
 
 const read = { contents: "read" } as const

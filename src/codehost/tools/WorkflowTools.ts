@@ -1,6 +1,6 @@
 /** Workflow automation (spec 4.8 catalog): 7 tools over GitHub Actions. Workflow metadata is untrusted. */
 import { Effect } from "effect"
-import { call } from "../GitHubApp.ts"
+import { call } from "../GitHubCall.ts"
 import { inRepo, int, perPage, str, type Tool } from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 
@@ -74,7 +74,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const r = yield* scope.repository(input)
-        yield* checkBase(scope, input.str("ref"))
+        yield* checkBase(scope, input.str("ref"), "Workflows may run only on")
         const gh = yield* scope.installation([r.full], write)
         const inputs = (typeof input.raw["inputs"] === "object" && input.raw["inputs"] !== null ? input.raw["inputs"] : {}) as Record<string, string>
         yield* call((signal) => gh.rest.actions.createWorkflowDispatch({ owner: r.owner, repo: r.repo, workflow_id: input.str("workflow"), ref: input.str("ref"), inputs, request: { signal } }))

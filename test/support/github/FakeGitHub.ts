@@ -13,11 +13,13 @@
 import { createHmac, generateKeyPairSync, verify as verifySignature } from "node:crypto"
 import { rmSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
 import { backend } from "../GitServer.ts"
 import { listen } from "../McpServers.ts"
 import { FakeState, type Level, type Permissions, type Repo, type Token } from "./FakeState.ts"
+import { type FaultAnswer, type Faulted, type Hold, Interceptions } from "./Interceptions.ts"
 import { routes as appRoutes } from "./RoutesApp.ts"
 import { routes as issueRoutes } from "./RoutesIssues.ts"
 import { routes as miscRoutes } from "./RoutesMisc.ts"
@@ -68,8 +70,14 @@ export interface FakeGitHub {
   readonly answers: Array<Logged>
   /** Every request line seen (method and URL, no headers). */
   readonly requests: Array<string>
+  /** Every API request that carried a body: its line and its JSON body (what GitHub was asked to do). */
+  readonly received: Array<{ readonly line: string; readonly body: Record<string, unknown> }>
   /** The signature header GitHub would send with a webhook body. */
   readonly sign: (body: string) => string
+  /** Holds the next `method path` request (`/api/v3/...` for the API), applied or not, until released (Interceptions). */
+  readonly hold: (method: string, path: string, options: { readonly apply: boolean }) => Hold
+  /** Answers the next `method path` request with a failure built from the request (the credential it carried, its body). */
+  readonly fault: (method: string, path: string, answer: (request: Faulted) => FaultAnswer) => void
 }
 
 const levels: Record<Level, number> = { read: 1, write: 2 }
@@ -98,8 +106,28 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
 
 const base64url = (text: string) => Buffer.from(text, "base64url").toString("utf8")
 
-/** The fake on a free port of 127.0.0.1, its URLs naming it `host`. */
-export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scope.Scope> => Effect.gen(function*() {
+/** An https listener on a free port of 127.0.0.1 with this key and certificate. */
+const listenTls = (tls: { readonly key: string; readonly cert: string }, handler: (req: IncomingMessage, res: ServerResponse) => void) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.callback<HttpsServer>((resume) => {
+        const server = createHttpsServer(tls, handler)
+        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
+      }),
+      (server) =>
+        Effect.callback<void>((resume) => {
+          server.closeAllConnections()
+          server.close(() => resume(Effect.void))
+        })
+    ),
+    (server) => {
+      const address = server.address()
+      return typeof address === "object" && address !== null ? address.port : 0
+    }
+  )
+
+/** The fake on a free port of 127.0.0.1, its URLs naming it `host`; over https with `tls`. */
+export const start = (host = "127.0.0.1", tls?: { readonly key: string; readonly cert: string }): Effect.Effect<FakeGitHub, never, Scope.Scope> => Effect.gen(function*() {
   const state = new FakeState()
   yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(state.root, { recursive: true, force: true })))
   const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
@@ -108,6 +136,8 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
   const webhookSecret = "whsec_fake_github"
   const answers: Array<Logged> = []
   const requests: Array<string> = []
+  const received: Array<{ readonly line: string; readonly body: Record<string, unknown> }> = []
+  const interceptions = new Interceptions()
   const table = [...appRoutes, ...repoRoutes, ...issueRoutes, ...miscRoutes].map((r) => ({ ...r, pattern: compile(r.path) }))
 
   const jwtValid = (jwt: string): boolean => {
@@ -141,6 +171,7 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
       res.writeHead(401, { "www-authenticate": "Basic realm=\"GitHub\"" }).end("Authentication failed\n")
       return true
     }
+    if (!push) state.syncPullRefs(repo)
     backend(join(state.root, "git"), { pathInfo: `/${match[1]}/${match[2]}.git${match[3]}`, receivePack: true })(req, res)
     return true
   }
@@ -149,13 +180,16 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
     const url = new URL(req.url ?? "/", "http://fake")
     requests.push(`${req.method} ${url.pathname}${url.search}`)
     if (git(req, res, url)) return
-    const api = url.pathname.startsWith("/api/v3")
-    const path = api ? url.pathname.slice("/api/v3".length) || "/" : url.pathname
+    // GitHub Enterprise's layout: REST under /api/v3, GraphQL at /api/graphql.
+    const graphql = url.pathname === "/api/graphql"
+    const api = graphql || url.pathname.startsWith("/api/v3")
+    const path = graphql ? "/graphql" : api ? url.pathname.slice("/api/v3".length) || "/" : url.pathname
     const candidates = table.filter((r) => r.method === req.method && (r.path.startsWith("/login/") ? !api : api))
     const route = candidates.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m !== null)
     if (route === undefined || route.m === null) return send(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" })
     const raw = await readBody(req)
     const body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>)
+    if (raw !== "") received.push({ line: `${req.method} ${url.pathname}`, body })
     const params = Object.fromEntries(Object.entries(route.m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]))
     const text = tokenOf(req)
     const token = text === undefined ? undefined : state.tokens.get(text)
@@ -163,7 +197,7 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
     const unauthorized = () => send(res, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" })
     if (r.auth === "jwt" && (text === undefined || !jwtValid(text))) return unauthorized()
     if (r.auth === "installation" && (token?.kind !== "installation" || token.expires <= Date.now())) return unauthorized()
-    if (r.auth === "user" && token?.kind !== "user") return unauthorized()
+    if (r.auth === "user" && (token?.kind !== "user" || token.expired)) return unauthorized()
     if (r.auth === "token" && token === undefined) return unauthorized()
     if (token?.kind === "installation" && params["owner"] !== undefined && params["repo"] !== undefined) {
       const full = `${params["owner"]}/${params["repo"]}`.toLowerCase()
@@ -171,7 +205,15 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
         return send(res, 403, { message: "Resource not accessible by integration", documentation_url: "https://docs.github.com/rest" })
       }
     }
-    const answer = r.handle(state, { params, query: url.searchParams, body, token, tokenText: text })
+    const fault = interceptions.takeFault(r.method, url.pathname)
+    if (fault !== undefined) {
+      const failure = fault({ credential: text, body })
+      return void res.writeHead(failure.status, { "content-type": "application/json; charset=utf-8", ...failure.headers }).end(JSON.stringify(failure.body))
+    }
+    let gone = false
+    res.once("close", () => (gone = true))
+    const answer = await interceptions.around(r.method, url.pathname, () => gone, () => r.handle(state, { params, query: url.searchParams, body, token, tokenText: text }))
+    if (answer === undefined) return
     const out = answer.body === undefined || answer.raw === true || answer.status >= 300
       ? answer.body
       : shaped(r.method, r.path, answer.status, answer.body)
@@ -179,10 +221,11 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
     send(res, answer.status, out)
   }
 
-  // A bug in the fake answers 500 at once rather than leaving the service waiting for its timeout.
-  const port = yield* listen((req, res) =>
-    void handler(req, res).catch((e: unknown) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` }))))
-  const origin = `http://${host}:${port}`
+    // A bug in the fake answers 500 at once rather than leaving the service waiting for its timeout.
+  const serve = (req: IncomingMessage, res: ServerResponse) =>
+    void handler(req, res).catch((e: unknown) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` })))
+  const port = yield* (tls === undefined ? listen(serve) : listenTls(tls, serve))
+  const origin = `${tls === undefined ? "http" : "https"}://${host}:${port}`
   return {
     state,
     origin,
@@ -196,7 +239,10 @@ export const start = (host = "127.0.0.1"): Effect.Effect<FakeGitHub, never, Scop
     privateKey: pem,
     answers,
     requests,
-    sign: (body) => `sha256=${createHmac("sha256", webhookSecret).update(body).digest("hex")}`
+    received,
+    sign: (body) => `sha256=${createHmac("sha256", webhookSecret).update(body).digest("hex")}`,
+    hold: (method, path, options) => interceptions.hold(method, path, options),
+    fault: (method, path, answer) => interceptions.fault(method, path, answer)
   }
 })
 

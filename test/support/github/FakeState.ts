@@ -5,6 +5,7 @@
  * requests, reviews, workflows and checks, and gists.
  */
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -18,6 +19,7 @@ export interface Issue {
   title: string
   body: string
   state: "open" | "closed"
+  state_reason?: "completed" | "not_planned"
   labels: Array<string>
   comments: Array<Comment>
   user: string
@@ -35,7 +37,11 @@ export interface Pull {
   merge_sha: string | null
   reviews: Array<Review>
   threads: Array<Thread>
+  /** Its conversation (a pull request is an issue too). */
+  comments: Array<Comment>
   user: string
+  /** The fork the head branch lives in (`owner/name`), when it is not this repository. */
+  headRepo?: string
 }
 export interface WorkflowRun { id: number; workflow_id: number; status: string; conclusion: string | null; head_branch: string; head_sha: string; name: string }
 export interface Repo {
@@ -50,7 +56,9 @@ export interface Repo {
   labels: Array<string>
   workflows: Array<{ id: number; name: string; path: string }>
   runs: Array<WorkflowRun>
-  dispatches: Array<{ workflow_id: number; ref: string }>
+  dispatches: Array<{ workflow_id: number; ref: string; inputs: Record<string, unknown> }>
+  /** The repository it was forked from (`owner/name`). */
+  parent?: string
 }
 export interface Installation {
   id: number
@@ -58,17 +66,33 @@ export interface Installation {
   repositories: Array<string>
   suspended: boolean
 }
-export interface Person { id: number; login: string; token: string; installations: Array<number> }
+export interface Person { id: number; login: string; installations: Array<number> }
 export type Token =
   | { kind: "installation"; installationId: number; repositories: Array<string>; permissions: Permissions; expires: number }
-  | { kind: "user"; login: string }
+  /** `expired`: set by a test (GitHub's clock is the real one, the service's may be TestClock). */
+  | { kind: "user"; login: string; expired: boolean }
+
+/** An OAuth answer of `/login/oauth/access_token` (expiring user tokens, as GitHub Apps issue them). */
+export interface UserTokenAnswer {
+  readonly access_token: string
+  readonly token_type: "bearer"
+  readonly scope: ""
+  readonly expires_in: number
+  readonly refresh_token: string
+  readonly refresh_token_expires_in: number
+}
 export interface Gist { id: string; owner: string; description: string; public: boolean; files: Record<string, string>; comments: Array<Comment> }
 
 export const gitRun = (cwd: string, ...args: ReadonlyArray<string>): string =>
   execFileSync("git", ["-c", "user.name=Octo Cat", "-c", "user.email=octo@example.com", "-c", "init.defaultBranch=main", ...args], {
     cwd,
-    encoding: "utf8"
+    encoding: "utf8",
+    // A failed lookup is an answer (404), not noise on the test's output.
+    stdio: ["ignore", "pipe", "pipe"]
   }).trim()
+
+/** A token in GitHub's format: its prefix and 36 letters and digits. */
+export const secret = (prefix: string): string => `${prefix}${randomBytes(36).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 36).padEnd(36, "0")}`
 
 export class FakeState {
   readonly root = mkdtempSync(join(tmpdir(), "svc-fake-github-"))
@@ -78,6 +102,10 @@ export class FakeState {
   readonly tokens = new Map<string, Token>()
   readonly repos = new Map<string, Repo>()
   readonly gists = new Map<string, Gist>()
+  /** Unused refresh tokens and whose they are (single use, as on GitHub). */
+  readonly refreshTokens = new Map<string, string>()
+  /** Every user token and refresh token issued (a test greps for them). */
+  readonly userTokens: Array<string> = []
   /** Every installation token minted, with what it was narrowed to (tests assert narrowing). */
   readonly minted: Array<{ token: string; installationId: number; repositories: Array<string>; permissions: Permissions }> = []
   private next = 1000
@@ -101,12 +129,54 @@ export class FakeState {
     gitRun(scratch, "add", "-A")
     gitRun(scratch, "commit", "-q", "-m", "initial commit")
     gitRun(scratch, "push", "-q", dir, "HEAD:refs/heads/main")
-    const repo: Repo = {
-      id: this.id(), owner, name, private: options.private ?? true, dir,
-      issues: [], pulls: [], labels: ["bug", "enhancement"], workflows: [], runs: [], dispatches: []
-    }
+    const repo: Repo = { ...this.emptyRepo(owner, name, dir), private: options.private ?? true }
     this.repos.set(fullName.toLowerCase(), repo)
     return repo
+  }
+
+  /** A commit of `files` on `branch` (created from `from` when it does not exist yet); its SHA. */
+  commitFiles(repo: Repo, branch: string, files: Record<string, string>, message: string, from = "main"): string {
+    const scratch = mkdtempSync(join(this.root, "edit-"))
+    const start = this.sha(repo, `refs/heads/${branch}`) === undefined ? from : branch
+    gitRun(this.root, "clone", "-q", "--branch", start, repo.dir, scratch)
+    for (const [path, content] of Object.entries(files)) {
+      mkdirSync(join(scratch, path, ".."), { recursive: true })
+      writeFileSync(join(scratch, path), content)
+    }
+    gitRun(scratch, "add", "-A")
+    gitRun(scratch, "commit", "-q", "-m", message)
+    gitRun(scratch, "push", "-q", "origin", `HEAD:refs/heads/${branch}`)
+    return gitRun(scratch, "rev-parse", "HEAD")
+  }
+
+  /** A fork of `repo` under `owner`: a copy of its git, its parent named. */
+  fork(repo: Repo, owner: string): Repo {
+    const dir = join(this.root, "git", owner, `${repo.name}.git`)
+    gitRun(this.root, "clone", "-q", "--bare", repo.dir, dir)
+    const fork: Repo = { ...this.emptyRepo(owner, repo.name, dir), private: repo.private, parent: `${repo.owner}/${repo.name}` }
+    this.repos.set(`${owner}/${repo.name}`.toLowerCase(), fork)
+    return fork
+  }
+
+  /** Where a pull request's head lives (this repository or a fork) and its SHA there. */
+  pullHead(repo: Repo, pull: Pull): { readonly repo: Repo | undefined; readonly sha: string | undefined } {
+    const [owner, name] = (pull.headRepo ?? `${repo.owner}/${repo.name}`).split("/")
+    const head = this.repo(owner, name)
+    return { repo: head, sha: head === undefined ? undefined : this.sha(head, `refs/heads/${pull.head}`) }
+  }
+
+  /** GitHub keeps `refs/pull/<n>/head` at each pull request's head (its fork's branch included). */
+  syncPullRefs(repo: Repo): void {
+    for (const pull of repo.pulls) {
+      const { repo: head, sha } = this.pullHead(repo, pull)
+      if (head === undefined || sha === undefined) continue
+      if (head !== repo) gitRun(repo.dir, "fetch", "-q", head.dir, `+refs/heads/${pull.head}:refs/pull/${pull.number}/head`)
+      else gitRun(repo.dir, "update-ref", `refs/pull/${pull.number}/head`, sha)
+    }
+  }
+
+  private emptyRepo(owner: string, name: string, dir: string): Repo {
+    return { id: this.id(), owner, name, private: true, dir, issues: [], pulls: [], labels: ["bug", "enhancement"], workflows: [], runs: [], dispatches: [] }
   }
 
   repo(owner: string, name: string): Repo | undefined {
@@ -120,10 +190,24 @@ export class FakeState {
   }
 
   addPerson(login: string, installations: Array<number>): Person {
-    const person: Person = { id: this.id(), login, token: `ghu_${login}_${this.id()}`, installations }
+    const person: Person = { id: this.id(), login, installations }
     this.people.set(login, person)
-    this.tokens.set(person.token, { kind: "user", login })
     return person
+  }
+
+  /** A new user token (8 hours) and refresh token (6 months) for `login`. */
+  issueUserToken(login: string): UserTokenAnswer {
+    const access = secret("ghu_")
+    const refresh = secret("ghr_")
+    this.tokens.set(access, { kind: "user", login, expired: false })
+    this.refreshTokens.set(refresh, login)
+    this.userTokens.push(access, refresh)
+    return { access_token: access, token_type: "bearer", scope: "", expires_in: 28_800, refresh_token: refresh, refresh_token_expires_in: 15_897_600 }
+  }
+
+  /** GitHub's side of time passing: every user token of `login` expired (refresh tokens still work). */
+  expireUserTokens(login: string): void {
+    for (const token of this.tokens.values()) if (token.kind === "user" && token.login === login) token.expired = true
   }
 
   /** The code GitHub would hand the callback after `login` authorized the app. */

@@ -24,14 +24,38 @@ export const appConfig = (gh: FakeGitHub.FakeGitHub): GitHubAppConfig => ({
 })
 
 /**
+ * The fake for a service process, named `github.test` (a DNS server of the test's answers for
+ * it: a sandbox reaches 127.0.0.1 only as its own loopback), and the environment naming it
+ * (SVC_GITHUB_*, SVC_DNS_SERVERS, SVC_ALLOW_PRIVATE_URLS).
+ */
+export const forProcess = Effect.gen(function*() {
+  const dns = Context.get(yield* Layer.build(DnsServer.layer({ "github.test": "127.0.0.1" })), DnsServer)
+  const gh = yield* FakeGitHub.start("github.test")
+  const env: Record<string, string> = {
+    SVC_GITHUB_APP_ID: gh.appId,
+    SVC_GITHUB_APP_SLUG: gh.slug,
+    SVC_GITHUB_PRIVATE_KEY: gh.privateKey,
+    SVC_GITHUB_CLIENT_ID: gh.clientId,
+    SVC_GITHUB_CLIENT_SECRET: gh.clientSecret,
+    SVC_GITHUB_WEBHOOK_SECRET: gh.webhookSecret,
+    SVC_GITHUB_API_URL: gh.apiUrl,
+    SVC_GITHUB_WEB_URL: gh.webUrl,
+    SVC_DNS_SERVERS: dns.address,
+    SVC_ALLOW_PRIVATE_URLS: "1"
+  }
+  return { gh, env }
+})
+
+/**
  * The service (fresh database) with the fake as its app, and the fake itself as `GitHub`. The fake
  * is named `github.test` (the test DNS server): a sandbox reaches 127.0.0.1 only as its own loopback.
+ * With `tls`, the fake serves https with that key and certificate (the test makes the service trust it).
  */
-export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
+export const layer = (overrides: Partial<ServiceConfigShape> = {}, tls?: { readonly key: string; readonly cert: string }) =>
   Layer.unwrap(
     Effect.gen(function*() {
       const dns = yield* DnsServer
-      const gh = yield* FakeGitHub.start("github.test")
+      const gh = yield* FakeGitHub.start("github.test", tls)
       return Layer.merge(TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }), Layer.succeed(GitHub)(gh))
     })
   ).pipe(Layer.provide(DnsServer.layer({ "github.test": "127.0.0.1" })))

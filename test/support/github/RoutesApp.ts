@@ -1,6 +1,6 @@
 /** The fake's app routes: installations (app JWT), installation tokens, OAuth, the person's own routes. */
 import { type Answer, notFound, type Route } from "./FakeGitHub.ts"
-import type { FakeState, Installation, Permissions, Person } from "./FakeState.ts"
+import { type FakeState, type Installation, type Permissions, type Person, secret } from "./FakeState.ts"
 
 const account = (i: Installation) => ({ login: i.account.login, id: i.account.id, type: i.account.type, node_id: `A_${i.account.id}` })
 
@@ -43,7 +43,7 @@ const mint = (state: FakeState, i: Installation, body: Record<string, unknown>):
     : names.map((n) => i.repositories.find((r) => r.split("/")[1].toLowerCase() === n.toLowerCase())?.toLowerCase())
   if (repositories.some((r) => r === undefined)) return { status: 422, body: { message: "There is at least one repository that does not exist or is not accessible to the parent installation." } }
   const permissions = (typeof body["permissions"] === "object" && body["permissions"] !== null ? body["permissions"] : installationBody(i).permissions) as Permissions
-  const token = `ghs_fake${state.id()}${Math.random().toString(36).slice(2, 12)}`
+  const token = secret("ghs_")
   const granted = repositories.filter((r): r is string => r !== undefined)
   state.tokens.set(token, { kind: "installation", installationId: i.id, repositories: granted, permissions, expires: Date.now() + 3_600_000 })
   state.minted.push({ token, installationId: i.id, repositories: granted, permissions })
@@ -83,12 +83,20 @@ export const routes: ReadonlyArray<Route> = [
   },
   {
     method: "POST", path: "/login/oauth/access_token", auth: "none",
+    // GitHub answers OAuth failures 200 with an `error`; a code and a refresh token work once.
     handle: (state, req) => {
-      const login = state.codes.get(String(req.body["code"] ?? ""))
       const clientOk = req.body["client_id"] === "Iv1.fakeclient" && req.body["client_secret"] === "fake-client-secret-0123456789"
+      if (req.body["grant_type"] === "refresh_token") {
+        const refresh = String(req.body["refresh_token"] ?? "")
+        const login = state.refreshTokens.get(refresh)
+        if (login === undefined || !clientOk) return { status: 200, raw: true, body: { error: "bad_refresh_token", error_description: "The refresh token passed is incorrect or expired." } }
+        state.refreshTokens.delete(refresh)
+        return { status: 200, raw: true, body: state.issueUserToken(login) }
+      }
+      const login = state.codes.get(String(req.body["code"] ?? ""))
       if (login === undefined || !clientOk) return { status: 200, raw: true, body: { error: "bad_verification_code", error_description: "The code passed is incorrect or expired." } }
       state.codes.delete(String(req.body["code"]))
-      return { status: 200, raw: true, body: { access_token: person(state, login)?.token, token_type: "bearer", scope: "" } }
+      return { status: 200, raw: true, body: state.issueUserToken(login) }
     }
   },
   {

@@ -13,10 +13,12 @@ const issueBody = (i: Issue) => ({
 })
 
 const pullBody = (state: FakeState, repo: Repo, p: Pull) => {
-  const headSha = state.sha(repo, p.head) ?? p.merge_sha ?? "0000000000000000000000000000000000000000"
+  const headSha = state.pullHead(repo, p).sha ?? p.merge_sha ?? "0000000000000000000000000000000000000000"
+  const headRepo = p.headRepo ?? `${repo.owner}/${repo.name}`
+  const headOwner = headRepo.split("/")[0]
   return {
     id: p.number, number: p.number, title: p.title, body: p.body, state: p.state, user: user(p.user), merged: p.merged,
-    head: { ref: p.head, sha: headSha, label: `${repo.owner}:${p.head}`, user: user(repo.owner), repo: repoBody(state, `${repo.owner}/${repo.name}`) },
+    head: { ref: p.head, sha: headSha, label: `${headOwner}:${p.head}`, user: user(headOwner), repo: repoBody(state, headRepo) },
     base: { ref: p.base, sha: state.sha(repo, p.base) ?? headSha, label: `${repo.owner}:${p.base}`, user: user(repo.owner), repo: repoBody(state, `${repo.owner}/${repo.name}`) },
     html_url: `https://github.example/${repo.owner}/${repo.name}/pull/${p.number}`, mergeable: true
   }
@@ -27,6 +29,8 @@ const withRepo = (f: (state: FakeState, repo: Repo, req: Request) => Answer) => 
   return repo === undefined ? notFound : f(state, repo, req)
 }
 const issueOf = (repo: Repo, req: Request) => repo.issues.find((i) => i.number === Number(req.params["issue_number"]))
+/** An issue or a pull request (on GitHub a pull request is an issue: its conversation lives there). */
+const conversationOf = (repo: Repo, req: Request) => issueOf(repo, req) ?? repo.pulls.find((p) => p.number === Number(req.params["issue_number"]))
 const pullOf = (repo: Repo, req: Request) => repo.pulls.find((p) => p.number === Number(req.params["pull_number"]))
 const nextNumber = (repo: Repo) => repo.issues.length + repo.pulls.length + 1
 const now = () => new Date().toISOString().replace(/\.\d+Z$/, "Z")
@@ -46,7 +50,7 @@ export const routes: ReadonlyArray<Route> = [
   {
     method: "GET", path: "/repos/{owner}/{repo}/issues/{issue_number}/comments", auth: "installation", needs: { issues: "read" },
     handle: withRepo((_, repo, req) => {
-      const issue = issueOf(repo, req)
+      const issue = conversationOf(repo, req)
       return issue === undefined ? notFound : { status: 200, body: issue.comments.map((c) => ({ id: c.id, body: c.body, user: user(c.user), created_at: c.created_at })) }
     })
   },
@@ -64,17 +68,19 @@ export const routes: ReadonlyArray<Route> = [
       const issue = issueOf(repo, req)
       if (issue === undefined) return notFound
       if (req.body["state"] === "closed" || req.body["state"] === "open") issue.state = req.body["state"]
+      if (req.body["state_reason"] === "completed" || req.body["state_reason"] === "not_planned") issue.state_reason = req.body["state_reason"]
       return { status: 200, body: issueBody(issue) }
     })
   },
   {
     method: "POST", path: "/repos/{owner}/{repo}/issues/{issue_number}/comments", auth: "installation", needs: { issues: "write" },
     handle: withRepo((state, repo, req) => {
-      const issue = issueOf(repo, req) ?? repo.pulls.find((p) => p.number === Number(req.params["issue_number"]))
+      const issue = conversationOf(repo, req)
       if (issue === undefined) return notFound
       const comment = { id: state.id(), body: String(req.body["body"] ?? ""), user: "svc-test-app[bot]", created_at: now() }
-      if ("comments" in issue) issue.comments.push(comment)
-      return { status: 201, body: { id: comment.id, body: comment.body, user: user(comment.user), created_at: comment.created_at } }
+      issue.comments.push(comment)
+      const html_url = `https://github.example/${repo.owner}/${repo.name}/issues/${req.params["issue_number"]}#issuecomment-${comment.id}`
+      return { status: 201, body: { id: comment.id, body: comment.body, user: user(comment.user), created_at: comment.created_at, html_url } }
     })
   },
   {
@@ -117,7 +123,7 @@ export const routes: ReadonlyArray<Route> = [
       const base = String(req.body["base"] ?? "")
       if (state.sha(repo, head) === undefined || state.sha(repo, base) === undefined) return { status: 422, body: { message: "Validation Failed" } }
       if (repo.pulls.some((p) => p.head === head && p.base === base && p.state === "open")) return { status: 422, body: { message: "A pull request already exists" } }
-      const pull: Pull = { number: nextNumber(repo), title: String(req.body["title"]), body: String(req.body["body"] ?? ""), state: "open", head, base, merged: false, merge_sha: null, reviews: [], threads: [], user: "svc-test-app[bot]" }
+      const pull: Pull = { number: nextNumber(repo), title: String(req.body["title"]), body: String(req.body["body"] ?? ""), state: "open", head, base, merged: false, merge_sha: null, reviews: [], threads: [], comments: [], user: "svc-test-app[bot]" }
       repo.pulls.push(pull)
       return { status: 201, body: pullBody(state, repo, pull) }
     })
@@ -137,7 +143,8 @@ export const routes: ReadonlyArray<Route> = [
     handle: withRepo((state, repo, req) => {
       const pull = pullOf(repo, req)
       if (pull === undefined) return notFound
-      const out = gitRun(repo.dir, "diff", "--name-status", `${pull.base}...${state.sha(repo, pull.head) ?? pull.base}`)
+      state.syncPullRefs(repo)
+      const out = gitRun(repo.dir, "diff", "--name-status", `${pull.base}...${state.pullHead(repo, pull).sha ?? pull.base}`)
       return {
         status: 200,
         body: out.split("\n").filter((l) => l !== "").map((line) => {
@@ -159,9 +166,11 @@ export const routes: ReadonlyArray<Route> = [
     handle: withRepo((state, repo, req) => {
       const pull = pullOf(repo, req)
       if (pull === undefined) return notFound
-      const head = state.sha(repo, pull.head)
-      if (req.body["commit_id"] !== undefined && req.body["commit_id"] !== head) return { status: 422, body: { message: "commit_id is not the head of the pull request" } }
-      const review = { id: state.id(), body: String(req.body["body"] ?? ""), event: String(req.body["event"] ?? "COMMENT"), commit_id: head ?? "", user: "svc-test-app[bot]" }
+      // As on GitHub, a review may name any commit of the repository (one not at the head is outdated, not refused).
+      state.syncPullRefs(repo)
+      const commit = typeof req.body["commit_id"] === "string" ? state.sha(repo, req.body["commit_id"]) : state.pullHead(repo, pull).sha
+      if (commit === undefined) return { status: 422, body: { message: "Unprocessable Entity", errors: ["No commit found for SHA"] } }
+      const review = { id: state.id(), body: String(req.body["body"] ?? ""), event: String(req.body["event"] ?? "COMMENT"), commit_id: commit, user: "svc-test-app[bot]" }
       pull.reviews.push(review)
       return { status: 200, body: { id: review.id, body: review.body, state: review.event === "APPROVE" ? "APPROVED" : "COMMENTED", commit_id: review.commit_id, user: user(review.user), html_url: "https://github.example/r", pull_request_url: "https://github.example/p", _links: { html: { href: "https://github.example/r" }, pull_request: { href: "https://github.example/p" } } } }
     })
@@ -171,8 +180,9 @@ export const routes: ReadonlyArray<Route> = [
     handle: withRepo((state, repo, req) => {
       const pull = pullOf(repo, req)
       if (pull === undefined) return notFound
-      const head = state.sha(repo, pull.head)
+      const head = state.pullHead(repo, pull).sha
       if (req.body["sha"] !== undefined && req.body["sha"] !== head) return { status: 409, body: { message: "Head branch was modified. Review and try the merge again." } }
+      state.syncPullRefs(repo)
       gitRun(repo.dir, "update-ref", `refs/heads/${pull.base}`, head ?? "")
       pull.merged = true
       pull.state = "closed"

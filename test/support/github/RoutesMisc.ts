@@ -47,7 +47,8 @@ export const routes: ReadonlyArray<Route> = [
     handle: withRepo((_, repo, req) => {
       const workflow = repo.workflows.find((w) => String(w.id) === req.params["workflow_id"] || w.path.endsWith(`/${req.params["workflow_id"]}`))
       if (workflow === undefined) return notFound
-      repo.dispatches.push({ workflow_id: workflow.id, ref: String(req.body["ref"] ?? "main") })
+      const inputs = typeof req.body["inputs"] === "object" && req.body["inputs"] !== null ? req.body["inputs"] as Record<string, unknown> : {}
+      repo.dispatches.push({ workflow_id: workflow.id, ref: String(req.body["ref"] ?? "main"), inputs })
       return { status: 204 }
     })
   },

@@ -1,8 +1,7 @@
 /** The fake's repository routes: the repository, branches, contents, refs, commits and code search, read from git. */
-import { mkdirSync, writeFileSync } from "node:fs"
-import { dirname, join } from "node:path"
 import { gitRun } from "./FakeState.ts"
-import { type Answer, notFound, repoOf, type Route } from "./FakeGitHub.ts"
+import { type Answer, notFound, repoOf, type Request, type Route } from "./FakeGitHub.ts"
+import type { FakeState } from "./FakeState.ts"
 import { repoBody } from "./RoutesApp.ts"
 
 const commitBody = (dir: string, sha: string) => {
@@ -11,6 +10,18 @@ const commitBody = (dir: string, sha: string) => {
 }
 
 const refName = (ref: string) => ref.replace(/^refs\/heads\//, "")
+
+/** A repository created for the person (or an organization): 201, or 422 when the name is taken. */
+const create = (state: FakeState, owner: string, body: Record<string, unknown>): Answer => {
+  const name = String(body["name"] ?? "")
+  if (state.repo(owner, name) !== undefined) {
+    return { status: 422, body: { message: "Repository creation failed.", errors: [{ resource: "Repository", code: "custom", field: "name", message: "name already exists on this account" }] } }
+  }
+  state.addRepo(`${owner}/${name}`, { "README.md": `# ${name}\n` }, { private: body["private"] !== false })
+  return { status: 201, body: repoBody(state, `${owner}/${name}`) }
+}
+
+const personOf = (req: Request) => (req.token?.kind === "user" ? req.token.login : "")
 
 export const routes: ReadonlyArray<Route> = [
   {
@@ -66,15 +77,9 @@ export const routes: ReadonlyArray<Route> = [
       if (repo === undefined || parent === undefined) return notFound
       const path = req.params["path"] ?? ""
       const content = Buffer.from(String(req.body["content"] ?? ""), "base64").toString("utf8")
-      const scratch = `${state.root}/edit-${state.id()}`
-      gitRun(state.root, "clone", "-q", "--branch", branch, repo.dir, scratch)
-      mkdirSync(dirname(join(scratch, path)), { recursive: true })
-      writeFileSync(join(scratch, path), content)
-      gitRun(scratch, "add", "-A")
-      gitRun(scratch, "commit", "-q", "-m", String(req.body["message"] ?? "update"))
-      gitRun(scratch, "push", "-q", "origin", `HEAD:refs/heads/${branch}`)
-      const sha = gitRun(scratch, "rev-parse", "HEAD")
-      return { status: 200, body: { content: { name: path.split("/").pop(), path, sha: gitRun(scratch, "rev-parse", `HEAD:${path}`) }, commit: { sha, message: String(req.body["message"] ?? "") } } }
+      const message = String(req.body["message"] ?? "update")
+      const sha = state.commitFiles(repo, branch, { [path]: content }, message)
+      return { status: 200, body: { content: { name: path.split("/").pop(), path, sha: gitRun(repo.dir, "rev-parse", `${sha}:${path}`) }, commit: { sha, message } } }
     }
   },
   {
@@ -143,6 +148,19 @@ export const routes: ReadonlyArray<Route> = [
         })
       })
       return { status: 200, body: { total_count: items.length, incomplete_results: false, items } }
+    }
+  },
+  { method: "POST", path: "/user/repos", auth: "user", handle: (state, req) => create(state, personOf(req), req.body) },
+  { method: "POST", path: "/orgs/{org}/repos", auth: "user", handle: (state, req) => create(state, req.params["org"] ?? "", req.body) },
+  {
+    method: "POST", path: "/repos/{owner}/{repo}/forks", auth: "user",
+    handle: (state, req): Answer => {
+      const repo = repoOf(state, req)
+      if (repo === undefined) return notFound
+      const owner = typeof req.body["organization"] === "string" ? req.body["organization"] : personOf(req)
+      // GitHub answers the existing fork when there is one.
+      if (state.repo(owner, repo.name) === undefined) state.fork(repo, owner)
+      return { status: 202, body: { ...repoBody(state, `${owner}/${repo.name}`), fork: true } }
     }
   },
   {

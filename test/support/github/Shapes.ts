@@ -134,7 +134,9 @@ const jsonSchemaOf = (node: unknown): unknown => {
   const out: Json = {}
   for (const [k, v] of Object.entries(node)) if (k !== "nullable") out[k] = jsonSchemaOf(v)
   if (node["nullable"] !== true) return out
-  return typeof out["type"] === "string" ? { ...out, type: [out["type"], "null"] } : { anyOf: [out, { type: "null" }] }
+  // A nullable enum admits null too (OpenAPI 3.0); JSON Schema needs it listed.
+  const nullable = Array.isArray(out["enum"]) ? { ...out, enum: [...out["enum"], null] } : out
+  return typeof out["type"] === "string" ? { ...nullable, type: [out["type"], "null"] } : { anyOf: [out, { type: "null" }] }
 }
 
 /** Validates answers against the description (compiled per operation, cached). */
