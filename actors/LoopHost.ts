@@ -15,6 +15,7 @@ import { Rpc } from "effect/rpc"
 import { AgentLoop, type Executed } from "../src/runs/AgentLoop.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
 import type { Cancel, Start } from "./RunEntity.ts"
+import { EntityMaxIdleTime } from "./EntityResidency.ts"
 import { RunTrees } from "./RunTrees.ts"
 
 // The clock is taken when the layer is built: the cluster runs each instance's build in its own context.
@@ -53,5 +54,5 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
             }))
         })
       }),
-      { maxIdleTime: "1 minute" }
+      { maxIdleTime: EntityMaxIdleTime }
     )))

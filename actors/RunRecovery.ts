@@ -1,9 +1,10 @@
 /**
  * The recovery pass, one per cluster (a singleton): runs whose executing
- * process stopped beating, and runs active but silent for SVC_RUN_STALL_MS
- * (their dispatch was lost before they began, or their executor hung), are
- * started again through their entity (Start is idempotent per run); a run still stalled after three attempts cannot be
- * resumed and is finalized as failed with terminalReason run_recovery_reaped.
+ * process stopped beating, runs still queued after QueuedStallMs (their
+ * dispatch was lost), and runs active but silent for SVC_RUN_STALL_MS (their
+ * executor hung), are
+ * started again through their entity (Start is idempotent per run); a run dispatched again five times without
+ * completing a step in between cannot be resumed and is finalized as failed with terminalReason run_recovery_reaped.
  * Worker runs (subagents) are recovered the same way, on their own entity; a
  * worker finalized here wakes its root, a root finalized here stops its workers.
  * Each pass also cancels parked runs past their max-park window
@@ -14,19 +15,31 @@
  * purged SVC_ARTIFACT_RETENTION_DAYS after they were stored, or when their thread is deleted. It runs
  * on the application's clock, so TestClock drives it in tests.
  */
-import { Clock, Context, Duration, Effect, Layer, Schedule, Semaphore } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import { Singleton } from "effect/cluster"
 import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
-import { RecoveryRepo } from "../src/store/RecoveryRepo.ts"
+import { type Dispatch, RecoveryRepo } from "../src/store/RecoveryRepo.ts"
 import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
 import { nowIso, toIso } from "../src/Time.ts"
 import { retentionMs } from "../src/runs/StreamRetention.ts"
 import { WorkspaceLifecycle } from "../src/workspace/WorkspaceLifecycle.ts"
 import { RunTrees } from "./RunTrees.ts"
 
-export const MaxRecoveryAttempts = 3
+export const MaxRecoveryAttempts = 5
+/**
+ * A run is queued only until its execution's first write (about 100 ms after its Start arrives):
+ * one queued this long lost its Start (the runner it went to died) and is dispatched again.
+ */
+export const QueuedStallMs = 5_000
+/**
+ * A run the pass dispatched again is given this long to begin before it is dispatched once more
+ * (its Start is sent until an entity takes it, for at most RunTrees' dispatch timeout). A first
+ * dispatch made while the cluster still assigns the dead runner's shards sometimes never starts
+ * the run (measured by `npm run chaos`); the next one does.
+ */
+export const RedispatchAfterMs = 2_500
 export const MessageRetentionMs = 24 * 60 * 60 * 1000
 /** Retention needs no haste: at most one purge in this long. */
 const PurgeIntervalMs = 10 * 60 * 1000
@@ -40,6 +53,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
     const trees = yield* RunTrees
     const workspaces = yield* WorkspaceLifecycle
     const artifacts = yield* Artifacts
+    const scope = yield* Effect.scope
     let lastPurge = Number.NEGATIVE_INFINITY
     // One pass at a time: a pass asked for (tests, after moving the clock) waits for a scheduled one that is under way.
     const running = Semaphore.makeUnsafe(1)
@@ -57,16 +71,20 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
         yield* trees.afterEnd(runId)
       }
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
-      const before = toIso((yield* Clock.currentTimeMillis) - config.runStallMs)
-      const orphaned = yield* repo.orphaned(NodeDeadAfterMs)
-      const stalled = (yield* repo.stalled(before)).filter((s) => !orphaned.some((o) => o.id === s.id))
+      const nowMs = yield* Clock.currentTimeMillis
+      const orphaned = yield* repo.orphaned(NodeDeadAfterMs, RedispatchAfterMs, Option.isSome(config.databaseUrl))
+      const stalled = (yield* repo.stalled(toIso(nowMs - config.runStallMs), toIso(nowMs - QueuedStallMs))).filter((s) => !orphaned.some((o) => o.id === s.id))
+      const again: Array<Dispatch> = []
       for (const dispatch of [...orphaned, ...stalled]) {
         const attempts = yield* repo.bumpRecovery(dispatch.id, yield* nowIso)
         if (attempts > MaxRecoveryAttempts) {
           yield* finalize.reap(dispatch.id)
           yield* trees.afterEnd(dispatch.id)
-        } else yield* trees.dispatch(dispatch)
+        } else again.push(dispatch)
       }
+      // In the background, together: each waits until an entity takes its Start (the cluster may still be
+      // moving a dead runner's shards), and the next pass need not wait for them.
+      if (again.length > 0) yield* Effect.forkIn(Effect.forEach(again, trees.dispatch, { concurrency: "unbounded", discard: true }), scope)
       // Workspaces last: snapshotting a hibernating one takes time that failover must not wait for.
       yield* workspaces.sweep
     }).pipe(running.withPermits(1))

@@ -120,7 +120,8 @@ export class Runs extends Context.Service<Runs, {
         })
       const present = (row: RunRow) => Effect.flatMap(workersOf([row]), (byRoot) => presentWith(row, byRoot.get(row.id) ?? []))
 
-      const start = Effect.fn("Runs.start")(function*(
+      /** Starts the run; `fresh`: this call created it (else it answered for an earlier call of the same request). */
+      const begin = Effect.fn("Runs.start")(function*(
         principal: Principal,
         threadId: ThreadId,
         input: MessageInput,
@@ -168,16 +169,21 @@ export class Runs extends Context.Service<Runs, {
               }
           )
         }
-        return {
-          runId: row.id,
+        // This request again, after its first answer was lost: the run it started.
+        const started = began.earlier ?? { runId: row.id, createdAt: row.createdAt }
+        const receipt: RunReceipt = {
+          runId: started.runId,
           threadId,
           agentId: row.run.agentId,
           organizationId: principal.organizationId,
           status: "queued" as const,
           ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-          createdAt: row.createdAt
+          createdAt: started.createdAt
         }
+        return { receipt, fresh: began.earlier === undefined }
       })
+      const start = (principal: Principal, threadId: ThreadId, input: MessageInput, idempotencyKey: string | undefined) =>
+        Effect.map(begin(principal, threadId, input, idempotencyKey), (r) => r.receipt)
 
       /**
        * A stream ends at the run's final end, or at a turn's end while the run is parked. Resumed
@@ -251,7 +257,12 @@ export class Runs extends Context.Service<Runs, {
           const scope = yield* Scope.make()
           const watch = yield* Scope.provide(events.watch, scope)
           let created = false
-          const receipt = yield* wrap(Effect.tap(start(principal, threadId, input, idempotencyKey), () => Effect.sync(() => (created = true)))).pipe(
+          const receipt = yield* wrap(
+            Effect.map(begin(principal, threadId, input, idempotencyKey), ({ receipt, fresh }) => {
+              created = fresh
+              return receipt
+            })
+          ).pipe(
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
           const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))

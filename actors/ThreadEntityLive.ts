@@ -3,15 +3,17 @@
  * time here; the conditional claim in the database remains the guarantee
  * across nodes (a thread entity can move between runners).
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
+import type { RunId } from "../domain/Ids.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { RunRepo } from "../src/store/RunRepo.ts"
 import { IdGenerator } from "../src/IdGenerator.ts"
 import { nowIso } from "../src/Time.ts"
+import { EntityMaxIdleTime } from "./EntityResidency.ts"
 import { Interactions } from "./Interactions.ts"
 import { RunEntity } from "./RunEntity.ts"
-import { ThreadEntity } from "./ThreadEntity.ts"
+import { type PreparedRun, ThreadEntity } from "./ThreadEntity.ts"
 
 export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => ThreadEntity.toLayer(
   Effect.gen(function*() {
@@ -22,6 +24,17 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
     const { maxActiveRunsPerWorkspace } = (yield* ServiceConfig).limits
     const runClient = yield* RunEntity.client
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+    // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
+    const dispatch = (runId: RunId, generation: number) =>
+      runClient(runId).Start({ runId, generation }, { discard: true }).pipe(
+        Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
+      )
+    /** The thread's active run when the prepared one is the same request again (its Idempotency-Key and input). */
+    const sameRequest = (active: RunId, prepared: PreparedRun) =>
+      Effect.map(repo.find(active), (found) =>
+        Option.isSome(found) && found.value.idempotencyKey === prepared.idempotencyKey && found.value.plan?.input === prepared.plan.input
+          ? found.value
+          : undefined)
     return ThreadEntity.of({
       Begin: ({ payload: { prepared } }) =>
         onOwnClock(Effect.gen(function*() {
@@ -34,14 +47,17 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
             idempotencyKey: prepared.idempotencyKey,
             run: prepared.run
           }, maxActiveRunsPerWorkspace)
-          if (claimed === "created") {
-            // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
-            yield* runClient(prepared.run.id).Start({ runId: prepared.run.id, generation: 0 }, { discard: true }).pipe(
-              Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
-            )
+          // Delivered again (its first reply was lost): the run exists, and is started again in case its Start was lost too.
+          if (claimed === "created" || claimed === "existing") {
+            yield* dispatch(prepared.run.id, 0)
             return { _tag: "Started" as const }
           }
           const active = yield* repo.activeRun(prepared.run.threadId)
+          const earlier = active === null || prepared.idempotencyKey === null ? undefined : yield* sameRequest(active, prepared)
+          if (earlier !== undefined) {
+            yield* dispatch(earlier.id, earlier.generation)
+            return { _tag: "Started" as const, earlier: { runId: earlier.id, createdAt: earlier.createdAt } }
+          }
           // A busy thread answers as busy (its message may be held) even when the workspace is also at its cap.
           if (active === null && claimed === "capped") return { _tag: "Capped" as const }
           if (active !== null && prepared.holdableText !== null) {
@@ -65,5 +81,5 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
         }))
     })
   }),
-  { maxIdleTime: "1 minute" }
+  { maxIdleTime: EntityMaxIdleTime }
 )))

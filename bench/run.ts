@@ -24,19 +24,17 @@
  * per-request access log). Child processes are killed and the database is
  * dropped on exit, failure, Ctrl-C or SIGTERM.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { readFileSync } from "node:fs"
-import { createServer } from "node:net"
 import * as os from "node:os"
-import { fileURLToPath } from "node:url"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import type { Scenario, TurnResult } from "./support/Http.ts"
+import { createDatabase, runBenchmark } from "./support/Lifecycle.ts"
+import { failures, reportFailures, runClients, sleep } from "./support/Load.ts"
+import { backendPids, dbStats, serverVersion } from "./support/Postgres.ts"
+import { hasProc, procCpu } from "./support/ProcStats.ts"
+import { createScenarioAgents, createThreads, mcpScenario, textScenario } from "./support/Scenarios.ts"
+import { startEverything, startService } from "./support/Service.ts"
+import { fmt, percentile, table } from "./support/Table.ts"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const everythingEntry = "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
-const adminUrl = process.env["BENCH_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 const apiKey = "sk_bench"
 
 const envInt = (name: string, fallback: number): number => {
@@ -49,155 +47,6 @@ const turnsPerClient = envInt("BENCH_TURNS_PER_CLIENT", 20)
 const highConcurrency = envInt("BENCH_CONCURRENCY", 64)
 const accessLog = process.env["BENCH_ACCESS_LOG"] === "1"
 
-// ---- PostgreSQL administration (the project's own client, no extra dependency) ----
-
-type Row = Readonly<Record<string, unknown>>
-
-const adminQuery = (query: string): Promise<ReadonlyArray<Row>> =>
-  Effect.runPromise(
-    Effect.scoped(
-      Effect.flatMap(
-        PgClient.make({ url: Redacted.make(adminUrl), maxConnections: 1, applicationName: "svc-bench-admin" }),
-        (sql) => sql.unsafe<Row>(query)
-      )
-    ).pipe(Effect.provide(Reactivity.layer))
-  )
-
-const databaseUrl = (name: string): string => {
-  const url = new URL(adminUrl)
-  url.pathname = `/${name}`
-  return url.toString()
-}
-
-interface DbStats {
-  readonly xacts: number
-  readonly written: number
-  readonly fetched: number
-}
-
-const num = (v: unknown): number => (typeof v === "number" ? v : typeof v === "string" || typeof v === "bigint" ? Number(v) : 0)
-
-const dbStats = async (name: string): Promise<DbStats> => {
-  const rows = await adminQuery(
-    `SELECT xact_commit + xact_rollback AS xacts, tup_inserted + tup_updated + tup_deleted AS written,
-            tup_fetched AS fetched FROM pg_stat_database WHERE datname = '${name}'`
-  )
-  const row = rows[0] ?? {}
-  return { xacts: num(row["xacts"]), written: num(row["written"]), fetched: num(row["fetched"]) }
-}
-
-// ---- processes --------------------------------------------------------------
-
-const children = new Set<ChildProcess>()
-
-const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
-interface Started {
-  readonly child: ChildProcess
-  readonly match: RegExpExecArray
-  /** The last 64 KiB the process printed (stdout and stderr). */
-  readonly output: () => string
-}
-
-/** Spawns `node <args>` and resolves once its output matches `ready`; output keeps being drained. */
-const startNode = (label: string, args: ReadonlyArray<string>, env: Record<string, string>, ready: RegExp): Promise<Started> =>
-  new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    children.add(child)
-    let out = ""
-    let done = false
-    const timer = setTimeout(() => {
-      if (done) return
-      done = true
-      reject(new Error(`${label} printed no ready line within 60 s:\n${out}`))
-    }, 60_000)
-    const onData = (d: Buffer) => {
-      out = (out + d.toString()).slice(-65_536)
-      if (done) return
-      const match = ready.exec(out)
-      if (match) {
-        done = true
-        clearTimeout(timer)
-        resolve({ child, match, output: () => out })
-      }
-    }
-    child.stdout.on("data", onData)
-    child.stderr.on("data", onData)
-    child.once("exit", (code, signal) => {
-      children.delete(child)
-      if (!done) {
-        done = true
-        clearTimeout(timer)
-        reject(new Error(`${label} exited (${code ?? signal}) before it was ready:\n${out}`))
-      } else if (!stopping) {
-        childDied = true
-        console.error(`\n${label} exited unexpectedly (${code ?? signal}):\n${out.slice(-4000)}`)
-      }
-    })
-  })
-
-let stopping = false
-/** A child process exited while it was needed: stop sending turns. */
-let childDied = false
-
-const stopChild = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    const kill = setTimeout(() => child.kill("SIGKILL"), 5_000)
-    child.once("exit", () => {
-      clearTimeout(kill)
-      resolve()
-    })
-    child.kill("SIGTERM")
-  })
-
-// ---- CPU accounting (Linux /proc; skipped elsewhere) ---------------------------
-
-const clockTicks = (() => {
-  try {
-    return Number.parseInt(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim(), 10) || 100
-  } catch {
-    return 100
-  }
-})()
-const hasProc = (() => {
-  try {
-    readFileSync("/proc/self/stat")
-    return true
-  } catch {
-    return false
-  }
-})()
-
-/** CPU seconds (user + system, all threads) of a process, or 0 (also when it is gone). */
-const procCpu = (pid: number | undefined): number => {
-  if (pid === undefined || !hasProc) return 0
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks
-  } catch {
-    return 0
-  }
-}
-
-/** Server process ids of the connections to the benchmark database (the service's pool and its LISTEN connection). */
-const backendPids = async (name: string): Promise<ReadonlyArray<number>> =>
-  hasProc ? (await adminQuery(`SELECT pid FROM pg_stat_activity WHERE datname = '${name}'`)).map((r) => num(r["pid"])) : []
-
 interface CpuSnapshot {
   readonly at: number
   readonly service: number
@@ -207,97 +56,7 @@ interface CpuSnapshot {
   readonly bench: number
 }
 
-// ---- HTTP -------------------------------------------------------------------
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** An error's message with its causes (fetch hides the reason in `cause`). */
-const explain = (e: unknown): string => {
-  const parts: Array<string> = []
-  for (let cur: unknown = e; cur !== undefined && cur !== null && parts.length < 4;) {
-    parts.push(cur instanceof Error ? `${cur.name}: ${cur.message}` : String(cur))
-    cur = cur instanceof Error ? cur.cause : undefined
-  }
-  return parts.join(" <- ")
-}
-
-const api = async (base: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
-  let response: Response
-  let text: string
-  try {
-    response = await fetch(base + path, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-      body: body === undefined ? null : JSON.stringify(body)
-    })
-    text = await response.text()
-  } catch (e) {
-    throw new Error(`${method} ${path} failed: ${explain(e)}`)
-  }
-  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`)
-  const json: unknown = JSON.parse(text)
-  if (!isRecord(json)) throw new Error(`${method} ${path} answered a non-object: ${text}`)
-  return json
-}
-
-const idOf = (resource: Record<string, unknown>): string => {
-  const id = resource["id"]
-  if (typeof id !== "string") throw new Error(`no id in ${JSON.stringify(resource)}`)
-  return id
-}
-
-interface Scenario {
-  readonly name: string
-  readonly input: string
-  /** Every turn's stream must contain this. */
-  readonly expect: string
-}
-
-interface TurnResult {
-  readonly ok: boolean
-  readonly latencyMs: number
-  readonly ttfcMs: number
-  readonly error?: string
-}
-
-const failureMarkers = ['"type":"error"', '"tool-output-error"', '"finishReason":"error"']
-
-const turn = async (base: string, threadId: string, scenario: Scenario): Promise<TurnResult> => {
-  const started = performance.now()
-  let ttfc = Number.NaN
-  try {
-    const response = await fetch(`${base}/v1/threads/${threadId}/messages`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${apiKey}`, "content-type": "application/json" },
-      body: JSON.stringify({ input: scenario.input })
-    })
-    let text = ""
-    if (response.body !== null) {
-      const decoder = new TextDecoder()
-      for await (const bytes of response.body) {
-        text += decoder.decode(bytes, { stream: true })
-        if (Number.isNaN(ttfc) && /(^|\n)data:/.test(text)) ttfc = performance.now() - started
-      }
-      text += decoder.decode()
-    }
-    const latencyMs = performance.now() - started
-    const describe = (why: string) => `${why}; status ${response.status}, body:\n${text}`
-    if (response.status !== 200) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe("not 200") }
-    if (!text.endsWith("data: [DONE]\n\n")) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe("no data: [DONE] at the end") }
-    const marker = failureMarkers.find((m) => text.includes(m))
-    if (marker !== undefined) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream contains ${marker}`) }
-    if (!text.includes(scenario.expect)) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream lacks ${scenario.expect}`) }
-    return { ok: true, latencyMs, ttfcMs: ttfc }
-  } catch (e) {
-    return { ok: false, latencyMs: performance.now() - started, ttfcMs: ttfc, error: `request failed: ${explain(e)}` }
-  }
-}
-
 // ---- measurement --------------------------------------------------------------
-
-/** Nearest-rank percentile of an ascending array. */
-const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
 
 interface Measured {
   readonly scenario: string
@@ -318,26 +77,6 @@ interface Measured {
   readonly cpu: { readonly service: number; readonly postgres: number; readonly mcp: number; readonly bench: number } | undefined
 }
 
-const failures: Array<string> = []
-
-const runClients = async (
-  base: string,
-  threads: ReadonlyArray<string>,
-  perClient: number,
-  scenario: Scenario
-): Promise<Array<Array<TurnResult>>> =>
-  Promise.all(threads.map(async (threadId) => {
-    const results: Array<TurnResult> = []
-    for (let i = 0; i < perClient && !interrupted && !childDied; i++) {
-      const r = await turn(base, threadId, scenario)
-      if (!r.ok && r.error !== undefined) failures.push(`[${scenario.name}, thread ${threadId}, turn ${i + 1}] ${r.error}`)
-      results.push(r)
-    }
-    return results
-  }))
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 const measure = async (
   ctx: { readonly base: string; readonly dbName: string; readonly servicePid: number | undefined; readonly mcpPid: number | undefined },
   scenario: Scenario,
@@ -345,7 +84,7 @@ const measure = async (
   perClient: number,
   warmupPerClient: number
 ): Promise<Measured> => {
-  await runClients(ctx.base, threads, warmupPerClient, scenario)
+  await runClients(ctx.base, apiKey, threads, warmupPerClient, scenario)
   // pg_stat_database is flushed by backends at most once a second.
   await sleep(1_100)
   const before = await dbStats(ctx.dbName)
@@ -360,7 +99,7 @@ const measure = async (
     }
   }
   const cpu0 = cpu(performance.now(), await backendPids(ctx.dbName))
-  const results = await runClients(ctx.base, threads, perClient, scenario)
+  const results = await runClients(ctx.base, apiKey, threads, perClient, scenario)
   const cpu1 = cpu(performance.now(), await backendPids(ctx.dbName))
   await sleep(1_100)
   const after = await dbStats(ctx.dbName)
@@ -402,107 +141,33 @@ const measure = async (
   }
 }
 
-// ---- output -------------------------------------------------------------------
-
-const fmt = (n: number, digits = 1) => (Number.isNaN(n) ? "-" : n.toFixed(digits))
-
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    "| " + cells.map((c, i) => (i < 1 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join(" | ") + " |"
-  return [line(header), "|" + widths.map((w, i) => (i < 1 ? ":" : "-") + "-".repeat(w) + (i < 1 ? "-" : ":")).join("|") + "|", ...rows.map(line)]
-    .join("\n")
-}
-
 // ---- main -----------------------------------------------------------------------
 
 const dbName = `svc_bench_${randomBytes(6).toString("hex")}`
-let dbCreated = false
-
-let interrupted = false
-let cleaning: Promise<void> | undefined
-
-/** Kills the child processes, then drops the database; every caller awaits the same work. */
-const cleanup = (): Promise<void> =>
-  (cleaning ??= (async () => {
-    stopping = true
-    await Promise.all([...children].map(stopChild))
-    if (dbCreated) {
-      try {
-        await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`)
-      } catch (e) {
-        console.error(`could not drop database ${dbName}: ${explain(e)}`)
-      }
-    }
-  })())
-
-// First signal: stop the children so every pending step fails fast and main's
-// `finally` cleans up; a second signal (or 20 s) cleans up and exits at once.
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    if (interrupted) {
-      void cleanup().finally(() => process.exit(130))
-      return
-    }
-    interrupted = true
-    stopping = true
-    console.error(`\n${signal}: stopping and cleaning up`)
-    for (const child of children) void stopChild(child)
-    setTimeout(() => void cleanup().finally(() => process.exit(130)), 20_000)
-  })
-}
 
 const main = async (): Promise<number> => {
   const t0 = performance.now()
   const loadAtStart = os.loadavg()
-  const versionRows = await adminQuery("SELECT version() AS version")
-  const pgVersion = String(versionRows[0]?.["version"] ?? "unknown")
-  // Marked first: a signal during CREATE still drops it (DROP ... IF EXISTS).
-  dbCreated = true
-  await adminQuery(`CREATE DATABASE ${dbName}`)
-  if (interrupted) throw new Error("interrupted")
+  const pgVersion = await serverVersion()
+  await createDatabase(dbName)
 
-  const mcpPort = await freePort()
-  const mcp = await startNode("server-everything", [everythingEntry, "streamableHttp"], { PORT: String(mcpPort) }, /listening on port \d+/)
-
-  const serviceEnv: Record<string, string> = {
-    DATABASE_URL: databaseUrl(dbName),
-    PORT: String(await freePort()),
-    HOST: "127.0.0.1",
-    SVC_RUNNER_PORT: String(await freePort()),
-    SVC_API_KEYS: `${apiKey}:org_bench:prod`,
-    SVC_MASTER_KEY: randomBytes(32).toString("base64"),
-    SVC_ALLOW_PRIVATE_URLS: "1"
-  }
-  if (!accessLog) serviceEnv["SVC_QUIET"] = "1"
-  const service = await startNode("service", ["src/main.ts"], serviceEnv, /Listening on (http:\/\/[^\s]+)/)
-  const base = service.match[1]
+  const mcp = await startEverything()
+  const service = await startService({ database: dbName, apiKey, accessLog })
+  const base = service.base
   const startupS = (performance.now() - t0) / 1000
 
   // Resources: one tool server, one agent per scenario, one thread per client.
-  const toolServer = await api(base, "POST", "/v1/tool-servers", {
-    name: "everything",
-    transport: "http",
-    url: `http://127.0.0.1:${mcpPort}/mcp`
-  })
-  const textAgent = idOf(await api(base, "POST", "/v1/agents", {}))
-  const mcpAgent = idOf(await api(base, "POST", "/v1/agents", { capabilities: { mcp: { toolServerIds: [idOf(toolServer)] } } }))
-  const threadsFor = (agentId: string, n: number) =>
-    Promise.all(Array.from({ length: n }, async () => idOf(await api(base, "POST", "/v1/threads", { agentId }))))
-
+  const agents = await createScenarioAgents(base, apiKey, mcp.url)
   const scenarios: ReadonlyArray<{ readonly scenario: Scenario; readonly agentId: string }> = [
-    { scenario: { name: "text (1 step)", input: "hello", expect: '"delta":"hello"' }, agentId: textAgent },
-    {
-      scenario: { name: "mcp (2 steps, 1 MCP call)", input: '/tool mcp__everything__echo {"message":"hi"}', expect: '"tool-output-available"' },
-      agentId: mcpAgent
-    }
+    { scenario: textScenario, agentId: agents.text },
+    { scenario: mcpScenario, agentId: agents.mcp }
   ]
 
-  const ctx = { base, dbName, servicePid: service.child.pid, mcpPid: mcp.child.pid }
+  const ctx = { base, dbName, servicePid: service.pid, mcpPid: mcp.started.child.pid }
   const rows: Array<Measured> = []
   for (const { scenario, agentId } of scenarios) {
     for (const concurrency of [1, highConcurrency]) {
-      const threads = await threadsFor(agentId, concurrency)
+      const threads = await createThreads(base, apiKey, agentId, concurrency)
       const perClient = concurrency === 1 ? turnsAtOne : turnsPerClient
       const warmup = concurrency === 1 ? 20 : 2
       process.stderr.write(`${scenario.name} at concurrency ${concurrency}: ${warmup * concurrency} warm-up + ${perClient * concurrency} turns ... `)
@@ -561,19 +226,4 @@ const main = async (): Promise<number> => {
   return failures.length > 0 ? 1 : 0
 }
 
-const reportFailures = () => {
-  if (failures.length === 0) return
-  console.log(`\n${failures.length} turn(s) FAILED; the first ${Math.min(5, failures.length)}:`)
-  for (const f of failures.slice(0, 5)) console.log(`\n${f}`)
-}
-
-let exitCode = 1
-try {
-  exitCode = await main()
-} catch (e) {
-  if (!interrupted) console.error(`\nbenchmark failed: ${explain(e)}`)
-} finally {
-  reportFailures()
-  await cleanup()
-}
-process.exit(interrupted ? 130 : exitCode)
+await runBenchmark(main, reportFailures)

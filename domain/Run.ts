@@ -21,6 +21,8 @@ export type RunStatus = typeof RunStatus.Type
 
 export const TerminalStatuses: ReadonlyArray<RunStatus> = ["completed", "failed", "cancelled"]
 export const isTerminal = (status: RunStatus): boolean => TerminalStatuses.includes(status)
+export const ActiveStatuses: ReadonlyArray<RunStatus> = RunStatuses.filter((s) => !TerminalStatuses.includes(s))
+export const ParkedStatuses: ReadonlyArray<RunStatus> = ["waiting_for_approval", "waiting_for_input"]
 
 export const RunLimits = { maxSteps: 500, maxDurationMs: 30 * 24 * 60 * 60 * 1000, maxBudgetCents: 1_000_000 } as const
 

@@ -18,12 +18,20 @@ import { ConfigurationError } from "../config/ConfigurationError.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../config/ServiceConfig.ts"
 import * as RunnerTls from "./RunnerTls.ts"
 
-/** Failover settings measured in PLATFORM-NOTES (~4 s instead of ~30 s). */
+/**
+ * Failover settings (README "Chaos and failover", measured by `npm run chaos`). A dead runner
+ * is found by the health check (a connection attempt every 500 ms) or, when it hosted the health
+ * check itself, once its shard-lock heartbeat is 3 s old; its shards' advisory locks went with its
+ * database session, and the others read the new assignments every 500 ms. The price: each runner
+ * refreshes its locks once a second and reads the assignments twice a second, and a runner whose
+ * lock refresh takes over a second (a long GC pause, a starved CPU, a stalled database) drops its
+ * shards; its runs go on elsewhere and the frozen execution is fenced out (FencingMigration).
+ */
 const fastFailover = {
-  shardLockExpiration: "6 seconds",
-  shardLockRefreshInterval: "2 seconds",
-  refreshAssignmentsInterval: "1 second",
-  runnerHealthCheckInterval: "2 seconds",
+  shardLockExpiration: "3 seconds",
+  shardLockRefreshInterval: "1 second",
+  refreshAssignmentsInterval: "500 millis",
+  runnerHealthCheckInterval: "500 millis",
   entityMessagePollInterval: "1 second"
 } as const
 

@@ -12,7 +12,7 @@ import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effec
 import { type Message, userMessage } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { ActiveStatuses, isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -22,7 +22,7 @@ import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import { NodeRepo } from "../store/NodeRepo.ts"
 import { nowIso } from "../Time.ts"
-import { EventLog, runChange, type Writer } from "./EventLog.ts"
+import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
 import { Delegation } from "./Delegation.ts"
 import { completed, failed, type Outcome } from "./Outcome.ts"
@@ -231,7 +231,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         // The first execution of a run created here needs no read, unless a cancel came first.
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
-        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.find(runId)
+        // Any other execution claims the run: whatever executed it before is fenced out from now on.
+        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.claim(runId, ActiveStatuses)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
         const row = found.value
         const plan = row.plan
@@ -239,21 +240,29 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(Effect.annotateLogs({ run_id: runId }))
           return undefined
         }
-        const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh) })
+        const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh), attempt: row.attempt })
         // Everything before the model's first answer goes in one write.
         if (!plan.streamProgress) yield* writer.hold
         const usage = { current: row.run.usage ?? ZeroUsage }
         // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
         const beat = Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4)))
-        yield* Effect.forkScoped(
-          Effect.repeat(Effect.flatMap(nowIso, (now) => repo.touch(runId, now)), Schedule.spaced(beat)).pipe(Effect.delay(beat))
+        // It also finds out, between writes, that a later claim took the run.
+        const touch = Effect.flatMap(Effect.flatMap(nowIso, (now) => repo.touch(runId, row.attempt, now)), (held) => (held ? Effect.void : writer.lose))
+        yield* Effect.forkScoped(Effect.repeat(touch, Schedule.spaced(beat)).pipe(Effect.delay(beat)))
+        // A cancel finalizes the run, unless this execution lost its claim (then it is not this one's to end).
+        const onInterrupt = Effect.flatMap(
+          Effect.all([cancelRequested, writer.isLost]),
+          ([cancelled, lost]) => (cancelled && !lost ? finalize.cancelled(row, writer, usage.current) : Effect.void)
         )
         // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
-        const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
-          Effect.onInterrupt(() => Effect.flatMap(cancelRequested, (cancelled) => (cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.void)))
+        return yield* fenced(
+          writer,
+          Effect.gen(function*() {
+            const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(Effect.onInterrupt(() => onInterrupt))
+            yield* finalize.outcome(row, writer, outcome, usage.current)
+            return { row, outcome } satisfies Executed
+          })
         )
-        yield* finalize.outcome(row, writer, outcome, usage.current)
-        return { row, outcome } satisfies Executed
       }, Effect.scoped)
 
       // Every log line of an execution names its run.

@@ -5,26 +5,24 @@
  * accumulate and go in the next one, together with the statements the loop
  * attached (the run's status, its checkpoint, its end), as one statement.
  * Followers on the writer's node take chunks from memory (RecentChunks); a
- * trigger NOTIFYs other nodes' followers, who read the table.
+ * trigger NOTIFYs other nodes' followers, who read the table; a write wakes
+ * the followers of its run only (StreamSignals). A writer opened under a
+ * claim of the run (`attempt`) is fenced: once a later claim replaced it,
+ * nothing more is written and `lost` resolves (the execution stops).
  */
-import { Context, Deferred, Duration, Effect, Latch, Layer, Option, PubSub, Queue, Schema, type Scope, Stream } from "effect"
+import { Context, Deferred, Duration, Effect, Latch, Layer, Option, Queue, Schema, type Scope, Stream } from "effect"
 import type { Statement } from "effect/sql"
 import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { nowIso } from "../Time.ts"
 import { RecentChunks } from "./RecentChunks.ts"
+import { StreamSignals, type Subscription } from "./StreamSignals.ts"
 import { EventRepo } from "../store/EventRepo.ts"
 import { hasNul, nulFree } from "../store/NulFree.ts"
 import { mergeChanges, type RunChange, RunRepo } from "../store/RunRepo.ts"
 
 export type { SequencedChunk } from "../../domain/Chunk.ts"
-
-/** A run's log grew: with the chunks when written on this node. */
-interface Signal {
-  readonly runId: string
-  readonly chunks: ReadonlyArray<SequencedChunk> | undefined
-}
 
 const pageSize = 1000
 
@@ -51,9 +49,19 @@ const isRunChange = (a: Attached): a is { readonly _tag: "RunChange"; readonly c
 export interface Writer {
   /** The last sequence number stored when the writer opened (0: a fresh stream). */
   readonly startSeq: number
+  /** The claim of the run its writes are fenced by (undefined: not fenced). */
+  readonly attempt: number | undefined
+  /** Resolves once the claim was lost: a later claim of the run fenced this writer out. */
+  readonly lost: Effect.Effect<void>
+  readonly isLost: Effect.Effect<boolean>
+  /**
+   * Marks the claim lost (a fenced write outside the writer found it replaced) and never returns:
+   * whoever uses a fenced writer races its work against `lost` (see `fenced`).
+   */
+  readonly lose: Effect.Effect<never>
   /** Queues a chunk; returns its sequence number. */
   readonly emit: (chunk: Chunk) => Effect.Effect<number>
-  /** Waits until every chunk emitted so far is stored and announced. */
+  /** Waits until every chunk emitted so far is stored and announced (never returns once the claim is lost). */
   readonly flush: Effect.Effect<void>
   /**
    * Holds writes back until `release`, a flush, or 100 ms: the chunks that open
@@ -71,9 +79,16 @@ export interface Writer {
   readonly commit: (statements: ReadonlyArray<Attached>) => Effect.Effect<void>
 }
 
+/**
+ * Runs `effect` for as long as the writer holds its claim: once a later claim fenced it out,
+ * `effect` is interrupted (its tool calls with it) and the result is undefined.
+ */
+export const fenced = <A, E, R>(writer: Writer, effect: Effect.Effect<A, E, R>): Effect.Effect<A | undefined, E, R> =>
+  Effect.raceFirst(effect, Effect.as(writer.lost, undefined))
+
 /** A subscription to stream writes taken before the run it follows was created. */
 export interface Watch {
-  readonly subscription: PubSub.Subscription<Signal>
+  readonly subscription: Subscription
 }
 
 /**
@@ -89,8 +104,11 @@ type Pending =
 
 export class EventLog extends Context.Service<EventLog, {
   readonly lastSeq: (runId: RunId) => Effect.Effect<number>
-  /** The run's single writer, continuing after the last stored sequence number (`fresh`: a new run, nothing stored yet). */
-  readonly writer: (runId: RunId, options?: { readonly fresh: boolean }) => Effect.Effect<Writer, never, Scope.Scope>
+  /**
+   * The run's single writer, continuing after the last stored sequence number (`fresh`: a new run,
+   * nothing stored yet), fenced by the claim `attempt` when given.
+   */
+  readonly writer: (runId: RunId, options?: { readonly fresh?: boolean; readonly attempt?: number }) => Effect.Effect<Writer, never, Scope.Scope>
   /**
    * Stored chunks after `afterSeq`, then live ones, until the run's final end,
    * or a parked turn's end with nothing after it while `settled` holds (a
@@ -110,7 +128,7 @@ export class EventLog extends Context.Service<EventLog, {
       const store = yield* EventRepo
       const config = yield* ServiceConfig
       const repo = yield* RunRepo
-      const signals = yield* PubSub.unbounded<Signal>()
+      const signals = new StreamSignals()
       const recent = new RecentChunks()
 
       if (Option.isSome(config.databaseUrl)) {
@@ -119,7 +137,9 @@ export class EventLog extends Context.Service<EventLog, {
         yield* Effect.forkScoped(
           Effect.forever(
             Effect.flatMap(Queue.take(notifications), (runId) =>
-              recent.has(runId) ? Effect.void : PubSub.publish(signals, { runId, chunks: undefined }))
+              Effect.sync(() => {
+                if (!recent.has(runId)) signals.publish({ runId, chunks: undefined })
+              }))
           )
         )
       }
@@ -128,21 +148,24 @@ export class EventLog extends Context.Service<EventLog, {
       const lastSeq = store.lastSeq
 
       /** One write: the changes to the run's row merged into one update, with the other statements and the chunks. */
-      const write = (runId: RunId, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string) => {
+      const write = (runId: RunId, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string, attempt: number | undefined) => {
         const changes = all.flatMap((a) => (isRunChange(a) ? [a.change] : []))
         const attached = [
           ...all.filter((a): a is Statement.Fragment => !isRunChange(a)),
           ...(changes.length === 0 ? [] : [repo.statements.change(runId, mergeChanges(changes), now)])
         ]
-        return store.write(runId, rows, attached)
+        return store.write(runId, rows, attached, attempt)
       }
 
-      const writer = Effect.fn("EventLog.writer")(function*(runId: RunId, options?: { readonly fresh: boolean }) {
+      const writer = Effect.fn("EventLog.writer")(function*(runId: RunId, options?: { readonly fresh?: boolean; readonly attempt?: number }) {
         let seq = options?.fresh === true ? 0 : yield* lastSeq(runId)
         const startSeq = seq
+        const attempt = options?.attempt
         const pending = yield* Queue.unbounded<Pending>()
         const open = Latch.makeUnsafe(true)
         const writerScope = yield* Effect.scope
+        const lost = yield* Deferred.make<void>()
+        const lose = Effect.andThen(Deferred.succeed(lost, undefined), Effect.never)
         recent.open(runId, startSeq)
         yield* Effect.addFinalizer(() => Effect.sync(() => recent.close(runId)))
         yield* Effect.forkScoped(
@@ -153,26 +176,38 @@ export class EventLog extends Context.Service<EventLog, {
               const batch = [...first, ...(yield* Queue.clear(pending))]
               const rows = batch.flatMap((item) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
               const attached = batch.flatMap((item) => (item._tag === "Attach" ? item.statements : []))
-              yield* write(runId, rows, attached, attached.length === 0 ? "" : yield* nowIso)
-              if (rows.length > 0) {
+              // Fenced out: nothing more is written; waiting flushes are released (and find the claim lost).
+              const stored = (yield* Deferred.isDone(lost))
+                ? false
+                : yield* write(runId, rows, attached, attached.length === 0 ? "" : yield* nowIso, attempt).pipe(
+                  Effect.as(true),
+                  Effect.catchTag("RunFenced", () => Effect.as(Deferred.succeed(lost, undefined), false))
+                )
+              if (stored && rows.length > 0) {
                 recent.append(runId, rows)
-                yield* PubSub.publish(signals, { runId, chunks: rows })
+                signals.publish({ runId, chunks: rows })
               }
               for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
             })
           )
         )
         const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, { _tag: "Attach", statements })
-        const flush = Effect.gen(function*() {
+        const drain = Effect.gen(function*() {
           open.openUnsafe()
           const done = yield* Deferred.make<void>()
           yield* Queue.offer(pending, { _tag: "Flush", done })
           yield* Deferred.await(done)
         })
-        // Whatever was emitted is stored before the writer goes away.
-        yield* Effect.addFinalizer(() => flush)
+        // Nothing that follows a flush may happen once the claim is lost (a tool call stored "before it fires").
+        const flush = Effect.andThen(drain, Effect.flatMap(Deferred.isDone(lost), (isLost) => (isLost ? lose : Effect.void)))
+        // Whatever was emitted is stored before the writer goes away (unless fenced out).
+        yield* Effect.addFinalizer(() => drain)
         return {
           startSeq,
+          attempt,
+          lost: Deferred.await(lost),
+          isLost: Deferred.isDone(lost),
+          lose,
           emit: (emitted: Chunk) =>
             Effect.flatMap(storable(emitted), (chunk) =>
               Effect.suspend(() => {
@@ -195,7 +230,8 @@ export class EventLog extends Context.Service<EventLog, {
         Stream.unwrap(
           Effect.gen(function*() {
             // Subscribe before the first look so that no write is missed.
-            const subscription = watch === undefined ? yield* PubSub.subscribe(signals) : watch.subscription
+            const subscription = watch === undefined ? yield* signals.subscribe(runId) : watch.subscription
+            if (watch !== undefined) signals.bind(watch.subscription, runId)
             /** Chunks after `cursor`: from memory when this node writes the run, else from the table. */
             const catchUp = (cursor: number) =>
               Effect.suspend(() => {
@@ -210,7 +246,8 @@ export class EventLog extends Context.Service<EventLog, {
                   if (caught.rows.length > 0 || caught.read || settling) return caught
                 }
                 while (true) {
-                  const mine = (yield* PubSub.takeAll(subscription)).filter((signal) => signal.runId === runId)
+                  // A watch heard every run until it was bound to this one.
+                  const mine = (yield* Queue.takeAll(subscription.queue)).filter((signal) => signal.runId === runId)
                   if (mine.length === 0) continue
                   if (mine.some((signal) => signal.chunks === undefined)) return yield* catchUp(cursor)
                   const fresh = mine.flatMap((signal) => signal.chunks ?? []).filter((c) => c.seq > cursor)
@@ -239,7 +276,7 @@ export class EventLog extends Context.Service<EventLog, {
           })
         ).pipe(Stream.scoped)
 
-      const watch = Effect.map(PubSub.subscribe(signals), (subscription): Watch => ({ subscription }))
+      const watch = Effect.map(signals.subscribe(undefined), (subscription): Watch => ({ subscription }))
 
       return { lastSeq, writer, follow, read, watch }
     })

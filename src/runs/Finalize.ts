@@ -9,12 +9,12 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { RunId } from "../../domain/Ids.ts"
-import { isTerminal, type RunError, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import { ActiveStatuses, ParkedStatuses, type RunError, type RunStatus, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Delegation } from "./Delegation.ts"
-import { EventLog, runChange, type Writer } from "./EventLog.ts"
+import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import type { Outcome } from "./Outcome.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 
@@ -86,18 +86,32 @@ export class Finalize extends Context.Service<Finalize, {
         yield* stop(row, writer, null)
       })
 
+      /**
+       * A finalization outside an execution claims the run first (an execution still going
+       * somewhere is fenced out), and writes only while it holds that claim.
+       */
+      const claimed = <A>(runId: RunId, among: ReadonlyArray<RunStatus>, end: (row: RunRow, writer: Writer) => Effect.Effect<A>) =>
+        Effect.gen(function*() {
+          const found = yield* repo.claim(runId, among)
+          if (Option.isNone(found)) return
+          const writer = yield* events.writer(runId, { attempt: found.value.attempt })
+          yield* fenced(writer, end(found.value, writer))
+        }).pipe(Effect.scoped)
+
       const cancelIdle = Effect.fn("Finalize.cancelIdle")(function*(runId: RunId) {
-        const found = yield* repo.find(runId)
-        if (Option.isNone(found) || isTerminal(found.value.run.status)) return
-        const writer = yield* events.writer(runId)
-        if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
-        yield* cancelled(found.value, writer, found.value.run.usage ?? ZeroUsage)
-      }, Effect.scoped)
+        yield* claimed(runId, ActiveStatuses, (row, writer) =>
+          Effect.gen(function*() {
+            if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
+            yield* cancelled(row, writer, row.run.usage ?? ZeroUsage)
+          }))
+      })
 
       const reap = Effect.fn("Finalize.reap")(function*(runId: RunId) {
         // A run that ended since the recovery pass chose it keeps its own end.
-        const found = yield* repo.find(runId)
-        if (Option.isNone(found) || isTerminal(found.value.run.status)) return
+        yield* claimed(runId, ActiveStatuses, (_, writer) => reapClaimed(runId, writer))
+      })
+
+      const reapClaimed = Effect.fn("Finalize.reapClaimed")(function*(runId: RunId, writer: Writer) {
         const reference = yield* ids.make("incident")
         const error: RunError = {
           type: "api_error",
@@ -106,25 +120,23 @@ export class Finalize extends Context.Service<Finalize, {
           reference
         }
         yield* Effect.logError("run reaped by the recovery pass").pipe(Effect.annotateLogs({ reference, run_id: runId }))
-        const writer = yield* events.writer(runId)
         if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
         yield* writer.emit({ type: "error", errorText: error.message })
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
         yield* writer.emit({ type: "finish", finishReason: "error" })
         yield* writer.commit(repo.statements.reap(runId, error, yield* nowIso))
-      }, Effect.scoped)
+      })
 
       const expire = Effect.fn("Finalize.expire")(function*(runId: RunId) {
-        const found = yield* repo.find(runId)
-        if (Option.isNone(found)) return
-        const row = found.value
-        if (row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input") return
-        const writer = yield* events.writer(runId)
-        yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
-        yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage) })
-        yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
-        yield* stop(row, writer, "interaction_timeout")
-      }, Effect.scoped)
+        // Only a run still parked: one resumed meanwhile is its execution's.
+        yield* claimed(runId, ParkedStatuses, (row, writer) =>
+          Effect.gen(function*() {
+            yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
+            yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage) })
+            yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
+            yield* stop(row, writer, "interaction_timeout")
+          }))
+      })
 
       return { outcome, cancelled, cancelIdle, reap, expire }
     })

@@ -158,7 +158,8 @@ export class Parking extends Context.Service<Parking, {
           : "waiting_for_input"
         // The step is stored before its settled results and the requests are announced.
         const now = yield* nowIso
-        yield* repo.park(s.row.id, record, status, opened[0]?.deadline ?? null, now)
+        // Under the execution's claim: one that lost it stops here.
+        if (!(yield* repo.park(s.row.id, s.writer.attempt, record, status, opened[0]?.deadline ?? null, now))) return yield* s.writer.lose
         // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
         const tree = s.row.plan?.worker
         if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, now)
@@ -196,6 +197,8 @@ export class Parking extends Context.Service<Parking, {
             yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
           }
         }
+        // Stored before they fire, under the claim (an execution that lost it stops here).
+        if (settledCalls.length > 0) yield* writer.flush
         // The approved calls run concurrently, as a step's calls do (each family keeps its own lanes).
         const toDelegate: Array<ToolCall> = []
         const answered: Array<Settled> = []
@@ -216,15 +219,15 @@ export class Parking extends Context.Service<Parking, {
         if (spawned !== undefined && spawned.workers.length > 0) {
           // Approved delegations: the step waits on their workers now.
           const record: ParkRecord = { ...park, settled: results.map((r) => r.message), pending: [], workers: spawned.workers }
-          yield* repo.park(row.id, record, "running", null, yield* nowIso)
+          if (!(yield* repo.park(row.id, writer.attempt, record, "running", null, yield* nowIso))) return yield* writer.lose
           for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
           return { _tag: "Delegated" } satisfies Resumed
         }
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
-        yield* repo.saveCheckpoint(row.id, park.step, messages, park.usage, yield* nowIso)
+        if (!(yield* repo.saveCheckpoint(row.id, writer.attempt, park.step, messages, park.usage, yield* nowIso))) return yield* writer.lose
         for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
         yield* writer.emit({ type: "finish-step" })
-        yield* repo.unpark(row.id, yield* nowIso)
+        if (!(yield* repo.unpark(row.id, writer.attempt, yield* nowIso))) return yield* writer.lose
         return { _tag: "Done", usage: park.usage, messages } satisfies Resumed
       })
 

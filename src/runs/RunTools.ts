@@ -129,7 +129,7 @@ export class RunTools extends Context.Service<RunTools, {
           connections: plan.httpConnections,
           fetch: outbound.fetch,
           cache: specs,
-          allowPrivate: outbound.allowPrivate,
+          permits: outbound.permitsShape,
           reveal: secrets.reveal
         })
         for (const { connectionId, name, errorCode, message } of http.unavailable) {

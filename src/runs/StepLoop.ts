@@ -151,7 +151,7 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
     const completeStep = (assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
       Effect.gen(function*() {
         const stepMessages = [...pendingUser, assistant, ...results.map((s) => s.message)]
-        yield* writer.attach([repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso), runChange({ usage: usage.current })])
+        yield* writer.attach([repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso), runChange({ usage: usage.current, progressed: true })])
         for (const s of results) if (s.chunk !== undefined) yield* writer.emit(s.chunk)
         yield* writer.emit({ type: "finish-step" })
         if (results.length > 0) yield* writer.flush

@@ -13,6 +13,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { NodeId } from "../NodeId.ts"
 
 /** Which storage the process runs on; the cluster layer picks its runner from it. */
 export type StorageMode = "postgres" | "embedded"
@@ -78,15 +79,21 @@ export const layerEmbedded = (dataDir: string): Layer.Layer<PgClient.PgClient | 
     )
   ).pipe(Layer.orDie)
 
-export const layerUrl = (url: Parameters<typeof PgClient.layer>[0]["url"]) =>
-  PgClient.layer({ url, maxConnections: 10 }).pipe(Layer.orDie)
+/**
+ * A pool on PostgreSQL. Its sessions carry the process's node id as `application_name`: a
+ * process whose sessions are gone from `pg_stat_activity` has died (RecoveryRepo).
+ */
+export const layerUrl = (url: Parameters<typeof PgClient.layer>[0]["url"], nodeId?: string) =>
+  PgClient.layer({ url, maxConnections: 10, ...(nodeId === undefined ? {} : { applicationName: nodeId }) }).pipe(Layer.orDie)
 
 /** Picks the storage from configuration. */
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, ServiceConfig> = Layer.unwrap(
-  Effect.map(ServiceConfig, (config) =>
-    Option.match(config.databaseUrl, {
+  Effect.gen(function*() {
+    const config = yield* ServiceConfig
+    const nodeId = yield* Effect.serviceOption(NodeId)
+    return Option.match(config.databaseUrl, {
       onNone: () => layerEmbedded(config.dataDir),
-      onSome: (url) => layerUrl(url)
+      onSome: (url) => layerUrl(url, Option.getOrUndefined(nodeId))
     })
-  )
+  })
 )

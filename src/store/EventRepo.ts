@@ -1,12 +1,24 @@
 /**
  * Storage of run streams: `run_events` rows (one per chunk, by sequence
  * number), written together with other statements in one statement, and the
- * NOTIFY channel the database raises on every write (a trigger).
+ * NOTIFY channel the database raises on every write (a trigger). A write made
+ * under a claim of the run (its `attempt`) is fenced: it does nothing unless
+ * the claim is still the latest (FencingMigration).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Effect, Layer, Queue, Schema, type Scope } from "effect"
-import type { Statement } from "effect/sql"
+import { Array as Arr, Context, Data, Effect, Layer, Queue, Schema, type Scope } from "effect"
+import type { SqlError, Statement } from "effect/sql"
 import { Chunk, type SequencedChunk } from "../../domain/Chunk.ts"
+import { fencedMark } from "./FencingMigration.ts"
+
+/** A write under a claim that a later claim of the run replaced: nothing was written. */
+export class RunFenced extends Data.TaggedError("RunFenced")<{ readonly runId: string }> {}
+
+const mentionsFence = (value: unknown): boolean =>
+  typeof value === "object" && value !== null && "message" in value && typeof value.message === "string" &&
+  value.message.includes(fencedMark)
+
+const isFenced = (e: SqlError.SqlError): boolean => mentionsFence(e) || mentionsFence(e.reason) || mentionsFence(e.reason.cause)
 
 const channel = "svc_run_events"
 const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
@@ -17,8 +29,16 @@ export class EventRepo extends Context.Service<EventRepo, {
   /** Stored chunks after `afterSeq`, oldest first, at most `limit`. */
   readonly read: (runId: string, afterSeq: number, limit: number) => Effect.Effect<ReadonlyArray<SequencedChunk>>
   readonly lastSeq: (runId: string) => Effect.Effect<number>
-  /** One statement: `attached` (data-modifying statements) as CTEs, then the chunks' INSERT. */
-  readonly write: (runId: string, rows: ReadonlyArray<SequencedChunk>, attached: ReadonlyArray<Statement.Fragment>) => Effect.Effect<void>
+  /**
+   * One statement: `attached` (data-modifying statements) as CTEs, then the chunks' INSERT; with
+   * `attempt`, all of it only while that claim of the run is the latest (else RunFenced).
+   */
+  readonly write: (
+    runId: string,
+    rows: ReadonlyArray<SequencedChunk>,
+    attached: ReadonlyArray<Statement.Fragment>,
+    attempt?: number
+  ) => Effect.Effect<void, RunFenced>
   /** The ids of runs whose streams grew, as the database announces them (PostgreSQL only). */
   readonly notifications: Effect.Effect<Queue.Dequeue<string>, never, Scope.Scope>
 }>()("svc/EventRepo") {
@@ -37,14 +57,26 @@ export class EventRepo extends Context.Service<EventRepo, {
             Effect.map((rows) => Number(rows[0]?.max ?? 0)),
             Effect.orDie
           ),
-        write: (runId, rows, attached) => {
+        write: (runId, rows, attached, attempt) => {
           const records = rows.map((r): Record<string, unknown> => ({ run_id: runId, seq: r.seq, chunk: JSON.stringify(r.chunk) }))
           const insert = Arr.isReadonlyArrayNonEmpty(records)
             ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
-            : sql`SELECT 1`
-          if (attached.length === 0) return records.length === 0 ? Effect.void : insert.pipe(Effect.asVoid, Effect.orDie)
+            : undefined
+          if (attempt !== undefined) {
+            // The fence is the statement's own query: it always runs, and if it raises nothing of the statement stays.
+            const statements = insert === undefined ? attached : [...attached, insert]
+            if (statements.length === 0) return Effect.void
+            const ctes = statements.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`)
+            const fence = sql`SELECT svc_fence(${runId}, ${attempt}::int)`
+            return sql`WITH ${sql.join(", ", false)(ctes)} ${fence}`.pipe(
+              Effect.asVoid,
+              Effect.catchTag("SqlError", (e) => (isFenced(e) ? Effect.fail(new RunFenced({ runId })) : Effect.die(e)))
+            )
+          }
+          const main = insert ?? sql`SELECT 1`
+          if (attached.length === 0) return records.length === 0 ? Effect.void : main.pipe(Effect.asVoid, Effect.orDie)
           const ctes = sql.join(", ", false)(attached.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))
-          return sql`WITH ${ctes} ${insert}`.pipe(Effect.asVoid, Effect.orDie)
+          return sql`WITH ${ctes} ${main}`.pipe(Effect.asVoid, Effect.orDie)
         },
         notifications: Effect.gen(function*() {
           const queue = yield* Queue.unbounded<string>()

@@ -10,6 +10,8 @@ import { m0016_artifacts } from "./ArtifactsMigration.ts"
 import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
 import { m0018_workers } from "./WorkersMigration.ts"
 import { m0019_codehost } from "./CodehostMigration.ts"
+import { m0020_fencing } from "./FencingMigration.ts"
+import { m0023_scale } from "./ScaleMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -304,7 +306,9 @@ export const migrations = {
   "0016_artifacts": m0016_artifacts,
   "0017_result_deliveries": m0017_result_deliveries,
   "0018_workers": m0018_workers,
-  "0019_codehost": m0019_codehost
+  "0019_codehost": m0019_codehost,
+  "0020_fencing": m0020_fencing,
+  "0023_scale": m0023_scale
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

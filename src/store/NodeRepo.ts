@@ -1,7 +1,10 @@
 /**
  * The processes of a deployment: each beats every second (the database's own
- * clock, so runner clocks need not agree); one silent for a few seconds is
- * dead, and the runs it was executing are dispatched again.
+ * clock, so runner clocks need not agree). A process is dead when its database
+ * sessions are gone (it crashed or was killed: its runs are dispatched again at
+ * the next recovery pass) or when it has been silent for 4 s (its host or its
+ * network is gone, or it is frozen). A live process taken for dead is fenced
+ * out of its runs by their next execution (FencingMigration).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"

@@ -27,10 +27,17 @@ const toDispatches = (rows: unknown) =>
 export class RecoveryRepo extends Context.Service<RecoveryRepo, {
   /** Parked runs whose deadline passed. */
   readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<RunId>>
-  /** Active (not parked) runs with no heartbeat since `before`. */
-  readonly stalled: (before: string) => Effect.Effect<ReadonlyArray<Dispatch>>
-  /** Active runs whose executor stopped beating for `deadAfterMs` (its process died). */
-  readonly orphaned: (deadAfterMs: number) => Effect.Effect<ReadonlyArray<Dispatch>>
+  /**
+   * Active (not parked) runs with no heartbeat since `before`, and runs still queued (never
+   * begun: their dispatch was lost) since `queuedBefore`.
+   */
+  readonly stalled: (before: string, queuedBefore: string) => Effect.Effect<ReadonlyArray<Dispatch>>
+  /**
+   * Active runs whose executor died: it stopped beating for `deadAfterMs`, or (`sessions`, on
+   * PostgreSQL) none of its database sessions is left (a killed process's end at once). Not when the
+   * pass dispatched them again less than `againAfterMs` ago (that execution has yet to begin).
+   */
+  readonly orphaned: (deadAfterMs: number, againAfterMs: number, sessions: boolean) => Effect.Effect<ReadonlyArray<Dispatch>>
   /** Counts one more recovery attempt; returns the count. */
   readonly bumpRecovery: (runId: RunId, now: string) => Effect.Effect<number>
   /**
@@ -54,22 +61,25 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
           )
           return rows.map((r) => r.id)
         }),
-        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string) {
+        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string, queuedBefore: string) {
           // A root waiting on workers that are still going is not stalled: its workers are the ones executing.
           return yield* sql`SELECT id, generation, worker_ref FROM runs r WHERE status IN ('queued', 'preparing', 'running')
-              AND updated_at < ${before}
+              AND (updated_at < ${before} OR (status = 'queued' AND updated_at < ${queuedBefore}))
               AND NOT EXISTS (SELECT 1 FROM runs w WHERE w.root_run_id = r.id AND w.status NOT IN ('completed', 'failed', 'cancelled'))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),
-        orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number) {
+        orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number, againAfterMs: number, sessions: boolean) {
+          // Each process's sessions carry its node id as application_name (Database.layerUrl).
+          const connected = sessions ? sql`AND id IN (SELECT application_name FROM pg_stat_activity)` : sql``
           return yield* sql`SELECT id, generation, worker_ref FROM runs WHERE status IN ('queued', 'preparing', 'running')
               AND executor IS NOT NULL AND executor NOT IN (
-                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
+                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000}) ${connected}
               )
+              AND (recovered_at IS NULL OR recovered_at < now() - make_interval(secs => ${againAfterMs / 1000}))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),
         bumpRecovery: Effect.fn("RecoveryRepo.bumpRecovery")(function*(runId: RunId, now: string) {
-          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, updated_at = ${now}
+          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, recovered_at = now(), updated_at = ${now}
             WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
             Effect.orDie

@@ -22,12 +22,14 @@ export interface RunRow extends Position {
   readonly idempotencyKey: string | null
   /** Bumped at each park, so each resume is a distinct persisted Start. */
   readonly generation: number
+  /** The latest claim of the run (FencingMigration): the executions and finalizations that took it. */
+  readonly attempt: number
   readonly park: ParkRecord | null
   readonly parkDeadline: string | null
 }
 
 /** What creating a run needs: a new run has no park. */
-export type NewRunRow = Omit<RunRow, "generation" | "park" | "parkDeadline">
+export type NewRunRow = Omit<RunRow, "generation" | "park" | "parkDeadline" | "attempt">
 
 const decodePlan = Schema.decodeUnknownOption(RunPlan)
 
@@ -49,6 +51,7 @@ const Row = Schema.Struct({
   started_at: Schema.NullOr(Schema.String),
   completed_at: Schema.NullOr(Schema.String),
   generation: Schema.Number,
+  attempt: Schema.Number,
   park: Schema.NullOr(ParkRecord),
   park_deadline: Schema.NullOr(Schema.String)
 })
@@ -62,6 +65,7 @@ const toRow = (r: typeof Row.Type): RunRow => ({
   plan: Option.getOrUndefined(decodePlan(r.plan)),
   idempotencyKey: r.idempotency_key,
   generation: r.generation,
+  attempt: r.attempt,
   park: r.park,
   parkDeadline: r.park_deadline,
   run: {
@@ -86,11 +90,14 @@ export const toRunRows = (rows: unknown): Effect.Effect<ReadonlyArray<RunRow>> =
   decodeRows(rows).pipe(Effect.map((decoded) => decoded.map(toRow)), Effect.orDie)
 
 const decodeCreated = Schema.decodeUnknownEffect(
-  Schema.Array(Schema.Struct({ created: Schema.Number, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
+  Schema.Array(Schema.Struct({ created: Schema.Number, existing: Schema.Boolean, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
 )
 
-/** How creating a run went: created, the thread was busy, or the workspace has its maximum of active runs. */
-export type CreateResult = "created" | "busy" | "capped"
+/**
+ * How creating a run went: created, created already (the same Begin delivered again), the thread
+ * was busy, or the workspace has its maximum of active runs.
+ */
+export type CreateResult = "created" | "existing" | "busy" | "capped"
 
 const Step = Schema.Struct({ step: Schema.Number, messages: Schema.Array(MessageSchema), usage: UsageTotal })
 const decodeSteps = Schema.decodeUnknownEffect(Schema.Array(Step))
@@ -122,6 +129,8 @@ export interface RunChange extends Partial<StatusChange> {
   readonly clearPark?: boolean
   /** The process executing the run (NodeRepo.id). */
   readonly executor?: string
+  /** A step was completed: the recovery pass's count of attempts starts over (it counts attempts without progress). */
+  readonly progressed?: boolean
 }
 
 export const mergeChanges = (changes: ReadonlyArray<RunChange>): RunChange => Object.assign({}, ...changes)
@@ -156,6 +165,11 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly takeFresh: (id: RunId) => Option.Option<FreshRun>
   readonly statements: RunStatements
   readonly find: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
+  /**
+   * Claims the run while its status is one of `among`: its attempt is bumped, so every write
+   * fenced by an earlier claim does nothing from now on. The run as claimed (none: not in `among`).
+   */
+  readonly claim: (id: RunId, among: ReadonlyArray<Status>) => Effect.Effect<Option.Option<RunRow>>
   /** A run as a public resource: a worker run is not one (it is scoped under its root, spec 4.3 rule 5). */
   readonly findRoot: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
@@ -164,15 +178,21 @@ export class RunRepo extends Context.Service<RunRepo, {
     limit: number,
     after: Position | undefined
   ) => Effect.Effect<ReadonlyArray<RunRow>>
-  readonly setStatus: (id: RunId, change: StatusChange, now: string) => Effect.Effect<void>
+  /**
+   * A parked run whose waits are all settled is running again (until its execution resumes it);
+   * false when it is not parked any more (it ended meanwhile: expired, cancelled).
+   */
+  readonly markResuming: (id: RunId, now: string) => Effect.Effect<boolean>
   readonly checkpoints: (runId: RunId) => Effect.Effect<ReadonlyArray<Checkpoint>>
+  /** False (nothing written) when `attempt` is no longer the run's latest claim; likewise park, unpark and touch. */
   readonly saveCheckpoint: (
     runId: RunId,
+    attempt: number | undefined,
     step: number,
     messages: ReadonlyArray<Message>,
     usage: typeof UsageTotal.Type,
     now: string
-  ) => Effect.Effect<void>
+  ) => Effect.Effect<boolean>
   /** The conversation of the thread's earlier runs: each run's user input, then its steps. */
   readonly history: (threadId: ThreadId, beforeCreatedAt: string) => Effect.Effect<ReadonlyArray<Message>>
   /** Marks the thread busy with `runId`; false when another run holds it. */
@@ -185,27 +205,32 @@ export class RunRepo extends Context.Service<RunRepo, {
    */
   readonly park: (
     runId: RunId,
+    attempt: number | undefined,
     record: ParkRecord,
     status: "waiting_for_approval" | "waiting_for_input" | "running",
     deadline: string | null,
     now: string
-  ) => Effect.Effect<void>
-  readonly unpark: (runId: RunId, now: string) => Effect.Effect<void>
+  ) => Effect.Effect<boolean>
+  readonly unpark: (runId: RunId, attempt: number | undefined, now: string) => Effect.Effect<boolean>
   /** Drops the parked step (the run ended while parked). */
   readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
-  /** Heartbeat of an executing run. */
-  readonly touch: (runId: RunId, now: string) => Effect.Effect<void>
+  /** Heartbeat of an executing run; false once a later claim took the run. */
+  readonly touch: (runId: RunId, attempt: number | undefined, now: string) => Effect.Effect<boolean>
 }>()("svc/RunRepo") {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.flatMap(Effect.orDie(query), toRunRows)
       const fresh = new FreshRuns<FreshRun>()
+      /** The claim condition of a fenced statement (none: unfenced). */
+      const held = (attempt: number | undefined) => (attempt === undefined ? sql`` : sql`AND attempt = ${attempt}`)
+      const updated = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.map(Effect.orDie(query), (rows) => rows.length > 0)
       const change = (id: RunId, c: RunChange, now: string) =>
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
             park = ${c.clearPark === true ? null : sql`park`},
             park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
             executor = ${c.executor === undefined ? sql`executor` : c.executor},
+            recovery_attempts = ${c.progressed === true ? 0 : sql`recovery_attempts`},
             terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
             error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(nulFree(c.error))},
             usage = ${c.usage === undefined ? sql`usage` : sql.json(c.usage)},
@@ -247,9 +272,11 @@ export class RunRepo extends Context.Service<RunRepo, {
             : sql`SELECT svc_workspace_slot(${row.organizationId}, ${row.workspaceId}, ${maxActiveRuns}::int) AS ok`
           // The claim and the insert in one statement: the thread row lock serializes claimants, and
           // the snapshot tells whether the thread had runs before this one.
+          // A run that exists already was created by this Begin, delivered before (its reply was lost).
           const rows = yield* sql`WITH slot AS (${slot}), claimed AS (
               UPDATE threads SET status = 'running', active_run_id = ${r.id}, updated_at = ${r.createdAt}
-              WHERE id = ${r.threadId} AND active_run_id IS NULL AND (SELECT ok FROM slot) IS NOT FALSE RETURNING id
+              WHERE id = ${r.threadId} AND active_run_id IS NULL AND (SELECT ok FROM slot) IS NOT FALSE
+                AND NOT EXISTS (SELECT 1 FROM runs WHERE id = ${r.id}) RETURNING id
             ), created AS (
               INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
                 usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
@@ -259,19 +286,27 @@ export class RunRepo extends Context.Service<RunRepo, {
               FROM claimed RETURNING id
             )
             SELECT (SELECT count(*) FROM created)::int AS created,
+              EXISTS (SELECT 1 FROM runs WHERE id = ${r.id}) AS existing,
               EXISTS (SELECT 1 FROM runs WHERE thread_id = ${r.threadId}) AS has_history,
               (SELECT ok FROM slot) AS slot`.pipe(
             Effect.flatMap(decodeCreated),
             Effect.orDie
           )
           const created = rows[0]?.created === 1
-          if (created) fresh.put(r.id, { row: { ...row, generation: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
-          return created ? "created" : rows[0]?.slot === false ? "capped" : "busy"
+          if (created) {
+            fresh.put(r.id, { row: { ...row, generation: 0, attempt: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
+          }
+          return created ? "created" : rows[0]?.existing === true ? "existing" : rows[0]?.slot === false ? "capped" : "busy"
         }),
         takeFresh: (id: RunId) => fresh.take(id),
         statements,
         find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
+        }),
+        claim: Effect.fn("RunRepo.claim")(function*(id: RunId, among: ReadonlyArray<Status>) {
+          return Option.fromNullishOr(
+            (yield* select(sql`UPDATE runs SET attempt = attempt + 1 WHERE id = ${id} AND ${sql.in("status", among)} RETURNING *`))[0]
+          )
         }),
         findRoot: Effect.fn("RunRepo.findRoot")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id} AND root_run_id IS NULL`))[0])
@@ -292,8 +327,9 @@ export class RunRepo extends Context.Service<RunRepo, {
             sql`SELECT * FROM runs WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
           )
         }),
-        setStatus: Effect.fn("RunRepo.setStatus")(function*(id: RunId, c: StatusChange, now: string) {
-          yield* change(id, c, now).pipe(Effect.orDie)
+        markResuming: Effect.fn("RunRepo.markResuming")(function*(id: RunId, now: string) {
+          return yield* updated(sql`UPDATE runs SET status = 'running', updated_at = ${now}
+            WHERE id = ${id} AND park IS NOT NULL AND status IN ('waiting_for_approval', 'waiting_for_input', 'running') RETURNING id`)
         }),
         checkpoints: Effect.fn("RunRepo.checkpoints")(function*(runId: RunId) {
           return yield* sql`SELECT step, messages, usage FROM run_steps WHERE run_id = ${runId} ORDER BY step`.pipe(
@@ -301,14 +337,16 @@ export class RunRepo extends Context.Service<RunRepo, {
             Effect.orDie
           )
         }),
-        saveCheckpoint: Effect.fn("RunRepo.saveCheckpoint")(function*(runId, step, messages, usage, now) {
-          // One statement: the step's checkpoint and the run's running total move together.
-          yield* sql`WITH saved AS (
+        saveCheckpoint: Effect.fn("RunRepo.saveCheckpoint")(function*(runId, attempt, step, messages, usage, now) {
+          // One statement: the step's checkpoint and the run's running total move together, under the claim.
+          return yield* updated(sql`WITH claim AS (
+              UPDATE runs SET usage = ${sql.json(usage)}, recovery_attempts = 0, updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id
+            ), saved AS (
               INSERT INTO run_steps (run_id, step, messages, usage, created_at)
-              VALUES (${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now})
+              SELECT ${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now} FROM claim
               ON CONFLICT (run_id, step) DO NOTHING
             )
-            UPDATE runs SET usage = ${sql.json(usage)}, updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+            SELECT id FROM claim`)
         }),
         history: Effect.fn("RunRepo.history")(function*(threadId: ThreadId, beforeCreatedAt: string) {
           const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input, r.plan->'attachments' AS attachments,
@@ -333,21 +371,21 @@ export class RunRepo extends Context.Service<RunRepo, {
         releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           yield* releaseThread(threadId, runId, now).pipe(Effect.orDie)
         }),
-        park: Effect.fn("RunRepo.park")(function*(runId, record, status, deadline, now) {
+        park: Effect.fn("RunRepo.park")(function*(runId, attempt, record, status, deadline, now) {
           // A parked run has no executor: whoever resumes it becomes one.
-          yield* sql`UPDATE runs SET status = ${status}, park = ${sql.json(nulFree(record))}, park_deadline = ${deadline},
+          return yield* updated(sql`UPDATE runs SET status = ${status}, park = ${sql.json(nulFree(record))}, park_deadline = ${deadline},
               generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
-            WHERE id = ${runId}`.pipe(Effect.orDie)
+            WHERE id = ${runId} ${held(attempt)} RETURNING id`)
         }),
-        unpark: Effect.fn("RunRepo.unpark")(function*(runId: RunId, now: string) {
-          yield* sql`UPDATE runs SET status = 'running', park = NULL, park_deadline = NULL, updated_at = ${now}
-            WHERE id = ${runId}`.pipe(Effect.orDie)
+        unpark: Effect.fn("RunRepo.unpark")(function*(runId: RunId, attempt: number | undefined, now: string) {
+          return yield* updated(sql`UPDATE runs SET status = 'running', park = NULL, park_deadline = NULL, updated_at = ${now}
+            WHERE id = ${runId} ${held(attempt)} RETURNING id`)
         }),
         clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: RunId, now: string) {
           yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
         }),
-        touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, now: string) {
-          yield* sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId}`.pipe(Effect.orDie)
+        touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, attempt: number | undefined, now: string) {
+          return yield* updated(sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id`)
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: ThreadId) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(

@@ -1,7 +1,7 @@
 /**
  * The recovery pass on TestClock: a run left active with no executor (its
  * dispatch was lost) is started again and completes; a run that cannot be
- * executed is finalized as run_recovery_reaped after three attempts, and its
+ * executed is finalized as run_recovery_reaped after five attempts, and its
  * thread is freed.
  */
 import { assert } from "@effect/vitest"
@@ -9,10 +9,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
-import { Run } from "../../domain/Run.ts"
+import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import { RecoveryRepo } from "../../src/store/RecoveryRepo.ts"
-import { agentWithThread, startRun } from "../support/Conversation.ts"
+import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
+import { nowIso } from "../../src/Time.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -41,15 +42,16 @@ const stageRun = (options: {
   readonly updatedAt: string
   readonly executor: string | null
   readonly attempts: number
+  readonly idempotencyKey?: string
 }) =>
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, usage, config, plan, metadata,
-        created_at, updated_at, started_at, executor, recovery_attempts)
+        created_at, updated_at, started_at, executor, recovery_attempts, idempotency_key)
       SELECT ${options.id}, organization_id, workspace_id, ${options.threadId}, agent_id, ${options.status},
         '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config,
         ${options.input === undefined ? sql`'{}'::jsonb` : sql`jsonb_set(plan, '{input}', to_jsonb(${options.input}::text))`}, metadata,
-        '1969-01-01T00:00:00.000Z', ${options.updatedAt}, NULL, ${options.executor}, ${options.attempts}
+        '1969-01-01T00:00:00.000Z', ${options.updatedAt}, NULL, ${options.executor}, ${options.attempts}, ${options.idempotencyKey ?? null}
       FROM runs WHERE id = ${options.from}`
     yield* sql`UPDATE threads SET status = 'running', active_run_id = ${options.id} WHERE id = ${options.threadId}`
   })
@@ -67,7 +69,90 @@ const nextPassCompletes = (runId: string) =>
   })
 
 TestServer.suiteWith(Harness)("run recovery", (it) => {
-  it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after three attempts", () =>
+  it.effect("a queued run whose dispatch was lost is dispatched again at the first pass after 5 s, long before it would count as stalled", () =>
+    Effect.gen(function*() {
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
+      yield* streamOf(done.runId)
+      // What a runner killed between creating a run and starting it leaves: a queued run, no executor.
+      const lost = "run_lostdispatchrecent0001"
+      yield* stageRun({ id: lost, from: done.runId, threadId: thread.id, status: "queued", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+      yield* nextPassCompletes(lost)
+    }))
+
+  it.effect("a run whose executing process was killed a moment ago (its heartbeat is fresh, its database sessions are gone) is dispatched again at the next pass", () =>
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
+      yield* streamOf(done.runId)
+      // The service's own sessions carry its node id; a killed process's sessions end with it, its last beat stays behind.
+      const [own] = yield* sql<{ readonly executor: string }>`SELECT executor FROM runs WHERE id = ${done.runId}`
+      assert.deepStrictEqual(yield* sql`SELECT 1 AS named FROM pg_stat_activity WHERE application_name = ${own?.executor ?? ""} LIMIT 1`, [{ named: 1 }])
+      yield* sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES ('node_killedamomentago00001', now(), now() + interval '1 hour')`
+      const orphan = "run_killedamomentago000001"
+      yield* stageRun({
+        id: orphan,
+        from: done.runId,
+        threadId: thread.id,
+        status: "running",
+        input: "second",
+        updatedAt: "9999-01-01T00:00:00.000Z",
+        executor: "node_killedamomentago00001",
+        attempts: 0
+      })
+      yield* nextPassCompletes(orphan)
+    }))
+
+  it.effect("a run start retried with its Idempotency-Key after its answer was lost answers with the run it started, and starts it", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
+      yield* streamOf(done.runId)
+      // The node that created the run died before answering (and before starting it): the key's record is gone, the run holds the thread.
+      const started = "run_answerlostwithnode0001"
+      yield* stageRun({
+        id: started,
+        from: done.runId,
+        threadId: thread.id,
+        status: "queued",
+        input: "second",
+        updatedAt: "9999-01-01T00:00:00.000Z",
+        executor: null,
+        attempts: 0,
+        idempotencyKey: "retry-after-crash"
+      })
+      const retried = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "second" },
+        headers: { accept: "application/json", "idempotency-key": "retry-after-crash" }
+      })
+      const receipt = yield* TestServer.expectOk(retried, 200, RunReceipt)
+      assert.strictEqual(receipt.runId, started)
+      assert.strictEqual(receipt.createdAt, "1969-01-01T00:00:00.000Z")
+      const { chunks } = yield* streamOf(started)
+      assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "stop" })
+      assert.strictEqual((yield* getRun(started)).status, "completed")
+      // Another request (another key) is still refused while a run holds the thread: only the same request is recognized.
+      yield* stageRun({
+        id: "run_holdsthethread00000001",
+        from: done.runId,
+        threadId: thread.id,
+        status: "queued",
+        input: "third",
+        updatedAt: "9999-01-01T00:00:00.000Z",
+        executor: null,
+        attempts: 0,
+        idempotencyKey: "the-first-key"
+      })
+      const other = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "third" },
+        headers: { accept: "application/json", "idempotency-key": "another-key" }
+      })
+      yield* TestServer.expectError(other, 409, "api_error", "thread_busy")
+    }))
+
+  it.effect("a stalled run with no executor is started again; a run that cannot be resumed is reaped after five attempts", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const sql = yield* PgClient.PgClient
@@ -94,7 +179,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       const idle = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
       assert.strictEqual(idle.status, "idle")
 
-      // A run whose stored plan cannot be executed, already re-dispatched three times: the next pass reaps it.
+      // A run whose stored plan cannot be executed, already re-dispatched five times: the next pass reaps it.
       const broken = "run_brokenplan000000000001"
       yield* stageRun({
         id: broken,
@@ -104,7 +189,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
         input: undefined,
         updatedAt: "1969-01-01T00:00:00.000Z",
         executor: null,
-        attempts: 3
+        attempts: 5
       })
       yield* TestClock.adjust("30 seconds")
       yield* api.request("GET", `/v1/runs/${broken}/stream`)
@@ -114,7 +199,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       assert.strictEqual(reaped.error?.code, "internal_error")
       assert.match(reaped.error?.reference ?? "", /^inc_/)
       const attempts = yield* sql`SELECT recovery_attempts FROM runs WHERE id = ${broken}`
-      assert.deepStrictEqual(attempts, [{ recovery_attempts: 4 }])
+      assert.deepStrictEqual(attempts, [{ recovery_attempts: 6 }])
       const stream = yield* api.request("GET", `/v1/runs/${broken}/stream`)
       const reapedStream = yield* Effect.orDie(parseWithAi(stream.text))
       assert.deepStrictEqual(reapedStream.chunks.map((c) => c.type), ["start", "error", "data-svc-terminal", "finish"])
@@ -175,6 +260,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       yield* nextPassCompletes(orphan)
       const after = yield* sql<{ readonly executor: string; readonly recovery_attempts: number }>`SELECT executor, recovery_attempts FROM runs WHERE id = ${orphan}`
       assert.notStrictEqual(after[0]?.executor, "node_deadprocess0000000001")
-      assert.strictEqual(after[0]?.recovery_attempts, 1)
+      // Dispatched again once, then it completed a step: the count of attempts without progress starts over.
+      assert.strictEqual(after[0]?.recovery_attempts, 0)
     }))
 })

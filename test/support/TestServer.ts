@@ -102,6 +102,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   previousMasterKeys: [],
   allowPrivateUrls: true,
   dnsServers: [],
+  trustedOrigins: [],
   publicUrl: "http://svc.test",
   routePrices: "",
   runStallMs: 120_000,
@@ -151,7 +152,8 @@ const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unkno
 /** The body as JSON, or undefined when it is empty or not JSON (SSE, HTML). */
 export const parseJson = (text: string): unknown => Option.getOrUndefined(decodeJson(text))
 
-const client = (url: string) => ({
+/** A client of the service at `url` (a service process too: provide it as TestApi). */
+export const client = (url: string): TestApi["Service"] => ({
   url,
   request: (method: string, path: string, options: RequestOptions = {}) =>
     Effect.promise(async () => {

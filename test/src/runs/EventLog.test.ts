@@ -1,6 +1,7 @@
 /**
  * The run's stream writer: a hold delays writes at most 100 ms (TestClock),
- * and the changes to the run's row made within one write are merged into one
+ * a follower sees its own run's chunks only (also through a watch taken
+ * before the run existed), and the changes to the run's row made within one write are merged into one
  * update (PostgreSQL would apply only one of two updates of a row in one
  * statement), later changes winning.
  */
@@ -26,6 +27,25 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("EventLog writer", (it
       // Written by the hold's end alone (nothing flushes): the follower sees both chunks.
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(2), Stream.runCollect)
       assert.deepStrictEqual(seen.map((c) => c.chunk.type), ["start", "start-step"])
+    }).pipe(Effect.scoped))
+
+  it.effect("a follower with a watch taken before its run existed sees its run's chunks, not another run's written meanwhile", () =>
+    Effect.gen(function*() {
+      const events = yield* EventLog
+      const watch = yield* events.watch
+      const other = yield* RunStage.stageRun()
+      const row = yield* RunStage.stageRun()
+      const otherWriter = yield* events.writer(other.id, { fresh: true })
+      yield* otherWriter.emit({ type: "start", messageId: other.id })
+      yield* otherWriter.flush
+      const writer = yield* events.writer(row.id, { fresh: true })
+      yield* writer.emit({ type: "start", messageId: row.id })
+      yield* writer.emit({ type: "start-step" })
+      yield* writer.flush
+      yield* otherWriter.emit({ type: "start-step" })
+      yield* otherWriter.flush
+      const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(2), Stream.runCollect)
+      assert.deepStrictEqual(seen, [{ seq: 1, chunk: { type: "start", messageId: row.id } }, { seq: 2, chunk: { type: "start-step" } }])
     }).pipe(Effect.scoped))
 
   it.effect("changes to the run's row in one write are merged, later ones winning; other statements go in the same write", () =>
