@@ -22,6 +22,7 @@ import { MessageInput, RunStartInput, type RunStatus } from "../domain/Run.ts"
 import { ThreadCreate } from "../domain/Thread.ts"
 import { type ChatTransportOptions, makeChatTransport, type ServiceChatTransport } from "./ChatTransport.ts"
 import { type Failure, normalized } from "./Failures.ts"
+import { filesClient } from "./FilesClient.ts"
 import { checked, filters, ids, type PageOptions, pageQuery } from "./Inputs.ts"
 import * as RunEvents from "./RunEvents.ts"
 import { type ApiClient, type ConnectionOptions, makeServiceClient } from "./ServiceClient.ts"
@@ -116,6 +117,7 @@ export const createClient = (options: ConnectionOptions) => {
           return yield* api.interactions.resolve({ params: { id: interactionId }, payload })
         }))
     },
+    files: filesClient(api, run),
     /** A `ChatTransport` for the AI SDK's `useChat`: the chat id is the thread id. */
     chatTransport: (transport: ChatTransportOptions = {}): ServiceChatTransport =>
       makeChatTransport({

@@ -25,7 +25,8 @@ export const ids = {
   agent: checked(ClientId.agent, "agent id"),
   thread: checked(ClientId.thread, "thread id"),
   run: checked(ClientId.run, "run id"),
-  interaction: checked(ClientId.interaction, "interaction id")
+  interaction: checked(ClientId.interaction, "interaction id"),
+  file: checked(ClientId.file, "file id")
 }
 
 export interface PageOptions {

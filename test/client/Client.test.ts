@@ -181,4 +181,45 @@ TestServer.suiteWith(Harness)("client: agent-service/client from a script", (it)
       assert.instanceOf(r.unreachable, ClientError)
       assert.strictEqual(r.unreachable.kind, "connection")
     }))
+  it.effect("files: an upload as multipart, then listed, described, read back byte for byte and deleted; refusals typed", () =>
+    Effect.gen(function*() {
+      const { url } = yield* Service
+      const bytes = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 1, 2, 3])
+      const script = async () => {
+        const client = createClient({ baseUrl: url, apiKey: TestServer.Keys.a })
+        const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (e: unknown) => e)
+        const note = await client.files.upload("plain words", { filename: "note.txt", mediaType: "text/plain" })
+        const image = await client.files.upload(bytes, { filename: "pixel.png" })
+        const listed = await client.files.list({ limit: 10 })
+        const described = await client.files.get(image.id)
+        const content = await client.files.content(image.id)
+        const deleted = await client.files.delete(note.id)
+        return {
+          note,
+          image,
+          listed: listed.data.map((f) => f.id),
+          described,
+          content,
+          deleted,
+          gone: await failure(client.files.get(note.id)),
+          noName: await failure(client.files.upload(bytes, { filename: "" })),
+          badId: await failure(client.files.content("art_x"))
+        }
+      }
+      const r = yield* Effect.promise(script)
+      assert.deepInclude(r.note, { filename: "note.txt", mediaType: "text/plain", bytes: 11 })
+      // No media type given: the service sniffs the PNG signature.
+      assert.deepInclude(r.image, { filename: "pixel.png", mediaType: "image/png", bytes: bytes.length })
+      // Both were stored at the same (test) instant: newest-first cannot order them.
+      assert.sameMembers(r.listed, [r.image.id, r.note.id])
+      assert.deepStrictEqual(r.described, r.image)
+      assert.deepStrictEqual([...r.content], [...bytes])
+      assert.deepInclude(r.deleted, { id: r.note.id, deleted: true })
+      assert.instanceOf(r.gone, ServiceError)
+      assert.deepInclude(r.gone, { status: 404, code: "file_not_found" })
+      assert.instanceOf(r.noName, ClientError)
+      assert.deepInclude(r.noName, { kind: "invalid_request", message: "Invalid upload: filename must not be empty." })
+      assert.instanceOf(r.badId, ClientError)
+      assert.match(r.badId.message, /must be an id starting with 'file_'/)
+    }))
 })
