@@ -4,8 +4,8 @@
  * one execution at a time, so a redelivered Start and a resume's Start never
  * interleave: the later one reads the run afresh and finds it finished, still
  * parked, or resumable); `Cancel` marks the cancellation and interrupts that
- * fiber, whose finalizers record it, or finalizes a run that is not executing
- * here. After either, the run's tree is told (RunTrees). Handlers run on the
+ * fiber, whose finalizers record it, then finalizes the run if it is still
+ * active (it was not executing here, or another execution had taken it). After either, the run's tree is told (RunTrees). Handlers run on the
  * clock the entity was built with, not the cluster's (the same clock in
  * production; TestClock in tests, while the cluster's own timers stay real).
  */
@@ -48,8 +48,11 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
             onOwnClock(Effect.gen(function*() {
               yield* Ref.set(cancelRequested, true)
               const fiber = yield* Ref.get(running)
-              if (fiber === undefined) yield* finalize.cancelIdle(payload.runId)
-              else yield* Fiber.interrupt(fiber)
+              if (fiber !== undefined) yield* Fiber.interrupt(fiber)
+              // Not executing here, or the execution interrupted had lost the run to a later one (on another
+              // runner, which knows nothing of this cancel): the cancel claims the run and ends it, fencing that
+              // one out. A run the interrupted execution ended already is left as it is.
+              yield* finalize.cancelIdle(payload.runId)
               yield* trees.afterEnd(payload.runId)
             }))
         })

@@ -1,7 +1,9 @@
 /**
  * The recovery pass, one per cluster (a singleton): runs whose executing
  * process stopped beating, runs still queued after QueuedStallMs (their
- * dispatch was lost), and runs active but silent for SVC_RUN_STALL_MS (their
+ * dispatch was lost), runs running with no executor after RedispatchAfterMs
+ * (a resume's dispatch was lost, or a runner handed the run's shard to another
+ * while executing it), and runs active but silent for SVC_RUN_STALL_MS (their
  * executor hung), are
  * started again through their entity (Start is idempotent per run); a run dispatched again five times without
  * completing a step in between cannot be resumed and is finalized as failed with terminalReason run_recovery_reaped.
@@ -73,7 +75,7 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
       const nowMs = yield* Clock.currentTimeMillis
       const orphaned = yield* repo.orphaned(NodeDeadAfterMs, RedispatchAfterMs, Option.isSome(config.databaseUrl))
-      const stalled = (yield* repo.stalled(toIso(nowMs - config.runStallMs), toIso(nowMs - QueuedStallMs))).filter((s) => !orphaned.some((o) => o.id === s.id))
+      const stalled = (yield* repo.stalled(toIso(nowMs - config.runStallMs), toIso(nowMs - QueuedStallMs), toIso(nowMs - RedispatchAfterMs))).filter((s) => !orphaned.some((o) => o.id === s.id))
       const again: Array<Dispatch> = []
       for (const dispatch of [...orphaned, ...stalled]) {
         const attempts = yield* repo.bumpRecovery(dispatch.id, yield* nowIso)

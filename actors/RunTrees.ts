@@ -7,7 +7,7 @@
  * (cancelling the root, or its thread, cancels every member). A root shows
  * `waiting_for_approval` / `waiting_for_input` while a member waits on a person.
  */
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Sharding } from "effect/cluster"
 import type { RunId } from "../domain/Ids.ts"
 import { isTerminal } from "../domain/Run.ts"
@@ -20,9 +20,6 @@ import { WorkerRepo } from "../src/store/WorkerRepo.ts"
 import { nowIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
 import { WorkerEntity } from "./WorkerEntity.ts"
-
-/** How long a dispatch waits for an entity to take its Start (the recovery pass dispatches again after 2.5 s). */
-const DispatchTimeout = Duration.millis(2_500)
 
 export class RunTrees extends Context.Service<RunTrees, {
   /** Starts (or resumes) the run on its entity; a dispatch that cannot be sent is the recovery pass's to repeat. */
@@ -44,13 +41,13 @@ export class RunTrees extends Context.Service<RunTrees, {
       const runClient = yield* RunEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
       const workerClient = yield* WorkerEntity.client.pipe(Effect.provideService(Sharding.Sharding, sharding))
 
-      // Acknowledged (the entity took the Start; it answers at once, the run goes on in the background): a Start
-      // that reached a runner still starting, or one that died meanwhile, is sent again until one takes it.
+      // Sent, not awaited: the Start request stays open while the run executes (so its entity is not evicted),
+      // and a caller that stopped waiting would interrupt it. A Start that is lost (its runner died, or was still
+      // starting) leaves the run queued, or running with no executor: the recovery pass dispatches it again.
       const dispatch = (run: Dispatch) =>
         (run.workerRef === null
-          ? runClient(run.id).Start({ runId: run.id, generation: run.generation })
-          : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation })).pipe(
-            Effect.timeout(DispatchTimeout),
+          ? runClient(run.id).Start({ runId: run.id, generation: run.generation }, { discard: true })
+          : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation }, { discard: true })).pipe(
             Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
           )
 

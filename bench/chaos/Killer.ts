@@ -1,7 +1,7 @@
 /**
  * The chaos: every `killEveryMs` (± half of it) a random runner that is up is
  * killed with SIGKILL (never the last one up), and started again
- * `restartAfterMs` later on the same ports. Every kill and every restart is an
+ * `restartAfterMs` later on the same ports. Every kill, restart and rejoin is an
  * event the assertions may cite (a tool call repeated because a kill or a
  * shard hand-off cut its step short).
  */
@@ -9,9 +9,12 @@ import { Effect, Fiber } from "effect"
 import type { Cluster, Kill } from "./Cluster.ts"
 
 export interface ChaosEvent {
-  readonly kind: "kill" | "restart"
+  readonly kind: "kill" | "restart" | "rejoin"
   readonly runner: number
-  /** Epoch ms: the process exited (kill), or the new process was launched (restart). */
+  /**
+   * Epoch ms: the process exited (kill), the new process was launched (restart), or it listens
+   * (rejoin: the other runners hand it its shards back, interrupting what they executed there).
+   */
   readonly at: number
 }
 
@@ -40,7 +43,10 @@ export const unleash = (cluster: Cluster, options: ChaosOptions): Effect.Effect<
       Effect.gen(function*() {
         yield* Effect.sleep(options.restartAfterMs)
         events.push({ kind: "restart", runner: index, at: Date.now() })
-        yield* cluster.restart(index).pipe(Effect.catchCause((cause) => Effect.sync(() => failures.push(`restart of runner ${index}: ${String(cause)}`))))
+        yield* cluster.restart(index).pipe(
+          Effect.andThen(Effect.sync(() => events.push({ kind: "rejoin", runner: index, at: Date.now() }))),
+          Effect.catchCause((cause) => Effect.sync(() => failures.push(`restart of runner ${index}: ${String(cause)}`)))
+        )
       })
     const loop = Effect.gen(function*() {
       while (kills.length < options.maxKills) {

@@ -232,7 +232,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         const taken = repo.takeFresh(runId)
         const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
         // Any other execution claims the run: whatever executed it before is fenced out from now on.
-        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.claim(runId, ActiveStatuses)
+        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.claim(runId, ActiveStatuses, nodes.id)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
         const row = found.value
         const plan = row.plan
@@ -249,10 +249,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         // It also finds out, between writes, that a later claim took the run.
         const touch = Effect.flatMap(Effect.flatMap(nowIso, (now) => repo.touch(runId, row.attempt, now)), (held) => (held ? Effect.void : writer.lose))
         yield* Effect.forkScoped(Effect.repeat(touch, Schedule.spaced(beat)).pipe(Effect.delay(beat)))
-        // A cancel finalizes the run, unless this execution lost its claim (then it is not this one's to end).
+        // A cancel finalizes the run, unless this execution lost its claim (then it is not this one's to end);
+        // any other interruption (the shard moved, the runner stops) hands the run back to the recovery pass.
         const onInterrupt = Effect.flatMap(
           Effect.all([cancelRequested, writer.isLost]),
-          ([cancelled, lost]) => (cancelled && !lost ? finalize.cancelled(row, writer, usage.current) : Effect.void)
+          ([cancelled, lost]) =>
+            lost ? Effect.void : cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.flatMap(nowIso, (now) => repo.release(runId, row.attempt, now)).pipe(Effect.catchCause(() => Effect.void))
         )
         // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
         return yield* fenced(

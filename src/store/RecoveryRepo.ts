@@ -28,10 +28,11 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
   /** Parked runs whose deadline passed. */
   readonly parkExpired: (now: string) => Effect.Effect<ReadonlyArray<RunId>>
   /**
-   * Active (not parked) runs with no heartbeat since `before`, and runs still queued (never
-   * begun: their dispatch was lost) since `queuedBefore`.
+   * Active (not parked) runs with no heartbeat since `before`, runs still queued (never
+   * begun: their dispatch was lost) since `queuedBefore`, and runs running with no executor since
+   * `handedBefore` (a resume whose dispatch was lost, an execution handed off by its runner).
    */
-  readonly stalled: (before: string, queuedBefore: string) => Effect.Effect<ReadonlyArray<Dispatch>>
+  readonly stalled: (before: string, queuedBefore: string, handedBefore: string) => Effect.Effect<ReadonlyArray<Dispatch>>
   /**
    * Active runs whose executor died: it stopped beating for `deadAfterMs`, or (`sessions`, on
    * PostgreSQL) none of its database sessions is left (a killed process's end at once). Not when the
@@ -61,10 +62,11 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
           )
           return rows.map((r) => r.id)
         }),
-        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string, queuedBefore: string) {
+        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string, queuedBefore: string, handedBefore: string) {
           // A root waiting on workers that are still going is not stalled: its workers are the ones executing.
           return yield* sql`SELECT id, generation, worker_ref FROM runs r WHERE status IN ('queued', 'preparing', 'running')
-              AND (updated_at < ${before} OR (status = 'queued' AND updated_at < ${queuedBefore}))
+              AND (updated_at < ${before} OR (status = 'queued' AND updated_at < ${queuedBefore})
+                OR (status = 'running' AND executor IS NULL AND updated_at < ${handedBefore}))
               AND NOT EXISTS (SELECT 1 FROM runs w WHERE w.root_run_id = r.id AND w.status NOT IN ('completed', 'failed', 'cancelled'))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),

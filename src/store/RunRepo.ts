@@ -2,92 +2,16 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { AttachmentRef, type Message, Message as MessageSchema, userMessage } from "../../domain/Conversation.ts"
-import { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
-import { Metadata } from "../../domain/Metadata.ts"
-import { type Run, RunConfig, RunError, RunStatus, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
+import { type AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
+import { RunError, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
 import type { Statement } from "effect/sql"
 import type { Position } from "./Cursor.ts"
 import { FreshRuns } from "./FreshRuns.ts"
 import { nulFree } from "./NulFree.ts"
 import { ParkRecord } from "../../domain/Park.ts"
-import { RunPlan } from "../../domain/RunPlan.ts"
+import { type NewRunRow, type RunRow, toRunRows } from "./RunRows.ts"
 
-export interface RunRow extends Position {
-  readonly id: RunId
-  readonly run: Run
-  readonly organizationId: string
-  readonly workspaceId: string
-  /** Undefined when the stored plan cannot be read (the recovery pass finalizes such runs). */
-  readonly plan: RunPlan | undefined
-  readonly idempotencyKey: string | null
-  /** Bumped at each park, so each resume is a distinct persisted Start. */
-  readonly generation: number
-  /** The latest claim of the run (FencingMigration): the executions and finalizations that took it. */
-  readonly attempt: number
-  readonly park: ParkRecord | null
-  readonly parkDeadline: string | null
-}
-
-/** What creating a run needs: a new run has no park. */
-export type NewRunRow = Omit<RunRow, "generation" | "park" | "parkDeadline" | "attempt">
-
-const decodePlan = Schema.decodeUnknownOption(RunPlan)
-
-const Row = Schema.Struct({
-  id: RunId,
-  organization_id: Schema.String,
-  workspace_id: Schema.String,
-  thread_id: ThreadId,
-  agent_id: AgentId,
-  status: RunStatus,
-  terminal_reason: Schema.NullOr(Schema.String),
-  error: Schema.NullOr(RunError),
-  usage: UsageTotal,
-  config: RunConfig,
-  plan: Schema.Unknown,
-  metadata: Metadata,
-  idempotency_key: Schema.NullOr(Schema.String),
-  created_at: Schema.String,
-  started_at: Schema.NullOr(Schema.String),
-  completed_at: Schema.NullOr(Schema.String),
-  generation: Schema.Number,
-  attempt: Schema.Number,
-  park: Schema.NullOr(ParkRecord),
-  park_deadline: Schema.NullOr(Schema.String)
-})
-const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Row))
-
-const toRow = (r: typeof Row.Type): RunRow => ({
-  id: r.id,
-  createdAt: r.created_at,
-  organizationId: r.organization_id,
-  workspaceId: r.workspace_id,
-  plan: Option.getOrUndefined(decodePlan(r.plan)),
-  idempotencyKey: r.idempotency_key,
-  generation: r.generation,
-  attempt: r.attempt,
-  park: r.park,
-  parkDeadline: r.park_deadline,
-  run: {
-    id: r.id,
-    object: "run",
-    threadId: r.thread_id,
-    agentId: r.agent_id,
-    status: r.status,
-    terminalReason: r.terminal_reason,
-    usage: r.usage,
-    ...(r.error === null ? {} : { error: r.error }),
-    config: r.config,
-    metadata: r.metadata,
-    createdAt: r.created_at,
-    startedAt: r.started_at,
-    completedAt: r.completed_at
-  }
-})
-
-/** Rows of `SELECT * FROM runs ...` as RunRows (WorkerRepo reads worker runs with it). */
-export const toRunRows = (rows: unknown): Effect.Effect<ReadonlyArray<RunRow>> =>
-  decodeRows(rows).pipe(Effect.map((decoded) => decoded.map(toRow)), Effect.orDie)
+export { type NewRunRow, type RunRow, toRunRows } from "./RunRows.ts"
 
 const decodeCreated = Schema.decodeUnknownEffect(
   Schema.Array(Schema.Struct({ created: Schema.Number, existing: Schema.Boolean, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
@@ -168,8 +92,10 @@ export class RunRepo extends Context.Service<RunRepo, {
   /**
    * Claims the run while its status is one of `among`: its attempt is bumped, so every write
    * fenced by an earlier claim does nothing from now on. The run as claimed (none: not in `among`).
+   * `executor`: the claiming process executes the run from now on (written at once when the run is
+   * queued or running, so the recovery pass sees it taken before its first chunk).
    */
-  readonly claim: (id: RunId, among: ReadonlyArray<Status>) => Effect.Effect<Option.Option<RunRow>>
+  readonly claim: (id: RunId, among: ReadonlyArray<Status>, executor?: string) => Effect.Effect<Option.Option<RunRow>>
   /** A run as a public resource: a worker run is not one (it is scoped under its root, spec 4.3 rule 5). */
   readonly findRoot: (id: RunId) => Effect.Effect<Option.Option<RunRow>>
   readonly list: (
@@ -216,6 +142,11 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Heartbeat of an executing run; false once a later claim took the run. */
   readonly touch: (runId: RunId, attempt: number | undefined, now: string) => Effect.Effect<boolean>
+  /**
+   * An execution stopped without ending its run (its runner handed the run's shard to another, or is
+   * shutting down): the run has no executor from now on, so the recovery pass dispatches it again.
+   */
+  readonly release: (runId: RunId, attempt: number, now: string) => Effect.Effect<boolean>
 }>()("svc/RunRepo") {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
@@ -303,9 +234,10 @@ export class RunRepo extends Context.Service<RunRepo, {
         find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
         }),
-        claim: Effect.fn("RunRepo.claim")(function*(id: RunId, among: ReadonlyArray<Status>) {
+        claim: Effect.fn("RunRepo.claim")(function*(id: RunId, among: ReadonlyArray<Status>, executor?: string) {
+          const taken = executor === undefined ? sql`` : sql`, executor = CASE WHEN status IN ('queued', 'running') THEN ${executor} ELSE executor END`
           return Option.fromNullishOr(
-            (yield* select(sql`UPDATE runs SET attempt = attempt + 1 WHERE id = ${id} AND ${sql.in("status", among)} RETURNING *`))[0]
+            (yield* select(sql`UPDATE runs SET attempt = attempt + 1 ${taken} WHERE id = ${id} AND ${sql.in("status", among)} RETURNING *`))[0]
           )
         }),
         findRoot: Effect.fn("RunRepo.findRoot")(function*(id: RunId) {
@@ -386,6 +318,10 @@ export class RunRepo extends Context.Service<RunRepo, {
         }),
         touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, attempt: number | undefined, now: string) {
           return yield* updated(sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id`)
+        }),
+        release: Effect.fn("RunRepo.release")(function*(runId: RunId, attempt: number, now: string) {
+          return yield* updated(sql`UPDATE runs SET executor = NULL, updated_at = ${now}
+            WHERE id = ${runId} AND status IN ('queued', 'running') ${held(attempt)} RETURNING id`)
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: ThreadId) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(

@@ -144,5 +144,5 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the pull-request t
       ])
       const validate = validator()
       assert.deepStrictEqual(gh.answers.flatMap((a) => validate(a.method, a.path, a.status, a.body)), [])
-    }))
+    }), 120_000) // a run per tool of the catalog: about 10 s alone, several times that beside the rest of the suite
 })

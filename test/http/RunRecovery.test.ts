@@ -1,6 +1,6 @@
 /**
  * The recovery pass on TestClock: a run left active with no executor (its
- * dispatch was lost) is started again and completes; a run that cannot be
+ * dispatch was lost, or its runner handed it off) is started again and completes; a run that cannot be
  * executed is finalized as run_recovery_reaped after five attempts, and its
  * thread is freed.
  */
@@ -78,6 +78,16 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       const lost = "run_lostdispatchrecent0001"
       yield* stageRun({ id: lost, from: done.runId, threadId: thread.id, status: "queued", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
       yield* nextPassCompletes(lost)
+    }))
+
+  it.effect("a running run with no executor (a resume whose dispatch was lost, or a run its runner handed off) is dispatched again at the next pass after 2.5 s", () =>
+    Effect.gen(function*() {
+      const { thread } = yield* agentWithThread()
+      const done = yield* startRun(thread.id, { input: "first" })
+      yield* streamOf(done.runId)
+      const handed = "run_handedoffnoexecutor001"
+      yield* stageRun({ id: handed, from: done.runId, threadId: thread.id, status: "running", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+      yield* nextPassCompletes(handed)
     }))
 
   it.effect("a run whose executing process was killed a moment ago (its heartbeat is fresh, its database sessions are gone) is dispatched again at the next pass", () =>

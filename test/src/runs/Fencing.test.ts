@@ -3,9 +3,13 @@
  * each finalization outside one, claims the run; from then on every write of
  * an earlier claim (stream chunks with what they carry, the heartbeat, a park,
  * a resumed step's checkpoint) changes nothing, and its execution learns that
- * it lost the run. The stored stream stays one stream: ids 1..n, one end.
+ * it lost the run. The stored stream stays one stream: ids 1..n, one end. An
+ * execution's claim names its process as the executor at once; an execution
+ * that stops without ending the run (its shard moved) releases it, unless a
+ * later claim took it.
  */
 import { assert, layer } from "@effect/vitest"
+import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { RunId } from "../../../domain/Ids.ts"
@@ -96,4 +100,31 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
       assert.strictEqual(after.run.status, "failed")
       assert.strictEqual(after.run.terminalReason, "run_recovery_reaped")
     }).pipe(Effect.scoped))
+
+  it.effect("a claim names its executor at once; releasing a run clears it, only for the latest claim and only while it runs", () =>
+    Effect.gen(function*() {
+      const repo = yield* RunRepo
+      const sql = yield* PgClient.PgClient
+      const executorOf = (runId: RunId) =>
+        Effect.map(sql<{ readonly executor: string | null }>`SELECT executor FROM runs WHERE id = ${runId}`.pipe(Effect.orDie), (rows) => rows[0]?.executor)
+      const staged = yield* RunStage.stageRun()
+      const first = yield* repo.claim(staged.id, ActiveStatuses, "node_one").pipe(Effect.map(Option.getOrThrow))
+      assert.strictEqual(yield* executorOf(staged.id), "node_one")
+      const second = yield* repo.claim(staged.id, ActiveStatuses, "node_two").pipe(Effect.map(Option.getOrThrow))
+      assert.strictEqual(yield* executorOf(staged.id), "node_two")
+
+      // The first execution stops (its shard moved): it is not the run's executor any more, so it releases nothing.
+      assert.isFalse(yield* repo.release(staged.id, first.attempt, yield* nowIso))
+      assert.strictEqual(yield* executorOf(staged.id), "node_two")
+      // The second one stops without ending the run: the run has no executor, the recovery pass dispatches it again.
+      assert.isTrue(yield* repo.release(staged.id, second.attempt, yield* nowIso))
+      assert.isNull(yield* executorOf(staged.id))
+
+      // A parked run keeps no executor, whoever claims it (a Start delivered again finds it still parked).
+      yield* sql`UPDATE runs SET status = 'waiting_for_approval' WHERE id = ${staged.id}`.pipe(Effect.orDie)
+      const parked = yield* repo.claim(staged.id, ActiveStatuses, "node_three").pipe(Effect.map(Option.getOrThrow))
+      assert.isNull(yield* executorOf(staged.id))
+      assert.isFalse(yield* repo.release(staged.id, parked.attempt, yield* nowIso))
+      assert.strictEqual((yield* RunStage.reload(staged.id)).run.status, "waiting_for_approval")
+    }))
 })
