@@ -10,7 +10,7 @@
  * production; TestClock in tests, while the cluster's own timers stay real).
  */
 import { Clock, Effect, Exit, Fiber, Layer, Ref, Semaphore } from "effect"
-import type { Entity } from "effect/cluster"
+import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { AgentLoop, type Executed } from "../src/runs/AgentLoop.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
@@ -30,6 +30,16 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         const cancelRequested = yield* Ref.make(false)
         const oneAtATime = yield* Semaphore.make(1)
         const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+        // A worker's entity is addressed by its reference, a run's by its id.
+        const workerRef = entity.type === "Worker" ? (yield* Entity.CurrentAddress).entityId : null
+        // Stopped by anything but a cancel (this runner handed the run's shard to another): the execution released
+        // the run (AgentLoop); its Start goes again at once to the shard's new owner (sent until it takes it, for
+        // at most 10 s) rather than waiting for the recovery pass. While the process stops, it is not sent.
+        const handOff = (payload: typeof Start.payloadSchema.Type) =>
+          Effect.flatMap(Ref.get(cancelRequested), (cancelled) =>
+            cancelled ? Effect.void : Effect.asVoid(Effect.forkDetach(
+              trees.dispatch({ id: payload.runId, generation: payload.generation, workerRef }).pipe(Effect.timeout("10 seconds"), Effect.ignore)
+            )))
         return entity.of({
           Start: ({ payload }) =>
             Rpc.fork(
@@ -42,7 +52,7 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
                   return exit
                 }))
                 if (Exit.isSuccess(exit) && exit.value !== undefined) yield* trees.afterExecution(exit.value)
-              }))
+              }).pipe(Effect.onInterrupt(() => handOff(payload))))
             ),
           Cancel: ({ payload }) =>
             onOwnClock(Effect.gen(function*() {

@@ -5,8 +5,8 @@
  * child is killed on cleanup (src: Lifecycle.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { freePortNow } from "../../test/support/FreePort.ts"
 
 /** The repository's root: children run from there. */
 export const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -19,16 +19,7 @@ export const state = { stopping: false, childDied: false }
 /** Children being stopped on purpose (a restart): their exit is not a failure. */
 const expectedExits = new WeakSet<ChildProcess>()
 
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
+export const freePort = freePortNow
 
 export interface Started {
   readonly child: ChildProcess

@@ -6,7 +6,7 @@
  * Group files (tools/*.ts) define the tools; CodehostTools.ts offers them.
  */
 import type { Octokit } from "@octokit/rest"
-import { Data, type Effect, type Option, type Redacted } from "effect"
+import { Data, Effect, type Option, type Redacted } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
 import type { GitAccess, ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Permissions } from "./GitHubApp.ts"
@@ -57,6 +57,10 @@ export interface Scope {
   /** Which thread published `branch` of `repository` through push_branch, and its last pushed SHA. */
   readonly branchOwner: (repository: string, branch: string) => Effect.Effect<Option.Option<{ readonly threadId: string; readonly lastPushedSha: string | null }>>
 }
+
+/** `input.repository` when it is granted (`r`), with a fresh installation token narrowed to it and `permissions` (`gh`). */
+export const repoClient = (scope: Scope, input: Input, permissions: Permissions): Effect.Effect<{ readonly r: Repo; readonly gh: Octokit }, ToolError | GitHubFailed> =>
+  Effect.flatMap(scope.repository(input), (r) => Effect.map(scope.installation([r.full], permissions), (gh) => ({ r, gh })))
 
 export interface Tool {
   readonly name: string

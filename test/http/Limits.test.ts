@@ -156,7 +156,9 @@ const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string):
 
 TestServer.suite({
   routePrices: "scripted=1000/1000",
-  limits: { ...noLimits, spendQuotas: new Map([["org_acme", { cents: 10, period: "day" as const }]]) }
+  limits: { ...noLimits, spendQuotas: new Map([["org_acme", { cents: 10, period: "day" as const }]]) },
+  // The clock moves to the next UTC day: scheduled recovery passes every 6 hours, not thousands of them.
+  recoveryIntervalMs: 6 * 60 * 60 * 1000
 })("spend quota", (it) => {
   it.effect("a run that spends the quota ends with insufficient_quota; the next start is 429 insufficient_quota until the next UTC day", () =>
     Effect.gen(function*() {

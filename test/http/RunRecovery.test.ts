@@ -69,26 +69,18 @@ const nextPassCompletes = (runId: string) =>
   })
 
 TestServer.suiteWith(Harness)("run recovery", (it) => {
-  it.effect("a queued run whose dispatch was lost is dispatched again at the first pass after 5 s, long before it would count as stalled", () =>
-    Effect.gen(function*() {
-      const { thread } = yield* agentWithThread()
-      const done = yield* startRun(thread.id, { input: "first" })
-      yield* streamOf(done.runId)
-      // What a runner killed between creating a run and starting it leaves: a queued run, no executor.
-      const lost = "run_lostdispatchrecent0001"
-      yield* stageRun({ id: lost, from: done.runId, threadId: thread.id, status: "queued", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
-      yield* nextPassCompletes(lost)
-    }))
-
-  it.effect("a running run with no executor (a resume whose dispatch was lost, or a run its runner handed off) is dispatched again at the next pass after 2.5 s", () =>
-    Effect.gen(function*() {
-      const { thread } = yield* agentWithThread()
-      const done = yield* startRun(thread.id, { input: "first" })
-      yield* streamOf(done.runId)
-      const handed = "run_handedoffnoexecutor001"
-      yield* stageRun({ id: handed, from: done.runId, threadId: thread.id, status: "running", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
-      yield* nextPassCompletes(handed)
-    }))
+  // What a runner killed between creating a run and starting it leaves (queued), and what a lost resume or a
+  // runner handing the run's shard to another leaves (running): an active run with no executor, updated just now.
+  for (const [status, id, when] of [["queued", "run_lostdispatchrecent0001", "5 s"], ["running", "run_handedoffnoexecutor001", "2.5 s"]] as const) {
+    it.effect(`a ${status} run with no executor is dispatched again at the first pass after ${when}, long before it would count as stalled`, () =>
+      Effect.gen(function*() {
+        const { thread } = yield* agentWithThread()
+        const done = yield* startRun(thread.id, { input: "first" })
+        yield* streamOf(done.runId)
+        yield* stageRun({ id, from: done.runId, threadId: thread.id, status, input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+        yield* nextPassCompletes(id)
+      }))
+  }
 
   it.effect("a run whose executing process was killed a moment ago (its heartbeat is fresh, its database sessions are gone) is dispatched again at the next pass", () =>
     Effect.gen(function*() {

@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer as createHttpsServer } from "node:https"
 import { fileURLToPath } from "node:url"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -89,12 +90,18 @@ export const everything = (transport: EverythingTransport): Effect.Effect<Runnin
 
 // ---- a bearer-protected SDK server -------------------------------------------
 
-/** Listens on an ephemeral 127.0.0.1 port; closes (dropping open connections) with the scope. */
-export const listen = (handler: (req: IncomingMessage, res: ServerResponse) => void): Effect.Effect<number, never, Scope.Scope> =>
+/**
+ * Listens on an ephemeral 127.0.0.1 port; closes (dropping open connections) with the scope.
+ * `tls`: an HTTPS server with that key and certificate.
+ */
+export const listen = (
+  handler: (req: IncomingMessage, res: ServerResponse) => void,
+  tls?: { readonly key: string; readonly cert: string }
+): Effect.Effect<number, never, Scope.Scope> =>
   Effect.map(
     Effect.acquireRelease(
       Effect.callback<Server>((resume) => {
-        const server = createServer(handler)
+        const server = tls === undefined ? createServer(handler) : createHttpsServer(tls, handler)
         server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
       }),
       (server) =>

@@ -17,6 +17,7 @@ import { noLimits } from "../../src/limits/LimitsConfig.ts"
 import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
 import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
 import { testDatabase } from "./TestDatabase.ts"
+import { freePortNow } from "./FreePort.ts"
 
 /** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
 export const Keys = {
@@ -28,18 +29,7 @@ export const Keys = {
 /** A fixed 32-byte key (base64) so tests can also decrypt what the service stored. */
 export const testMasterKey = Buffer.alloc(32, 7).toString("base64")
 
-export const freePort = Effect.promise(
-  () =>
-    new Promise<number>((resolve, reject) => {
-      const server = createServer()
-      server.once("error", reject)
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        const port = typeof address === "object" && address !== null ? address.port : 0
-        server.close(() => resolve(port))
-      })
-    })
-)
+export const freePort = Effect.promise(freePortNow)
 
 const listenOn = (port: number) =>
   new Promise<Server>((resolve, reject) => {

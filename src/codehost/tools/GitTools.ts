@@ -12,7 +12,7 @@ import { Effect, Option, type Redacted } from "effect"
 import { validBranch } from "../GitRefs.ts"
 import type { GitResult } from "../../tools/ToolFamily.ts"
 import { call, withoutCredentials } from "../GitHubCall.ts"
-import { inRepo, type Input, int, type Repo, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
+import { type Input, inRepo, int, type Repo, repoClient, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
@@ -104,8 +104,7 @@ ${describe}`, { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBr
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { pull_requests: "read" })
+        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read" })
         const { data } = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
         // A fork's branch is not on the granted remote: GitHub keeps the head at refs/pull/<n>/head of the repository itself.
         const fork = data.head.repo === null ? "(a deleted fork)" : data.head.repo.full_name.toLowerCase() === r.full.toLowerCase() ? undefined : data.head.repo.full_name

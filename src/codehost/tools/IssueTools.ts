@@ -1,7 +1,7 @@
 /** Issues and labels (spec 4.8 catalog): 8 tools. Issue bodies and comments are untrusted. */
 import { Effect } from "effect"
 import { call } from "../GitHubCall.ts"
-import { inRepo, int, perPage, str, strs, text, type Tool } from "../ToolKit.ts"
+import { inRepo, int, perPage, repoClient, str, strs, text, type Tool } from "../ToolKit.ts"
 
 const read = { issues: "read" } as const
 const write = { issues: "write" } as const
@@ -23,8 +23,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const labels = input.strs("labels")
         const state = input.optStr("state") === "closed" ? "closed" : input.optStr("state") === "all" ? "all" : "open"
         const { data } = yield* call((signal) => gh.rest.issues.listForRepo({ owner: r.owner, repo: r.repo, state, per_page: perPage, ...(labels.length === 0 ? {} : { labels: labels.join(",") }), request: { signal } }))
@@ -38,8 +37,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const issue_number = input.int("number")
         const { data } = yield* call((signal) => gh.rest.issues.get({ owner: r.owner, repo: r.repo, issue_number, request: { signal } }))
         const comments = yield* call((signal) => gh.rest.issues.listComments({ owner: r.owner, repo: r.repo, issue_number, per_page: 100, request: { signal } }))
@@ -53,8 +51,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const labels = input.strs("labels")
         const { data } = yield* call((signal) => gh.rest.issues.create({ owner: r.owner, repo: r.repo, title: input.str("title"), body: input.optStr("body") ?? "", ...(labels.length === 0 ? {} : { labels: [...labels] }), request: { signal } }))
         return { number: data.number, html_url: data.html_url }
@@ -67,8 +64,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const { data } = yield* call((signal) => gh.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), body: input.str("body"), request: { signal } }))
         return { id: data.id, html_url: data.html_url }
       })
@@ -80,8 +76,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const state_reason = input.optStr("reason") === "not_planned" ? "not_planned" : "completed"
         const { data } = yield* call((signal) => gh.rest.issues.update({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), state: "closed", state_reason, request: { signal } }))
         return { number: data.number, state: data.state }
@@ -94,8 +89,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.issues.listLabelsForRepo({ owner: r.owner, repo: r.repo, per_page: 100, request: { signal } }))
         return data.map((l) => ({ name: l.name, description: l.description ?? null, color: l.color }))
       })
@@ -107,8 +101,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const { data } = yield* call((signal) => gh.rest.issues.addLabels({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), labels: [...input.strs("labels")], request: { signal } }))
         return { labels: data.map((l) => l.name) }
       })
@@ -120,8 +113,7 @@ export const issueTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const { data } = yield* call((signal) => gh.rest.issues.removeLabel({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), name: input.str("label"), request: { signal } }))
         return { labels: data.map((l) => l.name) }
       })

@@ -6,7 +6,7 @@
  */
 import { Effect, Option } from "effect"
 import { call } from "../GitHubCall.ts"
-import { inRepo, int, perPage, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
+import { inRepo, int, perPage, repoClient, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
 const read = { pull_requests: "read" } as const
@@ -34,8 +34,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const state = input.optStr("state") === "closed" ? "closed" : input.optStr("state") === "all" ? "all" : "open"
         const { data } = yield* call((signal) => gh.rest.pulls.list({ owner: r.owner, repo: r.repo, state, per_page: perPage, request: { signal } }))
         return data.map(pullSummary)
@@ -48,8 +47,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { pull_requests: "read", issues: "read" })
+        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", issues: "read" })
         const pull_number = input.int("number")
         const { data } = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number, request: { signal } }))
         const comments = yield* call((signal) => gh.rest.issues.listComments({ owner: r.owner, repo: r.repo, issue_number: pull_number, per_page: 100, request: { signal } }))
@@ -63,8 +61,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.pulls.listFiles({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), per_page: 100, request: { signal } }))
         return data.map((f) => ({ filename: f.filename, status: f.status, additions: f.additions, deletions: f.deletions }))
       })
@@ -76,8 +73,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.pulls.listReviews({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), per_page: 100, request: { signal } }))
         return data.map((v) => ({ id: v.id, author: v.user?.login ?? null, state: v.state, body: v.body, commit: v.commit_id }))
       })
@@ -104,8 +100,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { issues: "write", pull_requests: "write" })
+        const { r, gh } = yield* repoClient(scope, input, { issues: "write", pull_requests: "write" })
         const { data } = yield* call((signal) => gh.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), body: input.str("body"), request: { signal } }))
         return { id: data.id, html_url: data.html_url }
       })
@@ -117,8 +112,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { pull_requests: "read", checks: "read" })
+        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", checks: "read" })
         const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
         const { data } = yield* call((signal) => gh.rest.checks.listForRef({ owner: r.owner, repo: r.repo, ref: pull.data.head.sha, per_page: 100, request: { signal } }))
         return { headSha: pull.data.head.sha, checks: data.check_runs.map((c) => ({ name: c.name, status: c.status, conclusion: c.conclusion, summary: c.output.summary ?? null })) }
@@ -131,8 +125,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const query = `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) {
           reviewThreads(first: 100) { nodes { id isResolved path line comments(first: 50) { nodes { body author { login } } } } } } } }`
         const answer = yield* call((signal) => gh.graphql<{ repository: { pullRequest: { reviewThreads: { nodes: ReadonlyArray<unknown> } } | null } }>(query, { owner: r.owner, name: r.repo, number: input.int("number"), request: { signal } }))
@@ -146,8 +139,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
         // GitHub accepts a review of an older commit (it shows as outdated): a verdict on code the model did not see is refused here.
         const sha = input.str("headSha")
@@ -166,8 +158,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         const mutation = "mutation($threadId: ID!) { resolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } } }"
         const answer = yield* call((signal) => gh.graphql<{ resolveReviewThread: { thread: unknown } }>(mutation, { threadId: input.str("threadId"), owner: r.owner, name: r.repo, request: { signal } }))
         return answer.resolveReviewThread.thread
@@ -180,8 +171,7 @@ export const pullTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { contents: "write", pull_requests: "write" })
+        const { r, gh } = yield* repoClient(scope, input, { contents: "write", pull_requests: "write" })
         const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
         yield* checkBase(scope, pull.data.base.ref)
         const sha = input.str("headSha")

@@ -1,7 +1,7 @@
 /** Repositories and code (spec 4.8 catalog): 12 tools; create and fork act as the installing person. */
 import { Effect } from "effect"
 import { call } from "../GitHubCall.ts"
-import { bool, inRepo, type Input, object, type Scope, str, text, type Tool, ToolError, perPage } from "../ToolKit.ts"
+import { bool, type Input, inRepo, object, perPage, repoClient, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
 
 const read = { contents: "read" } as const
 
@@ -33,8 +33,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], { metadata: "read" })
+        const { r, gh } = yield* repoClient(scope, input, { metadata: "read" })
         const { data } = yield* call((signal) => gh.rest.repos.get({ owner: r.owner, repo: r.repo, request: { signal } }))
         return { full_name: data.full_name, description: data.description, private: data.private, default_branch: data.default_branch, language: data.language ?? null, topics: data.topics ?? [], open_issues_count: data.open_issues_count, html_url: data.html_url }
       })
@@ -46,8 +45,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.repos.listBranches({ owner: r.owner, repo: r.repo, per_page: 100, request: { signal } }))
         return data.map((b) => ({ name: b.name, sha: b.commit.sha, protected: b.protected }))
       })
@@ -59,8 +57,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const ref = input.optStr("ref")
         const { data } = yield* call((signal) => gh.rest.repos.getContent({ owner: r.owner, repo: r.repo, path: input.str("path"), ...(ref === undefined ? {} : { ref }), request: { signal } }))
         if (Array.isArray(data)) return { path: input.str("path"), entries: data.map((e) => ({ name: e.name, path: e.path, type: e.type })) }
@@ -145,8 +142,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const ref = input.optStr("ref")
         const path = input.optStr("path")
         const { data } = yield* call((signal) => gh.rest.repos.listCommits({ owner: r.owner, repo: r.repo, per_page: perPage, ...(ref === undefined ? {} : { sha: ref }), ...(path === undefined ? {} : { path }), request: { signal } }))
@@ -160,8 +156,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.repos.getCommit({ owner: r.owner, repo: r.repo, ref: input.str("ref"), request: { signal } }))
         return { ...commitSummary(data), files: (data.files ?? []).map((f) => ({ filename: f.filename, status: f.status, additions: f.additions, deletions: f.deletions })) }
       })
@@ -173,8 +168,7 @@ export const repoTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const query = `query($owner: String!, $name: String!, $ref: String!, $path: String!) {
           repository(owner: $owner, name: $name) { object(expression: $ref) { ... on Commit { blame(path: $path) { ranges {
             startingLine endingLine commit { oid message author { name } } } } } } } }`

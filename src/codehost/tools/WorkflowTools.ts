@@ -1,7 +1,7 @@
 /** Workflow automation (spec 4.8 catalog): 7 tools over GitHub Actions. Workflow metadata is untrusted. */
 import { Effect } from "effect"
 import { call } from "../GitHubCall.ts"
-import { inRepo, int, perPage, str, type Tool } from "../ToolKit.ts"
+import { inRepo, int, perPage, repoClient, str, type Tool } from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 
 const read = { actions: "read" } as const
@@ -20,8 +20,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.actions.listRepoWorkflows({ owner: r.owner, repo: r.repo, per_page: 100, request: { signal } }))
         return data.workflows.map((w) => ({ id: w.id, name: w.name, path: w.path, state: w.state }))
       })
@@ -33,8 +32,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const branch = input.optStr("branch")
         const { data } = yield* call((signal) => gh.rest.actions.listWorkflowRunsForRepo({ owner: r.owner, repo: r.repo, per_page: perPage, ...(branch === undefined ? {} : { branch }), request: { signal } }))
         return data.workflow_runs.map(runSummary)
@@ -47,8 +45,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.actions.getWorkflowRun({ owner: r.owner, repo: r.repo, run_id: input.int("runId"), request: { signal } }))
         return runSummary(data)
       })
@@ -60,8 +57,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], read)
+        const { r, gh } = yield* repoClient(scope, input, read)
         const { data } = yield* call((signal) => gh.rest.actions.listJobsForWorkflowRun({ owner: r.owner, repo: r.repo, run_id: input.int("runId"), per_page: 100, request: { signal } }))
         return data.jobs.map((j) => ({ id: j.id, name: j.name, status: j.status, conclusion: j.conclusion, steps: (j.steps ?? []).map((s) => ({ name: s.name, status: s.status, conclusion: s.conclusion })) }))
       })
@@ -88,8 +84,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         yield* call((signal) => gh.rest.actions.cancelWorkflowRun({ owner: r.owner, repo: r.repo, run_id: input.int("runId"), request: { signal } }))
         return { cancelled: true, runId: input.int("runId") }
       })
@@ -101,8 +96,7 @@ export const workflowTools: ReadonlyArray<Tool> = [
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const gh = yield* scope.installation([r.full], write)
+        const { r, gh } = yield* repoClient(scope, input, write)
         yield* call((signal) => gh.rest.actions.reRunWorkflow({ owner: r.owner, repo: r.repo, run_id: input.int("runId"), request: { signal } }))
         return { rerun: true, runId: input.int("runId") }
       })

@@ -13,7 +13,6 @@
 import { createHmac, generateKeyPairSync, verify as verifySignature } from "node:crypto"
 import { rmSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { createServer as createHttpsServer, type Server as HttpsServer } from "node:https"
 import { join } from "node:path"
 import { Effect, type Scope } from "effect"
 import { backend } from "../GitServer.ts"
@@ -107,24 +106,6 @@ const send = (res: ServerResponse, status: number, body: unknown) => {
 const base64url = (text: string) => Buffer.from(text, "base64url").toString("utf8")
 
 /** An https listener on a free port of 127.0.0.1 with this key and certificate. */
-const listenTls = (tls: { readonly key: string; readonly cert: string }, handler: (req: IncomingMessage, res: ServerResponse) => void) =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.callback<HttpsServer>((resume) => {
-        const server = createHttpsServer(tls, handler)
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.callback<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    ),
-    (server) => {
-      const address = server.address()
-      return typeof address === "object" && address !== null ? address.port : 0
-    }
-  )
 
 /** The fake on a free port of 127.0.0.1, its URLs naming it `host`; over https with `tls`. */
 export const start = (host = "127.0.0.1", tls?: { readonly key: string; readonly cert: string }): Effect.Effect<FakeGitHub, never, Scope.Scope> => Effect.gen(function*() {
@@ -224,7 +205,7 @@ export const start = (host = "127.0.0.1", tls?: { readonly key: string; readonly
     // A bug in the fake answers 500 at once rather than leaving the service waiting for its timeout.
   const serve = (req: IncomingMessage, res: ServerResponse) =>
     void handler(req, res).catch((e: unknown) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` })))
-  const port = yield* (tls === undefined ? listen(serve) : listenTls(tls, serve))
+  const port = yield* listen(serve, tls)
   const origin = `${tls === undefined ? "http" : "https"}://${host}:${port}`
   return {
     state,
