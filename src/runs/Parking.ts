@@ -20,7 +20,7 @@ import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso, toIso } from "../Time.ts"
 import { answerText } from "../tools/BuiltinTools.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
-import type { Writer } from "./EventLog.ts"
+import { runChange, type Writer } from "./EventLog.ts"
 import { denied, inCallOrder, type Outcome, previewOf, type Settled, settle } from "./Outcome.ts"
 import { type ParkRecord, parkWindowMs, type PendingCall } from "../../domain/Park.ts"
 import type { PendingWorker } from "../../domain/Worker.ts"
@@ -156,15 +156,15 @@ export class Parking extends Context.Service<Parking, {
           : opened.some((o) => o.pending.kind === "approval_request")
           ? "waiting_for_approval"
           : "waiting_for_input"
-        // The step is stored before its settled results and the requests are announced.
-        const now = yield* nowIso
-        // Under the execution's claim: one that lost it stops here.
-        if (!(yield* repo.park(s.row.id, s.writer.attempt, record, status, opened[0]?.deadline ?? null, now))) return yield* s.writer.lose
-        // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
-        const tree = s.row.plan?.worker
-        if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, now)
+        // The step is stored in the same statement that stores its settled results and announces the requests
+        // (a process killed in between would leave a parked run whose requests nobody was told of); under the
+        // execution's claim: one that lost it stops here.
         for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
         for (const o of opened) yield* s.writer.emit(o.chunk)
+        yield* s.writer.commit([runChange({ status, usage: record.usage, park: { record, deadline: opened[0]?.deadline ?? null } })])
+        // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
+        const tree = s.row.plan?.worker
+        if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, yield* nowIso)
         return (opened.length === 0 ? { _tag: "Delegated" } : { _tag: "Parked" }) satisfies Outcome
       })
 

@@ -51,6 +51,11 @@ export interface StatusChange {
 export interface RunChange extends Partial<StatusChange> {
   /** The parked step is dropped (the run ended while parked). */
   readonly clearPark?: boolean
+  /**
+   * The run parks: its step is stored with its deadline, its generation bumped (each resume is a
+   * distinct Start) and its executor cleared (whoever resumes it becomes one).
+   */
+  readonly park?: { readonly record: ParkRecord; readonly deadline: string | null }
   /** The process executing the run (NodeRepo.id). */
   readonly executor?: string
   /** A step was completed: the recovery pass's count of attempts starts over (it counts attempts without progress). */
@@ -158,9 +163,10 @@ export class RunRepo extends Context.Service<RunRepo, {
       const updated = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.map(Effect.orDie(query), (rows) => rows.length > 0)
       const change = (id: RunId, c: RunChange, now: string) =>
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
-            park = ${c.clearPark === true ? null : sql`park`},
-            park_deadline = ${c.clearPark === true ? null : sql`park_deadline`},
-            executor = ${c.executor === undefined ? sql`executor` : c.executor},
+            park = ${c.park !== undefined ? sql.json(nulFree(c.park.record)) : c.clearPark === true ? null : sql`park`},
+            park_deadline = ${c.park !== undefined ? c.park.deadline : c.clearPark === true ? null : sql`park_deadline`},
+            generation = ${c.park !== undefined ? sql`generation + 1` : sql`generation`},
+            executor = ${c.park !== undefined ? null : c.executor === undefined ? sql`executor` : c.executor},
             recovery_attempts = ${c.progressed === true ? 0 : sql`recovery_attempts`},
             terminal_reason = ${c.terminalReason === undefined ? sql`terminal_reason` : c.terminalReason},
             error = ${c.error === undefined ? sql`error` : c.error === null ? null : sql.json(nulFree(c.error))},

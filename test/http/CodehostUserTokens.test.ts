@@ -31,7 +31,8 @@ const offered = (threadId: string) =>
   Effect.map(send(threadId, "/show-tools"), ({ parsed }) =>
     (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name).filter((n) => n.includes("gist")))
 
-layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the installing person's token", (it) => {
+// The clock moves by 9 hours twice: scheduled recovery passes every hour, not a thousand of them.
+layer(Harness.layer({ recoveryIntervalMs: 60 * 60 * 1000 }), { timeout: TestServer.setupTimeout })("the installing person's token", (it) => {
   it.effect("an expired token is renewed once and stored; a renewal GitHub refuses revokes the grant, saying why", () =>
     Effect.gen(function*() {
       const gh = yield* Harness.GitHub

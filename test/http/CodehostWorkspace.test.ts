@@ -44,6 +44,9 @@ const filesUnder = (dir: string): ReadonlyArray<string> =>
 
 const steps = (...lines: ReadonlyArray<string>) => lines.join("\n")
 
+/** Runs in the real sandbox with real git: about 10 s alone, several times that beside the rest of the suite. */
+const SandboxedTimeout = 120_000
+
 layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at run time", (it) => {
   it.effect("read an issue, check out, change a file, push a branch and open a pull request, with approvals; no credential anywhere", () =>
     Effect.gen(function*() {
@@ -111,7 +114,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
           assert.notInclude(text, Buffer.from(`x-access-token:${token}`).toString("base64"), where)
         }
       }
-    }))
+    }), SandboxedTimeout)
 
   it.effect("an issue's text reaches the model fenced; a one-repository grant reads the repository's instruction files", () =>
     Effect.gen(function*() {
@@ -125,7 +128,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
       for (const file of ["AGENTS.md", "agents.md", "CLAUDE.md", "claude.md"]) {
         assert.include(gh.requests, `GET /api/v3/repos/fence/one/contents/${file}`)
       }
-    }))
+    }), SandboxedTimeout)
 
   it.effect("branch rules fail closed before anything reaches GitHub: outside the prefix, a base branch, a branch GitHub already has", () =>
     Effect.gen(function*() {
@@ -154,5 +157,5 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
       assert.include(errors[2], "already exists on GitHub and was not published by this thread")
       assert.strictEqual(gh.requests.filter((r) => r.includes("git-receive-pack")).length, before)
       assert.strictEqual(gh.state.sha(repo, "main"), gitRun(repo.dir, "rev-parse", "main"))
-    }))
+    }), SandboxedTimeout)
 })
