@@ -38,7 +38,12 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         const handOff = (payload: typeof Start.payloadSchema.Type) =>
           Effect.flatMap(Ref.get(cancelRequested), (cancelled) =>
             cancelled ? Effect.void : Effect.asVoid(Effect.forkDetach(
-              trees.dispatch({ id: payload.runId, generation: payload.generation, workerRef }).pipe(Effect.timeout("10 seconds"), Effect.ignore)
+              Effect.logWarning("run handed off: its execution here stopped; sent to the shard's owner").pipe(
+                Effect.annotateLogs({ run_id: payload.runId }),
+                Effect.andThen(trees.dispatch({ id: payload.runId, generation: payload.generation, workerRef })),
+                Effect.timeout("10 seconds"),
+                Effect.ignore
+              )
             )))
         return entity.of({
           Start: ({ payload }) =>

@@ -53,9 +53,18 @@ const sseText = (fs: ReadonlyArray<{ readonly id: number; readonly data: string 
  */
 const RejoinHandOffMs = 3_000
 
-/** Whether `e` can have cut short a step that ran between `before` and `after`. */
-const cuts = (e: ChaosEvent, before: number, after: number) =>
-  e.kind === "rejoin" ? e.at <= after && e.at + RejoinHandOffMs > before - 50 : e.at > before - 50 && e.at <= after
+/**
+ * When chaos can cut a step short: at a kill; and from a restart's launch until 3 s after the new
+ * process listens (its runner registers while the process starts, and the others hand its shards
+ * back from then on, interrupting what they executed there).
+ */
+const windows = (events: ReadonlyArray<ChaosEvent>): ReadonlyArray<readonly [number, number]> =>
+  events.flatMap((e): ReadonlyArray<readonly [number, number]> => {
+    if (e.kind === "kill") return [[e.at, e.at]]
+    if (e.kind === "rejoin") return []
+    const rejoined = events.find((r) => r.kind === "rejoin" && r.runner === e.runner && r.at >= e.at)
+    return [[e.at, (rejoined?.at ?? Number.POSITIVE_INFINITY) + RejoinHandOffMs]]
+  })
 
 /**
  * A tool call executed more than once is allowed only when a kill, a restart or a runner rejoining
@@ -66,11 +75,13 @@ const repeats = (calls: ReadonlyArray<ToolCall>, events: ReadonlyArray<ChaosEven
   for (const c of calls) byKey.set(c.key, [...(byKey.get(c.key) ?? []), c])
   let justified = 0
   const unjustified: Array<string> = []
+  const cut = windows(events)
   for (const [key, list] of byKey) {
     for (let i = 1; i < list.length; i++) {
       const before = list[i - 1].at
       const after = list[i].at
-      if (events.some((e) => cuts(e, before, after))) justified += 1
+      // A window overlapping (before, after]: something between the two executions could cut the step short.
+      if (cut.some(([from, to]) => from <= after && to > before - 50)) justified += 1
       else unjustified.push(`tool call ${key} executed again ${after - before} ms later with no kill, restart or rejoin between (run ${list[i].runId})`)
     }
   }
