@@ -5,9 +5,12 @@
  * interleave: the later one reads the run afresh and finds it finished, still
  * parked, or resumable); `Cancel` marks the cancellation and interrupts that
  * fiber, whose finalizers record it, then finalizes the run if it is still
- * active (it was not executing here, or another execution had taken it). After either, the run's tree is told (RunTrees). Handlers run on the
- * clock the entity was built with, not the cluster's (the same clock in
- * production; TestClock in tests, while the cluster's own timers stay real).
+ * active (it was not executing here, or another execution had taken it).
+ * After either, the run's tree is told (RunTrees). A Start stopped by
+ * anything else (the runner handing the run's shard to another) sends the run
+ * on to the shard's new owner. Handlers run on the clock the entity was built
+ * with, not the cluster's (the same clock in production; TestClock in tests,
+ * while the cluster's own timers stay real).
  */
 import { Clock, Effect, Exit, Fiber, Layer, Ref, Semaphore } from "effect"
 import { Entity } from "effect/cluster"

@@ -4,9 +4,9 @@
  * another run holds it) and hands the run to its RunEntity; reads, lists,
  * cancellation and the durable stream.
  */
-import { Clock, Context, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
-import { Conflict, type InvalidRequest, NotFound, type PermissionDenied, RateLimited } from "../domain/Errors.ts"
+import { Conflict, type InvalidRequest, NotFound, type PermissionDenied, RateLimited, Unavailable } from "../domain/Errors.ts"
 import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -24,7 +24,7 @@ import { pastRetention, unavailableStream } from "../src/runs/StreamRetention.ts
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { RunEntity } from "./RunEntity.ts"
-import { ThreadEntity } from "./ThreadEntity.ts"
+import { type PreparedRun, ThreadEntity } from "./ThreadEntity.ts"
 
 export type { StartError } from "../src/runs/RunStart.ts"
 
@@ -120,6 +120,22 @@ export class Runs extends Context.Service<Runs, {
         })
       const present = (row: RunRow) => Effect.flatMap(workersOf([row]), (byRoot) => presentWith(row, byRoot.get(row.id) ?? []))
 
+      /**
+       * The turn on the thread's entity. A shard moving while the request is under way (a runner joining or
+       * leaving) can abandon it: the caller would be interrupted and answered an empty 503. It answers 503
+       * `service_unavailable` instead; a retry with the same Idempotency-Key answers with the run if it started.
+       */
+      const beginOnEntity = (threadId: ThreadId, prepared: PreparedRun) =>
+        Effect.gen(function*() {
+          const exit = yield* Fiber.await(yield* Effect.forkChild(threadClient(threadId).Begin({ prepared }).pipe(Effect.orDie)))
+          if (Exit.isSuccess(exit)) return exit.value
+          if (!Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.failCause(exit.cause)
+          return yield* new Unavailable({
+            code: "service_unavailable",
+            message: "The cluster moved this thread while the message was being handled; retry in a moment (with the same Idempotency-Key, a retry answers with the run if it started)."
+          })
+        })
+
       /** Starts the run; `fresh`: this call created it (else it answered for an earlier call of the same request). */
       const begin = Effect.fn("Runs.start")(function*(
         principal: Principal,
@@ -128,16 +144,14 @@ export class Runs extends Context.Service<Runs, {
         idempotencyKey: string | undefined
       ) {
         const { row, holdableText } = yield* runStart.prepare(principal, threadId, input, idempotencyKey)
-        const began = yield* threadClient(threadId).Begin({
-          prepared: {
-            run: row.run,
-            plan: row.plan,
-            organizationId: row.organizationId,
-            workspaceId: row.workspaceId,
-            idempotencyKey: row.idempotencyKey,
-            holdableText
-          }
-        }).pipe(Effect.orDie)
+        const began = yield* beginOnEntity(threadId, {
+          run: row.run,
+          plan: row.plan,
+          organizationId: row.organizationId,
+          workspaceId: row.workspaceId,
+          idempotencyKey: row.idempotencyKey,
+          holdableText
+        })
         if (began._tag === "Capped") {
           return yield* new RateLimited({
             code: "quota_exceeded",

@@ -56,6 +56,14 @@ const stageRun = (options: {
     yield* sql`UPDATE threads SET status = 'running', active_run_id = ${options.id} WHERE id = ${options.threadId}`
   })
 
+/** A thread whose first run completed: a staged run copies that run's agent, config and plan. */
+const afterFirstTurn = Effect.gen(function*() {
+  const { thread } = yield* agentWithThread()
+  const done = yield* startRun(thread.id, { input: "first" })
+  yield* streamOf(done.runId)
+  return { thread, done }
+})
+
 /** The next recovery pass (30 s of the service's clock) dispatches the run again, and it completes. */
 const nextPassCompletes = (runId: string) =>
   Effect.gen(function*() {
@@ -74,9 +82,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
   for (const [status, id, when] of [["queued", "run_lostdispatchrecent0001", "5 s"], ["running", "run_handedoffnoexecutor001", "2.5 s"]] as const) {
     it.effect(`a ${status} run with no executor is dispatched again at the first pass after ${when}, long before it would count as stalled`, () =>
       Effect.gen(function*() {
-        const { thread } = yield* agentWithThread()
-        const done = yield* startRun(thread.id, { input: "first" })
-        yield* streamOf(done.runId)
+        const { thread, done } = yield* afterFirstTurn
         yield* stageRun({ id, from: done.runId, threadId: thread.id, status, input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
         yield* nextPassCompletes(id)
       }))
@@ -85,9 +91,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
   it.effect("a run whose executing process was killed a moment ago (its heartbeat is fresh, its database sessions are gone) is dispatched again at the next pass", () =>
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const { thread } = yield* agentWithThread()
-      const done = yield* startRun(thread.id, { input: "first" })
-      yield* streamOf(done.runId)
+      const { thread, done } = yield* afterFirstTurn
       // The service's own sessions carry its node id; a killed process's sessions end with it, its last beat stays behind.
       const [own] = yield* sql<{ readonly executor: string }>`SELECT executor FROM runs WHERE id = ${done.runId}`
       assert.deepStrictEqual(yield* sql`SELECT 1 AS named FROM pg_stat_activity WHERE application_name = ${own?.executor ?? ""} LIMIT 1`, [{ named: 1 }])
@@ -109,9 +113,7 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
   it.effect("a run start retried with its Idempotency-Key after its answer was lost answers with the run it started, and starts it", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const { thread } = yield* agentWithThread()
-      const done = yield* startRun(thread.id, { input: "first" })
-      yield* streamOf(done.runId)
+      const { thread, done } = yield* afterFirstTurn
       // The node that created the run died before answering (and before starting it): the key's record is gone, the run holds the thread.
       const started = "run_answerlostwithnode0001"
       yield* stageRun({
