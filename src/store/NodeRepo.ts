@@ -12,6 +12,15 @@ import { NodeId } from "../NodeId.ts"
 
 /** A process that has not beaten for this long is taken for dead. */
 export const NodeDeadAfterMs = 4_000
+
+/**
+ * The processes alive now: a heartbeat within `deadAfterMs`, and (`sessions`, on PostgreSQL) a
+ * database session left (each process's sessions carry its node id as application_name,
+ * Database.layerUrl): a killed process is dead at once. A subquery for `... NOT IN (...)`.
+ */
+export const liveNodeIds = (sql: PgClient.PgClient, deadAfterMs: number, sessions: boolean) =>
+  sql`SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000})
+    ${sessions ? sql`AND id IN (SELECT application_name FROM pg_stat_activity)` : sql``}`
 const beat = Duration.seconds(1)
 
 /** Real time always: liveness is judged by the database's clock, never a test's. */

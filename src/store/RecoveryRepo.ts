@@ -7,6 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import { RunId } from "../../domain/Ids.ts"
+import { liveNodeIds } from "./NodeRepo.ts"
 
 /** A run to dispatch again, with the generation its Start carries (a worker run through its entity, by reference). */
 export interface Dispatch {
@@ -71,12 +72,8 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),
         orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number, againAfterMs: number, sessions: boolean) {
-          // Each process's sessions carry its node id as application_name (Database.layerUrl).
-          const connected = sessions ? sql`AND id IN (SELECT application_name FROM pg_stat_activity)` : sql``
           return yield* sql`SELECT id, generation, worker_ref FROM runs WHERE status IN ('queued', 'preparing', 'running')
-              AND executor IS NOT NULL AND executor NOT IN (
-                SELECT id FROM svc_nodes WHERE heartbeat_at > now() - make_interval(secs => ${deadAfterMs / 1000}) ${connected}
-              )
+              AND executor IS NOT NULL AND executor NOT IN (${liveNodeIds(sql, deadAfterMs, sessions)})
               AND (recovered_at IS NULL OR recovered_at < now() - make_interval(secs => ${againAfterMs / 1000}))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
         }),

@@ -11,6 +11,7 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
+import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { RecoveryRepo } from "../../src/store/RecoveryRepo.ts"
 import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
 import { nowIso } from "../../src/Time.ts"
@@ -64,11 +65,15 @@ const afterFirstTurn = Effect.gen(function*() {
   return { thread, done }
 })
 
-/** The next recovery pass (30 s of the service's clock) dispatches the run again, and it completes. */
+/**
+ * The next recovery pass (30 s of the service's clock) dispatches the run again, and it completes. The
+ * pass is also run here: the scheduled one starts once the cluster placed its singleton, on real time.
+ */
 const nextPassCompletes = (runId: string) =>
   Effect.gen(function*() {
     const api = yield* TestServer.TestApi
     yield* TestClock.adjust("30 seconds")
+    yield* (yield* RunRecovery).pass
     const resumed = yield* api.request("GET", `/v1/runs/${runId}/stream`)
     const parsed = yield* Effect.orDie(parseWithAi(resumed.text))
     assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
