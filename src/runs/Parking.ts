@@ -224,10 +224,14 @@ export class Parking extends Context.Service<Parking, {
           return { _tag: "Delegated" } satisfies Resumed
         }
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
-        if (!(yield* repo.saveCheckpoint(row.id, writer.attempt, park.step, messages, park.usage, yield* nowIso))) return yield* writer.lose
+        // The step's checkpoint, its results and the run leaving its park go in one statement (under the
+        // execution's claim): a kill in between would leave results nobody was told of, or told twice.
         for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
         yield* writer.emit({ type: "finish-step" })
-        if (!(yield* repo.unpark(row.id, writer.attempt, yield* nowIso))) return yield* writer.lose
+        yield* writer.commit([
+          repo.statements.checkpoint(row.id, park.step, messages, park.usage, yield* nowIso),
+          runChange({ status: "running", clearPark: true, usage: park.usage, progressed: true })
+        ])
         return { _tag: "Done", usage: park.usage, messages } satisfies Resumed
       })
 

@@ -115,15 +115,6 @@ export class RunRepo extends Context.Service<RunRepo, {
    */
   readonly markResuming: (id: RunId, now: string) => Effect.Effect<boolean>
   readonly checkpoints: (runId: RunId) => Effect.Effect<ReadonlyArray<Checkpoint>>
-  /** False (nothing written) when `attempt` is no longer the run's latest claim; likewise park, unpark and touch. */
-  readonly saveCheckpoint: (
-    runId: RunId,
-    attempt: number | undefined,
-    step: number,
-    messages: ReadonlyArray<Message>,
-    usage: typeof UsageTotal.Type,
-    now: string
-  ) => Effect.Effect<boolean>
   /** The conversation of the thread's earlier runs: each run's user input, then its steps. */
   readonly history: (threadId: ThreadId, beforeCreatedAt: string) => Effect.Effect<ReadonlyArray<Message>>
   /** Marks the thread busy with `runId`; false when another run holds it. */
@@ -142,7 +133,6 @@ export class RunRepo extends Context.Service<RunRepo, {
     deadline: string | null,
     now: string
   ) => Effect.Effect<boolean>
-  readonly unpark: (runId: RunId, attempt: number | undefined, now: string) => Effect.Effect<boolean>
   /** Drops the parked step (the run ended while parked). */
   readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Heartbeat of an executing run; false once a later claim took the run. */
@@ -275,17 +265,6 @@ export class RunRepo extends Context.Service<RunRepo, {
             Effect.orDie
           )
         }),
-        saveCheckpoint: Effect.fn("RunRepo.saveCheckpoint")(function*(runId, attempt, step, messages, usage, now) {
-          // One statement: the step's checkpoint and the run's running total move together, under the claim.
-          return yield* updated(sql`WITH claim AS (
-              UPDATE runs SET usage = ${sql.json(usage)}, recovery_attempts = 0, updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id
-            ), saved AS (
-              INSERT INTO run_steps (run_id, step, messages, usage, created_at)
-              SELECT ${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now} FROM claim
-              ON CONFLICT (run_id, step) DO NOTHING
-            )
-            SELECT id FROM claim`)
-        }),
         history: Effect.fn("RunRepo.history")(function*(threadId: ThreadId, beforeCreatedAt: string) {
           const rows = yield* sql`SELECT r.id, r.plan->>'input' AS input, r.plan->'attachments' AS attachments,
                 COALESCE((SELECT jsonb_agg(s.messages ORDER BY s.step) FROM run_steps s WHERE s.run_id = r.id), '[]'::jsonb) AS steps
@@ -313,10 +292,6 @@ export class RunRepo extends Context.Service<RunRepo, {
           // A parked run has no executor: whoever resumes it becomes one.
           return yield* updated(sql`UPDATE runs SET status = ${status}, park = ${sql.json(nulFree(record))}, park_deadline = ${deadline},
               generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
-            WHERE id = ${runId} ${held(attempt)} RETURNING id`)
-        }),
-        unpark: Effect.fn("RunRepo.unpark")(function*(runId: RunId, attempt: number | undefined, now: string) {
-          return yield* updated(sql`UPDATE runs SET status = 'running', park = NULL, park_deadline = NULL, updated_at = ${now}
             WHERE id = ${runId} ${held(attempt)} RETURNING id`)
         }),
         clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: RunId, now: string) {

@@ -13,7 +13,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Option } from "effect"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { RunId } from "../../../domain/Ids.ts"
-import { ActiveStatuses, ZeroUsage } from "../../../domain/Run.ts"
+import { ActiveStatuses } from "../../../domain/Run.ts"
 import { EventLog, fenced, runChange } from "../../../src/runs/EventLog.ts"
 import { Finalize } from "../../../src/runs/Finalize.ts"
 import { RunRepo } from "../../../src/store/RunRepo.ts"
@@ -60,8 +60,6 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
       assert.isTrue(yield* stale.isLost)
       const now = yield* nowIso
       assert.isFalse(yield* repo.touch(staged.id, first.attempt, now))
-      assert.isFalse(yield* repo.saveCheckpoint(staged.id, first.attempt, 0, [], ZeroUsage, now))
-      assert.isFalse(yield* repo.unpark(staged.id, first.attempt, now))
       assert.isTrue(yield* repo.touch(staged.id, second.attempt, now))
 
       yield* current.emit({ type: "reset-step" })
