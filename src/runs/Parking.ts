@@ -81,6 +81,14 @@ export class Parking extends Context.Service<Parking, {
       const workers = yield* WorkerRepo
       const delegation = yield* Delegation
 
+      /**
+       * Stores the parked step with the chunks emitted so far, in one statement under the execution's
+       * claim (a kill in between would leave a park whose requests or results nobody was told of). A
+       * root waiting only on its workers stays `running`, with no deadline of its own.
+       */
+      const storePark = (writer: Writer, record: ParkRecord, status: "waiting_for_approval" | "waiting_for_input" | "running", deadline: string | null) =>
+        writer.commit([runChange({ status, usage: record.usage, park: { record, deadline } })])
+
       /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
       const open = Effect.fn("Parking.open")(function*(row: RunRow, step: number, call: ToolCall, waits: Waiting) {
         const now = yield* nowIso
@@ -156,12 +164,9 @@ export class Parking extends Context.Service<Parking, {
           : opened.some((o) => o.pending.kind === "approval_request")
           ? "waiting_for_approval"
           : "waiting_for_input"
-        // The step is stored in the same statement that stores its settled results and announces the requests
-        // (a process killed in between would leave a parked run whose requests nobody was told of); under the
-        // execution's claim: one that lost it stops here.
         for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
         for (const o of opened) yield* s.writer.emit(o.chunk)
-        yield* s.writer.commit([runChange({ status, usage: record.usage, park: { record, deadline: opened[0]?.deadline ?? null } })])
+        yield* storePark(s.writer, record, status, opened[0]?.deadline ?? null)
         // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
         const tree = s.row.plan?.worker
         if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, yield* nowIso)
@@ -219,8 +224,8 @@ export class Parking extends Context.Service<Parking, {
         if (spawned !== undefined && spawned.workers.length > 0) {
           // Approved delegations: the step waits on their workers now.
           const record: ParkRecord = { ...park, settled: results.map((r) => r.message), pending: [], workers: spawned.workers }
-          if (!(yield* repo.park(row.id, writer.attempt, record, "running", null, yield* nowIso))) return yield* writer.lose
           for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+          yield* storePark(writer, record, "running", null)
           return { _tag: "Delegated" } satisfies Resumed
         }
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]

@@ -62,21 +62,20 @@ export class EventRepo extends Context.Service<EventRepo, {
           const insert = Arr.isReadonlyArrayNonEmpty(records)
             ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
             : undefined
+          /** `statements` as CTEs of one statement whose own query is `main`. */
+          const withCtes = (statements: ReadonlyArray<Statement.Fragment>, main: Statement.Fragment) =>
+            statements.length === 0 ? main : sql`WITH ${sql.join(", ", false)(statements.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))} ${main}`
           if (attempt !== undefined) {
             // The fence is the statement's own query: it always runs, and if it raises nothing of the statement stays.
             const statements = insert === undefined ? attached : [...attached, insert]
             if (statements.length === 0) return Effect.void
-            const ctes = statements.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`)
-            const fence = sql`SELECT svc_fence(${runId}, ${attempt}::int)`
-            return sql`WITH ${sql.join(", ", false)(ctes)} ${fence}`.pipe(
+            return sql`${withCtes(statements, sql`SELECT svc_fence(${runId}, ${attempt}::int)`)}`.pipe(
               Effect.asVoid,
               Effect.catchTag("SqlError", (e) => (isFenced(e) ? Effect.fail(new RunFenced({ runId })) : Effect.die(e)))
             )
           }
-          const main = insert ?? sql`SELECT 1`
-          if (attached.length === 0) return records.length === 0 ? Effect.void : main.pipe(Effect.asVoid, Effect.orDie)
-          const ctes = sql.join(", ", false)(attached.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))
-          return sql`WITH ${ctes} ${main}`.pipe(Effect.asVoid, Effect.orDie)
+          if (attached.length === 0 && insert === undefined) return Effect.void
+          return sql`${withCtes(attached, insert ?? sql`SELECT 1`)}`.pipe(Effect.asVoid, Effect.orDie)
         },
         notifications: Effect.gen(function*() {
           const queue = yield* Queue.unbounded<string>()

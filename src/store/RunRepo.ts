@@ -121,18 +121,6 @@ export class RunRepo extends Context.Service<RunRepo, {
   readonly claimThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<boolean>
   readonly releaseThread: (threadId: ThreadId, runId: RunId, now: string) => Effect.Effect<void>
   readonly activeRun: (threadId: ThreadId) => Effect.Effect<RunId | null>
-  /**
-   * Parks the run: stores the step, sets the status and deadline, bumps the generation. A root
-   * waiting only on its workers stays `running`, with no deadline of its own.
-   */
-  readonly park: (
-    runId: RunId,
-    attempt: number | undefined,
-    record: ParkRecord,
-    status: "waiting_for_approval" | "waiting_for_input" | "running",
-    deadline: string | null,
-    now: string
-  ) => Effect.Effect<boolean>
   /** Drops the parked step (the run ended while parked). */
   readonly clearPark: (runId: RunId, now: string) => Effect.Effect<void>
   /** Heartbeat of an executing run; false once a later claim took the run. */
@@ -287,12 +275,6 @@ export class RunRepo extends Context.Service<RunRepo, {
         }),
         releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           yield* releaseThread(threadId, runId, now).pipe(Effect.orDie)
-        }),
-        park: Effect.fn("RunRepo.park")(function*(runId, attempt, record, status, deadline, now) {
-          // A parked run has no executor: whoever resumes it becomes one.
-          return yield* updated(sql`UPDATE runs SET status = ${status}, park = ${sql.json(nulFree(record))}, park_deadline = ${deadline},
-              generation = generation + 1, usage = ${sql.json(record.usage)}, executor = NULL, updated_at = ${now}
-            WHERE id = ${runId} ${held(attempt)} RETURNING id`)
         }),
         clearPark: Effect.fn("RunRepo.clearPark")(function*(runId: RunId, now: string) {
           yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
