@@ -13,6 +13,7 @@ import { nowIso } from "../src/Time.ts"
 import { EntityMaxIdleTime } from "./EntityResidency.ts"
 import { Interactions } from "./Interactions.ts"
 import { RunEntity } from "./RunEntity.ts"
+import { RunTrees } from "./RunTrees.ts"
 import { type PreparedRun, ThreadEntity } from "./ThreadEntity.ts"
 
 export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => ThreadEntity.toLayer(
@@ -24,11 +25,9 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
     const { maxActiveRunsPerWorkspace } = (yield* ServiceConfig).limits
     const runClient = yield* RunEntity.client
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+    const trees = yield* RunTrees
     // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
-    const dispatch = (runId: RunId, generation: number) =>
-      runClient(runId).Start({ runId, generation }, { discard: true }).pipe(
-        Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
-      )
+    const dispatch = (runId: RunId, generation: number) => trees.dispatch({ id: runId, generation, workerRef: null })
     /** The thread's active run when the prepared one is the same request again (its Idempotency-Key and input). */
     const sameRequest = (active: RunId, prepared: PreparedRun) =>
       Effect.map(repo.find(active), (found) =>
