@@ -10,39 +10,11 @@ import { Clock, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import { type DispatchRequest, ResultDispatch } from "../../src/resultHandlers/ResultDispatch.ts"
-import { agentWithThread, send } from "../support/Conversation.ts"
 import * as HookServer from "../support/HookServer.ts"
-import { checkDispatch, createHandler, DispatchBody, receivedSince } from "../support/ResultHandlerDeliveries.ts"
+import { checkDispatch, createHandler, DispatchBody, png, receivedSince, requestFor } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const Harness = Layer.merge(TestServer.layer(), HookServer.HookServer.layer)
-
-const owner = { organizationId: "org_acme", workspaceId: "prod" }
-const png = Buffer.from("not really a png").toString("base64")
-
-/** A dispatch request for `handlerId` about a real run (the journal keeps answers per run), with a fresh request key. */
-const requestFor = (handlerId: string, overrides: Partial<DispatchRequest> = {}) =>
-  Effect.gen(function*() {
-    const { agent, thread } = yield* agentWithThread()
-    const { runId } = yield* send(thread.id, "hello")
-    return {
-      handlerId,
-      owner,
-      runId,
-      threadId: thread.id,
-      agentId: agent.id,
-      toolName: "workspace_export_artifact",
-      toolCallId: "tc_0000000000000000000001",
-      stepNumber: 2,
-      mediaType: "image/png",
-      bytes: 16,
-      sha256: "0".repeat(64),
-      content: { kind: "base64", base64: png, mimeType: "image/png" },
-      purpose: "export",
-      requestKey: `${runId}:tc_0000000000000000000001:export`,
-      ...overrides
-    } satisfies DispatchRequest
-  })
 
 /** Dispatches and returns the outcome (success or failure) with what the handler received meanwhile. */
 const dispatchOnce = (request: DispatchRequest) =>

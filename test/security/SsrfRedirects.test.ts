@@ -16,6 +16,7 @@ import * as Collection from "../support/Collection.ts"
 import { agentWithThread, send } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import { listen } from "../support/McpServers.ts"
+import { requestFor } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { records } from "./UrlCorpus.ts"
 
@@ -148,24 +149,7 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
     eachTarget("result handler dispatch", (url) =>
       Effect.gen(function*() {
         const handler = yield* Collection.resultHandlers.create({ kind: "artifact", name: Collection.uniqueName("rh"), url, secret: "rh_redirects" })
-        const { agent, thread } = yield* agentWithThread()
-        const { runId } = yield* send(thread.id, "hello")
-        const result = yield* Effect.result((yield* ResultDispatch).dispatch({
-          handlerId: handler.id,
-          owner: { organizationId: "org_acme", workspaceId: "prod" },
-          runId,
-          threadId: thread.id,
-          agentId: agent.id,
-          toolName: "workspace_export_artifact",
-          toolCallId: "tc_0000000000000000000001",
-          stepNumber: 2,
-          mediaType: "text/plain",
-          bytes: 2,
-          sha256: "0".repeat(64),
-          content: { kind: "base64", base64: Buffer.from("hi").toString("base64"), mimeType: "text/plain" },
-          purpose: "export",
-          requestKey: `${runId}:tc_0000000000000000000001:export`
-        }))
+        const result = yield* Effect.result((yield* ResultDispatch).dispatch(yield* requestFor(handler.id)))
         return result._tag === "Failure" ? result.failure.message : assert.fail(`dispatched: ${JSON.stringify(result.success)}`)
       })))
 })

@@ -5,6 +5,8 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import type { DispatchRequest } from "../../src/resultHandlers/ResultDispatch.ts"
+import { agentWithThread, send } from "./Conversation.ts"
 import * as Collection from "./Collection.ts"
 import * as HookServer from "./HookServer.ts"
 import { parseJson } from "./TestServer.ts"
@@ -73,4 +75,31 @@ export const checkDispatch = (received: HookServer.Received, expected: Expected)
     const body = yield* Schema.decodeUnknownEffect(DispatchBody)(parseJson(received.body)).pipe(Effect.orDie)
     assert.deepStrictEqual(Object.keys(parseJson(received.body) ?? {}).sort(), Object.keys(DispatchBody.fields).sort())
     return body
+  })
+
+const owner = { organizationId: "org_acme", workspaceId: "prod" }
+export const png = Buffer.from("not really a png").toString("base64")
+
+/** A dispatch request for `handlerId` about a real run (the journal keeps answers per run), with a fresh request key. */
+export const requestFor = (handlerId: string, overrides: Partial<DispatchRequest> = {}) =>
+  Effect.gen(function*() {
+    const { agent, thread } = yield* agentWithThread()
+    const { runId } = yield* send(thread.id, "hello")
+    return {
+      handlerId,
+      owner,
+      runId,
+      threadId: thread.id,
+      agentId: agent.id,
+      toolName: "workspace_export_artifact",
+      toolCallId: "tc_0000000000000000000001",
+      stepNumber: 2,
+      mediaType: "image/png",
+      bytes: 16,
+      sha256: "0".repeat(64),
+      content: { kind: "base64", base64: png, mimeType: "image/png" },
+      purpose: "export",
+      requestKey: `${runId}:tc_0000000000000000000001:export`,
+      ...overrides
+    } satisfies DispatchRequest
   })
