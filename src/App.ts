@@ -20,6 +20,7 @@ import { Files } from "./artifacts/Files.ts"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
+import * as DeadRunners from "./cluster/DeadRunners.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
 import { IdGenerator } from "./IdGenerator.ts"
 import { RateLimiter } from "./limits/RateLimiter.ts"
@@ -124,7 +125,8 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
 export const layerServices = Layer.mergeAll(
-  RunsLayer.pipe(Layer.provideMerge(Services), Layer.provideMerge(Cluster.layer)),
+  // DeadRunners after the cluster: its runner table exists by then.
+  Layer.merge(RunsLayer, DeadRunners.layer).pipe(Layer.provideMerge(Services), Layer.provideMerge(Cluster.layer)),
   Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)),
   Draining.layer
 ).pipe(

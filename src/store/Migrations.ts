@@ -13,6 +13,7 @@ import { m0019_codehost } from "./CodehostMigration.ts"
 import { m0020_fencing } from "./FencingMigration.ts"
 import { m0023_scale } from "./ScaleMigration.ts"
 import { m0024_idempotency_owner } from "./IdempotencyOwnerMigration.ts"
+import { m0025_runner_address } from "./RunnerAddressMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -310,7 +311,8 @@ export const migrations = {
   "0019_codehost": m0019_codehost,
   "0020_fencing": m0020_fencing,
   "0023_scale": m0023_scale,
-  "0024_idempotency_owner": m0024_idempotency_owner
+  "0024_idempotency_owner": m0024_idempotency_owner,
+  "0025_runner_address": m0025_runner_address
 }
 
 export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })

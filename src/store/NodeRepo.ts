@@ -7,7 +7,8 @@
  * out of its runs by their next execution (FencingMigration).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Context, Duration, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
+import { type ServiceConfigShape, ServiceConfig } from "../config/ServiceConfig.ts"
 import { NodeId } from "../NodeId.ts"
 
 /** A process that has not beaten for this long is taken for dead. */
@@ -23,6 +24,13 @@ export const liveNodeIds = (sql: PgClient.PgClient, deadAfterMs: number, session
     ${sessions ? sql`AND id IN (SELECT application_name FROM pg_stat_activity)` : sql``}`
 const beat = Duration.seconds(1)
 
+/**
+ * The address this process serves the cluster on, as the cluster's runner table spells it
+ * (`host:port`): none for a client-role process or the embedded single runner.
+ */
+export const runnerAddressOf = (config: ServiceConfigShape): string | null =>
+  Option.isSome(config.databaseUrl) && config.clusterRole === "runner" ? `${config.runnerHost}:${config.runnerPort}` : null
+
 /** Real time always: liveness is judged by the database's clock, never a test's. */
 const realClock = Clock.Clock.defaultValue()
 
@@ -34,7 +42,8 @@ export class NodeRepo extends Context.Service<NodeRepo, {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const id = yield* NodeId
-      const heartbeat = sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES (${id}, now(), now())
+      const runnerAddress = runnerAddressOf(yield* ServiceConfig)
+      const heartbeat = sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at, runner_address) VALUES (${id}, now(), now(), ${runnerAddress})
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`.pipe(Effect.orDie)
       yield* heartbeat
       yield* Effect.forkScoped(
