@@ -36,14 +36,15 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         // A worker's entity is addressed by its reference, a run's by its id.
         const workerRef = entity.type === "Worker" ? (yield* Entity.CurrentAddress).entityId : null
         // Stopped by anything but a cancel (this runner handed the run's shard to another): the execution released
-        // the run (AgentLoop); its Start goes again at once to the shard's new owner (sent until it takes it, for
-        // at most 10 s) rather than waiting for the recovery pass. While the process stops, it is not sent.
+        // the run (AgentLoop); its Start goes again at once to the shard's new owner (and once more a second later
+        // if no execution has claimed the run: RunTrees.redispatch) rather than waiting for the recovery pass.
+        // While the process stops, it is not sent.
         const handOff = (payload: typeof Start.payloadSchema.Type) =>
           Effect.flatMap(Ref.get(cancelRequested), (cancelled) =>
             cancelled ? Effect.void : Effect.asVoid(Effect.forkDetach(
               Effect.logWarning("run handed off: its execution here stopped; sent to the shard's owner").pipe(
                 Effect.annotateLogs({ run_id: payload.runId }),
-                Effect.andThen(trees.dispatch({ id: payload.runId, generation: payload.generation, workerRef })),
+                Effect.andThen(trees.redispatch({ id: payload.runId, generation: payload.generation, workerRef })),
                 Effect.timeout("10 seconds"),
                 Effect.ignore
               )

@@ -36,10 +36,11 @@ export const MaxRecoveryAttempts = 5
  */
 export const QueuedStallMs = 5_000
 /**
- * A run the pass dispatched again is given this long to begin before it is dispatched once more
- * (its Start is sent until an entity takes it, for at most RunTrees' dispatch timeout). A first
- * dispatch made while the cluster still assigns the dead runner's shards sometimes never starts
- * the run (measured by `npm run chaos`); the next one does.
+ * A run the pass dispatched again is given this long to begin before the pass dispatches it once
+ * more. A Start sent while the cluster still moves a dead runner's shards can be dropped by a
+ * runner that does not yet know it owns the run's shard: each dispatch of the pass is sent a
+ * second time after ConfirmDispatchAfter (1 s) when no execution has claimed the run by then
+ * (RunTrees.redispatch), and the pass's next dispatch covers whatever is still lost.
  */
 export const RedispatchAfterMs = 2_500
 export const MessageRetentionMs = 24 * 60 * 60 * 1000
@@ -84,9 +85,9 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
           yield* trees.afterEnd(dispatch.id)
         } else again.push(dispatch)
       }
-      // In the background, together: each waits until an entity takes its Start (the cluster may still be
-      // moving a dead runner's shards), and the next pass need not wait for them.
-      if (again.length > 0) yield* Effect.forkIn(Effect.forEach(again, trees.dispatch, { concurrency: "unbounded", discard: true }), scope)
+      // In the background, together: each is confirmed a second later (the cluster may still be moving a
+      // dead runner's shards), and the next pass need not wait for them.
+      if (again.length > 0) yield* Effect.forkIn(Effect.forEach(again, trees.redispatch, { concurrency: "unbounded", discard: true }), scope)
       // Workspaces last: snapshotting a hibernating one takes time that failover must not wait for.
       yield* workspaces.sweep
     }).pipe(running.withPermits(1))

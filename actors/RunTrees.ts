@@ -7,7 +7,7 @@
  * (cancelling the root, or its thread, cancels every member). A root shows
  * `waiting_for_approval` / `waiting_for_input` while a member waits on a person.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Sharding } from "effect/cluster"
 import type { RunId } from "../domain/Ids.ts"
 import { isTerminal } from "../domain/Run.ts"
@@ -21,9 +21,23 @@ import { nowIso } from "../src/Time.ts"
 import { RunEntity } from "./RunEntity.ts"
 import { WorkerEntity } from "./WorkerEntity.ts"
 
+/**
+ * How long a dispatch after a failure waits for an execution to claim the run before it sends the
+ * Start once more. The runner that owns the run's shard now may not know it yet (every runner reads
+ * the assignments every 500 ms) and drops a Start that arrives before it does: a Start is sent
+ * without waiting for an answer, so nobody hears of it, and the run would wait for the recovery
+ * pass's next dispatch (RedispatchAfterMs, 2.5 s, measured by `npm run chaos` as a failover tail).
+ */
+export const ConfirmDispatchAfter = Duration.seconds(1)
+
 export class RunTrees extends Context.Service<RunTrees, {
   /** Starts (or resumes) the run on its entity; a dispatch that cannot be sent is the recovery pass's to repeat. */
   readonly dispatch: (run: Dispatch) => Effect.Effect<void>
+  /**
+   * A dispatch after a failure (the recovery pass, a hand-off), while the cluster may still be moving
+   * shards: sent again once after ConfirmDispatchAfter if no execution has claimed the run meanwhile.
+   */
+  readonly redispatch: (run: Dispatch) => Effect.Effect<void>
   /** Resumes the parked run when it waits on nothing any more; else its root shows what its tree waits on. */
   readonly resumeIfReady: (runId: RunId) => Effect.Effect<void>
   /** After an execution: a worker that ended wakes its root; a root that ended stops its workers, one that delegated resumes if its workers already ended. */
@@ -50,6 +64,18 @@ export class RunTrees extends Context.Service<RunTrees, {
           : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation }, { discard: true })).pipe(
             Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
           )
+
+      const redispatch = Effect.fn("RunTrees.redispatch")(function*(run: Dispatch) {
+        const before = yield* runs.find(run.id)
+        yield* dispatch(run)
+        if (Option.isNone(before)) return
+        yield* Effect.sleep(ConfirmDispatchAfter)
+        const after = yield* runs.find(run.id)
+        // An execution that began claimed the run (bumped its attempt), or ended or parked it.
+        const idle = Option.isSome(after) && !isTerminal(after.value.run.status) && after.value.park === null &&
+          after.value.attempt === before.value.attempt
+        if (idle) yield* dispatch(run)
+      })
 
       const resumeIfReady = Effect.fn("RunTrees.resumeIfReady")(function*(runId: RunId) {
         const found = yield* runs.find(runId)
@@ -90,6 +116,7 @@ export class RunTrees extends Context.Service<RunTrees, {
 
       return {
         dispatch,
+        redispatch,
         resumeIfReady,
         afterExecution: ({ row, outcome }) =>
           afterRun(row, outcome._tag === "Completed" || outcome._tag === "Failed", outcome._tag === "Delegated"),
