@@ -31,9 +31,9 @@ export const markDeadRunners = (sql: PgClient.PgClient) =>
       AND EXISTS (SELECT 1 FROM svc_nodes n
         WHERE n.runner_address = r.address
           AND r.last_heartbeat <= n.heartbeat_at + interval '1500 milliseconds'
-          AND n.id NOT IN (SELECT application_name FROM pg_stat_activity))
+          AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = n.id))
       AND NOT EXISTS (SELECT 1 FROM svc_nodes n
-        WHERE n.runner_address = r.address AND n.id IN (SELECT application_name FROM pg_stat_activity))
+        WHERE n.runner_address = r.address AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.application_name = n.id))
     RETURNING r.address`.pipe(Effect.map((rows) => rows.map((r) => r.address)))
 
 /** The check, on the real clock, in every process on PostgreSQL (the embedded database has one runner). */
