@@ -30,6 +30,21 @@ import { WorkerEntity } from "./WorkerEntity.ts"
  */
 export const ConfirmDispatchAfter = Duration.seconds(1)
 
+/**
+ * Sends, then once more after ConfirmDispatchAfter unless an execution took the run meanwhile.
+ * `awaiting`: the run's latest claim while it still needs a Start (none once it ended or parked);
+ * an execution that began claimed it (bumped the claim).
+ */
+export const sendConfirmed = (send: Effect.Effect<void>, awaiting: Effect.Effect<Option.Option<number>>) =>
+  Effect.gen(function*() {
+    const before = yield* awaiting
+    yield* send
+    if (Option.isNone(before)) return
+    yield* Effect.sleep(ConfirmDispatchAfter)
+    const after = yield* awaiting
+    if (Option.isSome(after) && after.value === before.value) yield* send
+  })
+
 export class RunTrees extends Context.Service<RunTrees, {
   /** Starts (or resumes) the run on its entity; a dispatch that cannot be sent is the recovery pass's to repeat. */
   readonly dispatch: (run: Dispatch) => Effect.Effect<void>
@@ -65,16 +80,12 @@ export class RunTrees extends Context.Service<RunTrees, {
             Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
           )
 
+      /** The run's latest claim while it still needs a Start (neither ended nor parked). */
+      const awaitingStart = (runId: RunId) =>
+        Effect.map(runs.find(runId), Option.flatMap((row) =>
+          isTerminal(row.run.status) || row.park !== null ? Option.none() : Option.some(row.attempt)))
       const redispatch = Effect.fn("RunTrees.redispatch")(function*(run: Dispatch) {
-        const before = yield* runs.find(run.id)
-        yield* dispatch(run)
-        if (Option.isNone(before)) return
-        yield* Effect.sleep(ConfirmDispatchAfter)
-        const after = yield* runs.find(run.id)
-        // An execution that began claimed the run (bumped its attempt), or ended or parked it.
-        const idle = Option.isSome(after) && !isTerminal(after.value.run.status) && after.value.park === null &&
-          after.value.attempt === before.value.attempt
-        if (idle) yield* dispatch(run)
+        yield* sendConfirmed(dispatch(run), awaitingStart(run.id))
       })
 
       const resumeIfReady = Effect.fn("RunTrees.resumeIfReady")(function*(runId: RunId) {
