@@ -54,7 +54,7 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
             Rpc.fork(
               onOwnClock(Effect.gen(function*() {
                 const exit = yield* Semaphore.withPermits(oneAtATime, 1)(Effect.gen(function*() {
-                  const fiber = yield* Effect.forkChild(loop.execute(payload.runId, Ref.get(cancelRequested)))
+                  const fiber = yield* Effect.forkChild(loop.execute(payload.runId, Ref.get(cancelRequested), payload.created === true))
                   yield* Ref.set(running, fiber)
                   const exit = yield* Fiber.await(fiber)
                   yield* Ref.set(running, undefined)

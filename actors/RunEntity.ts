@@ -14,11 +14,14 @@ import { RunId } from "../domain/Ids.ts"
 
 /**
  * `generation` counts the run's parks: a Start of an older generation finds the run resumed already.
- * A runner that stops interrupts its runs at once rather than waiting on them (a run can take
- * hours): they are left to be resumed from their last checkpoint elsewhere; only Cancel cancels.
+ * `created`: the Start that follows the run's creation; only it may execute the run from the row the
+ * creating process holds in memory (any later Start, from the recovery pass or a hand-off, may find
+ * the run executed elsewhere meanwhile, and reads it). A runner that stops interrupts its runs at
+ * once rather than waiting on them (a run can take hours): they are left to be resumed from their
+ * last checkpoint elsewhere; only Cancel cancels.
  */
 export const Start = Rpc.make("Start", {
-  payload: { runId: RunId, generation: Schema.Number }
+  payload: { runId: RunId, generation: Schema.Number, created: Schema.optional(Schema.Boolean) }
 }).annotate(ClusterSchema.InterruptOnTermination, true)
 
 export const Cancel = Rpc.make("Cancel", {

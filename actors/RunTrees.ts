@@ -75,7 +75,7 @@ export class RunTrees extends Context.Service<RunTrees, {
       // starting) leaves the run queued, or running with no executor: the recovery pass dispatches it again.
       const dispatch = (run: Dispatch) =>
         (run.workerRef === null
-          ? runClient(run.id).Start({ runId: run.id, generation: run.generation }, { discard: true })
+          ? runClient(run.id).Start({ runId: run.id, generation: run.generation, created: run.created === true }, { discard: true })
           : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation }, { discard: true })).pipe(
             Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
           )

@@ -27,7 +27,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
     const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
     const trees = yield* RunTrees
     // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
-    const dispatch = (runId: RunId, generation: number) => trees.dispatch({ id: runId, generation, workerRef: null })
+    const dispatch = (runId: RunId, generation: number, created = false) => trees.dispatch({ id: runId, generation, workerRef: null, created })
     /** The thread's active run when the prepared one is the same request again (its Idempotency-Key and input). */
     const sameRequest = (active: RunId, prepared: PreparedRun) =>
       Effect.map(repo.find(active), (found) =>
@@ -48,7 +48,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) => 
           }, maxActiveRunsPerWorkspace)
           // Delivered again (its first reply was lost): the run exists, and is started again in case its Start was lost too.
           if (claimed === "created" || claimed === "existing") {
-            yield* dispatch(prepared.run.id, 0)
+            yield* dispatch(prepared.run.id, 0, claimed === "created")
             return { _tag: "Started" as const }
           }
           const active = yield* repo.activeRun(prepared.run.threadId)

@@ -45,9 +45,9 @@ export interface Executed {
 export class AgentLoop extends Context.Service<AgentLoop, {
   /**
    * Runs (or resumes) the run to a terminal state or a park; how it ended, with the run as it
-   * began (none when there was nothing to run).
+   * began (none when there was nothing to run). `created`: the Start that follows the run's creation.
    */
-  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>) => Effect.Effect<Executed | undefined>
+  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>, created: boolean) => Effect.Effect<Executed | undefined>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -226,11 +226,13 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         )
       }
 
-      const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>) {
+      const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>, created: boolean) {
         yield* Effect.annotateCurrentSpan("svc.run.id", runId)
-        // The first execution of a run created here needs no read, unless a cancel came first.
+        // The first execution of a run created here needs no read, unless a cancel came first. Only the Start
+        // that follows the creation may use the row kept in memory: a later one (recovery, hand-off) may find
+        // the run executed elsewhere meanwhile. Taken either way, so it never lingers.
         const taken = repo.takeFresh(runId)
-        const fresh = Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
+        const fresh = created && Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
         // Any other execution claims the run: whatever executed it before is fenced out from now on.
         const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.claim(runId, ActiveStatuses, nodes.id)
         if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
@@ -268,7 +270,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       }, Effect.scoped)
 
       // Every log line of an execution names its run.
-      return { execute: (runId, cancelRequested) => Effect.annotateLogs(execute(runId, cancelRequested), { run_id: runId }) }
+      return { execute: (runId, cancelRequested, created) => Effect.annotateLogs(execute(runId, cancelRequested, created), { run_id: runId }) }
     })
   )
 }

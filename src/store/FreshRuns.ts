@@ -1,8 +1,11 @@
 /**
  * Runs this process created and has not executed yet: the first execution of
- * a run created here takes its row from memory instead of reading it back. A
- * run executed elsewhere (its entity lives on another runner) is never taken
- * here; entries are bounded so those do not pile up.
+ * a run created here takes its row from memory instead of reading it back.
+ * Only the Start that follows the creation takes it (RunEntity's `created`):
+ * a run whose entity lives on another runner executes there, and a later
+ * Start here (the run's shard moved) must read the run, which has moved on.
+ * Such a later Start drops the entry; entries are bounded so the others do not
+ * pile up.
  */
 import { Option } from "effect"
 

@@ -14,6 +14,8 @@ export interface Dispatch {
   readonly id: RunId
   readonly generation: number
   readonly workerRef: string | null
+  /** The dispatch that follows the run's creation (RunEntity's Start `created`). */
+  readonly created?: boolean
 }
 
 const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(

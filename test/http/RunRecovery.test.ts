@@ -93,6 +93,21 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       }))
   }
 
+  // Only the Start that follows a run's creation may run it from the row its creation left in memory (no claim:
+  // its claim stays 0); any later Start reads and claims the run, since it may have executed elsewhere meanwhile.
+  it.effect("a turn's first execution runs from memory without a claim; a Start of the recovery pass claims the run", () =>
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const claimOf = (runId: string) =>
+        Effect.map(sql<{ readonly attempt: number }>`SELECT attempt FROM runs WHERE id = ${runId}`, (rows) => rows[0]?.attempt)
+      const { thread, done } = yield* afterFirstTurn
+      assert.strictEqual(yield* claimOf(done.runId), 0)
+      const id = "run_recoveredclaims000001"
+      yield* stageRun({ id, from: done.runId, threadId: thread.id, status: "running", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+      yield* nextPassCompletes(id)
+      assert.strictEqual(yield* claimOf(id), 1)
+    }))
+
   it.effect("a run whose executing process was killed a moment ago (its heartbeat is fresh, its database sessions are gone) is dispatched again at the next pass", () =>
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
