@@ -32,23 +32,17 @@ describe("confirmed dispatch", () => {
       assert.strictEqual(yield* Ref.get(sent), 2)
     }))
 
-  it.effect("not sent again once an execution claimed the run", () =>
-    Effect.gen(function*() {
-      const { sent, state, fiber } = yield* harness(Option.some(3))
-      yield* Ref.set(state, Option.some(4))
-      yield* TestClock.adjust("1 second")
-      yield* Fiber.join(fiber)
-      assert.strictEqual(yield* Ref.get(sent), 1)
-    }))
-
-  it.effect("not sent again once the run ended or parked", () =>
-    Effect.gen(function*() {
-      const { sent, state, fiber } = yield* harness(Option.some(3))
-      yield* Ref.set(state, Option.none())
-      yield* TestClock.adjust("1 second")
-      yield* Fiber.join(fiber)
-      assert.strictEqual(yield* Ref.get(sent), 1)
-    }))
+  // The run's state a moment after the first send: claimed by an execution, or ended or parked.
+  for (const [what, meanwhile] of [["an execution claimed the run", Option.some(4)], ["the run ended or parked", Option.none()]] as const) {
+    it.effect(`not sent again once ${what}`, () =>
+      Effect.gen(function*() {
+        const { sent, state, fiber } = yield* harness(Option.some(3))
+        yield* Ref.set(state, meanwhile)
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.join(fiber)
+        assert.strictEqual(yield* Ref.get(sent), 1)
+      }))
+  }
 
   it.effect("a run that needed no Start is sent to once, with nothing to confirm", () =>
     Effect.gen(function*() {
