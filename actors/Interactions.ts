@@ -9,11 +9,11 @@ import type { InteractionId, RunId } from "../domain/Ids.ts"
 import type { BatchItemStatus, Interaction, ResolveInteractionBody } from "../domain/Interaction.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
-import { type InteractionFilter, InteractionRepo, type InteractionRow } from "../src/store/InteractionRepo.ts"
 import { approvalFromText, judge, sameOutcome } from "../src/interactions/Resolution.ts"
 import { requireOwned } from "../src/Ownership.ts"
-import { RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
+import { type InteractionFilter, InteractionRepo, type InteractionRow } from "../src/store/InteractionRepo.ts"
+import { RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { nowIso } from "../src/Time.ts"
 import { RunTrees } from "./RunTrees.ts"
 
@@ -21,7 +21,11 @@ type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
 export class Interactions extends Context.Service<Interactions, {
   readonly get: (principal: Principal, id: InteractionId) => Owned<Interaction>
-  readonly list: (principal: Principal, filter: InteractionFilter, page: PageRequest) => Effect.Effect<PageOf<Interaction>, InvalidRequest>
+  readonly list: (
+    principal: Principal,
+    filter: InteractionFilter,
+    page: PageRequest
+  ) => Effect.Effect<PageOf<Interaction>, InvalidRequest>
   readonly resolve: (
     principal: Principal,
     id: InteractionId,
@@ -31,7 +35,10 @@ export class Interactions extends Context.Service<Interactions, {
     principal: Principal,
     rootRunId: RunId,
     items: ReadonlyArray<{ readonly id: InteractionId } & ResolveInteractionBody>
-  ) => Effect.Effect<{ readonly items: ReadonlyArray<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> }, NotFound | PermissionDenied>
+  ) => Effect.Effect<
+    { readonly items: ReadonlyArray<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> },
+    NotFound | PermissionDenied
+  >
   /**
    * A plain-text message to a thread whose run (or a worker of it) waits on exactly one pending
    * approval or free-text question answers it; the settled interaction's id.
@@ -50,7 +57,10 @@ export class Interactions extends Context.Service<Interactions, {
       /** Resumes the run when the parked step waits on nothing any more. */
       const maybeResume = trees.resumeIfReady
 
-      type Settled = { readonly _tag: "Resolved"; readonly row: InteractionRow } | { readonly _tag: "Same"; readonly row: InteractionRow }
+      type Settled = { readonly _tag: "Resolved"; readonly row: InteractionRow } | {
+        readonly _tag: "Same"
+        readonly row: InteractionRow
+      }
 
       /** Settles one interaction by the rules of 4.4, without resuming. */
       const settleOne = (row: InteractionRow, body: ResolveInteractionBody) =>
@@ -82,24 +92,31 @@ export class Interactions extends Context.Service<Interactions, {
 
       return {
         get: (principal, id) => Effect.map(getRow(principal, id), (row) => row.interaction),
-        list: Effect.fn("Interactions.list")(function*(principal: Principal, filter: InteractionFilter, page: PageRequest) {
-          const { limit, after } = yield* pageWindow(page)
-          return toPage(yield* repo.list(principal, filter, limit, after), limit, (row) => row.interaction)
-        }),
-        resolve: Effect.fn("Interactions.resolve")(function*(principal: Principal, id: InteractionId, body: ResolveInteractionBody) {
-          const settled = yield* settleOne(yield* getRow(principal, id), body)
-          if (settled._tag === "Resolved") yield* maybeResume(settled.row.interaction.runId)
-          return settled.row.interaction
-        }),
+        list: Effect.fn("Interactions.list")(
+          function*(principal: Principal, filter: InteractionFilter, page: PageRequest) {
+            const { limit, after } = yield* pageWindow(page)
+            return toPage(yield* repo.list(principal, filter, limit, after), limit, (row) => row.interaction)
+          }
+        ),
+        resolve: Effect.fn("Interactions.resolve")(
+          function*(principal: Principal, id: InteractionId, body: ResolveInteractionBody) {
+            const settled = yield* settleOne(yield* getRow(principal, id), body)
+            if (settled._tag === "Resolved") yield* maybeResume(settled.row.interaction.runId)
+            return settled.row.interaction
+          }
+        ),
         resolveBatch: Effect.fn("Interactions.resolveBatch")(function*(principal, rootRunId, items) {
-          const run = yield* runs.findRoot(rootRunId).pipe(Effect.flatMap(requireOwned<RunRow>(principal, "run", rootRunId)))
+          const run = yield* runs.findRoot(rootRunId).pipe(
+            Effect.flatMap(requireOwned<RunRow>(principal, "run", rootRunId))
+          )
           const results: Array<{ readonly id: InteractionId | null; readonly status: BatchItemStatus }> = []
           const touched = new Set<RunId>()
           for (const { id, ...body } of items) {
             const found = yield* repo.find(id)
             const row = Option.getOrUndefined(found)
             if (
-              row === undefined || row.interaction.rootRunId !== run.id || row.organizationId !== principal.organizationId ||
+              row === undefined || row.interaction.rootRunId !== run.id ||
+              row.organizationId !== principal.organizationId ||
               row.workspaceId !== principal.workspaceId
             ) {
               results.push({ id, status: "not_found" })

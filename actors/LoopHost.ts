@@ -17,8 +17,8 @@ import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
 import { AgentLoop, type Executed } from "../src/runs/AgentLoop.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
-import type { Cancel, Start } from "./RunEntity.ts"
 import { EntityMaxIdleTime } from "./EntityResidency.ts"
+import type { Cancel, Start } from "./RunEntity.ts"
 import { RunTrees } from "./RunTrees.ts"
 
 // The clock is taken when the layer is built: the cluster runs each instance's build in its own context.
@@ -32,7 +32,8 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         const running = yield* Ref.make<Fiber.Fiber<Executed | undefined> | undefined>(undefined)
         const cancelRequested = yield* Ref.make(false)
         const oneAtATime = yield* Semaphore.make(1)
-        const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
+        const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          Effect.provideService(effect, Clock.Clock, clock)
         // A worker's entity is addressed by its reference, a run's by its id.
         const workerRef = entity.type === "Worker" ? (yield* Entity.CurrentAddress).entityId : null
         // Stopped by anything but a cancel (this runner handed the run's shard to another): the execution released
@@ -52,16 +53,24 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         return entity.of({
           Start: ({ payload }) =>
             Rpc.fork(
-              onOwnClock(Effect.gen(function*() {
-                const exit = yield* Semaphore.withPermits(oneAtATime, 1)(Effect.gen(function*() {
-                  const fiber = yield* Effect.forkChild(loop.execute(payload.runId, Ref.get(cancelRequested), payload.created === true))
-                  yield* Ref.set(running, fiber)
-                  const exit = yield* Fiber.await(fiber)
-                  yield* Ref.set(running, undefined)
-                  return exit
-                }))
-                if (Exit.isSuccess(exit) && exit.value !== undefined) yield* trees.afterExecution(exit.value)
-              }).pipe(Effect.onInterrupt(() => handOff(payload))))
+              onOwnClock(
+                Effect.gen(function*() {
+                  const exit = yield* Semaphore.withPermits(oneAtATime, 1)(Effect.gen(function*() {
+                    const fiber = yield* Effect.forkChild(
+                      loop.execute(payload.runId, Ref.get(cancelRequested), payload.created === true)
+                    )
+                    yield* Ref.set(running, fiber)
+                    const exit = yield* Fiber.await(fiber)
+                    yield* Ref.set(running, undefined)
+                    return exit
+                  }))
+                  if (Exit.isSuccess(exit) && exit.value !== undefined) {
+                    yield* trees.afterExecution(exit.value)
+                  }
+                }).pipe(Effect.onInterrupt(() =>
+                  handOff(payload)
+                ))
+              )
             ),
           Cancel: ({ payload }) =>
             onOwnClock(Effect.gen(function*() {

@@ -22,10 +22,10 @@ import { Singleton } from "effect/cluster"
 import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
-import { type Dispatch, RecoveryRepo } from "../src/store/RecoveryRepo.ts"
-import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
-import { nowIso, toIso } from "../src/Time.ts"
 import { retentionMs } from "../src/runs/StreamRetention.ts"
+import { NodeDeadAfterMs } from "../src/store/NodeRepo.ts"
+import { type Dispatch, RecoveryRepo } from "../src/store/RecoveryRepo.ts"
+import { nowIso, toIso } from "../src/Time.ts"
 import { WorkspaceLifecycle } from "../src/workspace/WorkspaceLifecycle.ts"
 import { RunTrees } from "./RunTrees.ts"
 
@@ -48,7 +48,9 @@ export const MessageRetentionMs = 24 * 60 * 60 * 1000
 const PurgeIntervalMs = 10 * 60 * 1000
 
 /** One recovery pass, runnable on its own (tests call it after moving the clock). */
-export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: Effect.Effect<void> }>()("svc/RunRecovery") {
+export class RunRecovery
+  extends Context.Service<RunRecovery, { readonly pass: Effect.Effect<void> }>()("svc/RunRecovery")
+{
   static readonly layer = Layer.effect(RunRecovery)(Effect.gen(function*() {
     const config = yield* ServiceConfig
     const repo = yield* RecoveryRepo
@@ -76,7 +78,11 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
       // Runs whose process died (no heartbeat), then runs silent for too long (a lost dispatch, a hung executor).
       const nowMs = yield* Clock.currentTimeMillis
       const orphaned = yield* repo.orphaned(NodeDeadAfterMs, RedispatchAfterMs, Option.isSome(config.databaseUrl))
-      const stalled = (yield* repo.stalled(toIso(nowMs - config.runStallMs), toIso(nowMs - QueuedStallMs), toIso(nowMs - RedispatchAfterMs))).filter((s) => !orphaned.some((o) => o.id === s.id))
+      const stalled = (yield* repo.stalled(
+        toIso(nowMs - config.runStallMs),
+        toIso(nowMs - QueuedStallMs),
+        toIso(nowMs - RedispatchAfterMs)
+      )).filter((s) => !orphaned.some((o) => o.id === s.id))
       const again: Array<Dispatch> = []
       for (const dispatch of [...orphaned, ...stalled]) {
         const attempts = yield* repo.bumpRecovery(dispatch.id, yield* nowIso)
@@ -87,7 +93,12 @@ export class RunRecovery extends Context.Service<RunRecovery, { readonly pass: E
       }
       // In the background, together: each is confirmed a second later (the cluster may still be moving a
       // dead runner's shards), and the next pass need not wait for them.
-      if (again.length > 0) yield* Effect.forkIn(Effect.forEach(again, trees.redispatch, { concurrency: "unbounded", discard: true }), scope)
+      if (again.length > 0) {
+        yield* Effect.forkIn(
+          Effect.forEach(again, trees.redispatch, { concurrency: "unbounded", discard: true }),
+          scope
+        )
+      }
       // Workspaces last: snapshotting a hibernating one takes time that failover must not wait for.
       yield* workspaces.sweep
     }).pipe(running.withPermits(1))

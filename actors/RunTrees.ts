@@ -75,15 +75,21 @@ export class RunTrees extends Context.Service<RunTrees, {
       // starting) leaves the run queued, or running with no executor: the recovery pass dispatches it again.
       const dispatch = (run: Dispatch) =>
         (run.workerRef === null
-          ? runClient(run.id).Start({ runId: run.id, generation: run.generation, created: run.created === true }, { discard: true })
+          ? runClient(run.id).Start({ runId: run.id, generation: run.generation, created: run.created === true }, {
+            discard: true
+          })
           : workerClient(run.workerRef).Start({ runId: run.id, generation: run.generation }, { discard: true })).pipe(
             Effect.catchCause((cause) => Effect.logWarning("run dispatch failed; left to the recovery pass", cause))
           )
 
       /** The run's latest claim while it still needs a Start (neither ended nor parked). */
       const awaitingStart = (runId: RunId) =>
-        Effect.map(runs.find(runId), Option.flatMap((row) =>
-          isTerminal(row.run.status) || row.park !== null ? Option.none() : Option.some(row.attempt)))
+        Effect.map(
+          runs.find(runId),
+          Option.flatMap((row) =>
+            isTerminal(row.run.status) || row.park !== null ? Option.none() : Option.some(row.attempt)
+          )
+        )
       const redispatch = Effect.fn("RunTrees.redispatch")(function*(run: Dispatch) {
         yield* sendConfirmed(dispatch(run), awaitingStart(run.id))
       })
@@ -94,9 +100,13 @@ export class RunTrees extends Context.Service<RunTrees, {
         const run: RunRow = found.value
         if (isTerminal(run.run.status) || run.park === null) return
         const root = run.plan?.worker?.rootRunId
-        const pending = new Set((yield* interactions.ofRun(runId)).filter((i) => i.interaction.status === "pending").map((i) => i.id))
+        const pending = new Set(
+          (yield* interactions.ofRun(runId)).filter((i) => i.interaction.status === "pending").map((i) => i.id)
+        )
         if (run.park.pending.some((p) => pending.has(p.interactionId)) || (yield* delegation.waiting(run))) {
-          if (root !== undefined || run.plan?.subagents === true) yield* workers.refreshTreeStatus(root ?? runId, yield* nowIso)
+          if (root !== undefined || run.plan?.subagents === true) {
+            yield* workers.refreshTreeStatus(root ?? runId, yield* nowIso)
+          }
           return
         }
         // Running again from now on: stream followers keep following until the resumed step arrives.

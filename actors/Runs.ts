@@ -6,7 +6,14 @@
  */
 import { Cause, Clock, Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
-import { Conflict, type InvalidRequest, NotFound, type PermissionDenied, RateLimited, Unavailable } from "../domain/Errors.ts"
+import {
+  Conflict,
+  type InvalidRequest,
+  NotFound,
+  type PermissionDenied,
+  RateLimited,
+  Unavailable
+} from "../domain/Errors.ts"
 import type { AgentId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../domain/Page.ts"
 import type { Principal } from "../domain/Principal.ts"
@@ -14,14 +21,14 @@ import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../dom
 import { Agents } from "../src/agents/Agents.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { requireOwned } from "../src/Ownership.ts"
-import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
-import { FollowupRepo } from "../src/store/FollowupRepo.ts"
-import { type RunFilter, RunRepo, type RunRow } from "../src/store/RunRepo.ts"
 import { treeTotal } from "../src/runs/Delegation.ts"
+import { EventLog, type SequencedChunk, type Watch } from "../src/runs/EventLog.ts"
 import { RunStart, type StartError } from "../src/runs/RunStart.ts"
-import { WorkerRepo } from "../src/store/WorkerRepo.ts"
 import { pastRetention, unavailableStream } from "../src/runs/StreamRetention.ts"
 import { pageWindow, toPage } from "../src/store/Cursor.ts"
+import { FollowupRepo } from "../src/store/FollowupRepo.ts"
+import { type RunFilter, RunRepo, type RunRow } from "../src/store/RunRepo.ts"
+import { WorkerRepo } from "../src/store/WorkerRepo.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { RunEntity } from "./RunEntity.ts"
 import { type PreparedRun, ThreadEntity } from "./ThreadEntity.ts"
@@ -36,12 +43,19 @@ export class Runs extends Context.Service<Runs, {
     idempotencyKey: string | undefined
   ) => Effect.Effect<RunReceipt, StartError>
   readonly get: (principal: Principal, id: RunId) => Effect.Effect<Run, NotFound | PermissionDenied>
-  readonly list: (principal: Principal, filter: RunFilter, page: PageRequest) => Effect.Effect<PageOf<Run>, InvalidRequest>
+  readonly list: (
+    principal: Principal,
+    filter: RunFilter,
+    page: PageRequest
+  ) => Effect.Effect<PageOf<Run>, InvalidRequest>
   readonly cancel: (principal: Principal, id: RunId) => Effect.Effect<Run, NotFound | PermissionDenied>
   readonly cancelThread: (
     principal: Principal,
     threadId: ThreadId
-  ) => Effect.Effect<{ readonly id: ThreadId; readonly object: "thread.cancel"; readonly cancelledRunId: RunId | null }, NotFound | PermissionDenied>
+  ) => Effect.Effect<
+    { readonly id: ThreadId; readonly object: "thread.cancel"; readonly cancelledRunId: RunId | null },
+    NotFound | PermissionDenied
+  >
   readonly stream: (
     principal: Principal,
     id: RunId,
@@ -69,7 +83,10 @@ export class Runs extends Context.Service<Runs, {
     rootRunId: RunId,
     workerRef: string,
     afterSeq: number
-  ) => Effect.Effect<{ readonly runId: RunId; readonly stream: Stream.Stream<SequencedChunk> }, NotFound | PermissionDenied>
+  ) => Effect.Effect<
+    { readonly runId: RunId; readonly stream: Stream.Stream<SequencedChunk> },
+    NotFound | PermissionDenied
+  >
   readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
   readonly cancelAgentRuns: (principal: Principal, agentId: AgentId) => Effect.Effect<void, NotFound | PermissionDenied>
@@ -77,7 +94,10 @@ export class Runs extends Context.Service<Runs, {
     principal: Principal,
     runId: RunId,
     followupId: FollowupId
-  ) => Effect.Effect<{ readonly id: FollowupId; readonly object: "run.followup"; readonly deleted: true }, NotFound | PermissionDenied>
+  ) => Effect.Effect<
+    { readonly id: FollowupId; readonly object: "run.followup"; readonly deleted: true },
+    NotFound | PermissionDenied
+  >
 }>()("svc/Runs") {
   static readonly layer = Layer.effect(Runs)(
     Effect.gen(function*() {
@@ -113,12 +133,16 @@ export class Runs extends Context.Service<Runs, {
        */
       const presentWith = (row: RunRow, members: ReadonlyArray<RunRow>) =>
         Effect.map(followups.queued(row.id), (queued): Run => {
-          const run = members.length === 0 || row.run.usage === undefined ? row.run : { ...row.run, usage: treeTotal(row.run.usage, members) }
-          return queued.length === 0 && row.run.status !== "waiting_for_approval" && row.run.status !== "waiting_for_input"
+          const run = members.length === 0 || row.run.usage === undefined
+            ? row.run
+            : { ...row.run, usage: treeTotal(row.run.usage, members) }
+          return queued.length === 0 && row.run.status !== "waiting_for_approval" &&
+              row.run.status !== "waiting_for_input"
             ? run
             : { ...run, queuedFollowups: queued }
         })
-      const present = (row: RunRow) => Effect.flatMap(workersOf([row]), (byRoot) => presentWith(row, byRoot.get(row.id) ?? []))
+      const present = (row: RunRow) =>
+        Effect.flatMap(workersOf([row]), (byRoot) => presentWith(row, byRoot.get(row.id) ?? []))
 
       /**
        * The turn on the thread's entity. A shard moving while the request is under way (a runner joining or
@@ -127,12 +151,15 @@ export class Runs extends Context.Service<Runs, {
        */
       const beginOnEntity = (threadId: ThreadId, prepared: PreparedRun) =>
         Effect.gen(function*() {
-          const exit = yield* Fiber.await(yield* Effect.forkChild(threadClient(threadId).Begin({ prepared }).pipe(Effect.orDie)))
+          const exit = yield* Fiber.await(
+            yield* Effect.forkChild(threadClient(threadId).Begin({ prepared }).pipe(Effect.orDie))
+          )
           if (Exit.isSuccess(exit)) return exit.value
           if (!Cause.hasInterruptsOnly(exit.cause)) return yield* Effect.failCause(exit.cause)
           return yield* new Unavailable({
             code: "service_unavailable",
-            message: "The cluster moved this thread while the message was being handled; retry in a moment (with the same Idempotency-Key, a retry answers with the run if it started)."
+            message:
+              "The cluster moved this thread while the message was being handled; retry in a moment (with the same Idempotency-Key, a retry answers with the run if it started)."
           })
         })
 
@@ -196,8 +223,12 @@ export class Runs extends Context.Service<Runs, {
         }
         return { receipt, fresh: began.earlier === undefined }
       })
-      const start = (principal: Principal, threadId: ThreadId, input: MessageInput, idempotencyKey: string | undefined) =>
-        Effect.map(begin(principal, threadId, input, idempotencyKey), (r) => r.receipt)
+      const start = (
+        principal: Principal,
+        threadId: ThreadId,
+        input: MessageInput,
+        idempotencyKey: string | undefined
+      ) => Effect.map(begin(principal, threadId, input, idempotencyKey), (r) => r.receipt)
 
       /**
        * A stream ends at the run's final end, or at a turn's end while the run is parked. Resumed
@@ -205,11 +236,18 @@ export class Runs extends Context.Service<Runs, {
        * a parked one waits for what comes next (its resumption or its expiry, in the same log).
        */
       const follow = (id: RunId, afterSeq: number, watch?: Watch) => {
-        const following = events.follow(id, afterSeq, Effect.map(repo.find(id), (row) =>
-          Option.match(row, {
-            onNone: () => true,
-            onSome: (r) => isTerminal(r.run.status) || r.run.status === "waiting_for_approval" || r.run.status === "waiting_for_input"
-          })), watch)
+        const following = events.follow(
+          id,
+          afterSeq,
+          Effect.map(repo.find(id), (row) =>
+            Option.match(row, {
+              onNone: () => true,
+              onSome: (r) =>
+                isTerminal(r.run.status) || r.run.status === "waiting_for_approval" ||
+                r.run.status === "waiting_for_input"
+            })),
+          watch
+        )
         if (afterSeq === 0) return following
         return Stream.unwrap(Effect.gen(function*() {
           const row = yield* repo.find(id)
@@ -234,19 +272,25 @@ export class Runs extends Context.Service<Runs, {
           const { limit, after } = yield* pageWindow(page)
           const rows = yield* repo.list(principal, filter, limit, after)
           const byRoot = yield* workersOf(rows)
-          const runs = yield* Effect.forEach(rows, (row) => Effect.map(presentWith(row, byRoot.get(row.id) ?? []), (run) => ({ ...row, run })))
+          const runs = yield* Effect.forEach(
+            rows,
+            (row) => Effect.map(presentWith(row, byRoot.get(row.id) ?? []), (run) => ({ ...row, run }))
+          )
           return toPage(runs, limit, (row) => row.run)
         }),
-        withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(function*(principal: Principal, runId: RunId, followupId: FollowupId) {
-          yield* getRow(principal, runId)
-          if (!(yield* followups.withdraw(runId, followupId))) {
-            return yield* new NotFound({
-              code: "followup_not_found",
-              message: `Follow-up '${followupId}' is not held for run '${runId}': it was withdrawn, already claimed for delivery, or the run has ended.`
-            })
+        withdrawFollowup: Effect.fn("Runs.withdrawFollowup")(
+          function*(principal: Principal, runId: RunId, followupId: FollowupId) {
+            yield* getRow(principal, runId)
+            if (!(yield* followups.withdraw(runId, followupId))) {
+              return yield* new NotFound({
+                code: "followup_not_found",
+                message:
+                  `Follow-up '${followupId}' is not held for run '${runId}': it was withdrawn, already claimed for delivery, or the run has ended.`
+              })
+            }
+            return { id: followupId, object: "run.followup" as const, deleted: true as const }
           }
-          return { id: followupId, object: "run.followup" as const, deleted: true as const }
-        }),
+        ),
         cancel: Effect.fn("Runs.cancel")(function*(principal: Principal, id: RunId) {
           return yield* cancelRun(yield* getRow(principal, id))
         }),
@@ -258,7 +302,9 @@ export class Runs extends Context.Service<Runs, {
         stream: Effect.fn("Runs.stream")(function*(principal: Principal, id: RunId, afterSeq: number) {
           const row = yield* getRow(principal, id)
           // Past the event log's retention the stored stream is gone: a content-free stream says so.
-          if (pastRetention(row.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) return unavailableStream(id, afterSeq)
+          if (pastRetention(row.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
+            return unavailableStream(id, afterSeq)
+          }
           return follow(id, afterSeq)
         }),
         startStreaming: Effect.fn("Runs.startStreaming")(function*<E>(
@@ -279,31 +325,38 @@ export class Runs extends Context.Service<Runs, {
           ).pipe(
             Effect.onError(() => Scope.close(scope, Exit.void))
           )
-          const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(Stream.ensuring(Scope.close(scope, Exit.void)))
+          const stream = follow(receipt.runId, 0, created ? watch : undefined).pipe(
+            Stream.ensuring(Scope.close(scope, Exit.void))
+          )
           return { receipt, stream }
         }),
-        workerStream: Effect.fn("Runs.workerStream")(function*(principal: Principal, rootRunId: RunId, workerRef: string, afterSeq: number) {
-          const root = yield* getRow(principal, rootRunId)
-          const found = yield* workers.find(root.id, workerRef)
-          if (Option.isNone(found)) {
-            return yield* new NotFound({
-              code: "worker_not_found",
-              message: `Run '${rootRunId}' has no worker '${workerRef}': worker references come from the run's data-svc-task chunks.`
-            })
+        workerStream: Effect.fn("Runs.workerStream")(
+          function*(principal: Principal, rootRunId: RunId, workerRef: string, afterSeq: number) {
+            const root = yield* getRow(principal, rootRunId)
+            const found = yield* workers.find(root.id, workerRef)
+            if (Option.isNone(found)) {
+              return yield* new NotFound({
+                code: "worker_not_found",
+                message:
+                  `Run '${rootRunId}' has no worker '${workerRef}': worker references come from the run's data-svc-task chunks.`
+              })
+            }
+            const worker = found.value
+            if (pastRetention(worker.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
+              return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq) }
+            }
+            return { runId: worker.id, stream: follow(worker.id, afterSeq) }
           }
-          const worker = found.value
-          if (pastRetention(worker.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
-            return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq) }
-          }
-          return { runId: worker.id, stream: follow(worker.id, afterSeq) }
-        }),
+        ),
         warm: Effect.fn("Runs.warm")(function*(principal: Principal, threadId: ThreadId) {
           yield* threads.getRow(principal, threadId)
         }),
         cancelAgentRuns: Effect.fn("Runs.cancelAgentRuns")(function*(principal: Principal, agentId: AgentId) {
           yield* agents.getRow(principal, agentId)
           // Every active run, page by page (the agent may have any number of threads).
-          for (const status of ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"] as const) {
+          for (
+            const status of ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"] as const
+          ) {
             let after: RunRow | undefined = undefined
             do {
               const page: ReadonlyArray<RunRow> = yield* repo.list(principal, { agentId, status }, 100, after)

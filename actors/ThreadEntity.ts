@@ -28,7 +28,9 @@ export const BeginResult = Schema.Union([
    * With `earlier`: this very request (same Idempotency-Key and input) had started that run, and
    * its answer was lost on the way (the node that handled it died); its Start is sent again.
    */
-  Schema.TaggedStruct("Started", { earlier: Schema.optionalKey(Schema.Struct({ runId: RunId, createdAt: Schema.String })) }),
+  Schema.TaggedStruct("Started", {
+    earlier: Schema.optionalKey(Schema.Struct({ runId: RunId, createdAt: Schema.String }))
+  }),
   /** The workspace has its maximum of active runs (SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE); nothing was created. */
   Schema.TaggedStruct("Capped", {}),
   Schema.TaggedStruct("Busy", {

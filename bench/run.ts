@@ -74,11 +74,18 @@ interface Measured {
   readonly xactsPerTurn: number
   readonly rowsWrittenPerTurn: number
   /** Cores busy during the measured window. */
-  readonly cpu: { readonly service: number; readonly postgres: number; readonly mcp: number; readonly bench: number } | undefined
+  readonly cpu:
+    | { readonly service: number; readonly postgres: number; readonly mcp: number; readonly bench: number }
+    | undefined
 }
 
 const measure = async (
-  ctx: { readonly base: string; readonly dbName: string; readonly servicePid: number | undefined; readonly mcpPid: number | undefined },
+  ctx: {
+    readonly base: string
+    readonly dbName: string
+    readonly servicePid: number | undefined
+    readonly mcpPid: number | undefined
+  },
   scenario: Scenario,
   threads: ReadonlyArray<string>,
   perClient: number,
@@ -170,7 +177,11 @@ const main = async (): Promise<number> => {
       const threads = await createThreads(base, apiKey, agentId, concurrency)
       const perClient = concurrency === 1 ? turnsAtOne : turnsPerClient
       const warmup = concurrency === 1 ? 20 : 2
-      process.stderr.write(`${scenario.name} at concurrency ${concurrency}: ${warmup * concurrency} warm-up + ${perClient * concurrency} turns ... `)
+      process.stderr.write(
+        `${scenario.name} at concurrency ${concurrency}: ${warmup * concurrency} warm-up + ${
+          perClient * concurrency
+        } turns ... `
+      )
       const row = await measure(ctx, scenario, threads, perClient, warmup)
       process.stderr.write(`${fmt(row.turnsPerSec)} turns/s${row.failed > 0 ? `, ${row.failed} FAILED` : ""}\n`)
       rows.push(row)
@@ -180,11 +191,21 @@ const main = async (): Promise<number> => {
   const cpus = os.cpus()
   console.log("")
   console.log(
-    `Machine: ${cpus[0]?.model.trim() ?? "unknown CPU"} x ${cpus.length}, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ` +
+    `Machine: ${cpus[0]?.model.trim() ?? "unknown CPU"} x ${cpus.length}, ${
+      (os.totalmem() / 2 ** 30).toFixed(1)
+    } GiB RAM, ` +
       `${os.type()} ${os.release()}, Node ${process.version}, ${pgVersion}`
   )
-  console.log(`Load average before the run: ${loadAtStart.map((l) => l.toFixed(2)).join(" ")} (other work on the host skews the figures)`)
-  console.log(`Service: node src/main.ts on PostgreSQL, ${accessLog ? "access log ON (no SVC_QUIET)" : "SVC_QUIET=1"}, scripted model; client on the same host (loopback)\n`)
+  console.log(
+    `Load average before the run: ${
+      loadAtStart.map((l) => l.toFixed(2)).join(" ")
+    } (other work on the host skews the figures)`
+  )
+  console.log(
+    `Service: node src/main.ts on PostgreSQL, ${
+      accessLog ? "access log ON (no SVC_QUIET)" : "SVC_QUIET=1"
+    }, scripted model; client on the same host (loopback)\n`
+  )
   console.log(table(
     ["scenario", "concurrency", "turns", "turns/s", "p50 ms", "p99 ms", "TTFC p50 ms", "TTFC p99 ms"],
     rows.map((r) => [
@@ -200,7 +221,19 @@ const main = async (): Promise<number> => {
   ))
   console.log("")
   console.log(table(
-    ["scenario", "concurrency", "PG round trips/turn", "svc CPU ms/turn", "PG rows written/turn", "p50 first 10%", "p50 last 10%", "CPU svc", "CPU pg", "CPU mcp", "CPU bench"],
+    [
+      "scenario",
+      "concurrency",
+      "PG round trips/turn",
+      "svc CPU ms/turn",
+      "PG rows written/turn",
+      "p50 first 10%",
+      "p50 last 10%",
+      "CPU svc",
+      "CPU pg",
+      "CPU mcp",
+      "CPU bench"
+    ],
     rows.map((r) => [
       r.scenario,
       String(r.concurrency),
@@ -220,7 +253,9 @@ const main = async (): Promise<number> => {
       " the benchmark database. PG round trips/turn: commits + rollbacks in pg_stat_database per turn; a turn's path has no" +
       " multi-statement transaction (each statement is its own commit), so this counts its statements, background work of" +
       " the runner (node heartbeats, recovery pass, shard locks) included. svc CPU ms/turn: CPU svc x 1000 / turns per second." +
-      ` Startup (database, MCP server, service) took ${startupS.toFixed(1)} s; total ${((performance.now() - t0) / 1000).toFixed(1)} s.`
+      ` Startup (database, MCP server, service) took ${startupS.toFixed(1)} s; total ${
+        ((performance.now() - t0) / 1000).toFixed(1)
+      } s.`
   )
 
   return failures.length > 0 ? 1 : 0

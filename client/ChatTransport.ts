@@ -72,21 +72,30 @@ const isTextPart = Schema.is(Schema.Struct({ type: Schema.Literal("text"), text:
 /** The text of the last message, which must be the user's and hold text only. */
 const lastUserText = (messages: ReadonlyArray<ChatMessageLike>) => {
   const last = messages.at(-1)
-  if (last === undefined || last.role !== "user") return refuse("The last chat message must be the user's message to send.")
+  if (last === undefined || last.role !== "user") {
+    return refuse("The last chat message must be the user's message to send.")
+  }
   const texts: Array<string> = []
   for (const part of last.parts) {
-    if (!isTextPart(part)) return refuse(`A '${part.type}' part cannot be sent: the transport sends text (upload files through the API).`)
+    if (!isTextPart(part)) {
+      return refuse(`A '${part.type}' part cannot be sent: the transport sends text (upload files through the API).`)
+    }
     texts.push(part.text)
   }
   return Effect.succeed(texts.join("\n"))
 }
 
 const hasHeaders = (headers: SendMessagesOptions["headers"]) =>
-  headers !== undefined && (headers instanceof Headers ? [...headers.keys()].length > 0 : Object.keys(headers).length > 0)
+  headers !== undefined &&
+  (headers instanceof Headers ? [...headers.keys()].length > 0 : Object.keys(headers).length > 0)
 
 const unsupported = (options: ReconnectOptions) => {
-  if (hasHeaders(options.headers)) return refuse("Request headers are not sent by this transport: the client holds the API key.")
-  if (options.metadata !== undefined) return refuse("Request metadata is not sent by this transport: put run metadata in body.metadata.")
+  if (hasHeaders(options.headers)) {
+    return refuse("Request headers are not sent by this transport: the client holds the API key.")
+  }
+  if (options.metadata !== undefined) {
+    return refuse("Request metadata is not sent by this transport: put run metadata in body.metadata.")
+  }
   return Effect.void
 }
 
@@ -106,7 +115,9 @@ export const makeChatTransport = (deps: TransportDeps, options: ChatTransportOpt
       Effect.runPromise(Effect.gen(function*() {
         yield* unsupported(request)
         if (request.trigger === "regenerate-message") {
-          return yield* refuse("Regenerating is not supported: the thread holds the history; send a new message instead.")
+          return yield* refuse(
+            "Regenerating is not supported: the thread holds the history; send a new message instead."
+          )
         }
         const text = yield* lastUserText(request.messages)
         const { runId, chunks } = yield* deps.send(request.chatId, { ...options.body, ...request.body, input: text })

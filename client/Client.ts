@@ -45,7 +45,11 @@ export const createClient = (options: ConnectionOptions) => {
   const followChunks = (runId: string, follow: RunEvents.FollowOptions = {}): Stream.Stream<Chunk, Failure> =>
     Stream.unwrap(Effect.map(ids.run(runId), (id) => RunEvents.chunks(RunEvents.follow(api, id, follow))))
 
-  const sendMessage = (threadId: string, input: string | typeof MessageInput.Encoded, send: RunEvents.SendOptions = {}) =>
+  const sendMessage = (
+    threadId: string,
+    input: string | typeof MessageInput.Encoded,
+    send: RunEvents.SendOptions = {}
+  ) =>
     Effect.gen(function*() {
       const id = yield* ids.thread(threadId)
       const body = yield* messageInput(typeof input === "string" ? { input } : input)
@@ -57,23 +61,31 @@ export const createClient = (options: ConnectionOptions) => {
     agents: {
       list: (page: PageOptions = {}) => run(Effect.flatMap(pageQuery(page), (query) => api.agents.list({ query }))),
       create: (body: typeof AgentCreate.Encoded, idempotencyKey?: string) =>
-        run(Effect.flatMap(agentCreate(body), (payload) =>
-          api.agents.create({ payload, headers: idempotency(idempotencyKey) }))),
+        run(
+          Effect.flatMap(agentCreate(body), (payload) =>
+            api.agents.create({ payload, headers: idempotency(idempotencyKey) }))
+        ),
       get: (id: string) => run(Effect.flatMap(ids.agent(id), (agentId) => api.agents.get({ params: { id: agentId } })))
     },
     threads: {
       create: (body: typeof ThreadCreate.Encoded, idempotencyKey?: string) =>
-        run(Effect.flatMap(threadCreate(body), (payload) =>
-          api.threads.create({ payload, headers: idempotency(idempotencyKey) }))),
-      get: (id: string) => run(Effect.flatMap(ids.thread(id), (threadId) => api.threads.get({ params: { id: threadId } }))),
+        run(
+          Effect.flatMap(threadCreate(body), (payload) =>
+            api.threads.create({ payload, headers: idempotency(idempotencyKey) }))
+        ),
+      get: (id: string) =>
+        run(Effect.flatMap(ids.thread(id), (threadId) => api.threads.get({ params: { id: threadId } }))),
       /** Sends a message and answers with the new run's id and its stream (from the same response). */
       send: (threadId: string, input: string | typeof MessageInput.Encoded, send: RunEvents.SendOptions = {}) =>
         run(Effect.map(sendMessage(threadId, input, send), ({ runId, chunks }) => ({ runId, stream: stream(chunks) })))
     },
     runs: {
-      start: (body: typeof RunStartInput.Encoded) => run(Effect.flatMap(runStart(body), (payload) => api.runs.start({ payload, headers: {} }))),
+      start: (body: typeof RunStartInput.Encoded) =>
+        run(Effect.flatMap(runStart(body), (payload) => api.runs.start({ payload, headers: {} }))),
       get: (id: string) => run(Effect.flatMap(ids.run(id), (runId) => api.runs.get({ params: { id: runId } }))),
-      list: (query: PageOptions & { readonly agentId?: string; readonly threadId?: string; readonly status?: RunStatus } = {}) =>
+      list: (
+        query: PageOptions & { readonly agentId?: string; readonly threadId?: string; readonly status?: RunStatus } = {}
+      ) =>
         run(Effect.gen(function*() {
           const page = yield* pageQuery(query)
           const agentId = yield* filters.agentId(query.agentId)
@@ -94,7 +106,13 @@ export const createClient = (options: ConnectionOptions) => {
         stream(followChunks(runId, follow), follow.signal)
     },
     interactions: {
-      list: (query: PageOptions & { readonly runId?: string; readonly status?: InteractionStatus; readonly kind?: InteractionKind } = {}) =>
+      list: (
+        query: PageOptions & {
+          readonly runId?: string
+          readonly status?: InteractionStatus
+          readonly kind?: InteractionKind
+        } = {}
+      ) =>
         run(Effect.gen(function*() {
           const page = yield* pageQuery(query)
           const runId = yield* filters.runId(query.runId)
@@ -109,7 +127,13 @@ export const createClient = (options: ConnectionOptions) => {
             }
           })
         })),
-      get: (id: string) => run(Effect.flatMap(ids.interaction(id), (interactionId) => api.interactions.get({ params: { id: interactionId } }))),
+      get: (id: string) =>
+        run(
+          Effect.flatMap(
+            ids.interaction(id),
+            (interactionId) => api.interactions.get({ params: { id: interactionId } })
+          )
+        ),
       resolve: (id: string, body: typeof ResolveInteractionBody.Encoded) =>
         run(Effect.gen(function*() {
           const interactionId = yield* ids.interaction(id)
@@ -125,7 +149,8 @@ export const createClient = (options: ConnectionOptions) => {
         newestRun: (threadId) =>
           Effect.flatMap(ids.thread(threadId), (id) =>
             normalized(Effect.map(api.runs.list({ query: { threadId: id, limit: 1 } }), (page) => page.data[0]))),
-        replay: (runId) => RunEvents.chunks(RunEvents.follow(api, runId, { followParks: true })),
+        replay: (runId) =>
+          RunEvents.chunks(RunEvents.follow(api, runId, { followParks: true })),
         readable: stream
       }, transport),
     /** Any route of the contract, through the typed Effect client: `client.call((api) => api.secrets.list({ query: {} }))`. */

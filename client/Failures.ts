@@ -88,7 +88,11 @@ const fromHttpClientError = (error: HttpClientError.HttpClientError): Effect.Eff
     case "TransportError": {
       const cause = rootCause(reason.cause)
       return Effect.fail(
-        new ClientError({ kind: "connection", message: cause === undefined ? reason.message : `${reason.message}: ${cause}`, cause: reason })
+        new ClientError({
+          kind: "connection",
+          message: cause === undefined ? reason.message : `${reason.message}: ${cause}`,
+          cause: reason
+        })
       )
     }
     case "EncodeError":
@@ -122,7 +126,10 @@ export const toFailure = (error: unknown): Effect.Effect<never, Failure> => {
   if (HttpClientError.isHttpClientError(error)) return fromHttpClientError(error)
   if (Schema.isSchemaError(error)) {
     return Effect.fail(
-      new ClientError({ kind: "invalid_response", message: `The answer does not match the API contract: ${describeIssue(error.issue)}` })
+      new ClientError({
+        kind: "invalid_response",
+        message: `The answer does not match the API contract: ${describeIssue(error.issue)}`
+      })
     )
   }
   return Effect.fail(new ClientError({ kind: "invalid_response", message: String(error), cause: error }))

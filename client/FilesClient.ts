@@ -20,7 +20,9 @@ type Bytes = Blob | Uint8Array<ArrayBuffer> | string
 
 const uploadForm = (data: Bytes, options: UploadOptions): Effect.Effect<FormData, ClientError> => {
   if (options.filename.length === 0) {
-    return Effect.fail(new ClientError({ kind: "invalid_request", message: "Invalid upload: filename must not be empty." }))
+    return Effect.fail(
+      new ClientError({ kind: "invalid_request", message: "Invalid upload: filename must not be empty." })
+    )
   }
   const blob = data instanceof Blob && options.mediaType === undefined
     ? data

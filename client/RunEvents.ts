@@ -45,7 +45,9 @@ const invalid = (message: string) => new ClientError({ kind: "invalid_response",
 const frame = (event: Sse.Event): Effect.Effect<Frame, ClientError> => {
   if (event.data === "[DONE]") return Effect.succeed("done")
   const id = Number(event.id)
-  if (!Number.isSafeInteger(id) || id < 1) return Effect.fail(invalid(`A stream frame without a valid id: '${event.id}'.`))
+  if (!Number.isSafeInteger(id) || id < 1) {
+    return Effect.fail(invalid(`A stream frame without a valid id: '${event.id}'.`))
+  }
   return decodeChunk(event.data).pipe(
     Effect.map((chunk) => ({ id, chunk })),
     Effect.mapError((e) => invalid(`A stream chunk the contract does not know: ${e.message}`))
@@ -73,16 +75,20 @@ const streamOrFailure = <E>(
 ): Effect.Effect<HttpClientResponse.HttpClientResponse, E | ClientError> => {
   const type = response.headers["content-type"] ?? ""
   if (response.status === 200 && type.startsWith("text/event-stream")) return Effect.succeed(response)
-  return Effect.flatMap(decode(response), () => Effect.fail(invalid(`Expected the run's stream, got ${response.status} ${type}.`)))
+  return Effect.flatMap(
+    decode(response),
+    () => Effect.fail(invalid(`Expected the run's stream, got ${response.status} ${type}.`))
+  )
 }
 
 /** `GET /v1/runs/:id/stream` after `cursor`. */
-const openStream = (api: ApiClient, runId: RunId) => (cursor: number): Effect.Effect<HttpClientResponse.HttpClientResponse, Failure> =>
-  api.runs.stream({
-    params: { id: runId },
-    headers: cursor > 0 ? { "last-event-id": String(cursor) } : {},
-    responseMode: "response-only"
-  }).pipe(Effect.flatMap((response) => streamOrFailure(response, decodeStreamAnswer)), normalized)
+const openStream =
+  (api: ApiClient, runId: RunId) => (cursor: number): Effect.Effect<HttpClientResponse.HttpClientResponse, Failure> =>
+    api.runs.stream({
+      params: { id: runId },
+      headers: cursor > 0 ? { "last-event-id": String(cursor) } : {},
+      responseMode: "response-only"
+    }).pipe(Effect.flatMap((response) => streamOrFailure(response, decodeStreamAnswer)), normalized)
 
 const pause = (failures: number) => Effect.sleep(Duration.millis(Math.min(5_000, 250 * 2 ** failures)))
 
@@ -100,7 +106,9 @@ export const resumable = (
     let finalEnd = false
 
     const retry = (failures: number, failure: Failure): Stream.Stream<RunEvent, Failure> =>
-      failures + 1 >= maxAttempts ? Stream.fail(failure) : Stream.unwrap(Effect.as(pause(failures), attempt(failures + 1)))
+      failures + 1 >= maxAttempts
+        ? Stream.fail(failure)
+        : Stream.unwrap(Effect.as(pause(failures), attempt(failures + 1)))
 
     const attempt = (failures: number): Stream.Stream<RunEvent, Failure> =>
       Stream.unwrap(Effect.gen(function*() {
@@ -132,7 +140,13 @@ export const resumable = (
       // `[DONE]`: the turn ended. Following parks means asking again after it (the service waits for what comes next).
       if (done) return options.followParks === true && progressed ? attempt(0) : Stream.empty
       if (progressed) return attempt(0)
-      return retry(failures, new ClientError({ kind: "connection", message: `The run's stream broke ${failures + 1} times in a row without a new chunk.` }))
+      return retry(
+        failures,
+        new ClientError({
+          kind: "connection",
+          message: `The run's stream broke ${failures + 1} times in a row without a new chunk.`
+        })
+      )
     }
 
     return attempt(0)
@@ -164,7 +178,9 @@ export const send = (api: ApiClient, threadId: ThreadId, input: MessageInput, op
     const response = yield* api.runs.message({
       params: { id: threadId },
       payload: input,
-      headers: key === undefined ? { accept: "text/event-stream" } : { accept: "text/event-stream", "idempotency-key": key },
+      headers: key === undefined
+        ? { accept: "text/event-stream" }
+        : { accept: "text/event-stream", "idempotency-key": key },
       responseMode: "response-only"
     }).pipe(Effect.flatMap((r) => streamOrFailure(r, decodeMessageAnswer)), normalized)
     const runId = yield* Effect.fromOption(decodeRunId(response.headers["svc-run-id"])).pipe(

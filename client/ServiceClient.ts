@@ -23,8 +23,11 @@ export interface ConnectionOptions {
 
 /** Adds `Authorization: Bearer <key>` to every request of the typed client. */
 export const bearer = (apiKey: string | Redacted.Redacted<string>) =>
-  HttpApiMiddleware.layerClient(Authentication, ({ request, next }) =>
-    next(HttpClientRequest.bearerToken(request, Redacted.isRedacted(apiKey) ? Redacted.value(apiKey) : apiKey)))
+  HttpApiMiddleware.layerClient(
+    Authentication,
+    ({ request, next }) =>
+      next(HttpClientRequest.bearerToken(request, Redacted.isRedacted(apiKey) ? Redacted.value(apiKey) : apiKey))
+  )
 
 /** The typed client for `options`, over `fetch`. */
 export const makeServiceClient = (options: ConnectionOptions): Effect.Effect<ApiClient> =>
@@ -33,5 +36,6 @@ export const makeServiceClient = (options: ConnectionOptions): Effect.Effect<Api
   )
 
 export class ServiceClient extends Context.Service<ServiceClient, ApiClient>()("agent-service/ServiceClient") {
-  static readonly layer = (options: ConnectionOptions): Layer.Layer<ServiceClient> => Layer.effect(ServiceClient)(makeServiceClient(options))
+  static readonly layer = (options: ConnectionOptions): Layer.Layer<ServiceClient> =>
+    Layer.effect(ServiceClient)(makeServiceClient(options))
 }

@@ -34,12 +34,20 @@ export class AgentsPanel {
     this.agentList = h("ul", { class: "list", attrs: { "aria-label": "Agents" } })
     this.threadList = h("ul", { class: "list", attrs: { "aria-label": "Threads" } })
     this.error = h("p", { class: "error", attrs: { role: "alert", hidden: "" } })
-    this.newThread = h("button", { attrs: { type: "button", disabled: "" }, on: { click: () => void this.startThread() } }, "New thread")
+    this.newThread = h("button", {
+      attrs: { type: "button", disabled: "" },
+      on: { click: () => void this.startThread() }
+    }, "New thread")
     this.threadsTitle = h("h2", {}, "Threads")
     this.element = h(
       "nav",
       { class: "agents", attrs: { "aria-label": "Agents and threads" } },
-      h("header", {}, h("h2", {}, "Agents"), h("button", { attrs: { type: "button" }, on: { click: () => void this.load() } }, "Refresh")),
+      h(
+        "header",
+        {},
+        h("h2", {}, "Agents"),
+        h("button", { attrs: { type: "button" }, on: { click: () => void this.load() } }, "Refresh")
+      ),
       this.agentList,
       this.createForm(),
       h("header", {}, this.threadsTitle, this.newThread),
@@ -57,7 +65,11 @@ export class AgentsPanel {
   /** The "new agent" form: a context and a band; everything else is the API's defaults. */
   createForm() {
     const context = h("textarea", { attrs: { rows: "3", required: "", placeholder: "You are a concise assistant." } })
-    const band = h("select", {}, ["core", "lite", "frontier"].map((name) => h("option", { attrs: { value: name } }, name)))
+    const band = h(
+      "select",
+      {},
+      ["core", "lite", "frontier"].map((name) => h("option", { attrs: { value: name } }, name))
+    )
     const form = h(
       "form",
       { class: "create-agent" },
@@ -85,19 +97,25 @@ export class AgentsPanel {
       this.error.hidden = true
       replace(
         this.agentList,
-        page.data.length === 0 ? h("li", { class: "empty" }, "No agents yet: create one below or with the API.") : page.data.map((agent) =>
-          h(
-            "li",
-            {},
+        page.data.length === 0 ?
+          h("li", { class: "empty" }, "No agents yet: create one below or with the API.") :
+          page.data.map((agent) =>
             h(
-              "button",
-              { class: "item", attrs: { type: "button", "data-agent-id": agent.id, "aria-pressed": String(agent.id === selectId) }, on: { click: () => void this.select(agent) } },
-              h("span", { class: "name" }, agentName(agent)),
-              agentName(agent) === agent.id ? null : h("code", { class: "id" }, agent.id),
-              h("span", { class: "band" }, agent.band)
+              "li",
+              {},
+              h(
+                "button",
+                {
+                  class: "item",
+                  attrs: { type: "button", "data-agent-id": agent.id, "aria-pressed": String(agent.id === selectId) },
+                  on: { click: () => void this.select(agent) }
+                },
+                h("span", { class: "name" }, agentName(agent)),
+                agentName(agent) === agent.id ? null : h("code", { class: "id" }, agent.id),
+                h("span", { class: "band" }, agent.band)
+              )
             )
           )
-        )
       )
       const selected = page.data.find((agent) => agent.id === selectId)
       if (selected !== undefined) await this.select(selected)
@@ -109,7 +127,9 @@ export class AgentsPanel {
   /** @param {Agent} agent */
   async select(agent) {
     this.agent = agent
-    for (const button of this.agentList.querySelectorAll("button")) button.setAttribute("aria-pressed", String(button.dataset["agentId"] === agent.id))
+    for (const button of this.agentList.querySelectorAll("button")) {
+      button.setAttribute("aria-pressed", String(button.dataset["agentId"] === agent.id))
+    }
     this.threadsTitle.textContent = `Threads of ${agentName(agent)}`
     this.newThread.disabled = false
     await this.loadThreads()
@@ -129,7 +149,11 @@ export class AgentsPanel {
             {},
             h(
               "button",
-              { class: "item", attrs: { type: "button", "data-thread-id": thread.id, "aria-pressed": String(thread.id === selectId) }, on: { click: () => this.open(thread, agent) } },
+              {
+                class: "item",
+                attrs: { type: "button", "data-thread-id": thread.id, "aria-pressed": String(thread.id === selectId) },
+                on: { click: () => this.open(thread, agent) }
+              },
               h("code", { class: "id" }, thread.id),
               statusBadge(thread.status),
               time(thread.createdAt)
@@ -147,7 +171,9 @@ export class AgentsPanel {
    * @param {Agent} agent
    */
   open(thread, agent) {
-    for (const button of this.threadList.querySelectorAll("button")) button.setAttribute("aria-pressed", String(button.dataset["threadId"] === thread.id))
+    for (const button of this.threadList.querySelectorAll("button")) {
+      button.setAttribute("aria-pressed", String(button.dataset["threadId"] === thread.id))
+    }
     this.onThread(thread, agent)
   }
 

@@ -37,7 +37,9 @@ const errorOf = async (response) => {
   const text = await response.text()
   try {
     const parsed = JSON.parse(text)
-    if (typeof parsed === "object" && parsed !== null && typeof parsed.error === "object") return new ApiError(response.status, parsed.error)
+    if (typeof parsed === "object" && parsed !== null && typeof parsed.error === "object") {
+      return new ApiError(response.status, parsed.error)
+    }
   } catch {
     // not the envelope (a proxy's page): say what came back
   }
@@ -116,7 +118,10 @@ export const createApi = (key) => {
      * @param {AbortSignal} signal
      */
     stream: (runId, lastEventId, signal) =>
-      call("GET", `/v1/runs/${runId}/stream`, { signal, headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId } })
+      call("GET", `/v1/runs/${runId}/stream`, {
+        signal,
+        headers: lastEventId === undefined ? {} : { "last-event-id": lastEventId }
+      })
   }
 }
 

@@ -27,7 +27,9 @@ export const h = (tag, props = {}, ...children) => {
   const element = document.createElement(tag)
   if (props.class !== undefined) element.className = props.class
   for (const [name, value] of Object.entries(props.attrs ?? {})) element.setAttribute(name, value)
-  for (const [event, listener] of Object.entries(props.on ?? {})) element.addEventListener(event, /** @type {EventListener} */ (listener))
+  for (const [event, listener] of Object.entries(props.on ?? {})) {
+    element.addEventListener(event, /** @type {EventListener} */ (listener))
+  }
   append(element, ...children)
   return element
 }
@@ -60,14 +62,20 @@ export const replace = (parent, ...children) => {
  * @param {string} [label] the element's accessible name
  */
 export const json = (value, label) =>
-  h("pre", { class: "json", ...(label === undefined ? {} : { attrs: { "aria-label": label } }) }, value === undefined ? "(none)" : JSON.stringify(value, null, 2))
+  h(
+    "pre",
+    { class: "json", ...(label === undefined ? {} : { attrs: { "aria-label": label } }) },
+    value === undefined ? "(none)" : JSON.stringify(value, null, 2)
+  )
 
 /**
  * An ISO timestamp in the reader's locale, with the exact value as its title.
  * @param {string | null | undefined} iso
  */
 export const time = (iso) =>
-  iso === null || iso === undefined ? h("span", {}, "-") : h("time", { attrs: { datetime: iso, title: iso } }, new Date(iso).toLocaleString())
+  iso === null || iso === undefined
+    ? h("span", {}, "-")
+    : h("time", { attrs: { datetime: iso, title: iso } }, new Date(iso).toLocaleString())
 
 /**
  * A labelled form control: <label>text <control></label>.
@@ -81,4 +89,8 @@ export const field = (text, control) => h("label", { class: "field" }, h("span",
  * @param {unknown} error
  */
 export const messageOf = (error) =>
-  error instanceof TypeError ? `Could not reach the service (${error.message}).` : error instanceof Error ? error.message : String(error)
+  error instanceof TypeError
+    ? `Could not reach the service (${error.message}).`
+    : error instanceof Error
+    ? error.message
+    : String(error)

@@ -41,7 +41,11 @@ const questionControls = (cardId, question) => {
     h("input", { attrs: { type: question.multiple ? "checkbox" : "radio", name, value: option.id } })
   )
   const freeText = question.multiline || question.allowOther || options.length === 0
-  const text = !freeText ? undefined : question.multiline ? h("textarea", { attrs: { rows: "3" } }) : h("input", { attrs: { type: "text" } })
+  const text = !freeText
+    ? undefined
+    : question.multiline
+    ? h("textarea", { attrs: { rows: "3" } })
+    : h("input", { attrs: { type: "text" } })
   const element = h(
     "fieldset",
     { class: "question" },
@@ -72,7 +76,12 @@ export class Inbox {
     this.element = h(
       "section",
       { class: "inbox", attrs: { "aria-label": "Inbox" } },
-      h("header", {}, h("h2", {}, "Inbox ", this.count), h("button", { attrs: { type: "button" }, on: { click: () => void this.refresh() } }, "Refresh")),
+      h(
+        "header",
+        {},
+        h("h2", {}, "Inbox ", this.count),
+        h("button", { attrs: { type: "button" }, on: { click: () => void this.refresh() } }, "Refresh")
+      ),
       this.error,
       this.list
     )
@@ -115,11 +124,17 @@ export class Inbox {
     const withReason = () => (reason.value.trim() === "" ? {} : { reason: reason.value.trim() })
     const article = h("article", {
       class: `interaction ${interaction.kind}`,
-      attrs: { "data-interaction-id": interaction.id, "aria-label": interaction.kind === "question" ? "Question" : "Approval request" }
+      attrs: {
+        "data-interaction-id": interaction.id,
+        "aria-label": interaction.kind === "question" ? "Question" : "Approval request"
+      }
     })
     if (interaction.kind === "approval_request") {
       /** @param {"approve" | "deny"} optionId */
-      const decide = (optionId) => () => ({ inputResponses: [{ requestId: interaction.id, optionId }], ...withReason() })
+      const decide = (optionId) => () => ({
+        inputResponses: [{ requestId: interaction.id, optionId }],
+        ...withReason()
+      })
       replace(
         article,
         h("h3", {}, "Approve ", h("code", {}, interaction.toolName), "?"),
@@ -129,7 +144,12 @@ export class Inbox {
         json(interaction.input, "Input"),
         interaction.preview === undefined ? null : [h("h4", {}, "Preview"), json(interaction.preview, "Preview")],
         field("Reason (optional)", reason),
-        h("div", { class: "actions" }, action("Approve", decide("approve"), "Approved."), action("Deny", decide("deny"), "Denied.")),
+        h(
+          "div",
+          { class: "actions" },
+          action("Approve", decide("approve"), "Approved."),
+          action("Deny", decide("deny"), "Denied.")
+        ),
         status
       )
       return article
@@ -138,7 +158,9 @@ export class Inbox {
     const controls = (request?.questions ?? []).map((question) => questionControls(interaction.id, question))
     const answer = () => {
       const responses = controls.flatMap((control) => control.answer() ?? [])
-      return responses.length === 0 ? "Answer at least one question, choose an action, or dismiss." : { inputResponses: responses, ...withReason() }
+      return responses.length === 0
+        ? "Answer at least one question, choose an action, or dismiss."
+        : { inputResponses: responses, ...withReason() }
     }
     replace(
       article,
@@ -151,7 +173,13 @@ export class Inbox {
         "div",
         { class: "actions" },
         controls.length === 0 ? null : action("Send answer", answer, "Answered."),
-        (request?.actions ?? []).map((choice) => action(choice.label, () => ({ inputResponses: [{ requestId: choice.id }], ...withReason() }), `${choice.label}: sent.`)),
+        (request?.actions ?? []).map((choice) =>
+          action(
+            choice.label,
+            () => ({ inputResponses: [{ requestId: choice.id }], ...withReason() }),
+            `${choice.label}: sent.`
+          )
+        ),
         action("Dismiss", () => ({ cancel: true, ...withReason() }), "Dismissed.")
       ),
       status

@@ -27,7 +27,11 @@ const signIn = (message) => {
     "form",
     { class: "sign-in" },
     h("h1", {}, "Agent service console"),
-    h("p", {}, "Sign in with an API key of the workspace you want to see. The key stays in this tab (session storage) and goes only to this service."),
+    h(
+      "p",
+      {},
+      "Sign in with an API key of the workspace you want to see. The key stays in this tab (session storage) and goes only to this service."
+    ),
     field("API key", key),
     button,
     error

@@ -15,7 +15,8 @@ import { h, json, replace } from "./dom.js"
 export const statusLabel = (status) => status.replaceAll("_", " ")
 
 /** @param {string} status */
-export const statusBadge = (status) => h("span", { class: "status", attrs: { "data-status": status } }, statusLabel(status))
+export const statusBadge = (status) =>
+  h("span", { class: "status", attrs: { "data-status": status } }, statusLabel(status))
 
 /** @param {UsageTotal} usage */
 const usageList = (usage) =>
@@ -42,7 +43,11 @@ export class RunView {
     this.onInputRequested = onInputRequested
     this.status = statusBadge("running")
     this.connectionState = h("span", { class: "connection", attrs: { "aria-live": "polite" } })
-    this.transcript = h("div", { class: "transcript" }, input === undefined ? null : h("div", { class: "user" }, h("strong", {}, "You"), h("p", {}, input)))
+    this.transcript = h(
+      "div",
+      { class: "transcript" },
+      input === undefined ? null : h("div", { class: "user" }, h("strong", {}, "You"), h("p", {}, input))
+    )
     this.usage = h("div", { class: "usage-box" })
     this.terminal = h("section", { class: "terminal", attrs: { "aria-label": "Terminal state", hidden: "" } })
     this.element = h(
@@ -86,7 +91,11 @@ export class RunView {
 
   openStep() {
     this.steps += 1
-    this.step = h("section", { class: "step", attrs: { "aria-label": `Step ${this.steps}` } }, h("h4", {}, `Step ${this.steps}`))
+    this.step = h(
+      "section",
+      { class: "step", attrs: { "aria-label": `Step ${this.steps}` } },
+      h("h4", {}, `Step ${this.steps}`)
+    )
     this.transcript.append(this.step)
   }
 
@@ -149,7 +158,11 @@ export class RunView {
     const known = this.parts.get(key)
     if (known !== undefined) return known
     const text = h("p", { class: kind })
-    this.current().append(kind === "reasoning" ? h("details", { class: "reasoning", attrs: { open: "" } }, h("summary", {}, "Reasoning"), text) : text)
+    this.current().append(
+      kind === "reasoning"
+        ? h("details", { class: "reasoning", attrs: { open: "" } }, h("summary", {}, "Reasoning"), text)
+        : text
+    )
     this.parts.set(key, text)
     return text
   }
@@ -210,9 +223,20 @@ export class RunView {
       case "tool-output-available":
         return this.toolState(chunk.toolCallId, "done", "output", h("h5", {}, "Output"), json(chunk.output, "Output"))
       case "tool-output-error":
-        return this.toolState(chunk.toolCallId, "failed", "output", h("h5", {}, "Error"), h("p", { class: "tool-error" }, chunk.errorText))
+        return this.toolState(
+          chunk.toolCallId,
+          "failed",
+          "output",
+          h("h5", {}, "Error"),
+          h("p", { class: "tool-error" }, chunk.errorText)
+        )
       case "tool-output-denied":
-        return this.toolState(chunk.toolCallId, "denied", "output", h("p", { class: "tool-denied" }, "Denied: the tool did not run."))
+        return this.toolState(
+          chunk.toolCallId,
+          "denied",
+          "output",
+          h("p", { class: "tool-denied" }, "Denied: the tool did not run.")
+        )
       case "data-svc-input-requested": {
         const question = chunk.data.request["kind"] === "question"
         this.parked = true
@@ -221,7 +245,11 @@ export class RunView {
           chunk.data.toolCallId,
           question ? "waiting for an answer" : "waiting for approval",
           "note",
-          h("p", { class: "waiting" }, question ? "Waiting for your answer: see the inbox." : "Waiting for approval: see the inbox.")
+          h(
+            "p",
+            { class: "waiting" },
+            question ? "Waiting for your answer: see the inbox." : "Waiting for approval: see the inbox."
+          )
         )
         return this.onInputRequested()
       }
@@ -239,12 +267,24 @@ export class RunView {
       case "data-svc-worker-meta":
         return
       case "data-svc-tool-result-overflow":
-        return this.current().append(h("div", { class: "notice warning" }, `The result of ${chunk.data.toolName} was too large (${chunk.data.bytes} bytes):`, json(chunk.data)))
+        return this.current().append(
+          h(
+            "div",
+            { class: "notice warning" },
+            `The result of ${chunk.data.toolName} was too large (${chunk.data.bytes} bytes):`,
+            json(chunk.data)
+          )
+        )
       case "data-svc-http-connection-unavailable":
-        return this.notice(`HTTP connection ${chunk.data.name} is unavailable (${chunk.data.errorCode}): ${chunk.data.message}`, "warning")
+        return this.notice(
+          `HTTP connection ${chunk.data.name} is unavailable (${chunk.data.errorCode}): ${chunk.data.message}`,
+          "warning"
+        )
       case "data-svc-terminal":
         this.terminalReason = chunk.data.terminalReason
-        if (chunk.data.output !== undefined) this.terminal.append(h("h4", {}, "Structured output"), json(chunk.data.output, "Structured output"))
+        if (chunk.data.output !== undefined) {
+          this.terminal.append(h("h4", {}, "Structured output"), json(chunk.data.output, "Structured output"))
+        }
         return
       case "data-svc-usage":
         return replace(this.usage, h("h4", {}, "Usage"), usageList(chunk.data))
@@ -274,10 +314,14 @@ export class RunView {
         { class: "outcome", attrs: { "data-status": run.status } },
         `Run ${statusLabel(run.status)}`,
         reason === null ? "." : ` (${reason}).`,
-        run.error === undefined ? null : h("span", { class: "run-error", attrs: { role: "alert" } }, ` ${run.error.code}: ${run.error.message}`)
+        run.error === undefined
+          ? null
+          : h("span", { class: "run-error", attrs: { role: "alert" } }, ` ${run.error.code}: ${run.error.message}`)
       )
     )
-    if (run.usage !== undefined && this.usage.childElementCount === 0) replace(this.usage, h("h4", {}, "Usage"), usageList(run.usage))
+    if (run.usage !== undefined && this.usage.childElementCount === 0) {
+      replace(this.usage, h("h4", {}, "Usage"), usageList(run.usage))
+    }
     this.terminal.hidden = false
   }
 }

@@ -56,7 +56,8 @@ export async function* frames(body) {
  * After this chunk nothing more comes: the run ended (a parked turn ends with finish 'other').
  * @param {Chunk} chunk
  */
-export const isFinalEnd = (chunk) => chunk.type === "abort" || (chunk.type === "finish" && chunk.finishReason !== "other")
+export const isFinalEnd = (chunk) =>
+  chunk.type === "abort" || (chunk.type === "finish" && chunk.finishReason !== "other")
 
 /** Waits before the next attempt after a read that brought nothing new (milliseconds). */
 const backoff = [0, 250, 1000, 2000, 5000]

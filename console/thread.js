@@ -91,7 +91,11 @@ export class ThreadPanel {
             {},
             h(
               "button",
-              { class: "item", attrs: { type: "button", "data-run-id": run.id }, on: { click: () => void this.watch(run.id) } },
+              {
+                class: "item",
+                attrs: { type: "button", "data-run-id": run.id },
+                on: { click: () => void this.watch(run.id) }
+              },
               h("code", { class: "id" }, run.id),
               statusBadge(run.status),
               time(run.createdAt)
@@ -118,7 +122,10 @@ export class ThreadPanel {
     let response
     try {
       // Only `input` unless an option is chosen: a plain-text message to a busy thread is held as a follow-up.
-      response = await this.api.send(thread.id, { input: text, ...(this.reasoning.checked ? { streamReasoning: true } : {}) }, controller.signal)
+      response = await this.api.send(thread.id, {
+        input: text,
+        ...(this.reasoning.checked ? { streamReasoning: true } : {})
+      }, controller.signal)
     } catch (error) {
       // 409 thread_busy: the message may have been held as a follow-up or taken as an answer; the envelope says which.
       return this.fail(error)
@@ -146,9 +153,16 @@ export class ThreadPanel {
    */
   async watch(runId, options = {}) {
     const controller = options.controller ?? this.restart()
-    const view = new RunView({ runId, ...(options.input === undefined ? {} : { input: options.input }), onInputRequested: this.onInputRequested })
+    const view = new RunView({
+      runId,
+      ...(options.input === undefined ? {} : { input: options.input }),
+      onInputRequested: this.onInputRequested
+    })
     const cancel = h("button", { class: "cancel", attrs: { type: "button" } }, "Cancel run")
-    cancel.addEventListener("click", () => void this.api.cancelRun(runId).catch((error) => view.notice(messageOf(error), "error")))
+    cancel.addEventListener(
+      "click",
+      () => void this.api.cancelRun(runId).catch((error) => view.notice(messageOf(error), "error"))
+    )
     view.element.querySelector("header")?.append(cancel)
     replace(this.runHost, view.element)
     try {

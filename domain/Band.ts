@@ -15,6 +15,7 @@ export const BandStatus = Schema.Struct({
   strictAvailable: Schema.Boolean
 }).annotate({
   identifier: "BandStatus",
-  description: "Whether the band has a configured model route, and whether a verified strict (zero-retention) route serves it."
+  description:
+    "Whether the band has a configured model route, and whether a verified strict (zero-retention) route serves it."
 })
 export type BandStatus = typeof BandStatus.Type

@@ -55,39 +55,48 @@ export const Chunk = Schema.Union([
   ToolOutputDenied,
   data("data-svc-terminal", TerminalData),
   data("data-svc-usage", UsageTotal),
-  data("data-svc-progress", Schema.Struct({
-    kind: Schema.Literals(["summary", "activity"]),
-    summaryAvailable: Schema.Boolean,
-    text: Schema.String
-  })),
+  data(
+    "data-svc-progress",
+    Schema.Struct({
+      kind: Schema.Literals(["summary", "activity"]),
+      summaryAvailable: Schema.Boolean,
+      text: Schema.String
+    })
+  ),
   data("data-svc-input-requested", InputRequestedData),
   data("data-svc-task", TaskData),
   data("data-svc-worker-meta", WorkerMetaData),
   data("data-svc-followup-replayed", Schema.Struct({ followupId: Schema.String, text: Schema.String })),
-  data("data-svc-tool-result-overflow", Schema.Struct({
-    toolCallId: Schema.String,
-    toolName: Schema.String,
-    bytes: Schema.Number,
-    capBytes: Schema.Number,
-    recovery: Schema.Literals(["workspace", "remote-handler", "none"]),
-    /** recovery 'workspace': the file holding the whole result, relative to the workspace root. */
-    path: opt(Schema.String),
-    /** The agent's oversized-result handler: it archived the whole result ('remote-handler') or failed to ('none'). */
-    resultHandlerId: opt(Schema.String),
-    /** recovery 'remote-handler': the handler's durable locators of the archived result. */
-    artifactId: opt(Schema.String),
-    url: opt(Schema.String),
-    /** Why the whole result could not be kept (recovery 'none' after a failed spill or archive). */
-    message: opt(Schema.String),
-    /** recovery 'none' after a failed archive: the handler's failure. */
-    error: opt(Schema.Struct({ code: Schema.String, reason: Schema.String, message: Schema.String }))
-  })),
-  data("data-svc-http-connection-unavailable", Schema.Struct({
-    connectionId: Schema.String,
-    name: Schema.String,
-    errorCode: Schema.String,
-    message: Schema.String
-  }))
+  data(
+    "data-svc-tool-result-overflow",
+    Schema.Struct({
+      toolCallId: Schema.String,
+      toolName: Schema.String,
+      bytes: Schema.Number,
+      capBytes: Schema.Number,
+      recovery: Schema.Literals(["workspace", "remote-handler", "none"]),
+      /** recovery 'workspace': the file holding the whole result, relative to the workspace root. */
+      path: opt(Schema.String),
+      /** The agent's oversized-result handler: it archived the whole result ('remote-handler') or failed to ('none'). */
+      resultHandlerId: opt(Schema.String),
+      /** recovery 'remote-handler': the handler's durable locators of the archived result. */
+      artifactId: opt(Schema.String),
+      url: opt(Schema.String),
+      /** Why the whole result could not be kept (recovery 'none' after a failed spill or archive). */
+      message: opt(Schema.String),
+      /** recovery 'none' after a failed archive: the handler's failure. */
+      error: opt(Schema.Struct({ code: Schema.String, reason: Schema.String, message: Schema.String }))
+    })
+  ),
+  data(
+    "data-svc-http-connection-unavailable",
+    Schema.Struct({
+      connectionId: Schema.String,
+      name: Schema.String,
+      errorCode: Schema.String,
+      message: Schema.String
+    })
+  )
 ])
 export type Chunk = typeof Chunk.Type
 export type ChunkType = Chunk["type"]

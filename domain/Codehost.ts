@@ -19,7 +19,9 @@ export const RepositoryName = Schema.String.check(
   Schema.isPattern(repositoryPattern, { message: "must be a repository name 'owner/name'" })
 )
 const Login = Schema.String.check(
-  Schema.isPattern(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, { message: "must be an account login (letters, digits, '-')" })
+  Schema.isPattern(/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/, {
+    message: "must be an account login (letters, digits, '-')"
+  })
 )
 
 export const CodehostAccess = Schema.Struct({

@@ -6,7 +6,12 @@
 import { Schema } from "effect"
 import { InvalidRequest } from "./Errors.ts"
 
-export const ContextLimits = { maxBlocks: 100, maxBlockChars: 32_768, maxTotalChars: 131_072, maxIdLength: 128 } as const
+export const ContextLimits = {
+  maxBlocks: 100,
+  maxBlockChars: 32_768,
+  maxTotalChars: 131_072,
+  maxIdLength: 128
+} as const
 
 export const ContextBlock = Schema.Struct({
   id: Schema.optionalKey(
@@ -27,9 +32,14 @@ export const normalizeContext = (
   input: ContextInput,
   field = "context"
 ): ReadonlyArray<ContextBlock> | InvalidRequest => {
-  const blocks: ReadonlyArray<ContextBlock> = typeof input === "string" ? (input === "" ? [] : [{ content: input }]) : input
+  const blocks: ReadonlyArray<ContextBlock> = typeof input === "string"
+    ? (input === "" ? [] : [{ content: input }])
+    : input
   if (blocks.length > ContextLimits.maxBlocks) {
-    return InvalidRequest.forField(field, `${field} has ${blocks.length} blocks; at most ${ContextLimits.maxBlocks} are allowed.`)
+    return InvalidRequest.forField(
+      field,
+      `${field} has ${blocks.length} blocks; at most ${ContextLimits.maxBlocks} are allowed.`
+    )
   }
   const seen = new Set<string>()
   let total = 0

@@ -57,7 +57,9 @@ export const ToolMessage = Schema.Struct({
 
 /** A turn's user message: its text and, when it has some, its attachments. */
 export const userMessage = (content: string, attachments: ReadonlyArray<AttachmentRef> | undefined): UserMessage =>
-  attachments === undefined || attachments.length === 0 ? { role: "user", content } : { role: "user", content, attachments }
+  attachments === undefined || attachments.length === 0
+    ? { role: "user", content }
+    : { role: "user", content, attachments }
 
 export const Message = Schema.Union([UserMessage, AssistantMessage, ToolMessage])
 export type Message = typeof Message.Type
@@ -76,10 +78,10 @@ export interface ToolSpec {
  * The provider's id of each call in `messages`, by the service's id: how a
  * provider gets its own ids back on the calls and results it is sent.
  */
-export const providerCallIds = (messages: ReadonlyArray<Message>): ((id: string) => string) => {
+export const providerCallIds = (messages: ReadonlyArray<Message>): (id: string) => string => {
   const byId = new Map<string, string>()
   for (const m of messages) {
-    if (m.role === "assistant") for (const c of m.toolCalls) byId.set(c.id, c.providerId ?? c.id)
+    if (m.role === "assistant") { for (const c of m.toolCalls) byId.set(c.id, c.providerId ?? c.id) }
   }
   return (id) => byId.get(id) ?? id
 }

@@ -52,7 +52,10 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
 }) {
   static of(resource: string, id: string): NotFound {
-    return new NotFound({ code: `${resource}_not_found`, message: `No ${resource.replaceAll("_", " ")} with id '${id}'.` })
+    return new NotFound({
+      code: `${resource}_not_found`,
+      message: `No ${resource.replaceAll("_", " ")} with id '${id}'.`
+    })
   }
 }
 

@@ -111,7 +111,9 @@ export const isIdOf = (kind: IdKind, resource: string) =>
   })
 
 /** The shape of any id this service mints, whatever its kind (page cursors carry one). */
-export const isAnyId = Schema.isPattern(new RegExp(`^[a-z]+_${idBody}$`), { message: "must be an id this API returned" })
+export const isAnyId = Schema.isPattern(new RegExp(`^[a-z]+_${idBody}$`), {
+  message: "must be an id this API returned"
+})
 
 /** Ids as clients send them in paths and query strings. */
 export const ClientId = {

@@ -71,7 +71,13 @@ export const BatchResolveBody = Schema.Struct({
   )
 }).annotate({ identifier: "BatchResolveBody" })
 
-export const BatchItemStatus = Schema.Literals(["resolved", "already_resolved", "conflict", "not_found", "invalid_body"])
+export const BatchItemStatus = Schema.Literals([
+  "resolved",
+  "already_resolved",
+  "conflict",
+  "not_found",
+  "invalid_body"
+])
 export type BatchItemStatus = typeof BatchItemStatus.Type
 
 export const BatchResolveResult = Schema.Struct({

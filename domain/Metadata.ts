@@ -8,7 +8,9 @@ export const MetadataLimits = { maxKeys: 50, maxKeyLength: 40, maxValueLength: 5
 
 const checkKeys = Schema.makeFilter<Readonly<Record<string, unknown>>>((record) => {
   const keys = Object.keys(record)
-  if (keys.length > MetadataLimits.maxKeys) return `metadata has ${keys.length} keys; at most ${MetadataLimits.maxKeys} are allowed`
+  if (keys.length > MetadataLimits.maxKeys) {
+    return `metadata has ${keys.length} keys; at most ${MetadataLimits.maxKeys} are allowed`
+  }
   const issues: Array<Schema.FilterIssue> = []
   for (const key of keys) {
     if (key.length === 0 || key.length > MetadataLimits.maxKeyLength) {

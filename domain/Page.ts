@@ -54,7 +54,9 @@ export const PageQuery = {
   /** Opaque: a cursor this API returned, else 400 before anything is read. */
   cursor: Schema.optionalKey(
     Schema.String.check(
-      Schema.makeFilter((cursor: string) => Option.isSome(cursorPosition(cursor)), { message: "cursor is not a cursor this API returned" })
+      Schema.makeFilter((cursor: string) => Option.isSome(cursorPosition(cursor)), {
+        message: "cursor is not a cursor this API returned"
+      })
     )
   )
 }

@@ -32,4 +32,5 @@ export const ParkRecord = Schema.Struct({
 export type ParkRecord = typeof ParkRecord.Type
 
 /** The max-park window (SVC_MAX_PARK_MS, about 14 days), or maxDurationMs when that is longer (spec 8). */
-export const parkWindowMs = (maxParkMs: number, maxDurationMs: number | null): number => Math.max(maxParkMs, maxDurationMs ?? 0)
+export const parkWindowMs = (maxParkMs: number, maxDurationMs: number | null): number =>
+  Math.max(maxParkMs, maxDurationMs ?? 0)

@@ -7,7 +7,9 @@ const opt = Schema.optionalKey
 export const SecretLimits = { maxValueBytes: 65_536, maxNameLength: 128 } as const
 
 export const SecretName = Schema.String.check(
-  Schema.isBetweenLength(1, SecretLimits.maxNameLength, { message: `name must be 1 to ${SecretLimits.maxNameLength} characters` })
+  Schema.isBetweenLength(1, SecretLimits.maxNameLength, {
+    message: `name must be 1 to ${SecretLimits.maxNameLength} characters`
+  })
 )
 
 /** Checked by the service for a precise message (bytes, not characters). */

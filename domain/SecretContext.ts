@@ -15,13 +15,15 @@ const opt = Schema.optionalKey
  * loader's and libc's (`LD_*`, `GLIBC_TUNABLES`, ...), the shell's, the locale's, PATH, HOME and
  * the proxy variables. A projection may not name them.
  */
-const reservedEnvName = /^(?:LD_\w*|GLIBC_\w*|MALLOC_\w*|GCONV_PATH|LOCPATH|NLSPATH|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|TZDIR|TMPDIR|PATH|HOME|USER|SHELL|LANG|LANGUAGE|LC_\w*|BASH\w*|ENV|IFS|PS4|SHELLOPTS|(?:HTTPS?|NO|ALL)_PROXY)$/i
+const reservedEnvName =
+  /^(?:LD_\w*|GLIBC_\w*|MALLOC_\w*|GCONV_PATH|LOCPATH|NLSPATH|HOSTALIASES|RES_OPTIONS|LOCALDOMAIN|TZDIR|TMPDIR|PATH|HOME|USER|SHELL|LANG|LANGUAGE|LC_\w*|BASH\w*|ENV|IFS|PS4|SHELLOPTS|(?:HTTPS?|NO|ALL)_PROXY)$/i
 
 export const isReservedEnvName = (name: string): boolean => reservedEnvName.test(name)
 
 export const EnvName = Schema.String.check(
   Schema.isPattern(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, {
-    message: "env must be an environment variable name: a letter or '_' followed by letters, digits or '_' (at most 128)"
+    message:
+      "env must be an environment variable name: a letter or '_' followed by letters, digits or '_' (at most 128)"
   }),
   Schema.makeFilter((name: string) =>
     isReservedEnvName(name)

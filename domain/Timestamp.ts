@@ -16,7 +16,9 @@ const shape = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9
 const isInstant = (text: string): boolean => {
   const match = shape.exec(text)
   if (match === null) return false
-  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match.slice(1).map((part) => Number(part ?? "0"))
+  const [year, month, day, hour, minute, second, zoneHour, zoneMinute] = match.slice(1).map((part) =>
+    Number(part ?? "0")
+  )
   // Date.UTC rolls 2026-02-30 over to March: a date exists when it comes back unchanged.
   const date = new Date(Date.UTC(year, month - 1, day))
   const exists = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day

@@ -20,21 +20,25 @@ const agentExample: typeof AgentCreate.Encoded = {
 export const AgentsApi = HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.get("list", "/v1/agents", { query: PageQuery, success: Page(Agent) }).annotateMerge(
-      doc("List agents", "The agents of your workspace, newest first, a page at a time (`limit`, then `cursor` = the previous page's `nextCursor`).")
+      doc(
+        "List agents",
+        "The agents of your workspace, newest first, a page at a time (`limit`, then `cursor` = the previous page's `nextCursor`)."
+      )
     )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/agents", { payload: AgentCreate, headers: IdempotencyHeaders, success: Agent }).annotateMerge(
-      docWithBody(
-        "Create an agent",
-        "Saves a reusable agent: its context blocks, band, capabilities (MCP tool servers, HTTP connections, skills, questions to a person), " +
-          "an optional managed workspace, approval settings and default limits. The answer shows every field resolved to its effective value. " +
-          "A setting this deployment cannot honour is refused with a `*_unconfigured` code rather than stored and ignored. " +
-          "Send `Idempotency-Key` to make a retry return the first answer.",
-        AgentCreate,
-        agentExample
+    HttpApiEndpoint.post("create", "/v1/agents", { payload: AgentCreate, headers: IdempotencyHeaders, success: Agent })
+      .annotateMerge(
+        docWithBody(
+          "Create an agent",
+          "Saves a reusable agent: its context blocks, band, capabilities (MCP tool servers, HTTP connections, skills, questions to a person), " +
+            "an optional managed workspace, approval settings and default limits. The answer shows every field resolved to its effective value. " +
+            "A setting this deployment cannot honour is refused with a `*_unconfigured` code rather than stored and ignored. " +
+            "Send `Idempotency-Key` to make a retry return the first answer.",
+          AgentCreate,
+          agentExample
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.post("validate", "/v1/agents/validate", {
@@ -69,7 +73,13 @@ export const AgentsApi = HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.delete("delete", "/v1/agents/:id", { params, success: Deleted("agent") }).annotateMerge(
-      doc("Delete an agent", "Cancels the active runs of the agent's threads, then deletes the agent together with its threads.")
+      doc(
+        "Delete an agent",
+        "Cancels the active runs of the agent's threads, then deletes the agent together with its threads."
+      )
     )
   )
-  .annotate(OpenApi.Description, "Agents: saved configurations (context, band, tools, workspace, approvals, limits) that threads talk to.")
+  .annotate(
+    OpenApi.Description,
+    "Agents: saved configurations (context, band, tools, workspace, approvals, limits) that threads talk to."
+  )

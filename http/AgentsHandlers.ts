@@ -1,8 +1,8 @@
 /** Handlers of the agents routes. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Agent } from "../domain/Agent.ts"
 import { Runs } from "../actors/Runs.ts"
+import { Agent } from "../domain/Agent.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import { Api } from "./Api.ts"
@@ -23,10 +23,13 @@ export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
             { schema: Agent, status: 200 },
             agents.create(p, payload)
           )).pipe(envelope))
-      .handle("validate", ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => agents.validate(p, payload)).pipe(envelope))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => agents.get(p, params.id)).pipe(envelope))
+      .handle("validate", ({ payload }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => agents.validate(p, payload)).pipe(envelope))
+      .handle("get", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => agents.get(p, params.id)).pipe(envelope))
       .handle("update", ({ params, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => agents.update(p, params.id, payload)).pipe(envelope))
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          agents.update(p, params.id, payload)).pipe(envelope))
       .handle("delete", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           // Active runs of its threads are cancelled first; the threads then go with the agent.

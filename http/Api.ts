@@ -3,14 +3,14 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { AgentsApi } from "./AgentsApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
+import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
 import { ArtifactLinksApi, ArtifactsApi, FilesApi } from "./FilesApi.ts"
 import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
-import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { InteractionsApi } from "./InteractionsApi.ts"
 import { RunsApi } from "./RunsApi.ts"
+import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
 import { HttpConnectionsApi, ToolServersApi } from "./ToolsApi.ts"
-import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
 
 export const Api = HttpApi.make("agent-service")
   .add(AgentsApi)

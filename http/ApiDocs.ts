@@ -12,8 +12,12 @@ import { OpenApi } from "effect/http-api"
 export const doc = (summary: string, description: string) => OpenApi.annotations({ summary, description })
 
 /** `doc`, plus an example request body, written as it goes on the wire (`schema`'s encoded form). */
-export const docWithBody = <S extends Schema.Top>(summary: string, description: string, _schema: S, example: S["Encoded"]) =>
-  OpenApi.annotations({ summary, description, transform: withJsonExample(example) })
+export const docWithBody = <S extends Schema.Top>(
+  summary: string,
+  description: string,
+  _schema: S,
+  example: S["Encoded"]
+) => OpenApi.annotations({ summary, description, transform: withJsonExample(example) })
 
 /** Sets `example` on the operation's `application/json` request body. */
 const withJsonExample = (example: unknown) => (operation: Record<string, unknown>): Record<string, unknown> => {
@@ -21,7 +25,10 @@ const withJsonExample = (example: unknown) => (operation: Record<string, unknown
   if (!isRecord(body) || !isRecord(body["content"])) return operation
   const json = body["content"]["application/json"]
   if (!isRecord(json)) return operation
-  return { ...operation, requestBody: { ...body, content: { ...body["content"], "application/json": { ...json, example } } } }
+  return {
+    ...operation,
+    requestBody: { ...body, content: { ...body["content"], "application/json": { ...json, example } } }
+  }
 }
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)

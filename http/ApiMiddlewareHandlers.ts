@@ -35,7 +35,11 @@ const slotName: Record<HttpApiError.HttpApiSchemaError["kind"], string> = {
 export const describeSchemaError = (error: HttpApiError.HttpApiSchemaError) => {
   const slot = slotName[error.kind]
   const issues = fieldIssues(error.cause.issue)
-  const errors = issues.map((issue) => ({ field: issue.field === "" ? slot : issue.field, location: slot, message: issue.message }))
+  const errors = issues.map((issue) => ({
+    field: issue.field === "" ? slot : issue.field,
+    location: slot,
+    message: issue.message
+  }))
   return { message: `Invalid request ${slot}: ${issueLine(issues)}`, errors }
 }
 
@@ -107,8 +111,13 @@ const schemaFailure = (error: HttpApiError.HttpApiSchemaError) =>
   })
 
 const refuse = (location: string, field: string, message: string, reason: string) =>
-  Effect.flatMap(CurrentRequestId, (requestId) =>
-    Effect.fail(badRequest(requestId, `Invalid request ${location}: ${message}`, [{ field, location, message: reason }])))
+  Effect.flatMap(
+    CurrentRequestId,
+    (requestId) =>
+      Effect.fail(
+        badRequest(requestId, `Invalid request ${location}: ${message}`, [{ field, location, message: reason }])
+      )
+  )
 
 /**
  * A route without query parameters takes none: the first one sent is named.
@@ -141,12 +150,18 @@ export const layerApiFailures = Layer.succeed(ApiFailures)((httpEffect, { endpoi
     }
     const unexpected = yield* unexpectedQuery(endpoint)
     if (unexpected !== undefined) {
-      return yield* refuse("query", unexpected, `unknown parameter '${unexpected}': this route takes no query parameters.`, "Unexpected key")
+      return yield* refuse(
+        "query",
+        unexpected,
+        `unknown parameter '${unexpected}': this route takes no query parameters.`,
+        "Unexpected key"
+      )
     }
     return yield* httpEffect
   }).pipe(
     Effect.catch((e) => (HttpApiError.HttpApiSchemaError.is(e) ? schemaFailure(e) : Effect.fail(e)))
-  ))
+  )
+)
 
 /**
  * Bearer authentication, then the caller's request rates: every response to

@@ -14,4 +14,7 @@ export const BandsApi = HttpApiGroup.make("bands")
       )
     )
   )
-  .annotate(OpenApi.Description, "Bands: model tiers an agent, thread or run chooses from; the operator maps each to a model route.")
+  .annotate(
+    OpenApi.Description,
+    "Bands: model tiers an agent, thread or run chooses from; the operator maps each to a model route."
+  )

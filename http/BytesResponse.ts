@@ -10,7 +10,10 @@ import { HttpServerResponse } from "effect/http"
 /** `attachment; filename="<ascii>"; filename*=UTF-8''<percent-encoded>`. */
 export const contentDisposition = (filename: string): string => {
   const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, "_")
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  const encoded = encodeURIComponent(filename).replace(
+    /['()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`
+  )
   return `attachment; filename="${fallback}"; filename*=UTF-8''${encoded}`
 }
 

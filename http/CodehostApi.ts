@@ -30,15 +30,23 @@ export const repositoryCursor = (cursor: string): Option.Option<string> =>
 const RepositoriesQuery = {
   limit: PageQuery.limit,
   cursor: Schema.optionalKey(
-    Schema.String.check(Schema.makeFilter((c: string) => Option.isSome(repositoryCursor(c)), { message: "cursor is not a cursor this API returned" }))
+    Schema.String.check(
+      Schema.makeFilter((c: string) => Option.isSome(repositoryCursor(c)), {
+        message: "cursor is not a cursor this API returned"
+      })
+    )
   )
 }
 
-const unconfiguredNote = " Without a configured GitHub App every route of this group answers 503 `codehost_unconfigured`."
+const unconfiguredNote =
+  " Without a configured GitHub App every route of this group answers 503 `codehost_unconfigured`."
 
 export const CodehostApi = HttpApiGroup.make("codehostConnections")
   .add(
-    HttpApiEndpoint.post("authorize", "/v1/codehost-connections/authorize", { payload: AuthorizeInput, success: Authorization }).annotateMerge(
+    HttpApiEndpoint.post("authorize", "/v1/codehost-connections/authorize", {
+      payload: AuthorizeInput,
+      success: Authorization
+    }).annotateMerge(
       docWithBody(
         "Start or repair a GitHub connection",
         "Creates a connection (`pending`) and answers its install URL on GitHub (`/apps/<slug>/installations/new?state=...`): signed, " +
@@ -51,7 +59,10 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     )
   )
   .add(
-    HttpApiEndpoint.get("authorization", "/v1/codehost-connections/authorize/:id", { params, success: AuthorizationState }).annotateMerge(
+    HttpApiEndpoint.get("authorization", "/v1/codehost-connections/authorize/:id", {
+      params,
+      success: AuthorizationState
+    }).annotateMerge(
       doc(
         "Poll an authorization",
         "`pending` until the installation is bound, `action_required` while an organization owner must approve it, `completed` " +
@@ -60,17 +71,25 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     )
   )
   .add(
-    HttpApiEndpoint.get("list", "/v1/codehost-connections", { query: PageQuery, success: Page(CodehostConnection) }).annotateMerge(
-      doc("List code-hosting connections", "The workspace's GitHub connections, newest first, a page at a time.")
-    )
+    HttpApiEndpoint.get("list", "/v1/codehost-connections", { query: PageQuery, success: Page(CodehostConnection) })
+      .annotateMerge(
+        doc("List code-hosting connections", "The workspace's GitHub connections, newest first, a page at a time.")
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/codehost-connections/:id", { params, success: CodehostConnection }).annotateMerge(
-      doc("Get a code-hosting connection", "The connection's status (with `statusReason`), its GitHub account, the access it grants agents, and `configVersion`.")
+      doc(
+        "Get a code-hosting connection",
+        "The connection's status (with `statusReason`), its GitHub account, the access it grants agents, and `configVersion`."
+      )
     )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/codehost-connections/:id", { params, payload: ConnectionPatch, success: CodehostConnection }).annotateMerge(
+    HttpApiEndpoint.patch("update", "/v1/codehost-connections/:id", {
+      params,
+      payload: ConnectionPatch,
+      success: CodehostConnection
+    }).annotateMerge(
       docWithBody(
         "Update a code-hosting connection",
         "`access` replaces the grant: `repositories` (each must be selected by the installation on GitHub now, else 400), `owners` " +
@@ -81,12 +100,22 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/codehost-connections/:id", { params, success: Deleted("codehost_connection") }).annotateMerge(
-      doc("Delete a code-hosting connection", "Deletes the connection (the app stays installed on GitHub) unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`.")
+    HttpApiEndpoint.delete("delete", "/v1/codehost-connections/:id", {
+      params,
+      success: Deleted("codehost_connection")
+    }).annotateMerge(
+      doc(
+        "Delete a code-hosting connection",
+        "Deletes the connection (the app stays installed on GitHub) unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+      )
     )
   )
   .add(
-    HttpApiEndpoint.get("repositories", "/v1/codehost-connections/:id/repositories", { params, query: RepositoriesQuery, success: Page(RepositoryItem) })
+    HttpApiEndpoint.get("repositories", "/v1/codehost-connections/:id/repositories", {
+      params,
+      query: RepositoriesQuery,
+      success: Page(RepositoryItem)
+    })
       .annotateMerge(
         doc(
           "List a connection's repositories",
@@ -96,13 +125,14 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
       )
   )
   .add(
-    HttpApiEndpoint.post("sync", "/v1/codehost-connections/:id/sync", { params, success: CodehostConnection }).annotateMerge(
-      doc(
-        "Sync a connection with GitHub",
-        "Reads the installation: uninstalled or suspended is `revoked`, repositories removed on GitHub leave the grant, a healthy " +
-          "installation heals to `ready`. Newly selected repositories are never granted automatically."
+    HttpApiEndpoint.post("sync", "/v1/codehost-connections/:id/sync", { params, success: CodehostConnection })
+      .annotateMerge(
+        doc(
+          "Sync a connection with GitHub",
+          "Reads the installation: uninstalled or suspended is `revoked`, repositories removed on GitHub leave the grant, a healthy " +
+            "installation heals to `ready`. Newly selected repositories are never granted automatically."
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/codehost-connections/:id/test", { params, success: TestResult }).annotateMerge(
@@ -113,20 +143,24 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
       )
     )
   )
-  .annotate(OpenApi.Description, "Code-hosting connections: GitHub App installations whose repositories agents may work on.")
+  .annotate(
+    OpenApi.Description,
+    "Code-hosting connections: GitHub App installations whose repositories agents may work on."
+  )
 
 const Html = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" }))
 
 export const CodehostCallbacksApi = HttpApiGroup.make("codehostCallbacks")
   .add(
-    HttpApiEndpoint.get("callback", "/v1/codehost-connections/callback", { query: CallbackQuery, success: Html }).annotateMerge(
-      doc(
-        "GitHub's return after installation",
-        "Where GitHub sends the installing person (no API key: the signed `state` is the grant). The installation is bound only " +
-          "after the person's own OAuth authorization shows they can access it; then a redirect (302) to the `returnUrl` given at " +
-          "authorize with `connectionId` and `status` added, or a small HTML page with the status. A forged, used or expired state is 400 `codehost_state_invalid`."
+    HttpApiEndpoint.get("callback", "/v1/codehost-connections/callback", { query: CallbackQuery, success: Html })
+      .annotateMerge(
+        doc(
+          "GitHub's return after installation",
+          "Where GitHub sends the installing person (no API key: the signed `state` is the grant). The installation is bound only " +
+            "after the person's own OAuth authorization shows they can access it; then a redirect (302) to the `returnUrl` given at " +
+            "authorize with `connectionId` and `status` added, or a small HTML page with the status. A forged, used or expired state is 400 `codehost_state_invalid`."
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.post("webhooks", "/v1/codehost-connections/webhooks", {
@@ -141,4 +175,7 @@ export const CodehostCallbacksApi = HttpApiGroup.make("codehostCallbacks")
       )
     )
   )
-  .annotate(OpenApi.Description, "GitHub's calls back to the service: the installation callback and the app's webhooks (no API key).")
+  .annotate(
+    OpenApi.Description,
+    "GitHub's calls back to the service: the installation callback and the app's webhooks (no API key)."
+  )

@@ -2,7 +2,7 @@
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { CodehostAuthorize, type CallbackOutcome } from "../src/codehost/ConnectionAuthorize.ts"
+import { type CallbackOutcome, CodehostAuthorize } from "../src/codehost/ConnectionAuthorize.ts"
 import { CodehostConnections } from "../src/codehost/Connections.ts"
 import { CodehostWebhooks } from "../src/codehost/ConnectionWebhooks.ts"
 import { Api } from "./Api.ts"
@@ -14,7 +14,8 @@ export const CodehostHandlers = HttpApiBuilder.group(Api, "codehostConnections",
   Effect.gen(function*() {
     const connections = yield* CodehostConnections
     const authorize = yield* CodehostAuthorize
-    const as = <A, E, R>(f: (p: typeof CurrentPrincipal.Service) => Effect.Effect<A, E, R>) => Effect.flatMap(CurrentPrincipal, f)
+    const as = <A, E, R>(f: (p: typeof CurrentPrincipal.Service) => Effect.Effect<A, E, R>) =>
+      Effect.flatMap(CurrentPrincipal, f)
     return handlers
       .handle("authorize", ({ payload }) => as((p) => authorize.authorize(p, payload)).pipe(envelope))
       .handle("authorization", ({ params }) => as((p) => authorize.status(p, params.id)).pipe(envelope))
@@ -48,21 +49,29 @@ const landing = (outcome: CallbackOutcome) => {
   const title = outcome.status === "ready" ? "GitHub is connected" : "GitHub connection: " + outcome.status
   return HttpServerResponse.html(
     `<!doctype html><html><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body>` +
-      `<h1>${escapeHtml(title)}</h1><p>Connection <code>${escapeHtml(outcome.connectionId)}</code> is <strong>${escapeHtml(outcome.status)}</strong>.</p>` +
+      `<h1>${escapeHtml(title)}</h1><p>Connection <code>${escapeHtml(outcome.connectionId)}</code> is <strong>${
+        escapeHtml(outcome.status)
+      }</strong>.</p>` +
       `${reason}<p>You can close this page.</p></body></html>`
-  ).pipe(HttpServerResponse.setHeaders({ "cache-control": "no-store", "content-security-policy": "default-src 'none'" }))
+  ).pipe(
+    HttpServerResponse.setHeaders({ "cache-control": "no-store", "content-security-policy": "default-src 'none'" })
+  )
 }
 
-export const CodehostCallbacksHandlers = HttpApiBuilder.group(Api, "codehostCallbacks", (handlers) =>
-  Effect.gen(function*() {
-    const authorize = yield* CodehostAuthorize
-    const webhooks = yield* CodehostWebhooks
-    return handlers
-      .handle("callback", ({ query }) => authorize.callback(query).pipe(Effect.map(landing), envelope))
-      .handle("webhooks", ({ headers }) =>
-        Effect.gen(function*() {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const body = yield* Effect.orDie(request.text)
-          return yield* webhooks.receive(headers["x-github-event"], headers["x-hub-signature-256"], body)
-        }).pipe(envelope))
-  }))
+export const CodehostCallbacksHandlers = HttpApiBuilder.group(
+  Api,
+  "codehostCallbacks",
+  (handlers) =>
+    Effect.gen(function*() {
+      const authorize = yield* CodehostAuthorize
+      const webhooks = yield* CodehostWebhooks
+      return handlers
+        .handle("callback", ({ query }) => authorize.callback(query).pipe(Effect.map(landing), envelope))
+        .handle("webhooks", ({ headers }) =>
+          Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const body = yield* Effect.orDie(request.text)
+            return yield* webhooks.receive(headers["x-github-event"], headers["x-hub-signature-256"], body)
+          }).pipe(envelope))
+    })
+)

@@ -9,11 +9,11 @@
  * DOM sinks, no framing); an unknown file is 404 `route_not_found`, in the
  * envelope.
  */
+import { Effect, Layer } from "effect"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { readdirSync, readFileSync } from "node:fs"
 import { extname } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Layer } from "effect"
-import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
 
 export const path = "/console"
@@ -76,8 +76,11 @@ const readAssets = (): ReadonlyMap<string, Asset> =>
 
 const serve = (asset: Asset | undefined) =>
   asset === undefined
-    ? Effect.map(CurrentRequestId, (requestId) => rawEnvelope(404, "route_not_found", "The console has no file of this name.", requestId))
-    : Effect.succeed(HttpServerResponse.uint8Array(asset.body, { contentType: asset.contentType, headers: securityHeaders }))
+    ? Effect.map(CurrentRequestId, (requestId) =>
+      rawEnvelope(404, "route_not_found", "The console has no file of this name.", requestId))
+    : Effect.succeed(
+      HttpServerResponse.uint8Array(asset.body, { contentType: asset.contentType, headers: securityHeaders })
+    )
 
 export const layer: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.unwrap(
   Effect.map(Effect.orDie(Effect.try(readAssets)), (assets) =>

@@ -75,7 +75,13 @@ export type ApiError = InstanceType<(typeof ApiErrors)[number]>
 /** The request id of the current request (set by the router middleware). */
 export const CurrentRequestId = Context.Reference<string>("svc/CurrentRequestId", { defaultValue: () => "req_unknown" })
 
-const body = (requestId: string, type: string, code: string, message: string, details?: Record<string, unknown>): ErrorBody =>
+const body = (
+  requestId: string,
+  type: string,
+  code: string,
+  message: string,
+  details?: Record<string, unknown>
+): ErrorBody =>
   details === undefined
     ? { type, code, message, request_id: requestId }
     : { type, code, message, request_id: requestId, details }
@@ -93,9 +99,13 @@ export const tooManyRequests = (requestId: string, code: string, message: string
 export const retryAfter = (seconds: number): Effect.Effect<void> =>
   Effect.withFiber((fiber) =>
     Effect.sync(() =>
-      HttpEffect.appendPreResponseHandlerUnsafe(fiber.context, (_request, response) =>
-        Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(seconds))))))
-    ))
+      HttpEffect.appendPreResponseHandlerUnsafe(
+        fiber.context,
+        (_request, response) =>
+          Effect.succeed(HttpServerResponse.setHeader(response, "retry-after", String(Math.max(1, Math.ceil(seconds)))))
+      )
+    )
+  )
 
 export const fromDomain = (e: DomainError, requestId: string): ApiError => {
   switch (e._tag) {

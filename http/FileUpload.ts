@@ -18,29 +18,32 @@ const framingBytes = 64 * 1024
 const tooLarge = (maxFileBytes: number) =>
   new PayloadTooLarge({
     code: "file_too_large",
-    message: `${uploadField} is larger than ${maxFileBytes} bytes, the most this deployment stores (SVC_FILE_MAX_BYTES).`,
+    message:
+      `${uploadField} is larger than ${maxFileBytes} bytes, the most this deployment stores (SVC_FILE_MAX_BYTES).`,
     details: { field: uploadField }
   })
 
-const fromMultipart = (maxFileBytes: number) =>
-(e: Multipart.MultipartError): Effect.Effect<never, InvalidRequest | PayloadTooLarge> => {
-  switch (e.reason._tag) {
-    case "FileTooLarge":
-    case "BodyTooLarge":
-      return Effect.fail(tooLarge(maxFileBytes))
-    case "TooManyParts":
-      return Effect.fail(InvalidRequest.forField("body", "The body has too many parts: send one part, file."))
-    case "FieldTooLarge":
-      return Effect.fail(InvalidRequest.forField("body", "A text part of the body is too large: send one part, file."))
-    case "Parse":
-      return Effect.fail(InvalidRequest.forField(
-        "body",
-        "The body is not valid multipart/form-data (a boundary in the Content-Type and well-formed parts are needed)."
-      ))
-    case "InternalError":
-      return Effect.die(e)
+const fromMultipart =
+  (maxFileBytes: number) => (e: Multipart.MultipartError): Effect.Effect<never, InvalidRequest | PayloadTooLarge> => {
+    switch (e.reason._tag) {
+      case "FileTooLarge":
+      case "BodyTooLarge":
+        return Effect.fail(tooLarge(maxFileBytes))
+      case "TooManyParts":
+        return Effect.fail(InvalidRequest.forField("body", "The body has too many parts: send one part, file."))
+      case "FieldTooLarge":
+        return Effect.fail(
+          InvalidRequest.forField("body", "A text part of the body is too large: send one part, file.")
+        )
+      case "Parse":
+        return Effect.fail(InvalidRequest.forField(
+          "body",
+          "The body is not valid multipart/form-data (a boundary in the Content-Type and well-formed parts are needed)."
+        ))
+      case "InternalError":
+        return Effect.die(e)
+    }
   }
-}
 
 /**
  * The parser keeps a quoted filename's quoted-pairs (`\"`, `\\`, as curl
@@ -48,9 +51,14 @@ const fromMultipart = (maxFileBytes: number) =>
  */
 const unquote = (filename: string): string => filename.replace(/\\(["\\])/g, "$1")
 
-const onePart = (upload: Upload | undefined, part: Multipart.Part): Effect.Effect<Upload, InvalidRequest | Multipart.MultipartError> => {
+const onePart = (
+  upload: Upload | undefined,
+  part: Multipart.Part
+): Effect.Effect<Upload, InvalidRequest | Multipart.MultipartError> => {
   if (part.key !== uploadField) {
-    return Effect.fail(InvalidRequest.forField(part.key, `Unknown part '${part.key}': this route takes one part, ${uploadField}.`))
+    return Effect.fail(
+      InvalidRequest.forField(part.key, `Unknown part '${part.key}': this route takes one part, ${uploadField}.`)
+    )
   }
   if (part._tag === "Field") {
     return Effect.fail(InvalidRequest.forField(
@@ -58,7 +66,9 @@ const onePart = (upload: Upload | undefined, part: Multipart.Part): Effect.Effec
       `${uploadField} must be a file part: give its Content-Disposition a filename (curl: -F ${uploadField}=@path).`
     ))
   }
-  if (upload !== undefined) return Effect.fail(InvalidRequest.forField(uploadField, `Send one ${uploadField} part, not several.`))
+  if (upload !== undefined) {
+    return Effect.fail(InvalidRequest.forField(uploadField, `Send one ${uploadField} part, not several.`))
+  }
   return Effect.map(part.contentEffect, (data) => ({ filename: unquote(part.name), mediaType: part.contentType, data }))
 }
 
@@ -82,7 +92,10 @@ export const readUpload = (parts: Stream.Stream<Multipart.Part, Multipart.Multip
       Effect.catchTag("MultipartError", fromMultipart(maxFileBytes))
     )
     if (upload === undefined) {
-      return yield* InvalidRequest.forField(uploadField, `A part named '${uploadField}' is required: the file to upload.`)
+      return yield* InvalidRequest.forField(
+        uploadField,
+        `A part named '${uploadField}' is required: the file to upload.`
+      )
     }
     return upload
   })

@@ -14,7 +14,8 @@ import { doc } from "./ApiDocs.ts"
 
 /** The bytes, with the media type they were stored with (documented as binary). */
 export const Bytes = Schema.Uint8Array.annotate({
-  description: "The bytes, served with the media type they were stored with (Content-Type), as a download (Content-Disposition)."
+  description:
+    "The bytes, served with the media type they were stored with (Content-Type), as a download (Content-Disposition)."
 }).pipe(HttpApiSchema.asUint8Array({ contentType: "application/octet-stream" }))
 
 /**
@@ -23,7 +24,8 @@ export const Bytes = Schema.Uint8Array.annotate({
  * documents the body.
  */
 export const UploadBody = Schema.Struct({ file: Multipart.PersistedFileSchema }).annotate({
-  description: "One part, file, with a filename. Its Content-Type is the file's mediaType (sniffed from the bytes when absent or " +
+  description:
+    "One part, file, with a filename. Its Content-Type is the file's mediaType (sniffed from the bytes when absent or " +
     "application/octet-stream). At most SVC_FILE_MAX_BYTES."
 }).pipe(HttpApiSchema.asMultipartStream())
 
@@ -48,7 +50,10 @@ export const FilesApi = HttpApiGroup.make("files")
   )
   .add(
     HttpApiEndpoint.get("get", "/v1/files/:id", { params: fileParams, success: FileObject }).annotateMerge(
-      doc("Get a file", "The file's name, media type, size and SHA-256. Another workspace's file is 403, an unknown one 404 `file_not_found`.")
+      doc(
+        "Get a file",
+        "The file's name, media type, size and SHA-256. Another workspace's file is 403, an unknown one 404 `file_not_found`."
+      )
     )
   )
   .add(
@@ -58,10 +63,16 @@ export const FilesApi = HttpApiGroup.make("files")
   )
   .add(
     HttpApiEndpoint.delete("delete", "/v1/files/:id", { params: fileParams, success: FileDeleted }).annotateMerge(
-      doc("Delete a file", "Deletes the file and its bytes. Runs it was attached to keep their own copies (run-scoped artifacts).")
+      doc(
+        "Delete a file",
+        "Deletes the file and its bytes. Runs it was attached to keep their own copies (run-scoped artifacts)."
+      )
     )
   )
-  .annotate(OpenApi.Description, "Files: what clients upload to attach to runs (OpenAI's Files API, in this service's conventions).")
+  .annotate(
+    OpenApi.Description,
+    "Files: what clients upload to attach to runs (OpenAI's Files API, in this service's conventions)."
+  )
 
 export const ArtifactsApi = HttpApiGroup.make("artifacts")
   .add(
@@ -74,11 +85,18 @@ export const ArtifactsApi = HttpApiGroup.make("artifacts")
     )
   )
   .add(
-    HttpApiEndpoint.get("metadata", "/v1/artifacts/:id/metadata", { params: artifactParams, success: ArtifactMetadata }).annotateMerge(
-      doc("Describe an artifact", "The artifact's kind, run and thread, name, media type, size, SHA-256, and when it expires.")
-    )
+    HttpApiEndpoint.get("metadata", "/v1/artifacts/:id/metadata", { params: artifactParams, success: ArtifactMetadata })
+      .annotateMerge(
+        doc(
+          "Describe an artifact",
+          "The artifact's kind, run and thread, name, media type, size, SHA-256, and when it expires."
+        )
+      )
   )
-  .annotate(OpenApi.Description, "Artifacts: what runs store (attachments, exports, archived results), kept for SVC_ARTIFACT_RETENTION_DAYS.")
+  .annotate(
+    OpenApi.Description,
+    "Artifacts: what runs store (attachments, exports, archived results), kept for SVC_ARTIFACT_RETENTION_DAYS."
+  )
 
 /** Signed artifact URLs (`Artifacts.signedUrl`): no API key, the signature is the grant. Added after Authentication. */
 export const ArtifactLinksApi = HttpApiGroup.make("artifactLinks")

@@ -23,30 +23,49 @@ const signingSecret = "whsec_exampleOnly_3fK9qLm2Xv7Rt1Bn"
 
 export const HooksApi = HttpApiGroup.make("hooks")
   .add(
-    HttpApiEndpoint.get("list", "/v1/tool-approval-hooks", { query: PageQuery, success: Page(ToolApprovalHook) }).annotateMerge(
-      doc("List tool approval hooks", "The workspace's approval hooks, newest first, a page at a time. Signing secrets are never shown.")
-    )
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/v1/tool-approval-hooks", { payload: HookCreate, success: ToolApprovalHook }).annotateMerge(
-      docWithBody(
-        "Register a tool approval hook",
-        "An HTTPS endpoint that reviews tool calls before they run. For each call the connection's policy does not waive, it receives " +
-          "a signed `tool_execution_review` (header `Svc-Signature`) and answers `allow`, `deny` or `pause` (wait for a person). " +
-          "`onHookError` says what a failing hook means: deny the call (default), pause, or fail the run. " +
-          "Agents use a hook through `approvals.toolExecution.hookId`.",
-        HookCreate,
-        { name: "security-review", url: "https://hooks.example.com/svc/review", secret: signingSecret, onHookError: "pause", requestTimeoutMs: 30_000 }
+    HttpApiEndpoint.get("list", "/v1/tool-approval-hooks", { query: PageQuery, success: Page(ToolApprovalHook) })
+      .annotateMerge(
+        doc(
+          "List tool approval hooks",
+          "The workspace's approval hooks, newest first, a page at a time. Signing secrets are never shown."
+        )
       )
-    )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/tool-approval-hooks/:id", { params: hookParams, success: ToolApprovalHook }).annotateMerge(
-      doc("Get a tool approval hook", "The hook's URL, enablement, error policy and timeout; never its signing secret.")
-    )
+    HttpApiEndpoint.post("create", "/v1/tool-approval-hooks", { payload: HookCreate, success: ToolApprovalHook })
+      .annotateMerge(
+        docWithBody(
+          "Register a tool approval hook",
+          "An HTTPS endpoint that reviews tool calls before they run. For each call the connection's policy does not waive, it receives " +
+            "a signed `tool_execution_review` (header `Svc-Signature`) and answers `allow`, `deny` or `pause` (wait for a person). " +
+            "`onHookError` says what a failing hook means: deny the call (default), pause, or fail the run. " +
+            "Agents use a hook through `approvals.toolExecution.hookId`.",
+          HookCreate,
+          {
+            name: "security-review",
+            url: "https://hooks.example.com/svc/review",
+            secret: signingSecret,
+            onHookError: "pause",
+            requestTimeoutMs: 30_000
+          }
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/tool-approval-hooks/:id", { params: hookParams, payload: HookPatch, success: ToolApprovalHook })
+    HttpApiEndpoint.get("get", "/v1/tool-approval-hooks/:id", { params: hookParams, success: ToolApprovalHook })
+      .annotateMerge(
+        doc(
+          "Get a tool approval hook",
+          "The hook's URL, enablement, error policy and timeout; never its signing secret."
+        )
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/tool-approval-hooks/:id", {
+      params: hookParams,
+      payload: HookPatch,
+      success: ToolApprovalHook
+    })
       .annotateMerge(
         docWithBody(
           "Update a tool approval hook",
@@ -58,8 +77,16 @@ export const HooksApi = HttpApiGroup.make("hooks")
       )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/tool-approval-hooks/:id", { params: hookParams, success: Deleted("tool_approval_hook") })
-      .annotateMerge(doc("Delete a tool approval hook", "Deletes the hook unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."))
+    HttpApiEndpoint.delete("delete", "/v1/tool-approval-hooks/:id", {
+      params: hookParams,
+      success: Deleted("tool_approval_hook")
+    })
+      .annotateMerge(
+        doc(
+          "Delete a tool approval hook",
+          "Deletes the hook unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+        )
+      )
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/tool-approval-hooks/:id/rotate-secret", {
@@ -76,42 +103,62 @@ export const HooksApi = HttpApiGroup.make("hooks")
     )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/tool-approval-hooks/:id/test", { params: hookParams, success: HookTestResult }).annotateMerge(
-      doc(
-        "Send a hook a test review",
-        "Sends the hook a signed synthetic review (`toolName: \"svc_hook_test\"`) and reports that it was delivered, how long it took " +
-          "and what the hook decided. An unreachable hook, a timeout, a non-2xx answer or a body other than `{ decision, reason? }` " +
-          "is 502 `service_unavailable`, the cause in the message."
+    HttpApiEndpoint.post("test", "/v1/tool-approval-hooks/:id/test", { params: hookParams, success: HookTestResult })
+      .annotateMerge(
+        doc(
+          "Send a hook a test review",
+          "Sends the hook a signed synthetic review (`toolName: \"svc_hook_test\"`) and reports that it was delivered, how long it took " +
+            "and what the hook decided. An unreachable hook, a timeout, a non-2xx answer or a body other than `{ decision, reason? }` " +
+            "is 502 `service_unavailable`, the cause in the message."
+        )
       )
-    )
   )
-  .annotate(OpenApi.Description, "Tool approval hooks: your endpoints that allow, deny or pause a run's tool calls before they run.")
+  .annotate(
+    OpenApi.Description,
+    "Tool approval hooks: your endpoints that allow, deny or pause a run's tool calls before they run."
+  )
 
 export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
   .add(
-    HttpApiEndpoint.get("list", "/v1/result-handlers", { query: PageQuery, success: Page(ResultHandler) }).annotateMerge(
-      doc("List result handlers", "The workspace's result handlers, newest first, a page at a time. Signing secrets are never shown.")
-    )
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/v1/result-handlers", { payload: ResultHandlerCreate, success: ResultHandler }).annotateMerge(
-      docWithBody(
-        "Register a result handler",
-        "An HTTPS endpoint that receives what runs produce (`kind: \"artifact\"`, the one kind), in signed POSTs. " +
-          "A secret is required (400 `result_handler_secret_missing` without one). Agents name handlers in `artifacts.exports` " +
-          "and `artifacts.oversizedToolResults`.",
-        ResultHandlerCreate,
-        { kind: "artifact", name: "archive", url: "https://files.example.com/svc/artifacts", secret: signingSecret, requestTimeoutMs: 30_000 }
+    HttpApiEndpoint.get("list", "/v1/result-handlers", { query: PageQuery, success: Page(ResultHandler) })
+      .annotateMerge(
+        doc(
+          "List result handlers",
+          "The workspace's result handlers, newest first, a page at a time. Signing secrets are never shown."
+        )
       )
-    )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/result-handlers/:id", { params: handlerParams, success: ResultHandler }).annotateMerge(
-      doc("Get a result handler", "The handler's kind, URL and timeout; never its signing secret.")
-    )
+    HttpApiEndpoint.post("create", "/v1/result-handlers", { payload: ResultHandlerCreate, success: ResultHandler })
+      .annotateMerge(
+        docWithBody(
+          "Register a result handler",
+          "An HTTPS endpoint that receives what runs produce (`kind: \"artifact\"`, the one kind), in signed POSTs. " +
+            "A secret is required (400 `result_handler_secret_missing` without one). Agents name handlers in `artifacts.exports` " +
+            "and `artifacts.oversizedToolResults`.",
+          ResultHandlerCreate,
+          {
+            kind: "artifact",
+            name: "archive",
+            url: "https://files.example.com/svc/artifacts",
+            secret: signingSecret,
+            requestTimeoutMs: 30_000
+          }
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/result-handlers/:id", { params: handlerParams, payload: ResultHandlerPatch, success: ResultHandler })
+    HttpApiEndpoint.get("get", "/v1/result-handlers/:id", { params: handlerParams, success: ResultHandler })
+      .annotateMerge(
+        doc("Get a result handler", "The handler's kind, URL and timeout; never its signing secret.")
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/result-handlers/:id", {
+      params: handlerParams,
+      payload: ResultHandlerPatch,
+      success: ResultHandler
+    })
       .annotateMerge(
         docWithBody(
           "Update a result handler",
@@ -122,8 +169,16 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
       )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/result-handlers/:id", { params: handlerParams, success: Deleted("result_handler") })
-      .annotateMerge(doc("Delete a result handler", "Deletes the handler unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."))
+    HttpApiEndpoint.delete("delete", "/v1/result-handlers/:id", {
+      params: handlerParams,
+      success: Deleted("result_handler")
+    })
+      .annotateMerge(
+        doc(
+          "Delete a result handler",
+          "Deletes the handler unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+        )
+      )
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/result-handlers/:id/rotate-secret", {
@@ -139,4 +194,7 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
       )
     )
   )
-  .annotate(OpenApi.Description, "Result handlers: your endpoints that receive the artifacts runs produce, in signed deliveries.")
+  .annotate(
+    OpenApi.Description,
+    "Result handlers: your endpoints that receive the artifacts runs produce, in signed deliveries."
+  )

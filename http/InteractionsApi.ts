@@ -1,6 +1,7 @@
 /** Contract of interactions (spec 4.4), with what the reference page says of each. */
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ClientId } from "../domain/Ids.ts"
 import {
   BatchResolveBody,
   BatchResolveResult,
@@ -9,7 +10,6 @@ import {
   InteractionStatus,
   ResolveInteractionBody
 } from "../domain/Interaction.ts"
-import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 
@@ -33,13 +33,14 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction }).annotateMerge(
-      doc(
-        "Get an interaction",
-        "What a parked run waits for: a tool call to approve (with its input and a preview) or questions to answer, " +
-          "with its status, its expiry and, once settled, its resolution."
+    HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction })
+      .annotateMerge(
+        doc(
+          "Get an interaction",
+          "What a parked run waits for: a tool call to approve (with its input and a preview) or questions to answer, " +
+            "with its status, its expiry and, once settled, its resolution."
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
@@ -54,7 +55,10 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
           "The run resumes once every interaction of its step is settled. Sending the same answer again is 200; a different one is 409. " +
           "After the run ended the answer is only recorded.",
         ResolveInteractionBody,
-        { inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }], reason: "Read-only query, fine to run." }
+        {
+          inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }],
+          reason: "Read-only query, fine to run."
+        }
       )
     )
   )
@@ -72,11 +76,17 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
         BatchResolveBody,
         {
           items: [
-            { id: ExampleIds.interaction, inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }] },
+            {
+              id: ExampleIds.interaction,
+              inputResponses: [{ requestId: ExampleIds.interaction, optionId: "approve" }]
+            },
             { id: ExampleIds.interaction2, cancel: true, reason: "Not needed any more." }
           ]
         }
       )
     )
   )
-  .annotate(OpenApi.Description, "Interactions: the approvals and questions a parked run waits on, and how a person answers them.")
+  .annotate(
+    OpenApi.Description,
+    "Interactions: the approvals and questions a parked run waits on, and how a person answers them."
+  )

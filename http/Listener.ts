@@ -12,8 +12,8 @@
  *   connections are closed as they go idle; connections still open after
  *   `graceMs` are closed.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { Duration, Effect, Layer } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { IdGenerator } from "../src/IdGenerator.ts"
 import { Draining } from "./Draining.ts"
 

@@ -6,9 +6,9 @@
  * <token>`, or it is refused with 401 `invalid_metrics_token`. API keys do
  * not open it: a scraper needs no access to any workspace.
  */
-import { createHash, timingSafeEqual } from "node:crypto"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { createHash, timingSafeEqual } from "node:crypto"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
@@ -25,7 +25,12 @@ const sameToken = (expected: Redacted.Redacted, authorization: string | undefine
 
 const refused = Effect.map(CurrentRequestId, (requestId) =>
   HttpServerResponse.setHeader(
-    rawEnvelope(401, "invalid_metrics_token", "Missing or wrong metrics token: send 'Authorization: Bearer <SVC_METRICS_TOKEN>'.", requestId),
+    rawEnvelope(
+      401,
+      "invalid_metrics_token",
+      "Missing or wrong metrics token: send 'Authorization: Bearer <SVC_METRICS_TOKEN>'.",
+      requestId
+    ),
     "www-authenticate",
     "Bearer"
   ))
@@ -39,7 +44,9 @@ export const layer: Layer.Layer<never, never, HttpRouter.HttpRouter | ServiceCon
     const handler = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       if (Option.isSome(token) && !sameToken(token.value, request.headers["authorization"])) return yield* refused
-      return HttpServerResponse.text(yield* metrics.exposition, { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+      return HttpServerResponse.text(yield* metrics.exposition, {
+        contentType: "text/plain; version=0.0.4; charset=utf-8"
+      })
     })
     return HttpRouter.add("GET", path, handler)
   })

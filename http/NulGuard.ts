@@ -54,7 +54,9 @@ export const findNul: Effect.Effect<Option.Option<NulFound>, never, HttpServerRe
     const text = yield* Effect.option(request.text)
     // In JSON text a NUL can only be written as the escape \u0000: most bodies skip the walk.
     if (Option.isNone(text) || !text.value.includes("\\u0000")) return Option.none()
-    return Option.flatMap(decodeJson(text.value), (json) =>
-      Option.map(Option.fromUndefinedOr(nulPath(json)), (field) => ({ field, location: "body" as const })))
+    return Option.flatMap(
+      decodeJson(text.value),
+      (json) => Option.map(Option.fromUndefinedOr(nulPath(json)), (field) => ({ field, location: "body" as const }))
+    )
   }
 )

@@ -7,10 +7,10 @@
  * (the router middleware leaves these responses as they are). Preview
  * requests stay out of the access log: their URL is the grant.
  */
-import { IncomingMessage, ServerResponse } from "node:http"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { Effect, Option } from "effect"
 import { HttpMiddleware, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
+import { IncomingMessage, ServerResponse } from "node:http"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import * as PortSocket from "../src/workspace/PortSocket.ts"
 import * as PreviewProxy from "../src/workspace/PreviewProxy.ts"
@@ -31,7 +31,12 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
     const previews = yield* Previews
     const grant = yield* previews.grant(token)
     if (Option.isNone(grant)) {
-      return rawEnvelope(403, "permission_denied", "This preview URL is forged or has expired; read the thread again for a current one (workspace.previews).", requestId)
+      return rawEnvelope(
+        403,
+        "permission_denied",
+        "This preview URL is forged or has expired; read the thread again for a current one (workspace.previews).",
+        requestId
+      )
     }
     // Relative links of the previewed page resolve below the token only with the trailing slash.
     // Relative, so a path prefix of SVC_PUBLIC_URL (a reverse proxy's) is kept.
@@ -43,7 +48,9 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       rawEnvelope(502, "service_unavailable", `Nothing answers on port ${port} of this workspace: ${why}.`, requestId)
     const incoming = NodeHttpServerRequest.toIncomingMessage(request)
     const outgoing = NodeHttpServerRequest.toServerResponse(request)
-    if (!(incoming instanceof IncomingMessage) || !(outgoing instanceof ServerResponse)) return unavailable("previews are served over HTTP/1.1")
+    if (!(incoming instanceof IncomingMessage) || !(outgoing instanceof ServerResponse)) {
+      return unavailable("previews are served over HTTP/1.1")
+    }
     const sandbox = yield* Sandbox
     const config = yield* ServiceConfig
     const socket = PortSocket.open(sandbox.portsDirOf(threadId), port)

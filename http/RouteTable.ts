@@ -7,7 +7,9 @@
 
 /** The part of an HttpApi this reads: each endpoint's method and path. */
 export interface RouteTable {
-  readonly groups: Readonly<Record<string, { readonly endpoints: Readonly<Record<string, { readonly method: string; readonly path: string }>> }>>
+  readonly groups: Readonly<
+    Record<string, { readonly endpoints: Readonly<Record<string, { readonly method: string; readonly path: string }>> }>
+  >
 }
 
 interface RouteShape {

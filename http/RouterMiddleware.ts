@@ -7,7 +7,14 @@
  * status and route template (metrics, the access log: http/RequestTelemetry.ts).
  */
 import { ByteSize, Cause, Clock, Effect, Layer, type Types } from "effect"
-import { HttpIncomingMessage, HttpRouter, HttpServerError, HttpServerRequest, HttpServerRespondable, HttpServerResponse } from "effect/http"
+import {
+  HttpIncomingMessage,
+  HttpRouter,
+  HttpServerError,
+  HttpServerRequest,
+  HttpServerRespondable,
+  HttpServerResponse
+} from "effect/http"
 import { IdGenerator } from "../src/IdGenerator.ts"
 import { CurrentRequestId, rawEnvelope } from "./ErrorEnvelope.ts"
 import { matcher, type RouteTable, Unmatched } from "./RouteTable.ts"
@@ -29,7 +36,10 @@ const isJsonBody = (response: HttpServerResponse.HttpServerResponse): boolean =>
   response.body._tag === "Uint8Array" && (response.headers["content-type"] ?? "").startsWith("application/json")
 
 const statusMessages: Record<number, readonly [code: string, message: string]> = {
-  400: ["invalid_request_error", "The request body could not be parsed: send valid JSON with Content-Type: application/json."],
+  400: [
+    "invalid_request_error",
+    "The request body could not be parsed: send valid JSON with Content-Type: application/json."
+  ],
   404: ["route_not_found", "No route matches this path."],
   413: ["request_too_large", "The request body is too large."],
   415: ["unsupported_media_type", "Unsupported Content-Type: send the body as application/json."]
@@ -50,7 +60,10 @@ export const layer = (
     readonly observe?: (answered: Answered) => Effect.Effect<void>
   }
 ): Layer.Layer<never, never, HttpRouter.HttpRouter | IdGenerator> => {
-  const routes = matcher(api, [...options.extraRoutes, ...(options.passThrough ?? []).map((p) => ["*", `${p}*`] as const)])
+  const routes = matcher(api, [
+    ...options.extraRoutes,
+    ...(options.passThrough ?? []).map((p) => ["*", `${p}*`] as const)
+  ])
   const maxBody = ByteSize.bytes(options.maxBodyBytes)
   const passThrough = options.passThrough ?? []
   const observe = options.observe
@@ -62,19 +75,37 @@ export const layer = (
       yield* Effect.logError("unhandled failure", cause).pipe(
         Effect.annotateLogs({ reference, request_id: requestId })
       )
-      return rawEnvelope(500, "internal_error", "An internal error occurred; quote error.reference when reporting it.", requestId, {
-        reference
-      })
+      return rawEnvelope(
+        500,
+        "internal_error",
+        "An internal error occurred; quote error.reference when reporting it.",
+        requestId,
+        {
+          reference
+        }
+      )
     })
 
-  const rewrite = (ids: IdGenerator["Service"], response: HttpServerResponse.HttpServerResponse, requestId: string, path: string) => {
-    if (response.status < 400 || isJsonBody(response) || passThrough.some((p) => path.startsWith(p))) return Effect.succeed(response)
+  const rewrite = (
+    ids: IdGenerator["Service"],
+    response: HttpServerResponse.HttpServerResponse,
+    requestId: string,
+    path: string
+  ) => {
+    if (response.status < 400 || isJsonBody(response) || passThrough.some((p) => path.startsWith(p))) {
+      return Effect.succeed(response)
+    }
     if (response.status === 404) {
       const allowed = allowedMethods(path)
       if (allowed.length > 0) {
         return Effect.succeed(
           HttpServerResponse.setHeader(
-            rawEnvelope(405, "method_not_allowed", `This route does not accept this method; allowed: ${allowed.join(", ")}.`, requestId),
+            rawEnvelope(
+              405,
+              "method_not_allowed",
+              `This route does not accept this method; allowed: ${allowed.join(", ")}.`,
+              requestId
+            ),
             "allow",
             allowed.join(", ")
           )
@@ -90,38 +121,43 @@ export const layer = (
   }
 
   return HttpRouter.middleware(
-    Effect.map(Effect.service(IdGenerator), (ids) => (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
-      Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const startedNanos = observe === undefined ? 0n : yield* Clock.currentTimeNanos
-        const requestId = yield* ids.make("request")
-        yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
-        const path = new URL(request.url, "http://localhost").pathname
-        const response = yield* httpEffect.pipe(
-          Effect.annotateLogs({ request_id: requestId }),
-          Effect.provideService(CurrentRequestId, requestId),
-          Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
-          Effect.catchCause((cause) => {
-            if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
-            // Router and body-reading failures (unknown route, unparsable or oversized body) know their
-            // status; HttpApi turns some into defects, so look at both. rewrite() gives them the envelope.
-            const known = httpServerError(cause)
-            if (known !== undefined) {
-              return HttpServerRespondable.toResponse(known).pipe(
-                Effect.flatMap((response) => response.status >= 500 ? internalError(ids, cause, requestId) : Effect.succeed(response))
-              )
-            }
-            return internalError(ids, cause, requestId)
-          }),
-          Effect.flatMap((response) => rewrite(ids, response, requestId, path))
-        )
-        if (observe !== undefined) {
-          const seconds = Number((yield* Clock.currentTimeNanos) - startedNanos) / 1e9
-          const route = routes.route(request.method, path) ?? Unmatched
-          yield* observe({ method: request.method, path, route, status: response.status, requestId, seconds })
-        }
-        return HttpServerResponse.setHeader(response, "x-request-id", requestId)
-      })),
+    Effect.map(
+      Effect.service(IdGenerator),
+      (ids) => (httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const startedNanos = observe === undefined ? 0n : yield* Clock.currentTimeNanos
+          const requestId = yield* ids.make("request")
+          yield* Effect.annotateCurrentSpan("svc.request_id", requestId)
+          const path = new URL(request.url, "http://localhost").pathname
+          const response = yield* httpEffect.pipe(
+            Effect.annotateLogs({ request_id: requestId }),
+            Effect.provideService(CurrentRequestId, requestId),
+            Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
+            Effect.catchCause((cause) => {
+              if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+              // Router and body-reading failures (unknown route, unparsable or oversized body) know their
+              // status; HttpApi turns some into defects, so look at both. rewrite() gives them the envelope.
+              const known = httpServerError(cause)
+              if (known !== undefined) {
+                return HttpServerRespondable.toResponse(known).pipe(
+                  Effect.flatMap((response) =>
+                    response.status >= 500 ? internalError(ids, cause, requestId) : Effect.succeed(response)
+                  )
+                )
+              }
+              return internalError(ids, cause, requestId)
+            }),
+            Effect.flatMap((response) => rewrite(ids, response, requestId, path))
+          )
+          if (observe !== undefined) {
+            const seconds = Number((yield* Clock.currentTimeNanos) - startedNanos) / 1e9
+            const route = routes.route(request.method, path) ?? Unmatched
+            yield* observe({ method: request.method, path, route, status: response.status, requestId, seconds })
+          }
+          return HttpServerResponse.setHeader(response, "x-request-id", requestId)
+        })
+    ),
     { global: true }
   )
 }

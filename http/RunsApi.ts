@@ -6,15 +6,16 @@ import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ClientId, FollowupId, RunId, ThreadId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
-import { InstantFromString } from "../domain/Timestamp.ts"
 import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
+import { InstantFromString } from "../domain/Timestamp.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
 const threadParams = { id: ClientId.thread }
 const params = { id: ClientId.run }
 
-const streamNote = "Server-Sent Events in the AI SDK UI message stream protocol (v1): each frame has an `id:` (1, 2, 3, ...) " +
+const streamNote =
+  "Server-Sent Events in the AI SDK UI message stream protocol (v1): each frame has an `id:` (1, 2, 3, ...) " +
   "and a chunk as `data:`; the stream ends with `data: [DONE]`. Resume a broken stream with `GET /v1/runs/{id}/stream` and `Last-Event-ID`."
 
 const runOptions = {
@@ -65,18 +66,30 @@ export const RunsApi = HttpApiGroup.make("runs")
         cancelledRunId: Schema.NullOr(RunId)
       })
     }).annotateMerge(
-      doc("Cancel the thread's active run", "Cancels whichever run holds the thread; `cancelledRunId` is `null` when none did.")
+      doc(
+        "Cancel the thread's active run",
+        "Cancels whichever run holds the thread; `cancelledRunId` is `null` when none did."
+      )
     )
   )
   .add(
-    HttpApiEndpoint.post("start", "/v1/runs", { payload: RunStartInput, headers: IdempotencyHeaders, success: RunReceipt }).annotateMerge(
+    HttpApiEndpoint.post("start", "/v1/runs", {
+      payload: RunStartInput,
+      headers: IdempotencyHeaders,
+      success: RunReceipt
+    }).annotateMerge(
       docWithBody(
         "Start a run",
         "Starts a run on `threadId` with the same options as sending a message, and answers at once with its receipt. " +
           "Follow it with `GET /v1/runs/{id}/stream`, or read it with `GET /v1/runs/{id}`. " +
           "`Idempotency-Key` (header, or `idempotencyKey` in the body) makes a retry return the first receipt.",
         RunStartInput,
-        { threadId: ExampleIds.thread, input: { text: "Summarize yesterday's open tickets." }, budgetCents: 50, ...runOptions }
+        {
+          threadId: ExampleIds.thread,
+          input: { text: "Summarize yesterday's open tickets." },
+          budgetCents: 50,
+          ...runOptions
+        }
       )
     )
   )
@@ -156,4 +169,7 @@ export const RunsApi = HttpApiGroup.make("runs")
       )
     )
   )
-  .annotate(OpenApi.Description, "Runs: one turn of an agent on a thread, started by a message, streamed as it happens, and readable afterwards.")
+  .annotate(
+    OpenApi.Description,
+    "Runs: one turn of an agent on a thread, started by a message, streamed as it happens, and readable afterwards."
+  )

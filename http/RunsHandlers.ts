@@ -30,15 +30,24 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
         Effect.gen(function*() {
           const p = yield* CurrentPrincipal
           const key = headers["idempotency-key"] ?? payload.idempotencyKey
-          const request = { principal: p, method: "POST", path: `/v1/threads/${params.id}/messages`, key, body: payload }
-          const wrap = <E>(start: Effect.Effect<RunReceipt, E>) => idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
+          const request = {
+            principal: p,
+            method: "POST",
+            path: `/v1/threads/${params.id}/messages`,
+            key,
+            body: payload
+          }
+          const wrap = <E>(start: Effect.Effect<RunReceipt, E>) =>
+            idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
           if (wantsJson(headers.accept)) return yield* wrap(runs.start(p, params.id, payload, key))
           const { receipt, stream } = yield* runs.startStreaming(p, params.id, payload, key, wrap)
           return sseResponse(receipt.runId, stream, draining.started)
         }).pipe(envelope))
       .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
-      .handle("cancelThread", ({ params }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => runs.cancelThread(p, params.id)).pipe(envelope))
+      .handle(
+        "cancelThread",
+        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancelThread(p, params.id)).pipe(envelope)
+      )
       .handle("start", ({ payload, headers }) =>
         Effect.gen(function*() {
           const p = yield* CurrentPrincipal
@@ -72,7 +81,13 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
           const { runId, stream } = yield* runs.workerStream(p, params.id, params.workerRef, after)
           return sseResponse(runId, stream, draining.started)
         }).pipe(envelope))
-      .handle("cancel", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope))
-      .handle("withdrawFollowup", ({ params }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope))
+      .handle(
+        "cancel",
+        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope)
+      )
+      .handle(
+        "withdrawFollowup",
+        ({ params }) =>
+          Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope)
+      )
   }))

@@ -10,7 +10,9 @@ import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 
 /** `metadata[<key>]=<value>` (any number of pairs, every one must match), keys as metadata keys are. */
 const MetadataFilterKey = Schema.String.check(
-  Schema.isPattern(/^metadata\[.{1,40}\]$/, { message: "metadata filters are metadata[<key of 1 to 40 characters>]=<value>" })
+  Schema.isPattern(/^metadata\[.{1,40}\]$/, {
+    message: "metadata filters are metadata[<key of 1 to 40 characters>]=<value>"
+  })
 )
 
 const secretParams = { id: ClientId.secret }
@@ -43,7 +45,12 @@ export const SecretsApi = HttpApiGroup.make("secrets")
           "no answer, log line or error message shows it again. Tool servers, HTTP connections and secret contexts refer to it by id, " +
           "and it is decrypted only at the moment one of them uses it. Names are unique in the organization.",
         SecretCreate,
-        { name: "github-token", value: "ghp_exampleOnly0000000000000000000000", contentType: "text/plain", metadata: { owner: "platform" } }
+        {
+          name: "github-token",
+          value: "ghp_exampleOnly0000000000000000000000",
+          contentType: "text/plain",
+          metadata: { owner: "platform" }
+        }
       )
     )
   )
@@ -53,26 +60,32 @@ export const SecretsApi = HttpApiGroup.make("secrets")
     )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/secrets/:id", { params: secretParams, payload: SecretPatch, success: Secret }).annotateMerge(
-      docWithBody(
-        "Rename a secret or change its details",
-        "Changes the name or the content type, or merges metadata (`null` removes a key). The value changes only by rotating it.",
-        SecretPatch,
-        { name: "github-token-ci", metadata: { owner: null } }
+    HttpApiEndpoint.patch("update", "/v1/secrets/:id", { params: secretParams, payload: SecretPatch, success: Secret })
+      .annotateMerge(
+        docWithBody(
+          "Rename a secret or change its details",
+          "Changes the name or the content type, or merges metadata (`null` removes a key). The value changes only by rotating it.",
+          SecretPatch,
+          { name: "github-token-ci", metadata: { owner: null } }
+        )
       )
-    )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/secrets/:id", { params: secretParams, success: Deleted("secret") }).annotateMerge(
-      doc(
-        "Delete a secret",
-        "Deletes the secret unless something still uses it: then 409 `resource_in_use`, with the tool servers, HTTP connections " +
-          "and secret contexts that bind it in `details.inUseBy`."
+    HttpApiEndpoint.delete("delete", "/v1/secrets/:id", { params: secretParams, success: Deleted("secret") })
+      .annotateMerge(
+        doc(
+          "Delete a secret",
+          "Deletes the secret unless something still uses it: then 409 `resource_in_use`, with the tool servers, HTTP connections " +
+            "and secret contexts that bind it in `details.inUseBy`."
+        )
       )
-    )
   )
   .add(
-    HttpApiEndpoint.post("rotate", "/v1/secrets/:id/rotate", { params: secretParams, payload: SecretRotate, success: Secret }).annotateMerge(
+    HttpApiEndpoint.post("rotate", "/v1/secrets/:id/rotate", {
+      params: secretParams,
+      payload: SecretRotate,
+      success: Secret
+    }).annotateMerge(
       docWithBody(
         "Rotate a secret's value",
         "Replaces the value (encrypted under the current master key) and increments `configVersion`. " +
@@ -82,33 +95,46 @@ export const SecretsApi = HttpApiGroup.make("secrets")
       )
     )
   )
-  .annotate(OpenApi.Description, "Secrets: write-only values (tokens, keys) that tool servers, HTTP connections and workspaces use without ever showing them.")
+  .annotate(
+    OpenApi.Description,
+    "Secrets: write-only values (tokens, keys) that tool servers, HTTP connections and workspaces use without ever showing them."
+  )
 
 export const SecretContextsApi = HttpApiGroup.make("secretContexts")
   .add(
-    HttpApiEndpoint.get("list", "/v1/secret-contexts", { query: PageQuery, success: Page(SecretContext) }).annotateMerge(
-      doc("List secret contexts", "The workspace's secret contexts, newest first, a page at a time.")
-    )
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/v1/secret-contexts", { payload: SecretContextCreate, success: SecretContext }).annotateMerge(
-      docWithBody(
-        "Create a secret context",
-        "Names a set of projections of secrets into a destination. A `workspace_env` projection sets a secret as an environment " +
-          "variable of a managed workspace's commands and services, masked in their output. Agents use contexts through " +
-          "`workspace.secretContexts`; every secret must belong to the same workspace.",
-        SecretContextCreate,
-        { name: "deploy-env", projections, metadata: { purpose: "deploys" } }
+    HttpApiEndpoint.get("list", "/v1/secret-contexts", { query: PageQuery, success: Page(SecretContext) })
+      .annotateMerge(
+        doc("List secret contexts", "The workspace's secret contexts, newest first, a page at a time.")
       )
-    )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/secret-contexts/:id", { params: contextParams, success: SecretContext }).annotateMerge(
-      doc("Get a secret context", "The context and its projections: which secret goes to which variable (never the values).")
-    )
+    HttpApiEndpoint.post("create", "/v1/secret-contexts", { payload: SecretContextCreate, success: SecretContext })
+      .annotateMerge(
+        docWithBody(
+          "Create a secret context",
+          "Names a set of projections of secrets into a destination. A `workspace_env` projection sets a secret as an environment " +
+            "variable of a managed workspace's commands and services, masked in their output. Agents use contexts through " +
+            "`workspace.secretContexts`; every secret must belong to the same workspace.",
+          SecretContextCreate,
+          { name: "deploy-env", projections, metadata: { purpose: "deploys" } }
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/secret-contexts/:id", { params: contextParams, payload: SecretContextPatch, success: SecretContext })
+    HttpApiEndpoint.get("get", "/v1/secret-contexts/:id", { params: contextParams, success: SecretContext })
+      .annotateMerge(
+        doc(
+          "Get a secret context",
+          "The context and its projections: which secret goes to which variable (never the values)."
+        )
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/secret-contexts/:id", {
+      params: contextParams,
+      payload: SecretContextPatch,
+      success: SecretContext
+    })
       .annotateMerge(
         docWithBody(
           "Update a secret context",
@@ -119,8 +145,17 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
       )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/secret-contexts/:id", { params: contextParams, success: Deleted("secret_context") }).annotateMerge(
-      doc("Delete a secret context", "Deletes the context unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`.")
+    HttpApiEndpoint.delete("delete", "/v1/secret-contexts/:id", {
+      params: contextParams,
+      success: Deleted("secret_context")
+    }).annotateMerge(
+      doc(
+        "Delete a secret context",
+        "Deletes the context unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+      )
     )
   )
-  .annotate(OpenApi.Description, "Secret contexts: named sets of secrets projected into a managed workspace's environment.")
+  .annotate(
+    OpenApi.Description,
+    "Secret contexts: named sets of secrets projected into a managed workspace's environment."
+  )

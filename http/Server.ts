@@ -9,26 +9,26 @@
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
+import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 import { AgentsHandlers } from "./AgentsHandlers.ts"
 import { Api } from "./Api.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
+import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
 import * as ConsoleRoute from "./ConsoleRoute.ts"
 import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
-import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
+import { InteractionsHandlers } from "./InteractionsHandlers.ts"
 import * as MetricsRoute from "./MetricsRoute.ts"
 import * as PreviewRoute from "./PreviewRoute.ts"
 import * as RequestTelemetry from "./RequestTelemetry.ts"
-import { matcher } from "./RouteTable.ts"
 import * as RouterMiddleware from "./RouterMiddleware.ts"
-import { InteractionsHandlers } from "./InteractionsHandlers.ts"
+import { matcher } from "./RouteTable.ts"
 import { RunsHandlers } from "./RunsHandlers.ts"
+import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
-import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
-import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
-import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 
 /** Routes outside the HttpApi; `/metrics` only when it is served. */
 const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string, string]> => [
@@ -40,7 +40,8 @@ const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string
 ]
 
 /** Every route template the service answers, previews included (span names). */
-export const routes = (config: ServiceConfigShape) => matcher(Api, [...extraRoutes(config), ["*", `${PreviewRoute.prefix}*`]])
+export const routes = (config: ServiceConfigShape) =>
+  matcher(Api, [...extraRoutes(config), ["*", `${PreviewRoute.prefix}*`]])
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([

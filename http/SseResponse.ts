@@ -16,7 +16,9 @@ export const sseResponse = (runId: RunId, chunks: Stream.Stream<SequencedChunk>,
     chunks.pipe(
       // The chunks stored together are written together: one socket write per batch, not per chunk.
       Stream.chunks,
-      Stream.map((batch) => encoder.encode(batch.map((c) => `id: ${c.seq}\ndata: ${JSON.stringify(c.chunk)}\n\n`).join(""))),
+      Stream.map((batch) =>
+        encoder.encode(batch.map((c) => `id: ${c.seq}\ndata: ${JSON.stringify(c.chunk)}\n\n`).join(""))
+      ),
       Stream.concat(Stream.succeed(encoder.encode("data: [DONE]\n\n"))),
       Stream.interruptWhen(ended)
     ),

@@ -14,7 +14,10 @@ export const ThreadsApi = HttpApiGroup.make("threads")
       query: { agentId: ClientId.agent, ...PageQuery },
       success: Page(Thread)
     }).annotateMerge(
-      doc("List an agent's threads", "The threads of one agent (`agentId` is required), newest first, a page at a time. An unknown agent is 404 `agent_not_found`.")
+      doc(
+        "List an agent's threads",
+        "The threads of one agent (`agentId` is required), newest first, a page at a time. An unknown agent is 404 `agent_not_found`."
+      )
     )
   )
   .add(

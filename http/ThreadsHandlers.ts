@@ -1,8 +1,8 @@
 /** Handlers of the thread resource routes. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { ThreadCreated } from "../domain/Thread.ts"
 import { Runs } from "../actors/Runs.ts"
+import { ThreadCreated } from "../domain/Thread.ts"
 import { Idempotency } from "../src/idempotency/Idempotency.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { Api } from "./Api.ts"
@@ -24,9 +24,11 @@ export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =
             { schema: ThreadCreated, status: 201, onReplay: (t) => ({ ...t, created: false }) },
             Effect.map(threads.create(p, payload), (t) => ({ ...t, created: true }))
           )).pipe(envelope))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => threads.get(p, params.id)).pipe(envelope))
+      .handle("get", ({ params }) =>
+        Effect.flatMap(CurrentPrincipal, (p) => threads.get(p, params.id)).pipe(envelope))
       .handle("update", ({ params, payload }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => threads.update(p, params.id, payload)).pipe(envelope))
+        Effect.flatMap(CurrentPrincipal, (p) =>
+          threads.update(p, params.id, payload)).pipe(envelope))
       .handle("delete", ({ params }) =>
         Effect.flatMap(CurrentPrincipal, (p) =>
           // An active run is cancelled first: a thread never disappears under a running turn.

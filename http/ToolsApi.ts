@@ -14,7 +14,8 @@ import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 const serverParams = { id: ClientId.toolServer }
 const connectionParams = { id: ClientId.httpConnection }
 
-const policyNote = "`approval` (`once`, `always`, `never`) and `gatedTools` decide which calls need review, `resultCapBytes` caps what one call returns, " +
+const policyNote =
+  "`approval` (`once`, `always`, `never`) and `gatedTools` decide which calls need review, `resultCapBytes` caps what one call returns, " +
   "and `defer: false` offers every tool's full schema from the first step (by default the model loads them on demand)."
 
 export const ToolServersApi = HttpApiGroup.make("toolServers")
@@ -24,32 +25,41 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
     )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/tool-servers", { payload: ToolServerCreate, success: ToolServer }).annotateMerge(
-      docWithBody(
-        "Register an MCP tool server",
-        "An MCP server reached over Streamable HTTP (`http`) or HTTP+SSE (`sse`), with a bearer secret when it needs one. " +
-          "Its tools reach the model as `mcp__<server>__<tool>`; `allowedTools` and `blockedTools` filter them. " + policyNote +
-          " The URL must pass the outbound URL policy (https, public addresses only). Agents use it through `capabilities.mcp.toolServerIds`.",
-        ToolServerCreate,
-        {
-          name: "github",
-          transport: "http",
-          url: "https://mcp.example.com/mcp",
-          auth: { type: "bearer", secretId: ExampleIds.secret },
-          allowedTools: ["search_issues", "get_issue", "create_comment"],
-          approval: "once",
-          gatedTools: ["create_comment"]
-        }
+    HttpApiEndpoint.post("create", "/v1/tool-servers", { payload: ToolServerCreate, success: ToolServer })
+      .annotateMerge(
+        docWithBody(
+          "Register an MCP tool server",
+          "An MCP server reached over Streamable HTTP (`http`) or HTTP+SSE (`sse`), with a bearer secret when it needs one. " +
+            "Its tools reach the model as `mcp__<server>__<tool>`; `allowedTools` and `blockedTools` filter them. " +
+            policyNote +
+            " The URL must pass the outbound URL policy (https, public addresses only). Agents use it through `capabilities.mcp.toolServerIds`.",
+          ToolServerCreate,
+          {
+            name: "github",
+            transport: "http",
+            url: "https://mcp.example.com/mcp",
+            auth: { type: "bearer", secretId: ExampleIds.secret },
+            allowedTools: ["search_issues", "get_issue", "create_comment"],
+            approval: "once",
+            gatedTools: ["create_comment"]
+          }
+        )
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/v1/tool-servers/:id", { params: serverParams, success: ToolServer }).annotateMerge(
+      doc(
+        "Get an MCP tool server",
+        "The server's transport, URL, tool filter and call policy, and its `configVersion`."
       )
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/tool-servers/:id", { params: serverParams, success: ToolServer }).annotateMerge(
-      doc("Get an MCP tool server", "The server's transport, URL, tool filter and call policy, and its `configVersion`.")
-    )
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/v1/tool-servers/:id", { params: serverParams, payload: ToolServerPatch, success: ToolServer }).annotateMerge(
+    HttpApiEndpoint.patch("update", "/v1/tool-servers/:id", {
+      params: serverParams,
+      payload: ToolServerPatch,
+      success: ToolServer
+    }).annotateMerge(
       docWithBody(
         "Update an MCP tool server",
         "Changes only the fields sent (`null` clears a filter or the approval policy); structural changes increment `configVersion`. " +
@@ -60,53 +70,68 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/tool-servers/:id", { params: serverParams, success: Deleted("tool_server") }).annotateMerge(
-      doc("Delete an MCP tool server", "Deletes the server unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`.")
-    )
+    HttpApiEndpoint.delete("delete", "/v1/tool-servers/:id", { params: serverParams, success: Deleted("tool_server") })
+      .annotateMerge(
+        doc(
+          "Delete an MCP tool server",
+          "Deletes the server unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/tool-servers/:id/test", { params: serverParams, success: ToolServerTestResult }).annotateMerge(
-      doc(
-        "Test an MCP tool server",
-        "Connects with the registered transport and auth, lists the server's tools (every page), applies the filter and closes: " +
-          "the answer names the tools the model would get."
+    HttpApiEndpoint.post("test", "/v1/tool-servers/:id/test", { params: serverParams, success: ToolServerTestResult })
+      .annotateMerge(
+        doc(
+          "Test an MCP tool server",
+          "Connects with the registered transport and auth, lists the server's tools (every page), applies the filter and closes: " +
+            "the answer names the tools the model would get."
+        )
       )
-    )
   )
   .annotate(OpenApi.Description, "Tool servers: MCP servers whose tools agents may call.")
 
 export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
   .add(
-    HttpApiEndpoint.get("list", "/v1/http-connections", { query: PageQuery, success: Page(HttpConnection) }).annotateMerge(
-      doc("List HTTP connections", "The workspace's HTTP connections, newest first, a page at a time.")
-    )
-  )
-  .add(
-    HttpApiEndpoint.post("create", "/v1/http-connections", { payload: HttpConnectionCreate, success: HttpConnection }).annotateMerge(
-      docWithBody(
-        "Register an HTTP connection",
-        "An HTTP API described by an OpenAPI 3.x or Swagger 2.0 document, given as a URL or as the JSON itself. " +
-          "Each operation becomes a tool `api__<connection>__<operation>`; `allowedOperations` keeps only those named, " +
-          "`baseUrl` overrides the document's servers (bearer auth requires it). " + policyNote +
-          " Agents use it through `capabilities.http.connectionIds`.",
-        HttpConnectionCreate,
-        {
-          name: "billing",
-          spec: "https://api.example.com/openapi.json",
-          baseUrl: "https://api.example.com/v2",
-          allowedOperations: ["listInvoices", "getInvoice"],
-          approval: "never"
-        }
+    HttpApiEndpoint.get("list", "/v1/http-connections", { query: PageQuery, success: Page(HttpConnection) })
+      .annotateMerge(
+        doc("List HTTP connections", "The workspace's HTTP connections, newest first, a page at a time.")
       )
-    )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/http-connections/:id", { params: connectionParams, success: HttpConnection }).annotateMerge(
-      doc("Get an HTTP connection", "The connection's document source, base URL, allowed operations and call policy, and its `configVersion`.")
-    )
+    HttpApiEndpoint.post("create", "/v1/http-connections", { payload: HttpConnectionCreate, success: HttpConnection })
+      .annotateMerge(
+        docWithBody(
+          "Register an HTTP connection",
+          "An HTTP API described by an OpenAPI 3.x or Swagger 2.0 document, given as a URL or as the JSON itself. " +
+            "Each operation becomes a tool `api__<connection>__<operation>`; `allowedOperations` keeps only those named, " +
+            "`baseUrl` overrides the document's servers (bearer auth requires it). " + policyNote +
+            " Agents use it through `capabilities.http.connectionIds`.",
+          HttpConnectionCreate,
+          {
+            name: "billing",
+            spec: "https://api.example.com/openapi.json",
+            baseUrl: "https://api.example.com/v2",
+            allowedOperations: ["listInvoices", "getInvoice"],
+            approval: "never"
+          }
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/http-connections/:id", { params: connectionParams, payload: HttpConnectionPatch, success: HttpConnection })
+    HttpApiEndpoint.get("get", "/v1/http-connections/:id", { params: connectionParams, success: HttpConnection })
+      .annotateMerge(
+        doc(
+          "Get an HTTP connection",
+          "The connection's document source, base URL, allowed operations and call policy, and its `configVersion`."
+        )
+      )
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/v1/http-connections/:id", {
+      params: connectionParams,
+      payload: HttpConnectionPatch,
+      success: HttpConnection
+    })
       .annotateMerge(
         docWithBody(
           "Update an HTTP connection",
@@ -118,11 +143,22 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
       )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/http-connections/:id", { params: connectionParams, success: Deleted("http_connection") })
-      .annotateMerge(doc("Delete an HTTP connection", "Deletes the connection unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."))
+    HttpApiEndpoint.delete("delete", "/v1/http-connections/:id", {
+      params: connectionParams,
+      success: Deleted("http_connection")
+    })
+      .annotateMerge(
+        doc(
+          "Delete an HTTP connection",
+          "Deletes the connection unless agents use it: then 409 `resource_in_use` with `details.inUseByAgentIds`."
+        )
+      )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/http-connections/:id/test", { params: connectionParams, success: HttpConnectionTestResult })
+    HttpApiEndpoint.post("test", "/v1/http-connections/:id/test", {
+      params: connectionParams,
+      success: HttpConnectionTestResult
+    })
       .annotateMerge(
         doc(
           "Test an HTTP connection",
@@ -131,4 +167,7 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
         )
       )
   )
-  .annotate(OpenApi.Description, "HTTP connections: APIs described by OpenAPI documents, whose operations agents may call as tools.")
+  .annotate(
+    OpenApi.Description,
+    "HTTP connections: APIs described by OpenAPI documents, whose operations agents may call as tools."
+  )

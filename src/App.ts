@@ -6,79 +6,88 @@
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Duration, Effect, Layer } from "effect"
 import { HttpMiddleware, HttpRouter, HttpServer } from "effect/http"
-import { RunEntityLive } from "../actors/RunEntityLive.ts"
-import { RunTrees } from "../actors/RunTrees.ts"
-import { WorkerEntityLive, WorkerStartsLive } from "../actors/WorkerEntityLive.ts"
 import { Interactions } from "../actors/Interactions.ts"
+import { RunEntityLive } from "../actors/RunEntityLive.ts"
 import { RunRecovery, RunRecoveryLive } from "../actors/RunRecovery.ts"
 import { Runs } from "../actors/Runs.ts"
+import { RunTrees } from "../actors/RunTrees.ts"
 import { ThreadEntityLive } from "../actors/ThreadEntityLive.ts"
+import { WorkerEntityLive, WorkerStartsLive } from "../actors/WorkerEntityLive.ts"
+import { Draining } from "../http/Draining.ts"
+import * as Listener from "../http/Listener.ts"
+import * as RequestTelemetry from "../http/RequestTelemetry.ts"
+import * as Server from "../http/Server.ts"
 import { Agents } from "./agents/Agents.ts"
-import { ApiKeys } from "./auth/ApiKeys.ts"
 import { Artifacts } from "./artifacts/Artifacts.ts"
 import { Files } from "./artifacts/Files.ts"
+import { ApiKeys } from "./auth/ApiKeys.ts"
 import * as Bootstrap from "./auth/Bootstrap.ts"
 import { Bands } from "./bands/Bands.ts"
 import * as Cluster from "./cluster/Cluster.ts"
 import * as DeadRunners from "./cluster/DeadRunners.ts"
+import { CodehostTools } from "./codehost/CodehostTools.ts"
+import { CodehostAuthorize } from "./codehost/ConnectionAuthorize.ts"
+import { CodehostConnections } from "./codehost/Connections.ts"
+import { CodehostWebhooks } from "./codehost/ConnectionWebhooks.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
+import { SignedDelivery } from "./delivery/SignedDelivery.ts"
+import { ToolApprovalHooks } from "./hooks/ToolApprovalHooks.ts"
+import { Idempotency } from "./idempotency/Idempotency.ts"
 import { IdGenerator } from "./IdGenerator.ts"
 import { RateLimiter } from "./limits/RateLimiter.ts"
 import { SpendQuota } from "./limits/SpendQuota.ts"
-import { Idempotency } from "./idempotency/Idempotency.ts"
-import * as Database from "./store/Database.ts"
-import * as Migrations from "./store/Migrations.ts"
-import { EventRepo } from "./store/EventRepo.ts"
-import { NodeRepo } from "./store/NodeRepo.ts"
-import { SignedDelivery } from "./delivery/SignedDelivery.ts"
-import { ToolApprovalHooks } from "./hooks/ToolApprovalHooks.ts"
+import { Models } from "./model/Models.ts"
+import { NodeId } from "./NodeId.ts"
 import { Outbound } from "./outbound/Outbound.ts"
-import { Previews } from "./workspace/Previews.ts"
-import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
 import { ResultDispatch } from "./resultHandlers/ResultDispatch.ts"
 import { ResultHandlers } from "./resultHandlers/ResultHandlers.ts"
-import * as MasterKeys from "./secrets/MasterKeys.ts"
-import { SecretContexts } from "./secrets/SecretContexts.ts"
-import { Secrets } from "./secrets/Secrets.ts"
-import { Models } from "./model/Models.ts"
 import { AgentLoop } from "./runs/AgentLoop.ts"
 import { Delegation } from "./runs/Delegation.ts"
+import { EventLog } from "./runs/EventLog.ts"
 import { Finalize } from "./runs/Finalize.ts"
 import { Parking } from "./runs/Parking.ts"
 import { RunStart } from "./runs/RunStart.ts"
 import { RunTools } from "./runs/RunTools.ts"
 import { StepLoop } from "./runs/StepLoop.ts"
 import { ToolGate } from "./runs/ToolGate.ts"
+import * as MasterKeys from "./secrets/MasterKeys.ts"
+import { SecretContexts } from "./secrets/SecretContexts.ts"
+import { Secrets } from "./secrets/Secrets.ts"
 import { ApprovalMemory } from "./store/ApprovalMemory.ts"
-import { InteractionRepo } from "./store/InteractionRepo.ts"
-import { EventLog } from "./runs/EventLog.ts"
+import * as Database from "./store/Database.ts"
+import { EventRepo } from "./store/EventRepo.ts"
 import { FollowupRepo } from "./store/FollowupRepo.ts"
+import { InteractionRepo } from "./store/InteractionRepo.ts"
+import * as Migrations from "./store/Migrations.ts"
+import { NodeRepo } from "./store/NodeRepo.ts"
 import { RunRepo } from "./store/RunRepo.ts"
 import { WorkerRepo } from "./store/WorkerRepo.ts"
+import * as Logging from "./telemetry/Logging.ts"
+import * as Otlp from "./telemetry/Otlp.ts"
+import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
 import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
-import { CodehostAuthorize } from "./codehost/ConnectionAuthorize.ts"
-import { CodehostTools } from "./codehost/CodehostTools.ts"
-import { CodehostConnections } from "./codehost/Connections.ts"
-import { CodehostWebhooks } from "./codehost/ConnectionWebhooks.ts"
-import { Draining } from "../http/Draining.ts"
-import * as Listener from "../http/Listener.ts"
-import * as RequestTelemetry from "../http/RequestTelemetry.ts"
-import * as Server from "../http/Server.ts"
-import { NodeId } from "./NodeId.ts"
-import * as Logging from "./telemetry/Logging.ts"
-import * as Otlp from "./telemetry/Otlp.ts"
-import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
+import { Previews } from "./workspace/Previews.ts"
+import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
 
 const outboundLayer = Layer.unwrap(
-  Effect.map(ServiceConfig, (config) =>
-    Outbound.layer({ allowPrivate: config.allowPrivateUrls, dnsServers: config.dnsServers, trustedOrigins: config.trustedOrigins }))
+  Effect.map(
+    ServiceConfig,
+    (config) =>
+      Outbound.layer({
+        allowPrivate: config.allowPrivateUrls,
+        dnsServers: config.dnsServers,
+        trustedOrigins: config.trustedOrigins
+      })
+  )
 )
 
 /** Code-hosting connections: the resource, its authorization and GitHub's webhooks. */
-const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer, CodehostTools.layer).pipe(Layer.provideMerge(CodehostConnections.layer))
+const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer, CodehostTools.layer).pipe(
+  Layer.provideMerge(CodehostConnections.layer)
+)
 
 const Adapters = Layer.mergeAll(
   SecretContexts.layer,
@@ -120,7 +129,20 @@ const RunsLayer = Layer.mergeAll(Runs.layer, RunRecoveryLive.pipe(Layer.provideM
   Layer.provideMerge(Delegation.layer),
   Layer.provideMerge(WorkerStartsLive),
   Layer.provideMerge(EventLog.layer),
-  Layer.provideMerge(Layer.mergeAll(RunRepo.layer, WorkerRepo.layer, FollowupRepo.layer, InteractionRepo.layer, ApprovalMemory.layer, Models.layer, McpSessions.layer, NodeRepo.layer, EventRepo.layer, ServiceMetrics.layer))
+  Layer.provideMerge(
+    Layer.mergeAll(
+      RunRepo.layer,
+      WorkerRepo.layer,
+      FollowupRepo.layer,
+      InteractionRepo.layer,
+      ApprovalMemory.layer,
+      Models.layer,
+      McpSessions.layer,
+      NodeRepo.layer,
+      EventRepo.layer,
+      ServiceMetrics.layer
+    )
+  )
 )
 
 /** Everything but the listening socket: storage, migrations, services, bootstrap, cluster. */
@@ -157,7 +179,9 @@ const layerHttp = (config: ServiceConfigShape) =>
         Layer.provideMerge(
           HttpServer.serve(app).pipe(
             HttpServer.withLogAddress,
-            Layer.provide(Layer.succeed(HttpMiddleware.SpanNameGenerator)(RequestTelemetry.spanName(Server.routes(config)))),
+            Layer.provide(
+              Layer.succeed(HttpMiddleware.SpanNameGenerator)(RequestTelemetry.spanName(Server.routes(config)))
+            ),
             Layer.provideMerge(
               NodeHttpServer.layerServer(() => listener.server, {
                 port: config.port,

@@ -5,7 +5,9 @@
  */
 export const errorText = (cause: unknown): string => {
   if (cause instanceof Error) {
-    const inner = cause.cause instanceof Error && cause.cause.message !== cause.message ? ` (${cause.cause.message})` : ""
+    const inner = cause.cause instanceof Error && cause.cause.message !== cause.message
+      ? ` (${cause.cause.message})`
+      : ""
     return `${cause.message}${inner}`
   }
   return String(cause)

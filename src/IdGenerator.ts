@@ -3,8 +3,8 @@
  * OS CSPRNG in base62 (unguessable), branded for the kinds that have a brand.
  * Secret tokens (API keys) use the same encoding with 256 bits.
  */
-import { createHash, randomBytes } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 import {
   AgentId,
   ArtifactId,

@@ -9,4 +9,3 @@ import { IdGenerator } from "./IdGenerator.ts"
 export class NodeId extends Context.Service<NodeId, string>()("svc/NodeId") {
   static readonly layer = Layer.effect(NodeId)(IdGenerator.use((ids) => ids.make("node")))
 }
-

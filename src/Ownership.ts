@@ -19,6 +19,8 @@ export const requireOwned = <R extends { readonly organizationId: string; readon
       row.organizationId === principal.organizationId && row.workspaceId === principal.workspaceId
         ? Effect.succeed(row)
         : Effect.fail(
-          new PermissionDenied({ message: `The ${resource.replaceAll("_", " ")} '${id}' belongs to another workspace.` })
+          new PermissionDenied({
+            message: `The ${resource.replaceAll("_", " ")} '${id}' belongs to another workspace.`
+          })
         )
   })

@@ -20,9 +20,9 @@
  *   http/Listener.ts; SIGKILL if it still runs 20 s after SVC_SHUTDOWN_GRACE_MS)
  *   and the supervisor exits once they all have.
  */
-import { join } from "node:path"
-import cluster, { type Worker } from "node:cluster"
 import { Clock, Config, Data, Duration, Effect, Option } from "effect"
+import cluster, { type Worker } from "node:cluster"
+import { join } from "node:path"
 import type { ServiceConfigShape } from "./config/ServiceConfig.ts"
 
 export class SupervisorError extends Data.TaggedError("SupervisorError")<{ readonly message: string }> {}
@@ -62,7 +62,9 @@ const fork = (index: number, config: ServiceConfigShape) =>
       worker,
       pid: worker.process.pid ?? 0,
       served: false,
-      exited: new Promise((resolve) => worker.once("exit", (code: number | null, signal: string | null) => resolve({ code, signal })))
+      exited: new Promise((resolve) =>
+        worker.once("exit", (code: number | null, signal: string | null) => resolve({ code, signal }))
+      )
     }
     worker.on("listening", (address) => {
       if (address.port === config.port) running.served = true
@@ -103,15 +105,18 @@ const slot = (index: number, config: ServiceConfigShape) =>
       const ended = yield* Effect.acquireUseRelease(
         fork(index, config),
         (running) =>
-          Effect.log(`worker ${index} started (pid ${running.pid}, cluster runner port ${config.runnerPort + index})`).pipe(
-            Effect.andThen(Effect.promise(() => running.exited)),
-            Effect.map((exit) => ({ how: describeExit(exit), pid: running.pid, served: running.served }))
-          ),
+          Effect.log(`worker ${index} started (pid ${running.pid}, cluster runner port ${config.runnerPort + index})`)
+            .pipe(
+              Effect.andThen(Effect.promise(() => running.exited)),
+              Effect.map((exit) => ({ how: describeExit(exit), pid: running.pid, served: running.served }))
+            ),
         (running) => stop(running, config)
       )
       const livedMs = (yield* Clock.currentTimeMillis) - startedAt
       if (!ended.served && !everServed) {
-        return yield* new SupervisorError({ message: `worker ${index} (pid ${ended.pid}) ${ended.how} before it started serving` })
+        return yield* new SupervisorError({
+          message: `worker ${index} (pid ${ended.pid}) ${ended.how} before it started serving`
+        })
       }
       everServed = true
       failures = ended.served && livedMs >= StableMs ? 1 : failures + 1
@@ -148,7 +153,8 @@ export const annotateWorker = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.
   cluster.isWorker
     ? Effect.flatMap(Config.String(WorkerIndexVariable).pipe(Config.option, Effect.orDie), (index) =>
       Option.match(index, {
-        onNone: () => effect,
+        onNone: () =>
+          effect,
         onSome: (worker) => Effect.annotateLogs(effect, { worker })
       }))
     : effect

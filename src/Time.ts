@@ -7,4 +7,5 @@ export const toIso = (millis: number): string => new Date(millis).toISOString()
 export const nowIso: Effect.Effect<string> = Effect.map(Clock.currentTimeMillis, toIso)
 
 /** An IANA zone name (`Europe/Paris`, `UTC`); Intl also accepts offsets such as `+02:00`, which are not zones. */
-export const isIanaZone = (tz: string): boolean => /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))
+export const isIanaZone = (tz: string): boolean =>
+  /^[A-Za-z][A-Za-z0-9_+\-/]*$/.test(tz) && Option.isSome(DateTime.zoneMakeNamed(tz))

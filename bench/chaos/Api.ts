@@ -55,7 +55,9 @@ export const makeApi = (live: () => ReadonlyArray<string>): Api => ({
         if (base !== undefined) {
           const reply = yield* Effect.result(attempt(base, method, path, body, headers))
           if (reply._tag === "Success" && reply.success.status < 500) return reply.success
-          last = reply._tag === "Failure" ? new Error(`${method} ${path}: ${String(reply.failure)}`) : new Error(`${method} ${path}: ${reply.success.status} ${reply.success.text}`)
+          last = reply._tag === "Failure"
+            ? new Error(`${method} ${path}: ${String(reply.failure)}`)
+            : new Error(`${method} ${path}: ${reply.success.status} ${reply.success.text}`)
         }
         yield* Effect.sleep("250 millis")
       }

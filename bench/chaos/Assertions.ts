@@ -21,7 +21,11 @@ export interface Verdict {
   readonly repeatedAfterChaos: number
 }
 
-const Chunk = Schema.Struct({ type: Schema.String, finishReason: Schema.optional(Schema.String), data: Schema.optional(Schema.Unknown) })
+const Chunk = Schema.Struct({
+  type: Schema.String,
+  finishReason: Schema.optional(Schema.String),
+  data: Schema.optional(Schema.Unknown)
+})
 const decodeChunk = Schema.decodeUnknownOption(Schema.fromJsonString(Chunk))
 
 const terminal = new Set(["completed", "failed", "cancelled"])
@@ -42,7 +46,9 @@ const expected = (s: Session): ReadonlyArray<readonly [string, string | null]> =
 }
 
 /** The final end a status goes with. */
-const endOf = (status: string) => (status === "cancelled" ? "abort" : status === "failed" ? "finish:error" : "finish:stop")
+const endOf = (
+  status: string
+) => (status === "cancelled" ? "abort" : status === "failed" ? "finish:error" : "finish:stop")
 
 const sseText = (fs: ReadonlyArray<{ readonly id: number; readonly data: string }>) =>
   fs.map((f) => `id: ${f.id}\ndata: ${f.data}\n\n`).join("") + "data: [DONE]\n\n"
@@ -91,7 +97,13 @@ const repeats = (calls: ReadonlyArray<ToolCall>, events: ReadonlyArray<ChaosEven
       const after = list[i].at
       // A window overlapping (before, after]: something between the two executions could cut the step short.
       if (cut.some(([from, to]) => from <= after && to > before - 50)) justified += 1
-      else unjustified.push(`tool call ${key} executed again ${after - before} ms later with no kill (or the shard moves of the 2 s after it), restart or rejoin between (run ${list[i].runId})`)
+      else {unjustified.push(
+          `tool call ${key} executed again ${
+            after - before
+          } ms later with no kill (or the shard moves of the 2 s after it), restart or rejoin between (run ${
+            list[i].runId
+          })`
+        )}
     }
   }
   return { justified, unjustified, byKey }
@@ -104,15 +116,25 @@ const checkSession = (s: Session, replayed: string, calls: ReadonlyMap<string, R
     for (const e of s.errors) v.push(`${at}: ${e}`)
     if (!terminal.has(s.status)) v.push(`${at}: still ${s.status} at the end`)
     if (!expected(s).some(([status, reason]) => status === s.status && reason === s.terminalReason)) {
-      v.push(`${at}: ended ${s.status}/${s.terminalReason}, expected ${expected(s).map(([a, b]) => `${a}/${b}`).join(" or ")}`)
+      v.push(
+        `${at}: ended ${s.status}/${s.terminalReason}, expected ${
+          expected(s).map(([a, b]) => `${a}/${b}`).join(" or ")
+        }`
+      )
     }
     const fs = s.followed.frames
-    if (!s.followed.ended) v.push(`${at}: its client never saw the final end (${fs.length} frames, ${s.followed.connections} connections)`)
+    if (!s.followed.ended) {
+      v.push(`${at}: its client never saw the final end (${fs.length} frames, ${s.followed.connections} connections)`)
+    }
     const bad = fs.findIndex((f, i) => f.id !== i + 1)
-    if (bad >= 0) v.push(`${at}: frame ids not 1..n: at ${bad} got ${fs[bad].id} (ids ${fs.map((f) => f.id).join(",")})`)
+    if (bad >= 0) {
+      v.push(`${at}: frame ids not 1..n: at ${bad} got ${fs[bad].id} (ids ${fs.map((f) => f.id).join(",")})`)
+    }
     const stored = frames(replayed).flatMap((f) => (f.id === undefined ? [] : [{ id: f.id, data: f.data }]))
     if (stored.length !== fs.length || stored.some((f, i) => f.id !== fs[i]?.id || f.data !== fs[i]?.data)) {
-      v.push(`${at}: what its client received (${fs.length} frames) differs from the stored stream (${stored.length} frames)`)
+      v.push(
+        `${at}: what its client received (${fs.length} frames) differs from the stored stream (${stored.length} frames)`
+      )
     }
     const parsed = yield* Effect.result(parseWithAi(sseText(fs)))
     if (parsed._tag === "Failure") v.push(`${at}: the ai package rejects its stream: ${parsed.failure.message}`)
@@ -124,17 +146,29 @@ const checkSession = (s: Session, replayed: string, calls: ReadonlyMap<string, R
     if (terminals !== 1) v.push(`${at}: ${terminals} data-svc-terminal chunks`)
     const finals = chunks.filter((c) => c.type === "abort" || (c.type === "finish" && c.finishReason !== "other"))
     const last = chunks.at(-1)
-    const lastEnd = last === undefined ? "none" : last.type === "abort" ? "abort" : `${last.type}:${last.finishReason ?? ""}`
-    if (finals.length !== 1 || lastEnd !== endOf(s.status)) v.push(`${at}: ${finals.length} final ends, last chunk ${lastEnd}, status ${s.status}`)
+    const lastEnd = last === undefined
+      ? "none"
+      : last.type === "abort"
+      ? "abort"
+      : `${last.type}:${last.finishReason ?? ""}`
+    if (finals.length !== 1 || lastEnd !== endOf(s.status)) {
+      v.push(`${at}: ${finals.length} final ends, last chunk ${lastEnd}, status ${s.status}`)
+    }
     if (s.scenario === "followup") {
       if (s.followupId === undefined) v.push(`${at}: the follow-up was not held`)
-      else if (!fs.some((f) => f.data.includes(`"followupId":"${s.followupId}"`) && f.data.includes("data-svc-followup-replayed"))) {
+      else if (
+        !fs.some((f) =>
+          f.data.includes(`"followupId":"${s.followupId}"`) && f.data.includes("data-svc-followup-replayed")
+        )
+      ) {
         v.push(`${at}: follow-up ${s.followupId} was never replayed`)
       }
     }
     const executed = s.keys.map((k) => calls.get(k)?.length ?? 0)
     // A follow-up replaces the turn's script from the boundary it arrives at (the scripted model reads the last message).
-    if (s.scenario !== "followup" && s.status === "completed" && executed.some((n) => n === 0)) v.push(`${at}: completed without executing every tool call (${executed.join(",")})`)
+    if (s.scenario !== "followup" && s.status === "completed" && executed.some((n) => n === 0)) {
+      v.push(`${at}: completed without executing every tool call (${executed.join(",")})`)
+    }
     if (s.scenario === "expire" && executed.some((n) => n > 0)) v.push(`${at}: its gated call ran without an approval`)
     return v
   })
@@ -145,13 +179,17 @@ export const assess = (result: ChaosResult): Effect.Effect<Verdict> =>
     const { justified, unjustified, byKey } = repeats(result.toolCalls, result.chaos.events())
     violations.push(...unjustified)
     for (const s of result.sessions) {
-      const replayed = yield* result.api.send("GET", `/v1/runs/${s.runId}/stream`, undefined, {}, result.cluster.client).pipe(
-        Effect.map((r) => r.text),
-        Effect.catchCause(() => Effect.succeed(""))
-      )
+      const replayed = yield* result.api.send("GET", `/v1/runs/${s.runId}/stream`, undefined, {}, result.cluster.client)
+        .pipe(
+          Effect.map((r) => r.text),
+          Effect.catchCause(() => Effect.succeed(""))
+        )
       violations.push(...(yield* checkSession(s, replayed, byKey)))
     }
-    const active = yield* query(result.cluster.databaseUrl, "SELECT id, status FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled')").pipe(
+    const active = yield* query(
+      result.cluster.databaseUrl,
+      "SELECT id, status FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled')"
+    ).pipe(
       Effect.catchCause(() => Effect.succeed([]))
     )
     for (const r of active) violations.push(`run ${String(r["id"])} stuck ${String(r["status"])}`)

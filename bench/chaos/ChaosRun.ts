@@ -43,25 +43,58 @@ export interface ChaosResult {
 }
 
 const Created = Schema.Struct({ id: Schema.String })
-const decodeCreated = (text: string) => Schema.decodeUnknownEffect(Schema.fromJsonString(Created))(text).pipe(Effect.orDie)
+const decodeCreated = (text: string) =>
+  Schema.decodeUnknownEffect(Schema.fromJsonString(Created))(text).pipe(Effect.orDie)
 
 /** The scenario of the i-th session: a fixed mix, interleaved. */
-const mix: ReadonlyArray<Scenario> = ["tools", "text", "approve", "followup", "tools", "cancel", "text", "expire", "tools", "approve", "followup", "text"]
+const mix: ReadonlyArray<Scenario> = [
+  "tools",
+  "text",
+  "approve",
+  "followup",
+  "tools",
+  "cancel",
+  "text",
+  "expire",
+  "tools",
+  "approve",
+  "followup",
+  "text"
+]
 export const scenarioOf = (i: number): Scenario => mix[i % mix.length] ?? scenarios[0]
 
 export const runChaos = (options: ChaosOptions): Effect.Effect<ChaosResult, Error, Scope.Scope> =>
   Effect.gen(function*() {
     const tools = yield* chaosToolServer
-    const cluster = yield* startCluster({ runners: options.runners, env: { SVC_MAX_PARK_MS: String(options.maxParkMs), ...options.env } })
+    const cluster = yield* startCluster({
+      runners: options.runners,
+      env: { SVC_MAX_PARK_MS: String(options.maxParkMs), ...options.env }
+    })
     const api = makeApi(cluster.live)
-    const server = yield* decodeCreated((yield* api.send("POST", "/v1/tool-servers", {
-      name: "chaos",
-      transport: "http",
-      url: tools.url,
-      approval: "always",
-      gatedTools: ["gated"]
-    }, {}, cluster.client)).text)
-    const agent = yield* decodeCreated((yield* api.send("POST", "/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } }, {}, cluster.client)).text)
+    const server = yield* decodeCreated(
+      (yield* api.send(
+        "POST",
+        "/v1/tool-servers",
+        {
+          name: "chaos",
+          transport: "http",
+          url: tools.url,
+          approval: "always",
+          gatedTools: ["gated"]
+        },
+        {},
+        cluster.client
+      )).text
+    )
+    const agent = yield* decodeCreated(
+      (yield* api.send(
+        "POST",
+        "/v1/agents",
+        { capabilities: { mcp: { toolServerIds: [server.id] } } },
+        {},
+        cluster.client
+      )).text
+    )
 
     const startedAt = Date.now()
     const loadEnds = startedAt + options.durationMs
@@ -74,12 +107,27 @@ export const runChaos = (options: ChaosOptions): Effect.Effect<ChaosResult, Erro
       while (next < options.runs && Date.now() < loadEnds) {
         const i = next++
         const name = `s${i}`
-        const outcome = yield* Effect.result(session(cluster, api, { agentId: agent.id, deadline }, scenarioOf(i), name))
+        const outcome = yield* Effect.result(
+          session(cluster, api, { agentId: agent.id, deadline }, scenarioOf(i), name)
+        )
         if (outcome._tag === "Success") sessions.push(...outcome.success)
         else driverFailures.push(`${name} (${scenarioOf(i)}): ${outcome.failure.message}`)
       }
     })
-    yield* Effect.forEach(Array.from({ length: options.concurrency }), () => driver, { concurrency: "unbounded", discard: true })
+    yield* Effect.forEach(Array.from({ length: options.concurrency }), () => driver, {
+      concurrency: "unbounded",
+      discard: true
+    })
     yield* chaos.stop
-    return { options, cluster, api, sessions, driverFailures, chaos, toolCalls: tools.calls(), startedAt, endedAt: Date.now() } satisfies ChaosResult
+    return {
+      options,
+      cluster,
+      api,
+      sessions,
+      driverFailures,
+      chaos,
+      toolCalls: tools.calls(),
+      startedAt,
+      endedAt: Date.now()
+    } satisfies ChaosResult
   })

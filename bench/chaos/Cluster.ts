@@ -72,11 +72,16 @@ export const startCluster = (options: ClusterOptions): Effect.Effect<Cluster, Er
     const scope = yield* Effect.scope
     // One start at a time: a new node id is told apart from the others by appearing while it starts.
     const starting = yield* Semaphore.make(1)
-    const nodeIds = Effect.map(query(db.url, "SELECT id FROM svc_nodes"), (rows) => new Set(rows.map((r) => String(r["id"]))))
+    const nodeIds = Effect.map(
+      query(db.url, "SELECT id FROM svc_nodes"),
+      (rows) => new Set(rows.map((r) => String(r["id"])))
+    )
       .pipe(Effect.catchCause(() => Effect.succeed(new Set<string>())))
 
-    const ports = yield* Effect.forEach(Array.from({ length: options.runners }), () =>
-      Effect.all({ http: freePort, runner: freePort }))
+    const ports = yield* Effect.forEach(
+      Array.from({ length: options.runners }),
+      () => Effect.all({ http: freePort, runner: freePort })
+    )
     const runners: Array<Runner> = ports.map((p, index) => ({
       index,
       url: `http://127.0.0.1:${p.http}`,
@@ -91,13 +96,22 @@ export const startCluster = (options: ClusterOptions): Effect.Effect<Cluster, Er
         const runner = runners[index]
         const p = ports[index]
         const before = yield* nodeIds
-        const launched = yield* ServiceProcess.launch({ ...common, PORT: String(p.http), SVC_RUNNER_PORT: String(p.runner) }).pipe(
+        const launched = yield* ServiceProcess.launch({
+          ...common,
+          PORT: String(p.http),
+          SVC_RUNNER_PORT: String(p.runner)
+        }).pipe(
           Scope.provide(scope)
         )
         yield* ServiceProcess.listening(launched)
         const after = yield* nodeIds
         runner.nodeId = [...after].find((id) => !before.has(id))
-        launchedAll.push({ name: `runner${index}#${launchedAll.filter((l) => l.name.startsWith(`runner${index}#`)).length + 1} ${runner.nodeId ?? ""}`, process: launched })
+        launchedAll.push({
+          name: `runner${index}#${launchedAll.filter((l) => l.name.startsWith(`runner${index}#`)).length + 1} ${
+            runner.nodeId ?? ""
+          }`,
+          process: launched
+        })
         runner.process = launched
         runner.alive = true
       }))
@@ -124,7 +138,12 @@ export const startCluster = (options: ClusterOptions): Effect.Effect<Cluster, Er
           `SELECT r.id, (SELECT max(seq) FROM run_events e WHERE e.run_id = r.id) AS seq FROM runs r
            WHERE r.executor = '${nodeId.replace(/'/g, "")}' AND r.status IN ('queued', 'preparing', 'running')`
         )
-        return { runner: index, nodeId, at, orphans: rows.map((r) => ({ runId: String(r["id"]), lastSeq: num(r["seq"]) })) } satisfies Kill
+        return {
+          runner: index,
+          nodeId,
+          at,
+          orphans: rows.map((r) => ({ runId: String(r["id"]), lastSeq: num(r["seq"]) }))
+        } satisfies Kill
       })
 
     return {
@@ -134,6 +153,9 @@ export const startCluster = (options: ClusterOptions): Effect.Effect<Cluster, Er
       live: () => [client.url, ...runners.filter((r) => r.alive).map((r) => r.url)],
       kill,
       restart,
-      outputs: () => [...launchedAll.map((l) => ({ name: l.name, output: l.process.output() })), { name: "client", output: client.output() }]
+      outputs: () => [...launchedAll.map((l) => ({ name: l.name, output: l.process.output() })), {
+        name: "client",
+        output: client.output()
+      }]
     } satisfies Cluster
   })

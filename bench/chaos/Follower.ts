@@ -43,7 +43,11 @@ const connect = (base: string, runId: string, after: number, onFrame: (f: Receiv
     try: async (signal) => {
       const response = await fetch(`${base}/v1/runs/${runId}/stream`, {
         signal,
-        headers: { authorization: `Bearer ${apiKey}`, accept: "text/event-stream", ...(after > 0 ? { "last-event-id": String(after) } : {}) }
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          accept: "text/event-stream",
+          ...(after > 0 ? { "last-event-id": String(after) } : {})
+        }
       })
       if (response.status !== 200 || response.body === null) {
         await response.text().catch(() => "")
@@ -64,7 +68,12 @@ const connect = (base: string, runId: string, after: number, onFrame: (f: Receiv
   })
 
 /** Follows `runId` from its start through whichever nodes `live()` offers; `prefer` is tried first. */
-export const follow = (runId: string, live: () => ReadonlyArray<string>, prefer: string, deadline: number): Effect.Effect<Follower> =>
+export const follow = (
+  runId: string,
+  live: () => ReadonlyArray<string>,
+  prefer: string,
+  deadline: number
+): Effect.Effect<Follower> =>
   Effect.gen(function*() {
     const received: Array<Received> = []
     const listeners: Array<(frame: Received) => void> = []
@@ -81,7 +90,9 @@ export const follow = (runId: string, live: () => ReadonlyArray<string>, prefer:
       while (!ended && Date.now() < deadline) {
         connections += 1
         const after = received.at(-1)?.id ?? 0
-        yield* Effect.ignore(connect(base, runId, after, onFrame).pipe(Effect.timeout(Math.max(1, deadline - Date.now()))))
+        yield* Effect.ignore(
+          connect(base, runId, after, onFrame).pipe(Effect.timeout(Math.max(1, deadline - Date.now())))
+        )
         if (ended) break
         // Disconnected: another node that is up (the same one may be fine: a parked turn's end).
         const nodes = live()
@@ -91,5 +102,9 @@ export const follow = (runId: string, live: () => ReadonlyArray<string>, prefer:
       yield* Deferred.succeed(finished, { runId, frames: received, connections, ended })
     })
     yield* Effect.forkDetach(loop)
-    return { received: () => received, onFrame: (l) => void listeners.push(l), done: Deferred.await(finished) } satisfies Follower
+    return {
+      received: () => received,
+      onFrame: (l) => void listeners.push(l),
+      done: Deferred.await(finished)
+    } satisfies Follower
   })

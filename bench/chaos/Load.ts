@@ -10,7 +10,7 @@
 import { Effect, Schema } from "effect"
 import type { Api } from "./Api.ts"
 import type { Cluster } from "./Cluster.ts"
-import { type Followed, follow, type Received } from "./Follower.ts"
+import { follow, type Followed, type Received } from "./Follower.ts"
 
 export type Scenario = "text" | "tools" | "approve" | "expire" | "cancel" | "followup"
 export const scenarios: ReadonlyArray<Scenario> = ["text", "tools", "approve", "expire", "cancel", "followup"]
@@ -40,32 +40,49 @@ export interface LoadOptions {
 
 const Receipt = Schema.Struct({ runId: Schema.String })
 const Created = Schema.Struct({ id: Schema.String })
-const Busy = Schema.Struct({ error: Schema.Struct({ code: Schema.String, details: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)) }) })
+const Busy = Schema.Struct({
+  error: Schema.Struct({ code: Schema.String, details: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)) })
+})
 const RunView = Schema.Struct({ status: Schema.String, terminalReason: Schema.NullOr(Schema.String) })
 const decodeRequested = Schema.decodeUnknownOption(Schema.fromJsonString(
-  Schema.Struct({ type: Schema.Literal("data-svc-input-requested"), data: Schema.Struct({ interactionId: Schema.String }) })
+  Schema.Struct({
+    type: Schema.Literal("data-svc-input-requested"),
+    data: Schema.Struct({ interactionId: Schema.String })
+  })
 ))
 
-const decode = <A>(schema: Schema.Decoder<A>, text: string) => Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text).pipe(Effect.orDie)
+const decode = <A>(schema: Schema.Decoder<A>, text: string) =>
+  Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text).pipe(Effect.orDie)
 
 const between = (low: number, high: number) => low + Math.floor(Math.random() * (high - low))
 
-const work = (tool: "work" | "gated", key: string, ms: number) => `/tool mcp__chaos__${tool} ${JSON.stringify({ key, ms })}`
+const work = (tool: "work" | "gated", key: string, ms: number) =>
+  `/tool mcp__chaos__${tool} ${JSON.stringify({ key, ms })}`
 
 /** The turn's script (the scripted model reads it) and the keys of its tool calls. */
-const script = (scenario: Scenario, session: string): { readonly input: string; readonly keys: ReadonlyArray<string> } => {
-  const steps = (n: number, low: number, high: number) => Array.from({ length: n }, (_, i) => `${session}-${i + 1}`).map((key) => ({ key, ms: between(low, high) }))
+const script = (
+  scenario: Scenario,
+  session: string
+): { readonly input: string; readonly keys: ReadonlyArray<string> } => {
+  const steps = (n: number, low: number, high: number) =>
+    Array.from({ length: n }, (_, i) => `${session}-${i + 1}`).map((key) => ({ key, ms: between(low, high) }))
   switch (scenario) {
     case "text":
       return { input: `/text The chaos run says hello from ${session}, word by word.`, keys: [] }
     case "tools":
     case "followup": {
       const s = steps(scenario === "tools" ? 3 : 2, 300, 1200)
-      return { input: [...s.map((x) => work("work", x.key, x.ms)), `/text ${scenario} done`].join("\n"), keys: s.map((x) => x.key) }
+      return {
+        input: [...s.map((x) => work("work", x.key, x.ms)), `/text ${scenario} done`].join("\n"),
+        keys: s.map((x) => x.key)
+      }
     }
     case "cancel": {
       const s = steps(3, 1000, 2000)
-      return { input: [...s.map((x) => work("work", x.key, x.ms)), "/text never reached"].join("\n"), keys: s.map((x) => x.key) }
+      return {
+        input: [...s.map((x) => work("work", x.key, x.ms)), "/text never reached"].join("\n"),
+        keys: s.map((x) => x.key)
+      }
     }
     case "approve":
     case "expire":
@@ -74,16 +91,36 @@ const script = (scenario: Scenario, session: string): { readonly input: string; 
 }
 
 /** One session: its thread, its run (two, when the follow-up came after the first ended), the scenario's actions, the streams followed to their end. */
-export const session = (cluster: Cluster, api: Api, options: LoadOptions, scenario: Scenario, name: string): Effect.Effect<ReadonlyArray<Session>, Error> =>
+export const session = (
+  cluster: Cluster,
+  api: Api,
+  options: LoadOptions,
+  scenario: Scenario,
+  name: string
+): Effect.Effect<ReadonlyArray<Session>, Error> =>
   Effect.gen(function*() {
-    const direct = (method: string, path: string, body: unknown, headers: Record<string, string>) => api.send(method, path, body, headers, cluster.client)
-    const thread = yield* decode(Created, (yield* direct("POST", "/v1/threads", { agentId: options.agentId }, { "idempotency-key": `${name}-thread` })).text)
+    const direct = (method: string, path: string, body: unknown, headers: Record<string, string>) =>
+      api.send(method, path, body, headers, cluster.client)
+    const thread = yield* decode(
+      Created,
+      (yield* direct("POST", "/v1/threads", { agentId: options.agentId }, { "idempotency-key": `${name}-thread` })).text
+    )
     const { input, keys } = script(scenario, name)
-    const started = yield* direct("POST", `/v1/threads/${thread.id}/messages`, { input }, { accept: "application/json", "idempotency-key": `${name}-run` })
-    if (started.status !== 201 && started.status !== 200) return yield* Effect.fail(new Error(`run start ${started.status}: ${started.text}`))
+    const started = yield* direct("POST", `/v1/threads/${thread.id}/messages`, { input }, {
+      accept: "application/json",
+      "idempotency-key": `${name}-run`
+    })
+    if (started.status !== 201 && started.status !== 200) {
+      return yield* Effect.fail(new Error(`run start ${started.status}: ${started.text}`))
+    }
     const { runId } = yield* decode(Receipt, started.text)
     const nodes = cluster.live()
-    const follower = yield* follow(runId, cluster.live, nodes[Math.floor(Math.random() * nodes.length)] ?? cluster.client, options.deadline)
+    const follower = yield* follow(
+      runId,
+      cluster.live,
+      nodes[Math.floor(Math.random() * nodes.length)] ?? cluster.client,
+      options.deadline
+    )
     const errors: Array<string> = []
     let followupId: string | undefined
     let acted = false
@@ -101,7 +138,9 @@ export const session = (cluster: Cluster, api: Api, options: LoadOptions, scenar
       if (requested._tag === "Some") {
         yield* Effect.sleep(between(300, 1500))
         const id = requested.value
-        const resolved = yield* api.send("POST", `/v1/interactions/${id}/resolve`, { inputResponses: [{ requestId: id, optionId: "approve" }] })
+        const resolved = yield* api.send("POST", `/v1/interactions/${id}/resolve`, {
+          inputResponses: [{ requestId: id, optionId: "approve" }]
+        })
         if (resolved.status === 200) acted = true
         else errors.push(`resolve ${resolved.status}: ${resolved.text}`)
       } else errors.push("no approval request arrived")
@@ -133,10 +172,23 @@ export const session = (cluster: Cluster, api: Api, options: LoadOptions, scenar
     const finished = (id: string, followed: Followed, s: Scenario, keys: ReadonlyArray<string>) =>
       Effect.map(api.send("GET", `/v1/runs/${id}`), (reply) => reply.text).pipe(
         Effect.flatMap((text) => decode(RunView, text)),
-        Effect.map((view): Session => ({ scenario: s, runId: id, keys, followed, followupId, acted, status: view.status, terminalReason: view.terminalReason, errors }))
+        Effect.map((view): Session => ({
+          scenario: s,
+          runId: id,
+          keys,
+          followed,
+          followupId,
+          acted,
+          status: view.status,
+          terminalReason: view.terminalReason,
+          errors
+        }))
       )
     const main = yield* finished(runId, yield* follower.done, scenario, keys)
     if (extra === undefined) return [main]
     // The first run still shows the scenario's own checks, but no follow-up to look for; the second is a text turn.
-    return [{ ...main, scenario: "tools" as const, followupId: undefined }, yield* finished(extra.runId, yield* extra.followed, "text", [])]
+    return [
+      { ...main, scenario: "tools" as const, followupId: undefined },
+      yield* finished(extra.runId, yield* extra.followed, "text", [])
+    ]
   })

@@ -27,16 +27,22 @@ export interface ChaosToolServer {
 export const chaosToolServer: Effect.Effect<ChaosToolServer, never, Scope.Scope> = Effect.gen(function*() {
   const calls: Array<ToolCall> = []
   const input = { key: z.string(), ms: z.number().int().min(0).max(10_000) }
-  const handler = (tool: string) => async ({ key, ms }: { key: string; ms: number }, extra: { requestInfo?: { headers: Record<string, unknown> } }) => {
-    const header = extra.requestInfo?.headers["svc-run-id"]
-    calls.push({ key, tool, runId: typeof header === "string" ? header : "", at: Date.now() })
-    await new Promise((resolve) => setTimeout(resolve, ms))
-    return { content: [{ type: "text" as const, text: `done ${key}` }] }
-  }
+  const handler =
+    (tool: string) =>
+    async ({ key, ms }: { key: string; ms: number }, extra: { requestInfo?: { headers: Record<string, unknown> } }) => {
+      const header = extra.requestInfo?.headers["svc-run-id"]
+      calls.push({ key, tool, runId: typeof header === "string" ? header : "", at: Date.now() })
+      await new Promise((resolve) => setTimeout(resolve, ms))
+      return { content: [{ type: "text" as const, text: `done ${key}` }] }
+    }
   const port = yield* sdkEndpoint(() => {
     const server = new McpServer({ name: "chaos", version: "1.0.0" })
     server.registerTool("work", { description: "Works for ms milliseconds.", inputSchema: input }, handler("work"))
-    server.registerTool("gated", { description: "Works for ms milliseconds, once approved.", inputSchema: input }, handler("gated"))
+    server.registerTool(
+      "gated",
+      { description: "Works for ms milliseconds, once approved.", inputSchema: input },
+      handler("gated")
+    )
     return server
   })
   return { url: `http://127.0.0.1:${port}/mcp`, calls: () => [...calls] }

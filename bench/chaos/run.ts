@@ -34,12 +34,18 @@ const program = Effect.gen(function*() {
     env: {}
   })
   const verdict = yield* assess(result)
-  console.log(`${new Date().toISOString()} on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+  console.log(
+    `${new Date().toISOString()} on ${os.cpus().length} cores (${os.cpus()[0]?.model ?? "?"}), load average ${
+      os.loadavg().map((l) => l.toFixed(1)).join(" ")
+    }`
+  )
   console.log(report(result, verdict))
   const logDir = process.env["CHAOS_LOG_DIR"]
   if (logDir !== undefined) {
     mkdirSync(logDir, { recursive: true })
-    for (const { name, output } of result.cluster.outputs()) writeFileSync(join(logDir, `${name.replace(/[^\w#-]+/g, "_")}.log`), output)
+    for (const { name, output } of result.cluster.outputs()) {
+      writeFileSync(join(logDir, `${name.replace(/[^\w#-]+/g, "_")}.log`), output)
+    }
   }
   return verdict.violations.length
 })

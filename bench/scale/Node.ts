@@ -5,8 +5,8 @@
  */
 import { Schema } from "effect"
 import { explain } from "../support/Lifecycle.ts"
-import { procCpu, procRss } from "../support/ProcStats.ts"
 import { freePort, stopChild } from "../support/Processes.ts"
+import { procCpu, procRss } from "../support/ProcStats.ts"
 import { type Service, serviceEnv, type ServiceOptions, startService } from "../support/Service.ts"
 
 const probeArgs = ["--expose-gc", "--import", "./bench/scale/HeapProbe.ts"]

@@ -13,8 +13,8 @@ import { createDatabase, dropDatabase } from "../support/Lifecycle.ts"
 import { sleep } from "../support/Load.ts"
 import { dbStats, vacuum } from "../support/Postgres.ts"
 import type { McpServer } from "../support/Service.ts"
-import { type MeasuredNode, type Memory, type StartUp, startMeasuredNode } from "./Node.ts"
-import { approveAndFollow, createParkingAgent, parkMany, type ParkedRun } from "./Parking.ts"
+import { type MeasuredNode, type Memory, startMeasuredNode, type StartUp } from "./Node.ts"
+import { approveAndFollow, createParkingAgent, type ParkedRun, parkMany } from "./Parking.ts"
 
 export interface Checkpoint {
   readonly parked: number
@@ -116,11 +116,19 @@ export const measureParked = async (options: ParkedOptions): Promise<ParkedResul
         await vacuum(options.database)
         const memory = await node.memory()
         checkpoints.push({ parked: progress.done, rate: progress.done / progress.seconds, memory })
-        process.stderr.write(`  checkpoint: ${progress.done} parked, heap ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB\n`)
+        process.stderr.write(
+          `  checkpoint: ${progress.done} parked, heap ${(memory.heapUsed / 2 ** 20).toFixed(1)} MiB\n`
+        )
       })
     )
     process.stderr.write("parked: restarting the node with every run parked ...\n")
-    const full = await atRest(node, options, parked.length, parked.slice(-options.resumes), `/v1/runs/${parked[0].runId}`)
+    const full = await atRest(
+      node,
+      options,
+      parked.length,
+      parked.slice(-options.resumes),
+      `/v1/runs/${parked[0].runId}`
+    )
     return { checkpoints, empty, full, createSeconds }
   } finally {
     await node.stop()

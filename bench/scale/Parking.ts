@@ -5,8 +5,8 @@
  * gated tool (the run parks: `waiting_for_approval`, its turn's stream ends)
  * and, once approved, answers `done`. Many clients at once.
  */
-import { explain, shouldStop } from "../support/Lifecycle.ts"
 import { api, idOf } from "../support/Http.ts"
+import { explain, shouldStop } from "../support/Lifecycle.ts"
 import { resumedProperly } from "./StreamProtocol.ts"
 
 export interface ParkedRun {
@@ -17,11 +17,16 @@ export interface ParkedRun {
 }
 
 /** What the parked turn asks: the gated tool, then (after approval) the answer. */
-export const parkingInput = '/tool mcp__gated__echo {"message":"approved"}\n/text done'
+export const parkingInput = "/tool mcp__gated__echo {\"message\":\"approved\"}\n/text done"
 
 /** Registers the gated tool server and its agent; returns the agent's id. */
 export const createParkingAgent = async (base: string, key: string, mcpUrl: string): Promise<string> => {
-  const server = await api(base, key, "POST", "/v1/tool-servers", { name: "gated", transport: "http", url: mcpUrl, approval: "always" })
+  const server = await api(base, key, "POST", "/v1/tool-servers", {
+    name: "gated",
+    transport: "http",
+    url: mcpUrl,
+    approval: "always"
+  })
   return idOf(await api(base, key, "POST", "/v1/agents", { capabilities: { mcp: { toolServerIds: [idOf(server)] } } }))
 }
 
@@ -96,7 +101,11 @@ export const parkMany = async (
  * Approves a parked run while following its stream from after the park:
  * the time from the approval to the stream's first chunk and to its end.
  */
-export const approveAndFollow = async (base: string, key: string, run: ParkedRun): Promise<{ firstChunkMs: number; doneMs: number }> => {
+export const approveAndFollow = async (
+  base: string,
+  key: string,
+  run: ParkedRun
+): Promise<{ firstChunkMs: number; doneMs: number }> => {
   const streamed = fetch(`${base}/v1/runs/${run.runId}/stream`, {
     headers: { authorization: `Bearer ${key}`, "last-event-id": String(run.lastEventId) }
   })

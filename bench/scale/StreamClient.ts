@@ -58,7 +58,10 @@ const open = (runId: string, lastEventId: number): Promise<void> =>
     req.end(() => written())
   })
 
-const openAll = async (runs: ReadonlyArray<{ readonly runId: string; readonly lastEventId: number }>, concurrency: number) => {
+const openAll = async (
+  runs: ReadonlyArray<{ readonly runId: string; readonly lastEventId: number }>,
+  concurrency: number
+) => {
   const t0 = performance.now()
   let next = 0
   await Promise.all(Array.from({ length: Math.max(1, concurrency) }, async () => {
@@ -86,7 +89,9 @@ const resolveAll = async (runs: ReadonlyArray<{ readonly runId: string; readonly
     const body = await response.text()
     if (held === undefined || response.status !== 200) {
       bad++
-      firstError ??= held === undefined ? `no stream open for ${run.runId}` : `resolve answered ${response.status}: ${body}`
+      firstError ??= held === undefined
+        ? `no stream open for ${run.runId}`
+        : `resolve answered ${response.status}: ${body}`
       continue
     }
     await Promise.race([held.finished, new Promise((resolve) => setTimeout(resolve, 60_000))])

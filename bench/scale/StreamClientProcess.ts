@@ -9,11 +9,15 @@ export interface StreamClientProcess {
   readonly stop: () => void
 }
 
-const isReply = <T extends Reply["type"]>(reply: Reply, type: T): reply is Extract<Reply, { readonly type: T }> => reply.type === type
+const isReply = <T extends Reply["type"]>(reply: Reply, type: T): reply is Extract<Reply, { readonly type: T }> =>
+  reply.type === type
 
 export const startStreamClient = (base: string, key: string): Promise<StreamClientProcess> =>
   new Promise((resolve, reject) => {
-    const child = fork("bench/scale/StreamClient.ts", [base, key], { cwd: root, stdio: ["ignore", "inherit", "inherit", "ipc"] })
+    const child = fork("bench/scale/StreamClient.ts", [base, key], {
+      cwd: root,
+      stdio: ["ignore", "inherit", "inherit", "ipc"]
+    })
     children.add(child)
     const waiting: Array<(reply: Reply) => void> = []
     child.on("message", (message: unknown) => {

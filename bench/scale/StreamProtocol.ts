@@ -45,5 +45,6 @@ export const decodeReply = Schema.decodeUnknownSync(Reply)
 
 /** What a resumed run's stream contains: the tool's result, the answer, a normal end. */
 export const resumedProperly = (text: string): boolean =>
-  text.includes('"tool-output-available"') && text.includes('"delta":"done"') && text.includes('"finishReason":"stop"') &&
+  text.includes("\"tool-output-available\"") && text.includes("\"delta\":\"done\"") &&
+  text.includes("\"finishReason\":\"stop\"") &&
   text.endsWith("data: [DONE]\n\n")

@@ -13,7 +13,7 @@ import { sleep } from "../support/Load.ts"
 import { vacuum } from "../support/Postgres.ts"
 import type { McpServer } from "../support/Service.ts"
 import { type Memory, startMeasuredNode } from "./Node.ts"
-import { createParkingAgent, parkMany, type ParkedRun } from "./Parking.ts"
+import { createParkingAgent, type ParkedRun, parkMany } from "./Parking.ts"
 import { startStreamClient } from "./StreamClientProcess.ts"
 
 export interface Latencies {
@@ -36,7 +36,12 @@ export interface StreamsResult {
   readonly few: Latencies
   readonly loaded: Latencies
   /** After the approvals under load: streams still waiting, ended, failed. */
-  readonly census: { readonly waiting: number; readonly ended: number; readonly failed: number; readonly firstError?: string }
+  readonly census: {
+    readonly waiting: number
+    readonly ended: number
+    readonly failed: number
+    readonly firstError?: string
+  }
   readonly firstError: string | undefined
 }
 
@@ -113,7 +118,11 @@ export const measureStreams = async (options: StreamsOptions): Promise<StreamsRe
     await client.ask({ type: "close" }, "closed")
     await sleep(10_000)
     const afterClose = await node.memory()
-    const latencies = (r: typeof fewResult): Latencies => ({ firstChunkMs: r.firstChunkMs, doneMs: r.doneMs, bad: r.bad })
+    const latencies = (r: typeof fewResult): Latencies => ({
+      firstChunkMs: r.firstChunkMs,
+      doneMs: r.doneMs,
+      bad: r.bad
+    })
     return {
       streams: n + probes,
       answered,

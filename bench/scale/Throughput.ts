@@ -5,14 +5,14 @@
  * connections to its workers in turn; each worker is a cluster runner on the
  * one PostgreSQL), a fresh database each time.
  */
+import type { Scenario } from "../support/Http.ts"
 import { createDatabase, dropDatabase } from "../support/Lifecycle.ts"
 import { runClients, sleep } from "../support/Load.ts"
 import { backendPids } from "../support/Postgres.ts"
+import { stopChild } from "../support/Processes.ts"
 import { procCpu, procTree } from "../support/ProcStats.ts"
-import type { Scenario } from "../support/Http.ts"
 import { createScenarioAgents, createThreads, mcpScenario, textScenario } from "../support/Scenarios.ts"
 import { type McpServer, startService } from "../support/Service.ts"
-import { stopChild } from "../support/Processes.ts"
 import { percentile, sortedAsc } from "../support/Table.ts"
 
 export interface ThroughputRow {

@@ -39,7 +39,9 @@ const streams = envInt("SCALE_STREAMS", 10_000)
 const probes = envInt("SCALE_PROBES", 50)
 const parkedTarget = envInt("SCALE_PARKED", 100_000)
 const parkConcurrency = envInt("SCALE_PARK_CONCURRENCY", 32)
-const processes = (process.env["SCALE_PROCESSES"] ?? "1,2,3").split(",").map((s) => Number.parseInt(s, 10)).filter((n) => n > 0)
+const processes = (process.env["SCALE_PROCESSES"] ?? "1,2,3").split(",").map((s) => Number.parseInt(s, 10)).filter((
+  n
+) => n > 0)
 const clients = envInt("SCALE_CLIENTS", 32)
 const turnsPerClient = envInt("SCALE_TURNS_PER_CLIENT", 40)
 const apiKey = "sk_scale"
@@ -51,9 +53,17 @@ const main = async (): Promise<number> => {
   const t0 = performance.now()
   const files = openFilesLimit()
   if (parts.has("streams") && files !== undefined && files < streams + 1000) {
-    throw new Error(`${streams} streams need about ${streams + 1000} open files per process; the limit is ${files} (raise it with ulimit -n)`)
+    throw new Error(
+      `${streams} streams need about ${
+        streams + 1000
+      } open files per process; the limit is ${files} (raise it with ulimit -n)`
+    )
   }
-  console.log(`Machine: ${machineLine(await serverVersion())} (autovacuum ${await autovacuumSetting()}; the benchmark vacuums after creating runs)`)
+  console.log(
+    `Machine: ${
+      machineLine(await serverVersion())
+    } (autovacuum ${await autovacuumSetting()}; the benchmark vacuums after creating runs)`
+  )
   console.log(loadLine("Before"))
   const mcp = await startEverything()
   if (parts.has("streams")) {
@@ -61,12 +71,27 @@ const main = async (): Promise<number> => {
     section(`Open streams (${loadLine("load after")})`, streamsTables(r))
   }
   if (parts.has("parked")) {
-    const r = await measureParked({ database: database(), apiKey, mcp, parked: parkedTarget, concurrency: parkConcurrency, checkpoints: envInt("SCALE_CHECKPOINTS", 4), resumes: 10 })
+    const r = await measureParked({
+      database: database(),
+      apiKey,
+      mcp,
+      parked: parkedTarget,
+      concurrency: parkConcurrency,
+      checkpoints: envInt("SCALE_CHECKPOINTS", 4),
+      resumes: 10
+    })
     section(`Parked runs (${loadLine("load after")})`, parkedTables(r))
   }
   if (parts.has("throughput")) {
     const names = new Map(processes.map((n) => [n, database()]))
-    const rows = await measureThroughput({ database: (n) => names.get(n) ?? "", apiKey, mcp, processes, clients, turnsPerClient })
+    const rows = await measureThroughput({
+      database: (n) => names.get(n) ?? "",
+      apiKey,
+      mcp,
+      processes,
+      clients,
+      turnsPerClient
+    })
     section(`Runner processes (${loadLine("load after")})`, throughputTable(rows))
   }
   console.log(`\nTotal ${((performance.now() - t0) / 1000).toFixed(0)} s.`)

@@ -6,15 +6,25 @@
  */
 import { explain } from "./Lifecycle.ts"
 
-export const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+export const isRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 
-export const api = async (base: string, key: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> => {
+export const api = async (
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown
+): Promise<Record<string, unknown>> => {
   let response: Response
   let text: string
   try {
     response = await fetch(base + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
       body: body === undefined ? null : JSON.stringify(body)
     })
     text = await response.text()
@@ -47,7 +57,7 @@ export interface TurnResult {
   readonly error?: string
 }
 
-const failureMarkers = ['"type":"error"', '"tool-output-error"', '"finishReason":"error"']
+const failureMarkers = ["\"type\":\"error\"", "\"tool-output-error\"", "\"finishReason\":\"error\""]
 
 /** One streamed turn on a thread, read to its end and checked. */
 export const turn = async (base: string, key: string, threadId: string, scenario: Scenario): Promise<TurnResult> => {
@@ -71,10 +81,16 @@ export const turn = async (base: string, key: string, threadId: string, scenario
     const latencyMs = performance.now() - started
     const describe = (why: string) => `${why}; status ${response.status}, body:\n${text}`
     if (response.status !== 200) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe("not 200") }
-    if (!text.endsWith("data: [DONE]\n\n")) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe("no data: [DONE] at the end") }
+    if (!text.endsWith("data: [DONE]\n\n")) {
+      return { ok: false, latencyMs, ttfcMs: ttfc, error: describe("no data: [DONE] at the end") }
+    }
     const marker = failureMarkers.find((m) => text.includes(m))
-    if (marker !== undefined) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream contains ${marker}`) }
-    if (!text.includes(scenario.expect)) return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream lacks ${scenario.expect}`) }
+    if (marker !== undefined) {
+      return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream contains ${marker}`) }
+    }
+    if (!text.includes(scenario.expect)) {
+      return { ok: false, latencyMs, ttfcMs: ttfc, error: describe(`stream lacks ${scenario.expect}`) }
+    }
     return { ok: true, latencyMs, ttfcMs: ttfc }
   } catch (e) {
     return { ok: false, latencyMs: performance.now() - started, ttfcMs: ttfc, error: `request failed: ${explain(e)}` }

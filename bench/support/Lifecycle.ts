@@ -44,12 +44,11 @@ export const explain = (e: unknown): string => {
 }
 
 /** Kills the child processes, then drops the databases; every caller awaits the same work. */
-export const cleanup = (): Promise<void> =>
-  (cleaning ??= (async () => {
-    state.stopping = true
-    await Promise.all([...children].map((child) => stopChild(child)))
-    for (const name of [...databases]) await dropDatabase(name)
-  })())
+export const cleanup = (): Promise<void> => (cleaning ??= (async () => {
+  state.stopping = true
+  await Promise.all([...children].map((child) => stopChild(child)))
+  for (const name of [...databases]) await dropDatabase(name)
+})())
 
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.on(signal, () => {
@@ -66,7 +65,10 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 /** Runs `main` (its exit code), then `after` (reports), then cleans up and exits. */
-export const runBenchmark = async (main: () => Promise<number>, after: () => void = () => undefined): Promise<never> => {
+export const runBenchmark = async (
+  main: () => Promise<number>,
+  after: () => void = () => undefined
+): Promise<never> => {
   let exitCode = 1
   try {
     exitCode = await main()

@@ -27,7 +27,9 @@ export const runClients = (
     const results: Array<TurnResult> = []
     for (let i = 0; i < perClient && !shouldStop(); i++) {
       const r = await turn(base, key, threadId, scenario)
-      if (!r.ok && r.error !== undefined) failures.push(`[${scenario.name}, thread ${threadId}, turn ${i + 1}] ${r.error}`)
+      if (!r.ok && r.error !== undefined) {
+        failures.push(`[${scenario.name}, thread ${threadId}, turn ${i + 1}] ${r.error}`)
+      }
       results.push(r)
     }
     return results

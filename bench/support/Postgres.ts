@@ -54,7 +54,12 @@ export const dbStats = async (name: string): Promise<DbStats> => {
             tup_fetched AS fetched, tup_returned AS returned FROM pg_stat_database WHERE datname = '${name}'`
   )
   const row = rows[0] ?? {}
-  return { xacts: num(row["xacts"]), written: num(row["written"]), fetched: num(row["fetched"]), returned: num(row["returned"]) }
+  return {
+    xacts: num(row["xacts"]),
+    written: num(row["written"]),
+    fetched: num(row["fetched"]),
+    returned: num(row["returned"])
+  }
 }
 
 /** Server process ids of the connections to a database (a service's pool and its LISTEN connection). */

@@ -55,7 +55,9 @@ export const procTree = (pid: number | undefined): Array<number> => {
   const all = [pid]
   try {
     for (const task of readdirSync(`/proc/${pid}/task`)) {
-      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter((s) => s !== "")) {
+      for (
+        const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter((s) => s !== "")
+      ) {
         all.push(...procTree(Number(child)))
       }
     }

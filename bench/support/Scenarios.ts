@@ -9,12 +9,12 @@
  */
 import { api, idOf, type Scenario } from "./Http.ts"
 
-export const textScenario: Scenario = { name: "text (1 step)", input: "hello", expect: '"delta":"hello"' }
+export const textScenario: Scenario = { name: "text (1 step)", input: "hello", expect: "\"delta\":\"hello\"" }
 
 export const mcpScenario: Scenario = {
   name: "mcp (2 steps, 1 MCP call)",
-  input: '/tool mcp__everything__echo {"message":"hi"}',
-  expect: '"tool-output-available"'
+  input: "/tool mcp__everything__echo {\"message\":\"hi\"}",
+  expect: "\"tool-output-available\""
 }
 
 export interface ScenarioAgents {
@@ -24,9 +24,15 @@ export interface ScenarioAgents {
 
 /** Registers server-everything (at `mcpUrl`) and an agent for each scenario. */
 export const createScenarioAgents = async (base: string, key: string, mcpUrl: string): Promise<ScenarioAgents> => {
-  const toolServer = await api(base, key, "POST", "/v1/tool-servers", { name: "everything", transport: "http", url: mcpUrl })
+  const toolServer = await api(base, key, "POST", "/v1/tool-servers", {
+    name: "everything",
+    transport: "http",
+    url: mcpUrl
+  })
   const text = idOf(await api(base, key, "POST", "/v1/agents", {}))
-  const mcp = idOf(await api(base, key, "POST", "/v1/agents", { capabilities: { mcp: { toolServerIds: [idOf(toolServer)] } } }))
+  const mcp = idOf(
+    await api(base, key, "POST", "/v1/agents", { capabilities: { mcp: { toolServerIds: [idOf(toolServer)] } } })
+  )
   return { text, mcp }
 }
 

@@ -18,7 +18,12 @@ export interface McpServer {
 
 export const startEverything = async (): Promise<McpServer> => {
   const port = await freePort()
-  const started = await startNode("server-everything", [everythingEntry, "streamableHttp"], { PORT: String(port) }, /listening on port \d+/)
+  const started = await startNode(
+    "server-everything",
+    [everythingEntry, "streamableHttp"],
+    { PORT: String(port) },
+    /listening on port \d+/
+  )
   return { started, url: `http://127.0.0.1:${port}/mcp` }
 }
 

@@ -90,7 +90,10 @@ export const makeCrud = <Config, View, const Resource extends string>(
     requireRef: (principal: Principal, id: string, field: string): Effect.Effect<Loaded<Config>, InvalidRequest> =>
       load(principal, id).pipe(
         Effect.mapError(() =>
-          InvalidRequest.forField(field, `${field}: no ${kind.resource.replaceAll("_", " ")} '${id}' in this workspace.`)
+          InvalidRequest.forField(
+            field,
+            `${field}: no ${kind.resource.replaceAll("_", " ")} '${id}' in this workspace.`
+          )
         )
       ),
     get: (principal: Principal, id: string): Owned<View> => Effect.map(load(principal, id), view),
@@ -149,7 +152,9 @@ export const makeCrud = <Config, View, const Resource extends string>(
       if (details !== undefined) {
         return yield* new Conflict({
           code: "resource_in_use",
-          message: `The ${kind.resource.replaceAll("_", " ")} '${id}' is still referenced; remove the references first.`,
+          message: `The ${
+            kind.resource.replaceAll("_", " ")
+          } '${id}' is still referenced; remove the references first.`,
           details
         })
       }

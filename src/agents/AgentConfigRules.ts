@@ -11,8 +11,8 @@ import {
   type AgentPolicies,
   type AgentWorkspace,
   DefaultArtifacts,
-  type ManagedWorkspace,
-  DefaultPolicies
+  DefaultPolicies,
+  type ManagedWorkspace
 } from "../../domain/Agent.ts"
 import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
@@ -47,11 +47,15 @@ const resolvePolicies = (base: AgentPolicies, patch: AgentPatch["policies"]): Ag
   if (patch === null) return DefaultPolicies
   return {
     maxStepsDefault: patch.maxStepsDefault === undefined ? base.maxStepsDefault : patch.maxStepsDefault,
-    maxDurationMsDefault: patch.maxDurationMsDefault === undefined ? base.maxDurationMsDefault : patch.maxDurationMsDefault,
+    maxDurationMsDefault: patch.maxDurationMsDefault === undefined
+      ? base.maxDurationMsDefault
+      : patch.maxDurationMsDefault,
     mediaFidelity: patch.mediaFidelity === undefined
       ? base.mediaFidelity
       : patch.mediaFidelity ?? DefaultPolicies.mediaFidelity,
-    dataHandling: patch.dataHandling === undefined ? base.dataHandling : patch.dataHandling ?? DefaultPolicies.dataHandling
+    dataHandling: patch.dataHandling === undefined
+      ? base.dataHandling
+      : patch.dataHandling ?? DefaultPolicies.dataHandling
   }
 }
 
@@ -105,17 +109,29 @@ const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["brow
 const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
   const services = ws.services ?? []
   if (services.length > 0 && ws.filesystem === false) {
-    return InvalidRequest.forField("workspace.services", "Services run in the workspace, which opens only with filesystem enabled.")
+    return InvalidRequest.forField(
+      "workspace.services",
+      "Services run in the workspace, which opens only with filesystem enabled."
+    )
   }
   for (const [i, service] of services.entries()) {
     if (services.findIndex((s) => s.name === service.name) !== i) {
-      return InvalidRequest.forField(`workspace.services[${i}].name`, `Another service is already named '${service.name}'.`)
+      return InvalidRequest.forField(
+        `workspace.services[${i}].name`,
+        `Another service is already named '${service.name}'.`
+      )
     }
     if (service.port === 3128) {
-      return InvalidRequest.forField(`workspace.services[${i}].port`, "Port 3128 is the egress proxy's inside the workspace; choose another.")
+      return InvalidRequest.forField(
+        `workspace.services[${i}].port`,
+        "Port 3128 is the egress proxy's inside the workspace; choose another."
+      )
     }
     if (service.port !== undefined && services.findIndex((s) => s.port === service.port) !== i) {
-      return InvalidRequest.forField(`workspace.services[${i}].port`, `Another service already listens on port ${service.port}.`)
+      return InvalidRequest.forField(
+        `workspace.services[${i}].port`,
+        `Another service already listens on port ${service.port}.`
+      )
     }
   }
   return undefined
@@ -137,9 +153,15 @@ export interface Deployment {
  * URLs without an artifact store) are refused with the spec's
  * `*_unconfigured` codes instead of being accepted and silently doing nothing.
  */
-export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStorage, codehost }: Deployment): InvalidRequest | undefined => {
+export const checkConfig = (
+  config: AgentConfig,
+  { isBandAvailable, artifactStorage, codehost }: Deployment
+): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
-    return InvalidRequest.forField("band", `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`)
+    return InvalidRequest.forField(
+      "band",
+      `Band '${config.band}' is not available on this deployment (see GET /v1/bands).`
+    )
   }
   const ws = config.workspace
   if (ws !== null) {
@@ -182,7 +204,11 @@ export const checkConfig = (config: AgentConfig, { isBandAvailable, artifactStor
   }
   const caps = config.capabilities
   if (caps.web === true) {
-    return InvalidRequest.forField("capabilities.web", "No web runtime is configured on this deployment.", "web_runtime_unconfigured")
+    return InvalidRequest.forField(
+      "capabilities.web",
+      "No web runtime is configured on this deployment.",
+      "web_runtime_unconfigured"
+    )
   }
   if (caps.browser !== undefined && browserRequested(caps.browser)) {
     return InvalidRequest.forField(

@@ -10,8 +10,8 @@ import type { AgentConfig } from "../../domain/Agent.ts"
 import { ConnectionState } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import type { AdapterTable } from "../store/Migrations.ts"
 import type { Outbound } from "../outbound/Outbound.ts"
+import type { AdapterTable } from "../store/Migrations.ts"
 import type { ResourceStoreShape } from "../store/ResourceStore.ts"
 
 interface Reference {
@@ -27,15 +27,30 @@ const references = (config: AgentConfig): ReadonlyArray<Reference> => {
     refs.push({ table: "tool_servers", what: "tool server", id, field: `capabilities.mcp.toolServerIds[${i}]` })
   )
   config.capabilities.http?.connectionIds.forEach((id, i) =>
-    refs.push({ table: "http_connections", what: "HTTP connection", id, field: `capabilities.http.connectionIds[${i}]` })
+    refs.push({
+      table: "http_connections",
+      what: "HTTP connection",
+      id,
+      field: `capabilities.http.connectionIds[${i}]`
+    })
   )
   const hookId = config.approvals?.toolExecution?.hookId
   if (hookId !== undefined) {
-    refs.push({ table: "tool_approval_hooks", what: "tool approval hook", id: hookId, field: "approvals.toolExecution.hookId" })
+    refs.push({
+      table: "tool_approval_hooks",
+      what: "tool approval hook",
+      id: hookId,
+      field: "approvals.toolExecution.hookId"
+    })
   }
   const exportsHandler = config.artifacts.exports?.resultHandlerId
   if (exportsHandler !== undefined) {
-    refs.push({ table: "result_handlers", what: "result handler", id: exportsHandler, field: "artifacts.exports.resultHandlerId" })
+    refs.push({
+      table: "result_handlers",
+      what: "result handler",
+      id: exportsHandler,
+      field: "artifacts.exports.resultHandlerId"
+    })
   }
   const overflowHandler = config.artifacts.oversizedToolResults?.resultHandlerId
   if (overflowHandler !== undefined) {
@@ -48,7 +63,12 @@ const references = (config: AgentConfig): ReadonlyArray<Reference> => {
   }
   const codehost = config.capabilities.codehost
   if (codehost !== undefined) {
-    refs.push({ table: "codehost_connections", what: "code-hosting connection", id: codehost.connectionId, field: "capabilities.codehost.connectionId" })
+    refs.push({
+      table: "codehost_connections",
+      what: "code-hosting connection",
+      id: codehost.connectionId,
+      field: "capabilities.codehost.connectionId"
+    })
   }
   if (config.workspace?.type === "managed") {
     config.workspace.secretContexts?.forEach((id, i) =>
@@ -61,7 +81,10 @@ const references = (config: AgentConfig): ReadonlyArray<Reference> => {
 const decodeConnection = Schema.decodeUnknownEffect(ConnectionState)
 
 /** `capabilities.codehost.repositories` only narrow what the connection grants. */
-const checkCodehostRepositories = (store: ResourceStoreShape, config: AgentConfig): Effect.Effect<void, InvalidRequest> => {
+const checkCodehostRepositories = (
+  store: ResourceStoreShape,
+  config: AgentConfig
+): Effect.Effect<void, InvalidRequest> => {
   const grant = config.capabilities.codehost
   if (grant?.repositories === undefined) return Effect.void
   const repositories = grant.repositories
@@ -85,20 +108,32 @@ export const checkReferences = (store: ResourceStoreShape, principal: Principal,
   Effect.andThen(checkReferenceIds(store, principal, config), checkCodehostRepositories(store, config))
 
 const checkReferenceIds = (store: ResourceStoreShape, principal: Principal, config: AgentConfig) =>
-  Effect.forEach(references(config), (ref) =>
-    Effect.flatMap(store.find(ref.table, ref.id), (found) =>
-      Option.isSome(found) && found.value.organizationId === principal.organizationId &&
-        found.value.workspaceId === principal.workspaceId
-        ? Effect.void
-        : Effect.fail(InvalidRequest.forField(ref.field, `${ref.field}: no ${ref.what} '${ref.id}' in this workspace.`))), {
-    discard: true
-  })
+  Effect.forEach(
+    references(config),
+    (ref) =>
+      Effect.flatMap(store.find(ref.table, ref.id), (found) =>
+        Option.isSome(found) && found.value.organizationId === principal.organizationId &&
+          found.value.workspaceId === principal.workspaceId
+          ? Effect.void
+          : Effect.fail(
+            InvalidRequest.forField(ref.field, `${ref.field}: no ${ref.what} '${ref.id}' in this workspace.`)
+          )),
+    {
+      discard: true
+    }
+  )
 
 const seedUrlOf = (config: AgentConfig | undefined): string | undefined =>
   config?.workspace?.type === "managed" ? config.workspace.seed?.url : undefined
 
 /** `workspace.seed.url` passes the outbound URL policy; on update, only when it changed (`previous`: the stored config). */
-export const checkSeedUrl = (outbound: Outbound["Service"], config: AgentConfig, previous?: AgentConfig): Effect.Effect<void, InvalidRequest> => {
+export const checkSeedUrl = (
+  outbound: Outbound["Service"],
+  config: AgentConfig,
+  previous?: AgentConfig
+): Effect.Effect<void, InvalidRequest> => {
   const url = seedUrlOf(config)
-  return url === undefined || url === seedUrlOf(previous) ? Effect.void : Effect.asVoid(outbound.checkEgressUrl(url, "workspace.seed.url"))
+  return url === undefined || url === seedUrlOf(previous)
+    ? Effect.void
+    : Effect.asVoid(outbound.checkEgressUrl(url, "workspace.seed.url"))
 }

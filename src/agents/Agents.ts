@@ -1,7 +1,6 @@
 /** Agents: create, validate, read, list, update and delete (spec 4.1). */
-import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { Context, Effect, Layer, Option } from "effect"
-import { type Agent, type AgentConfig, type AgentCreate, type AgentPatch, agentConfigOf } from "../../domain/Agent.ts"
+import { type Agent, type AgentConfig, agentConfigOf, type AgentCreate, type AgentPatch } from "../../domain/Agent.ts"
 import { InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { AgentId } from "../../domain/Ids.ts"
 import { applyMetadataPatch } from "../../domain/Metadata.ts"
@@ -9,6 +8,7 @@ import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { Bands } from "../bands/Bands.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { requireOwned } from "../Ownership.ts"
@@ -16,13 +16,16 @@ import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
-import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
 import { checkReferences, checkSeedUrl } from "./AgentReferences.ts"
 
 export class Agents extends Context.Service<Agents, {
   readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
-  readonly validate: (principal: Principal, input: AgentCreate) => Effect.Effect<{ readonly valid: true }, InvalidRequest>
+  readonly validate: (
+    principal: Principal,
+    input: AgentCreate
+  ) => Effect.Effect<{ readonly valid: true }, InvalidRequest>
   readonly get: (principal: Principal, id: AgentId) => Effect.Effect<Agent, NotFound | PermissionDenied>
   /** The owned row (organization and workspace included), for other services. */
   readonly getRow: (principal: Principal, id: AgentId) => Effect.Effect<AgentRow, NotFound | PermissionDenied>
@@ -35,7 +38,10 @@ export class Agents extends Context.Service<Agents, {
   readonly remove: (
     principal: Principal,
     id: AgentId
-  ) => Effect.Effect<{ readonly id: AgentId; readonly object: "agent"; readonly deleted: true }, NotFound | PermissionDenied>
+  ) => Effect.Effect<
+    { readonly id: AgentId; readonly object: "agent"; readonly deleted: true },
+    NotFound | PermissionDenied
+  >
 }>()("svc/Agents") {
   static readonly layer = Layer.effect(Agents)(
     Effect.gen(function*() {
@@ -53,11 +59,18 @@ export class Agents extends Context.Service<Agents, {
       }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */
-      const checked = (principal: Principal, config: AgentConfig | InvalidRequest, previous?: AgentConfig): Effect.Effect<AgentConfig, InvalidRequest> => {
+      const checked = (
+        principal: Principal,
+        config: AgentConfig | InvalidRequest,
+        previous?: AgentConfig
+      ): Effect.Effect<AgentConfig, InvalidRequest> => {
         if (config instanceof InvalidRequest) return Effect.fail(config)
         const broken = checkConfig(config, deployment)
         if (broken !== undefined) return Effect.fail(broken)
-        return Effect.as(Effect.andThen(checkReferences(store, principal, config), checkSeedUrl(outbound, config, previous)), config)
+        return Effect.as(
+          Effect.andThen(checkReferences(store, principal, config), checkSeedUrl(outbound, config, previous)),
+          config
+        )
       }
 
       const getRow = (principal: Principal, id: AgentId) =>
@@ -126,4 +139,3 @@ export class Agents extends Context.Service<Agents, {
     })
   ).pipe(Layer.provide([AgentRepo.layer, Bands.layer, ResourceStore.layer]))
 }
-

@@ -48,8 +48,10 @@ export const defaultArtifactConfig: ArtifactConfig = {
 const invalid = (message: string) => new ConfigurationError({ message })
 
 const atLeastOne = (name: string, fallback: number) =>
-  Effect.flatMap(Config.Int(name).pipe(Config.withDefault(fallback)), (n) =>
-    n >= 1 ? Effect.succeed(n) : Effect.fail(invalid(`${name} must be at least 1, got ${n}`)))
+  Effect.flatMap(
+    Config.Int(name).pipe(Config.withDefault(fallback)),
+    (n) => n >= 1 ? Effect.succeed(n) : Effect.fail(invalid(`${name} must be at least 1, got ${n}`))
+  )
 
 const readS3 = Effect.gen(function*() {
   const setting = (name: string) => Config.String(name).pipe(Config.option, Effect.map(Option.getOrUndefined))
@@ -60,7 +62,10 @@ const readS3 = Effect.gen(function*() {
     return yield* invalid(`SVC_S3_ENDPOINT must be a URL (http://host:port), got '${endpoint}'`)
   }
   const accessKeyId = yield* setting("SVC_S3_ACCESS_KEY_ID")
-  const secretAccessKey = yield* Config.Redacted("SVC_S3_SECRET_ACCESS_KEY").pipe(Config.option, Effect.map(Option.getOrUndefined))
+  const secretAccessKey = yield* Config.Redacted("SVC_S3_SECRET_ACCESS_KEY").pipe(
+    Config.option,
+    Effect.map(Option.getOrUndefined)
+  )
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
     return yield* invalid("SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY go together: set both or neither")
   }

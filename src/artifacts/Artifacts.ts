@@ -9,7 +9,13 @@
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { ArtifactKind, ArtifactRecord } from "../../domain/Artifact.ts"
-import { type InvalidRequest, NotFound, PermissionDenied, type PayloadTooLarge, type Unavailable } from "../../domain/Errors.ts"
+import {
+  type InvalidRequest,
+  NotFound,
+  type PayloadTooLarge,
+  PermissionDenied,
+  type Unavailable
+} from "../../domain/Errors.ts"
 import type { ArtifactId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -80,10 +86,14 @@ const make = Effect.gen(function*() {
       return Option.filter(yield* repo.find(id), (r) => Date.parse(r.expiresAt) > now)
     })
 
-  const found = (id: ArtifactId) => Effect.flatMap(live(id), Option.match({
-    onNone: () => Effect.fail(NotFound.of("artifact", id)),
-    onSome: Effect.succeed
-  }))
+  const found = (id: ArtifactId) =>
+    Effect.flatMap(
+      live(id),
+      Option.match({
+        onNone: () => Effect.fail(NotFound.of("artifact", id)),
+        onSome: Effect.succeed
+      })
+    )
 
   const record = (input: Omit<ArtifactPut, "data">, bytes: number, sha256: string) =>
     Effect.gen(function*() {
@@ -119,7 +129,10 @@ const make = Effect.gen(function*() {
     const expires = Math.max(Math.floor(until / 1000), Math.floor(now / 1000) + 1)
     const message = `${id}.${expires}`
     const query = `expires=${expires}&signature=${box.sign(purpose, message)}`
-    return { url: `${publicUrl}/v1/artifacts/${id}/download?${query}`, expiresAt: toIso(expires * 1000) } satisfies SignedLink
+    return {
+      url: `${publicUrl}/v1/artifacts/${id}/download?${query}`,
+      expiresAt: toIso(expires * 1000)
+    } satisfies SignedLink
   })
 
   return {
@@ -127,13 +140,19 @@ const make = Effect.gen(function*() {
       yield* requireStore(config)
       yield* checkSize(config, input.data.byteLength, "data", "artifact_too_large")
       const stored = yield* record(input, input.data.byteLength, sha256Hex(input.data))
-      return yield* store(stored, blobs.put(artifactKey(stored.id), input.data, stored.mediaType).pipe(Effect.catch(storeUnavailable)))
+      return yield* store(
+        stored,
+        blobs.put(artifactKey(stored.id), input.data, stored.mediaType).pipe(Effect.catch(storeUnavailable))
+      )
     }),
     /** An artifact of bytes already in the store (a file attached to a run): copied inside the store. */
     copyIn: Effect.fn("Artifacts.copyIn")(function*(input: ArtifactCopy) {
       yield* requireStore(config)
       const stored = yield* record(input, input.bytes, input.sha256)
-      return yield* store(stored, blobs.copy(input.sourceKey, artifactKey(stored.id)).pipe(Effect.catch(storeUnavailable)))
+      return yield* store(
+        stored,
+        blobs.copy(input.sourceKey, artifactKey(stored.id)).pipe(Effect.catch(storeUnavailable))
+      )
     }),
     /** The artifact for `principal`'s workspace: 404 `artifact_not_found`, 403 for another workspace. */
     get: Effect.fn("Artifacts.get")(function*(principal: Principal, id: ArtifactId) {
@@ -154,7 +173,9 @@ const make = Effect.gen(function*() {
     verifyLink: Effect.fn("Artifacts.verifyLink")(function*(id: ArtifactId, expires: string, signature: string) {
       yield* requireStore(config)
       if (!/^[0-9]{1,12}$/.test(expires) || !box.verify(purpose, `${id}.${expires}`, signature)) {
-        return yield* new PermissionDenied({ message: "This artifact URL is not one this service signed (forged or altered)." })
+        return yield* new PermissionDenied({
+          message: "This artifact URL is not one this service signed (forged or altered)."
+        })
       }
       if (Number(expires) * 1000 <= (yield* Clock.currentTimeMillis)) {
         return yield* new PermissionDenied({

@@ -16,7 +16,7 @@ import type { ArtifactRecord } from "../../domain/Artifact.ts"
 import type { RunId, ThreadId } from "../../domain/Ids.ts"
 import type { ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
 import { errorOutcome, type FileAccess, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
-import type { Artifacts, ArtifactOwner } from "./Artifacts.ts"
+import type { ArtifactOwner, Artifacts } from "./Artifacts.ts"
 import { mediaTypeOf } from "./MediaTypes.ts"
 import { sha256Hex } from "./StoredBytes.ts"
 
@@ -29,7 +29,12 @@ export interface ExportOptions {
   /** Absent when SVC_ARTIFACT_STORE=none: exports then go to the handler inline only. */
   readonly artifacts: Artifacts["Service"] | undefined
   readonly dispatch: ResultDispatch["Service"]
-  readonly run: { readonly runId: RunId; readonly threadId: ThreadId; readonly agentId: string; readonly owner: ArtifactOwner }
+  readonly run: {
+    readonly runId: RunId
+    readonly threadId: ThreadId
+    readonly agentId: string
+    readonly owner: ArtifactOwner
+  }
   readonly handlerId: string | undefined
   readonly signedUrls: boolean
   readonly maxBytes: number
@@ -40,7 +45,8 @@ const decodeInput = Schema.decodeUnknownOption(Input)
 
 const spec = {
   name: exportToolName,
-  description: "Export a file of the workspace as an artifact (a deliverable for the user): it is stored and, when the agent has an " +
+  description:
+    "Export a file of the workspace as an artifact (a deliverable for the user): it is stored and, when the agent has an " +
     "artifact handler, delivered there. Answers how to refer to it (`export.url`, `artifact.ref`, `artifact.block`).",
   inputSchema: {
     type: "object",
@@ -62,17 +68,36 @@ export const make = (options: ExportOptions): ToolFamily | undefined => {
       const file = yield* files.read(path, options.maxBytes)
       const filename = file.path.split("/").at(-1) ?? file.path
       const mediaType = mediaTypeOf(filename, file.bytes)
-      const described = { path: file.path, filename, mediaType, bytes: file.bytes.byteLength, sha256: sha256Hex(file.bytes) }
+      const described = {
+        path: file.path,
+        filename,
+        mediaType,
+        bytes: file.bytes.byteLength,
+        sha256: sha256Hex(file.bytes)
+      }
       const stored: ArtifactRecord | undefined = artifacts === undefined
         ? undefined
-        : yield* artifacts.put({ owner: run.owner, runId: run.runId, threadId: run.threadId, kind: "export", filename, mediaType, data: file.bytes })
+        : yield* artifacts.put({
+          owner: run.owner,
+          runId: run.runId,
+          threadId: run.threadId,
+          kind: "export",
+          filename,
+          mediaType,
+          data: file.bytes
+        })
       const signed = stored !== undefined && artifacts !== undefined && options.signedUrls
         ? { url: (yield* artifacts.signedLink(stored.id)).url }
         : {}
       const svcRef = stored === undefined ? undefined : { kind: "svc", id: stored.id }
       if (handlerId === undefined) return ok({ ...described, artifact: { ref: svcRef, ...signed } })
       const content = stored !== undefined && artifacts !== undefined && described.bytes > inlineExportBytes
-        ? { kind: "url" as const, url: yield* artifacts.signedUrl(stored.id), mimeType: mediaType, svcArtifactId: stored.id }
+        ? {
+          kind: "url" as const,
+          url: yield* artifacts.signedUrl(stored.id),
+          mimeType: mediaType,
+          svcArtifactId: stored.id
+        }
         : { kind: "base64" as const, base64: Buffer.from(file.bytes).toString("base64"), mimeType: mediaType }
       const { answer } = yield* dispatch.dispatch({
         handlerId,
@@ -90,11 +115,18 @@ export const make = (options: ExportOptions): ToolFamily | undefined => {
         purpose: "export",
         requestKey: `${run.runId}:${call.id}:export`
       })
-      const durable = { ...(answer.artifactId === undefined ? {} : { artifactId: answer.artifactId }), ...(answer.url === undefined ? {} : { url: answer.url }) }
+      const durable = {
+        ...(answer.artifactId === undefined ? {} : { artifactId: answer.artifactId }),
+        ...(answer.url === undefined ? {} : { url: answer.url })
+      }
       // The handler's pasteable reference, else the id-only transfer handle.
       const ref = answer.ref ?? svcRef
       const block = answer.ref?.block === undefined ? {} : { block: answer.ref.block }
-      return ok({ ...described, export: durable, artifact: { ...(ref === undefined ? {} : { ref }), ...block, ...signed } })
+      return ok({
+        ...described,
+        export: durable,
+        artifact: { ...(ref === undefined ? {} : { ref }), ...block, ...signed }
+      })
     })
 
   return {
@@ -102,16 +134,29 @@ export const make = (options: ExportOptions): ToolFamily | undefined => {
     call: (name, input, call) => {
       if (name !== exportToolName) return undefined
       const decoded = decodeInput(input)
-      if (Option.isNone(decoded)) return Effect.succeed(errorOutcome("Error: give `path`, the workspace file to export."))
+      if (Option.isNone(decoded)) {
+        return Effect.succeed(errorOutcome("Error: give `path`, the workspace file to export."))
+      }
       return exportFile(decoded.value.path, call).pipe(
         Effect.catchTags({
           SpillFailed: (e) => Effect.succeed(errorOutcome(`Error: ${e.message}`)),
           DispatchFailed: (e) =>
-            Effect.succeed(errorOutcome(`Error: the export could not be delivered to the agent's artifact handler (${e.code}): ${e.message}`, {
-              error: { code: e.code, message: e.message }
-            }))
+            Effect.succeed(
+              errorOutcome(
+                `Error: the export could not be delivered to the agent's artifact handler (${e.code}): ${e.message}`,
+                {
+                  error: { code: e.code, message: e.message }
+                }
+              )
+            )
         }),
-        Effect.catch((e) => Effect.succeed(errorOutcome(`Error: the export could not be stored: ${e.message}`, { error: { code: e.code, message: e.message } })))
+        Effect.catch((e) =>
+          Effect.succeed(
+            errorOutcome(`Error: the export could not be stored: ${e.message}`, {
+              error: { code: e.code, message: e.message }
+            })
+          )
+        )
       )
     },
     policyOf: () => undefined,

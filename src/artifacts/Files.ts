@@ -72,7 +72,10 @@ const make = Effect.gen(function*() {
     upload: Effect.fn("Files.upload")(function*(principal: Principal, upload: Upload) {
       yield* requireStore(config)
       if (upload.data.byteLength === 0) {
-        return yield* InvalidRequest.forField(uploadField, `${uploadField} is empty: upload a file of at least one byte.`)
+        return yield* InvalidRequest.forField(
+          uploadField,
+          `${uploadField} is empty: upload a file of at least one byte.`
+        )
       }
       yield* checkSize(config, upload.data.byteLength, uploadField, "file_too_large")
       const declared = upload.mediaType === null ? octetStream : yield* checkMediaType(upload.mediaType, uploadField)

@@ -44,27 +44,42 @@ export const layer = (config: S3StoreConfig) =>
       )
       const Bucket = config.bucket
       const objectKey = (key: string) => config.prefix + key
-      const call = <A>(operation: BlobStoreFailed["operation"], key: string, run: (signal: AbortSignal) => Promise<A>) =>
-        Effect.tryPromise({ try: run, catch: (cause) => new BlobStoreFailed({ operation, key, cause }) })
+      const call = <A>(
+        operation: BlobStoreFailed["operation"],
+        key: string,
+        run: (signal: AbortSignal) => Promise<A>
+      ) => Effect.tryPromise({ try: run, catch: (cause) => new BlobStoreFailed({ operation, key, cause }) })
 
       return BlobStore.of({
         put: Effect.fn("S3BlobStore.put")(function*(key: string, bytes: Uint8Array, contentType: string) {
           yield* call("put", key, (abortSignal) =>
-            client.send(new PutObjectCommand({ Bucket, Key: objectKey(key), Body: bytes, ContentType: contentType }), { abortSignal }))
+            client.send(new PutObjectCommand({ Bucket, Key: objectKey(key), Body: bytes, ContentType: contentType }), {
+              abortSignal
+            }))
         }),
         get: Effect.fn("S3BlobStore.get")(function*(key: string) {
           const object = yield* call("get", key, (abortSignal) =>
             client.send(new GetObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal })).pipe(
               Effect.map(Option.some),
-              Effect.catchIf((e) => e.cause instanceof NoSuchKey, () => Effect.succeed(Option.none()))
+              Effect.catchIf((e) =>
+                e.cause instanceof NoSuchKey, () =>
+                Effect.succeed(Option.none()))
             )
-          if (Option.isNone(object)) return Option.none<Uint8Array>()
+          if (Option.isNone(object)) {
+            return Option.none<Uint8Array>()
+          }
           const body = object.value.Body
-          if (body === undefined) return Option.some(new Uint8Array(0))
-          return Option.some<Uint8Array>(yield* call("get", key, () => body.transformToByteArray()))
+          if (body === undefined) {
+            return Option.some(new Uint8Array(0))
+          }
+          return Option.some<Uint8Array>(
+            yield* call("get", key, () =>
+              body.transformToByteArray())
+          )
         }),
         delete: Effect.fn("S3BlobStore.delete")(function*(key: string) {
-          yield* call("delete", key, (abortSignal) => client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal }))
+          yield* call("delete", key, (abortSignal) =>
+            client.send(new DeleteObjectCommand({ Bucket, Key: objectKey(key) }), { abortSignal }))
         }),
         copy: Effect.fn("S3BlobStore.copy")(function*(from: string, to: string) {
           // CopySource is `<bucket>/<key>`, URL-encoded.

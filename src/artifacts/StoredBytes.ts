@@ -4,8 +4,8 @@
  * are stored with; and how a failing store reaches a client (503, the cause
  * logged, never shown).
  */
-import { createHash } from "node:crypto"
 import { Effect, Option } from "effect"
+import { createHash } from "node:crypto"
 import { InvalidRequest, NotFound, PayloadTooLarge, Unavailable } from "../../domain/Errors.ts"
 import type { ArtifactConfig } from "./ArtifactConfig.ts"
 import type { BlobStoreFailed, BlobStoreShape } from "./BlobStore.ts"
@@ -23,13 +23,21 @@ export const requireStore = (config: ArtifactConfig): Effect.Effect<void, Invali
     : Effect.void
 
 /** 413 `code` naming `field` when `bytes` is over SVC_FILE_MAX_BYTES. */
-export const checkSize = (config: ArtifactConfig, bytes: number, field: string, code: string): Effect.Effect<void, PayloadTooLarge> =>
+export const checkSize = (
+  config: ArtifactConfig,
+  bytes: number,
+  field: string,
+  code: string
+): Effect.Effect<void, PayloadTooLarge> =>
   bytes > config.fileMaxBytes
-    ? Effect.fail(new PayloadTooLarge({
-      code,
-      message: `${field} is ${bytes} bytes; this deployment stores at most ${config.fileMaxBytes} (SVC_FILE_MAX_BYTES).`,
-      details: { field }
-    }))
+    ? Effect.fail(
+      new PayloadTooLarge({
+        code,
+        message:
+          `${field} is ${bytes} bytes; this deployment stores at most ${config.fileMaxBytes} (SVC_FILE_MAX_BYTES).`,
+        details: { field }
+      })
+    )
     : Effect.void
 
 // C0 controls, DEL and the C1 range: never part of a name shown in a header or a listing.
@@ -42,12 +50,21 @@ const control = /[\u0000-\u001f\u007f-\u009f]/
 export const checkFilename = (raw: string, field: string): Effect.Effect<string, InvalidRequest> => {
   const name = raw.slice(Math.max(raw.lastIndexOf("/"), raw.lastIndexOf("\\")) + 1).trim()
   if (name === "" || name === "." || name === "..") {
-    return Effect.fail(InvalidRequest.forField(field, `${field} needs a file name (the filename of its Content-Disposition).`))
+    return Effect.fail(
+      InvalidRequest.forField(field, `${field} needs a file name (the filename of its Content-Disposition).`)
+    )
   }
   if (name.length > maxFilenameLength) {
-    return Effect.fail(InvalidRequest.forField(field, `${field}'s name is ${name.length} characters; at most ${maxFilenameLength} are allowed.`))
+    return Effect.fail(
+      InvalidRequest.forField(
+        field,
+        `${field}'s name is ${name.length} characters; at most ${maxFilenameLength} are allowed.`
+      )
+    )
   }
-  if (control.test(name)) return Effect.fail(InvalidRequest.forField(field, `${field}'s name contains a control character.`))
+  if (control.test(name)) {
+    return Effect.fail(InvalidRequest.forField(field, `${field}'s name contains a control character.`))
+  }
   return Effect.succeed(name)
 }
 
@@ -58,7 +75,9 @@ export const checkMediaType = (raw: string, field: string): Effect.Effect<string
   const mediaType = raw.trim().toLowerCase()
   return mediaTypeShape.test(mediaType)
     ? Effect.succeed(mediaType)
-    : Effect.fail(InvalidRequest.forField(field, `${field} must be a media type such as image/png (type/subtype, no parameters).`))
+    : Effect.fail(
+      InvalidRequest.forField(field, `${field} must be a media type such as image/png (type/subtype, no parameters).`)
+    )
 }
 
 export const sha256Hex = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex")
@@ -66,10 +85,12 @@ export const sha256Hex = (data: Uint8Array): string => createHash("sha256").upda
 /** A failing store is 503 `service_unavailable` (retry later); the cause goes to the log only. */
 export const storeUnavailable = (e: BlobStoreFailed): Effect.Effect<never, Unavailable> =>
   Effect.logError(`artifact store: ${e.operation} of '${e.key}' failed`, e.cause).pipe(
-    Effect.andThen(Effect.fail(new Unavailable({
-      code: "service_unavailable",
-      message: "The artifact store could not be reached; retry later."
-    })))
+    Effect.andThen(Effect.fail(
+      new Unavailable({
+        code: "service_unavailable",
+        message: "The artifact store could not be reached; retry later."
+      })
+    ))
   )
 
 /** The bytes under `key` of the `resource` `id`: 404 `<resource>_not_found` when the store no longer has them. */
@@ -77,7 +98,13 @@ export const bytesAt = (blobs: BlobStoreShape, key: string, resource: "file" | "
   blobs.get(key).pipe(
     Effect.catch(storeUnavailable),
     Effect.flatMap(Option.match({
-      onNone: () => Effect.fail(new NotFound({ code: `${resource}_not_found`, message: `The bytes of ${resource} '${id}' are no longer stored.` })),
+      onNone: () =>
+        Effect.fail(
+          new NotFound({
+            code: `${resource}_not_found`,
+            message: `The bytes of ${resource} '${id}' are no longer stored.`
+          })
+        ),
       onSome: Effect.succeed
     }))
   )

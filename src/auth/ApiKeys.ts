@@ -21,7 +21,6 @@ export interface MintedKey {
   readonly workspaceId: string
 }
 
-
 /** How long a valid key is remembered; invalid keys are never remembered. */
 const keyCacheMs = 5_000
 const maxCachedKeys = 10_000

@@ -17,7 +17,9 @@ export const layer = Layer.effectDiscard(
     yield* Effect.forEach(config.seedKeys, (k) => keys.seed(k.key, k.organizationId, k.workspaceId), { discard: true })
     if ((yield* keys.count) > 0) return
     if (Option.isSome(config.databaseUrl)) {
-      yield* Effect.logWarning("No API keys exist: every request will be refused. Set SVC_API_KEYS or run `npm run cli -- keys create`.")
+      yield* Effect.logWarning(
+        "No API keys exist: every request will be refused. Set SVC_API_KEYS or run `npm run cli -- keys create`."
+      )
       return
     }
     const minted = yield* keys.mint(DevOrganization, DevWorkspace, "dev")

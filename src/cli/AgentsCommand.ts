@@ -2,9 +2,9 @@
  * `agents list` (newest first, one line each, or the page as JSON) and
  * `agents create` (a body from `--file`, with flags over it), through the typed client.
  */
+import { checked, normalized, pageQuery } from "agent-service/client"
 import { Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
-import { checked, normalized, pageQuery } from "agent-service/client"
 import { type Agent, AgentCreate } from "../../domain/Agent.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
@@ -28,7 +28,10 @@ const list = Command.make("list", {
   Effect.gen(function*() {
     const api = yield* client
     const out = yield* Output
-    const query = yield* pageQuery({ limit: Option.getOrUndefined(flags.limit), cursor: Option.getOrUndefined(flags.cursor) })
+    const query = yield* pageQuery({
+      limit: Option.getOrUndefined(flags.limit),
+      cursor: Option.getOrUndefined(flags.cursor)
+    })
     const page = yield* normalized(api.agents.list({ query }))
     if (flags.json) return yield* out.line(JSON.stringify(page, null, 2))
     if (page.data.length === 0) return yield* out.line("no agents")
@@ -41,7 +44,10 @@ const decodeObject = Schema.decodeUnknownOption(JsonObject)
 const agentBody = checked(AgentCreate, "agent")
 
 const create = Command.make("create", {
-  file: Flag.FileParse("file", { format: "json" }).pipe(Flag.optional, Flag.withDescription("A JSON file with the agent's body (POST /v1/agents)")),
+  file: Flag.FileParse("file", { format: "json" }).pipe(
+    Flag.optional,
+    Flag.withDescription("A JSON file with the agent's body (POST /v1/agents)")
+  ),
   context: Flag.String("context").pipe(Flag.optional, Flag.withDescription("The agent's context (instructions)")),
   band: Flag.String("band").pipe(Flag.optional, Flag.withDescription("lite, core or frontier")),
   metadata: Flag.KeyValuePair("metadata").pipe(Flag.optional, Flag.withDescription("key=value, repeatable")),
@@ -50,7 +56,9 @@ const create = Command.make("create", {
   Effect.gen(function*() {
     const api = yield* client
     const out = yield* Output
-    const file: Option.Option<Record<string, unknown>> = Option.isSome(flags.file) ? decodeObject(flags.file.value) : Option.some({})
+    const file: Option.Option<Record<string, unknown>> = Option.isSome(flags.file)
+      ? decodeObject(flags.file.value)
+      : Option.some({})
     if (Option.isNone(file)) return yield* new Usage({ message: "--file must hold a JSON object (the agent's body)" })
     const fileMetadata = decodeObject(file.value["metadata"])
     const body = {

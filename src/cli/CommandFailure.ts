@@ -4,9 +4,9 @@
  * the service with its envelope's message, code, status and request id),
  * never as a stack trace.
  */
+import { ClientError, type Failure, ServiceError } from "agent-service/client"
 import { Data, Effect, Runtime } from "effect"
 import { CliError } from "effect/cli"
-import { ClientError, type Failure, ServiceError } from "agent-service/client"
 import { Output } from "./Output.ts"
 
 /** A mistake in how the command was called. */
@@ -24,7 +24,10 @@ export const describe = (failure: Failure): string =>
     : `error: ${failure.message} (${failure.kind})`
 
 const report = (line: string | undefined, exitCode: number) =>
-  Effect.andThen(line === undefined ? Effect.void : Effect.flatMap(Output, (out) => out.error(line)), Effect.fail(new Reported({ exitCode })))
+  Effect.andThen(
+    line === undefined ? Effect.void : Effect.flatMap(Output, (out) => out.error(line)),
+    Effect.fail(new Reported({ exitCode }))
+  )
 
 const isFailure = (e: unknown): e is Failure => e instanceof ServiceError || e instanceof ClientError
 

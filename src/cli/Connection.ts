@@ -3,9 +3,9 @@
  * default `http://127.0.0.1:8080`) and `--api-key` (env `SVC_API_KEY`),
  * global flags every command accepts; and the typed client made from them.
  */
+import { makeServiceClient } from "agent-service/client"
 import { Config, Effect, Option } from "effect"
 import { Flag, GlobalFlag } from "effect/cli"
-import { makeServiceClient } from "agent-service/client"
 import { Usage } from "./CommandFailure.ts"
 
 const defaultUrl = "http://127.0.0.1:8080"
@@ -31,7 +31,9 @@ export const client = Effect.gen(function*() {
   const baseUrl = yield* Url
   const apiKey = yield* ApiKey
   if (Option.isNone(apiKey)) {
-    return yield* new Usage({ message: "no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)" })
+    return yield* new Usage({
+      message: "no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)"
+    })
   }
   return yield* makeServiceClient({ baseUrl, apiKey: apiKey.value })
 })

@@ -2,9 +2,9 @@
  * `interactions list` (pending by default), `approve` / `deny` an approval
  * request, and `answer` a question with `--text` or `--option`.
  */
+import { checked, filters, ids, normalized, pageQuery } from "agent-service/client"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { checked, filters, ids, normalized, pageQuery } from "agent-service/client"
 import { type InputResponse, type Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
@@ -14,7 +14,9 @@ import { brief, requestLines } from "./RunView.ts"
 const resolveBody = checked(ResolveInteractionBody, "resolution")
 
 const interactionLine = (i: Interaction) =>
-  [i.id, i.status, i.kind, i.toolName, i.runId, i.kind === "question" ? i.request?.title ?? "" : brief(i.input)].join("  ")
+  [i.id, i.status, i.kind, i.toolName, i.runId, i.kind === "question" ? i.request?.title ?? "" : brief(i.input)].join(
+    "  "
+  )
 
 const list = Command.make("list", {
   run: Flag.String("run").pipe(Flag.optional, Flag.withDescription("Only this run's interactions")),
@@ -26,10 +28,17 @@ const list = Command.make("list", {
   Effect.gen(function*() {
     const api = yield* client
     const out = yield* Output
-    const page = yield* pageQuery({ limit: Option.getOrUndefined(flags.limit), cursor: Option.getOrUndefined(flags.cursor) })
+    const page = yield* pageQuery({
+      limit: Option.getOrUndefined(flags.limit),
+      cursor: Option.getOrUndefined(flags.cursor)
+    })
     const runId = yield* filters.runId(Option.getOrUndefined(flags.run))
     const answer = yield* normalized(api.interactions.list({
-      query: { ...page, ...(runId === undefined ? {} : { runId }), ...(flags.all ? {} : { status: "pending" as const }) }
+      query: {
+        ...page,
+        ...(runId === undefined ? {} : { runId }),
+        ...(flags.all ? {} : { status: "pending" as const })
+      }
     }))
     if (flags.json) return yield* out.line(JSON.stringify(answer, null, 2))
     if (answer.data.length === 0) return yield* out.line(flags.all ? "no interactions" : "no pending interactions")
@@ -48,25 +57,35 @@ const resolve = (id: string, body: unknown) =>
   })
 
 const reason = Flag.String("reason").pipe(Flag.optional, Flag.withDescription("Why (passed on to the model)"))
-const withReason = (r: Option.Option<string>) => Option.match(r, { onNone: () => ({}), onSome: (reason) => ({ reason }) })
+const withReason = (r: Option.Option<string>) =>
+  Option.match(r, { onNone: () => ({}), onSome: (reason) => ({ reason }) })
 
 const decide = (name: "approve" | "deny") =>
-  Command.make(name, { id: Argument.String("interaction-id"), reason }, (flags) =>
-    resolve(flags.id, { inputResponses: [{ requestId: flags.id, optionId: name }], ...withReason(flags.reason) })).pipe(
-      Command.withDescription(`${name === "approve" ? "Approve" : "Deny"} a pending tool call`)
-    )
+  Command.make(
+    name,
+    { id: Argument.String("interaction-id"), reason },
+    (flags) =>
+      resolve(flags.id, { inputResponses: [{ requestId: flags.id, optionId: name }], ...withReason(flags.reason) })
+  ).pipe(
+    Command.withDescription(`${name === "approve" ? "Approve" : "Deny"} a pending tool call`)
+  )
 
 /** The question to answer: `--question`, or the only one the interaction asks. */
 const questionId = (interaction: Interaction, given: Option.Option<string>) => {
   if (Option.isSome(given)) return Effect.succeed(given.value)
   const questions = interaction.request?.questions ?? []
   if (questions.length === 1) return Effect.succeed(questions[0].id)
-  return Effect.fail(new Usage({ message: `${interaction.id} asks ${questions.length} questions: name one with --question <id>` }))
+  return Effect.fail(
+    new Usage({ message: `${interaction.id} asks ${questions.length} questions: name one with --question <id>` })
+  )
 }
 
 const answer = Command.make("answer", {
   id: Argument.String("interaction-id"),
-  question: Flag.String("question").pipe(Flag.optional, Flag.withDescription("The question's id (default: the only one)")),
+  question: Flag.String("question").pipe(
+    Flag.optional,
+    Flag.withDescription("The question's id (default: the only one)")
+  ),
   text: Flag.String("text").pipe(Flag.optional, Flag.withDescription("A free-form answer")),
   option: Flag.String("option").pipe(Flag.atLeast(0), Flag.withDescription("An option's id (repeat for several)")),
   reason
@@ -77,12 +96,21 @@ const answer = Command.make("answer", {
     const interactionId = yield* ids.interaction(flags.id)
     const interaction = yield* normalized(api.interactions.get({ params: { id: interactionId } }))
     if (interaction.kind !== "question") {
-      yield* Effect.forEach(requestLines(interaction.id, { kind: interaction.kind, toolName: interaction.toolName, input: interaction.input }), out.error)
+      yield* Effect.forEach(
+        requestLines(interaction.id, {
+          kind: interaction.kind,
+          toolName: interaction.toolName,
+          input: interaction.input
+        }),
+        out.error
+      )
       return yield* new Usage({ message: `${interaction.id} is an approval request: use approve or deny` })
     }
     const requestId = yield* questionId(interaction, flags.question)
     const options = flags.option
-    if (Option.isNone(flags.text) && options.length === 0) return yield* new Usage({ message: "give --text <answer> or --option <id>" })
+    if (Option.isNone(flags.text) && options.length === 0) {
+      return yield* new Usage({ message: "give --text <answer> or --option <id>" })
+    }
     const response: InputResponse = {
       requestId,
       ...Option.match(flags.text, { onNone: () => ({}), onSome: (text) => ({ text }) }),

@@ -22,9 +22,12 @@ export const mint = (org: string, workspace: string) =>
   Effect.gen(function*() {
     if (!isValidScopeName(org) || !isValidScopeName(workspace)) {
       return yield* new Usage({
-        message: "invalid --org or --workspace: names use letters, digits, '_' and '-' (for example --org org_acme --workspace prod)"
+        message:
+          "invalid --org or --workspace: names use letters, digits, '_' and '-' (for example --org org_acme --workspace prod)"
       })
     }
-    const minted = yield* Effect.flatMap(ApiKeys, (keys) => keys.mint(org, workspace, "cli")).pipe(Effect.provide(Storage))
+    const minted = yield* Effect.flatMap(ApiKeys, (keys) => keys.mint(org, workspace, "cli")).pipe(
+      Effect.provide(Storage)
+    )
     return { organizationId: minted.organizationId, workspaceId: minted.workspaceId, key: Redacted.value(minted.key) }
   })

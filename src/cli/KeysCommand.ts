@@ -15,9 +15,15 @@ const create = Command.make("create", {
     const out = yield* Output
     const { mint } = yield* Effect.promise(() => import("./KeyMint.ts"))
     const minted = yield* mint(flags.org, flags.workspace)
-    yield* out.error(`API key for organization ${minted.organizationId}, workspace ${minted.workspaceId} (shown only now):`)
+    yield* out.error(
+      `API key for organization ${minted.organizationId}, workspace ${minted.workspaceId} (shown only now):`
+    )
     yield* out.line(minted.key)
-  })).pipe(Command.withDescription("Mint an API key on the configured storage (DATABASE_URL or SVC_DATA_DIR) and print it once"))
+  })).pipe(
+    Command.withDescription(
+      "Mint an API key on the configured storage (DATABASE_URL or SVC_DATA_DIR) and print it once"
+    )
+  )
 
 export const keys = Command.make("keys").pipe(
   Command.withDescription("Operator: API keys"),

@@ -4,9 +4,9 @@
  * any run's stream until the run ends, through approvals and questions.
  * Both resume the stream after a disconnect (Last-Event-ID).
  */
+import { checked, ids, normalized, RunEvents } from "agent-service/client"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { checked, ids, normalized, RunEvents } from "agent-service/client"
 import { MessageInput } from "../../domain/Run.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
@@ -18,7 +18,10 @@ const messageInput = checked(MessageInput, "message")
 export const send = Command.make("send", {
   agent: Flag.String("agent").pipe(Flag.optional, Flag.withDescription("Start a new thread on this agent")),
   band: Flag.String("band").pipe(Flag.optional, Flag.withDescription("lite, core or frontier (default: the thread's)")),
-  reasoning: Flag.Boolean("reasoning").pipe(Flag.withDefault(false), Flag.withDescription("Show the model's reasoning when its route streams it")),
+  reasoning: Flag.Boolean("reasoning").pipe(
+    Flag.withDefault(false),
+    Flag.withDescription("Show the model's reasoning when its route streams it")
+  ),
   args: Argument.String("message").pipe(
     Argument.variadic({ min: 1, max: 2 }),
     Argument.withDescription("<thread-id> <message>, or with --agent only <message>")
@@ -53,7 +56,11 @@ export const send = Command.make("send", {
     yield* out.progress("sending")
     const { runId, events } = yield* RunEvents.send(api, threadId, input)
     yield* view.follow(api, runId, events)
-  })).pipe(Command.withDescription("Send a message and follow the run live: send <thread-id> <message> | send --agent <agent-id> <message>"))
+  })).pipe(
+    Command.withDescription(
+      "Send a message and follow the run live: send <thread-id> <message> | send --agent <agent-id> <message>"
+    )
+  )
 
 const tail = Command.make("tail", {
   runId: Argument.String("run-id"),

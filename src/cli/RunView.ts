@@ -3,9 +3,9 @@
  * arrives, one plain line per tool call, result, approval or question (with
  * the commands that answer it), and the run's final status and usage.
  */
-import { Effect, Option, Schema, Stream } from "effect"
 import type { ApiClient, Chunk, Failure, RunEvents } from "agent-service/client"
 import { normalized } from "agent-service/client"
+import { Effect, Option, Schema, Stream } from "effect"
 import type { RunId } from "../../domain/Ids.ts"
 import { QuestionRequest } from "../../domain/Interaction.ts"
 import { Output } from "./Output.ts"
@@ -18,7 +18,11 @@ export const brief = (value: unknown): string => {
   return text.length > maxJson ? `${text.slice(0, maxJson)}...` : text
 }
 
-const ApprovalRequest = Schema.Struct({ kind: Schema.Literal("approval_request"), toolName: Schema.String, input: Schema.Unknown })
+const ApprovalRequest = Schema.Struct({
+  kind: Schema.Literal("approval_request"),
+  toolName: Schema.String,
+  input: Schema.Unknown
+})
 const Question = Schema.Struct({ kind: Schema.Literal("question"), ...QuestionRequest.fields })
 const decodeRequest = Schema.decodeUnknownOption(Schema.Union([ApprovalRequest, Question]))
 
@@ -36,7 +40,10 @@ export const requestLines = (interactionId: string, request: unknown): ReadonlyA
         : [
           `[question] ${interactionId}: ${r.title}`,
           ...(r.questions ?? []).map((q) =>
-            `  ${q.id}: ${q.prompt ?? ""}${q.options === undefined ? "" : ` (options: ${q.options.map((o) => o.id).join(", ")})`}`),
+            `  ${q.id}: ${q.prompt ?? ""}${
+              q.options === undefined ? "" : ` (options: ${q.options.map((o) => o.id).join(", ")})`
+            }`
+          ),
           `  answer:  agent-service interactions answer ${interactionId}${
             (r.questions ?? []).length === 1 ? "" : " --question <id>"
           } --text <answer> | --option <id>`
@@ -58,7 +65,10 @@ export const runView = Effect.gen(function*() {
         return out.progress("waiting for the model")
       case "text-start":
       case "reasoning-start":
-        return Effect.andThen(out.progress(undefined), chunk.type === "reasoning-start" ? out.write("[thinking] ") : Effect.void)
+        return Effect.andThen(
+          out.progress(undefined),
+          chunk.type === "reasoning-start" ? out.write("[thinking] ") : Effect.void
+        )
       case "text-delta":
       case "reasoning-delta":
         return out.write(chunk.delta)
@@ -70,22 +80,35 @@ export const runView = Effect.gen(function*() {
         return out.progress(`calling ${chunk.toolName}`)
       case "tool-input-available":
         toolNames.set(chunk.toolCallId, chunk.toolName)
-        return Effect.andThen(out.line(`[tool] ${chunk.toolName} ${brief(chunk.input)}`), out.progress(`running ${chunk.toolName}`))
+        return Effect.andThen(
+          out.line(`[tool] ${chunk.toolName} ${brief(chunk.input)}`),
+          out.progress(`running ${chunk.toolName}`)
+        )
       case "tool-output-available":
-        return Effect.andThen(out.line(`[result] ${nameOf(chunk.toolCallId)} ${brief(chunk.output)}`), out.progress("waiting for the model"))
+        return Effect.andThen(
+          out.line(`[result] ${nameOf(chunk.toolCallId)} ${brief(chunk.output)}`),
+          out.progress("waiting for the model")
+        )
       case "tool-output-error":
         return out.line(`[tool error] ${nameOf(chunk.toolCallId)}: ${chunk.errorText}`)
       case "tool-output-denied":
         return out.line(`[denied] ${nameOf(chunk.toolCallId)}`)
       case "data-svc-input-requested":
-        return Effect.andThen(out.progress(undefined), Effect.forEach(requestLines(chunk.data.interactionId, chunk.data.request), out.line))
+        return Effect.andThen(
+          out.progress(undefined),
+          Effect.forEach(requestLines(chunk.data.interactionId, chunk.data.request), out.line)
+        )
       case "data-svc-progress":
         return out.progress(chunk.data.text)
       case "data-svc-followup-replayed":
         return out.line(`[follow-up] ${chunk.data.text}`)
       case "data-svc-tool-result-overflow": {
         const d = chunk.data
-        return out.line(`[overflow] ${d.toolName}: ${d.bytes} bytes over ${d.capBytes} (${d.recovery}${d.path === undefined ? "" : ` ${d.path}`})`)
+        return out.line(
+          `[overflow] ${d.toolName}: ${d.bytes} bytes over ${d.capBytes} (${d.recovery}${
+            d.path === undefined ? "" : ` ${d.path}`
+          })`
+        )
       }
       case "data-svc-http-connection-unavailable":
         return out.line(`[unavailable] ${chunk.data.name}: ${chunk.data.errorCode} ${chunk.data.message}`)
@@ -108,9 +131,13 @@ export const runView = Effect.gen(function*() {
       const run = yield* normalized(api.runs.get({ params: { id: runId } }))
       const usage = run.usage === undefined
         ? ""
-        : `: ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens, ${run.usage.costCents} cents, ${plural(run.usage.steps, "step")}`
+        : `: ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens, ${run.usage.costCents} cents, ${
+          plural(run.usage.steps, "step")
+        }`
       const reason = run.error?.message ?? run.terminalReason
-      yield* out.line(`[run] ${run.id} ${run.status}${usage}${reason === null || reason === undefined ? "" : ` (${reason})`}`)
+      yield* out.line(
+        `[run] ${run.id} ${run.status}${usage}${reason === null || reason === undefined ? "" : ` (${reason})`}`
+      )
       if (run.status === "waiting_for_approval" || run.status === "waiting_for_input") {
         yield* out.line(`  follow:  agent-service runs tail ${run.id}`)
       }

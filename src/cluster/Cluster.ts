@@ -57,9 +57,18 @@ export const layer: Layer.Layer<
 > = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
     Option.isNone(config.databaseUrl) && config.clusterRole === "client"
-      ? Layer.unwrap(Effect.fail(new ConfigurationError({ message: "SVC_CLUSTER_ROLE=client needs DATABASE_URL: an embedded install is a single runner." })))
+      ? Layer.unwrap(
+        Effect.fail(
+          new ConfigurationError({
+            message: "SVC_CLUSTER_ROLE=client needs DATABASE_URL: an embedded install is a single runner."
+          })
+        )
+      )
       : Option.isNone(config.databaseUrl)
-      ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(Layer.provide([NodeCrypto.layerDigest, realClock]), Layer.orDie)
+      ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(
+        Layer.provide([NodeCrypto.layerDigest, realClock]),
+        Layer.orDie
+      )
       : Option.isSome(config.runnerTls)
       ? RunnerTls.layer(config.runnerTls.value, {
         clientOnly: config.clusterRole === "client",
@@ -73,6 +82,5 @@ export const layer: Layer.Layer<
       : NodeClusterSocket.layer({ storage: "sql", shardingConfig: runnerAddresses(config) }).pipe(
         Layer.provide([NodeCrypto.layerDigest, realClock]),
         Layer.orDie
-      )
-  )
+      ))
 )

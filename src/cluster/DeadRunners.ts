@@ -44,9 +44,11 @@ export const layer = Layer.effectDiscard(
     const sql = yield* PgClient.PgClient
     const check = markDeadRunners(sql).pipe(
       Effect.flatMap((addresses) =>
-        addresses.length === 0 ? Effect.void : Effect.logWarning("runner taken out of the cluster: its process is gone").pipe(
-          Effect.annotateLogs({ runners: addresses.join(",") })
-        )
+        addresses.length === 0 ?
+          Effect.void :
+          Effect.logWarning("runner taken out of the cluster: its process is gone").pipe(
+            Effect.annotateLogs({ runners: addresses.join(",") })
+          )
       ),
       Effect.catchCause((cause) => Effect.logWarning("dead-runner check failed", cause))
     )

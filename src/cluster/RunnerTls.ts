@@ -13,14 +13,21 @@
  * TCP transport: SocketRunner over a TLS `SocketServer` and a TLS
  * `RpcClientProtocol`, with SQL runner and message storage.
  */
-import { readFileSync } from "node:fs"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocket from "@effect/platform-node/NodeSocket"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
 import { Effect, Layer, Option } from "effect"
-import { RunnerHealth, Runners, ShardingConfig, SocketRunner, SqlMessageStorage, SqlRunnerStorage } from "effect/cluster"
+import {
+  RunnerHealth,
+  Runners,
+  ShardingConfig,
+  SocketRunner,
+  SqlMessageStorage,
+  SqlRunnerStorage
+} from "effect/cluster"
 import { RpcClient, RpcSerialization } from "effect/rpc"
 import { Socket } from "effect/socket"
+import { readFileSync } from "node:fs"
 import { ConfigurationError } from "../config/ConfigurationError.ts"
 import type { RunnerTlsFiles } from "../config/ServiceConfig.ts"
 
@@ -37,7 +44,8 @@ const readCredentials = (files: RunnerTlsFiles) =>
       key: readFileSync(files.key, "utf8"),
       ca: readFileSync(files.ca, "utf8")
     }),
-    catch: (cause) => new ConfigurationError({ message: `runner TLS files: ${cause instanceof Error ? cause.message : String(cause)}` })
+    catch: (cause) =>
+      new ConfigurationError({ message: `runner TLS files: ${cause instanceof Error ? cause.message : String(cause)}` })
   })
 
 /** The runner port: a TLS server that refuses connections without a certificate the CA signed. */

@@ -24,7 +24,11 @@ export interface CatalogEntry {
   readonly workspace: boolean
 }
 
-const entries = (group: Group, names: string, flags: Partial<Omit<CatalogEntry, "name" | "group">> = {}): ReadonlyArray<CatalogEntry> =>
+const entries = (
+  group: Group,
+  names: string,
+  flags: Partial<Omit<CatalogEntry, "name" | "group">> = {}
+): ReadonlyArray<CatalogEntry> =>
   names.split(" ").map((name) => ({
     name: `codehost_${name}`,
     group,
@@ -35,14 +39,24 @@ const entries = (group: Group, names: string, flags: Partial<Omit<CatalogEntry, 
   }))
 
 export const catalog: ReadonlyArray<CatalogEntry> = [
-  ...entries("repositories", "get_repository list_branches get_file_content list_commits get_commit get_blame search_code"),
+  ...entries(
+    "repositories",
+    "get_repository list_branches get_file_content list_commits get_commit get_blame search_code"
+  ),
   ...entries("repositories", "create_branch create_or_update_file", { write: true }),
   ...entries("repositories", "create_repository fork_repository", { write: true, account: true }),
   ...entries("repositories", "search_repositories", { search: true }),
   ...entries("issues", "list_issues get_issue list_labels"),
   ...entries("issues", "create_issue comment_issue close_issue add_labels remove_label", { write: true }),
-  ...entries("pulls", "list_pull_requests get_pull_request list_pull_request_files list_pull_request_reviews get_pull_request_checks get_pull_request_review_threads"),
-  ...entries("pulls", "create_pull_request comment_pull_request create_pull_request_review resolve_review_thread merge_pull_request", { write: true }),
+  ...entries(
+    "pulls",
+    "list_pull_requests get_pull_request list_pull_request_files list_pull_request_reviews get_pull_request_checks get_pull_request_review_threads"
+  ),
+  ...entries(
+    "pulls",
+    "create_pull_request comment_pull_request create_pull_request_review resolve_review_thread merge_pull_request",
+    { write: true }
+  ),
   ...entries("workspace", "checkout checkout_pull_request status", { workspace: true }),
   ...entries("workspace", "push_branch upsert_pull_request", { workspace: true, write: true }),
   ...entries("workflows", "list_workflows list_workflow_runs get_workflow_run list_workflow_jobs"),

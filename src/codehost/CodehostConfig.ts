@@ -15,8 +15,8 @@
  * None set: code hosting is unconfigured (routes and `capabilities.codehost`
  * answer `codehost_unconfigured`). Some but not all: the process refuses to start.
  */
-import { readFileSync } from "node:fs"
 import { Config, Effect, Option, Redacted } from "effect"
+import { readFileSync } from "node:fs"
 import { ConfigurationError } from "../config/ConfigurationError.ts"
 
 export interface GitHubAppConfig {
@@ -32,7 +32,13 @@ export interface GitHubAppConfig {
   readonly webUrl: string
 }
 
-const required = ["SVC_GITHUB_APP_ID", "SVC_GITHUB_APP_SLUG", "SVC_GITHUB_CLIENT_ID", "SVC_GITHUB_CLIENT_SECRET", "SVC_GITHUB_WEBHOOK_SECRET"] as const
+const required = [
+  "SVC_GITHUB_APP_ID",
+  "SVC_GITHUB_APP_SLUG",
+  "SVC_GITHUB_CLIENT_ID",
+  "SVC_GITHUB_CLIENT_SECRET",
+  "SVC_GITHUB_WEBHOOK_SECRET"
+] as const
 
 const invalid = (message: string) => new ConfigurationError({ message })
 
@@ -76,7 +82,9 @@ export const readCodehostConfig = Effect.gen(function*() {
   const appId = values.get("SVC_GITHUB_APP_ID") ?? ""
   if (!/^[0-9]+$/.test(appId)) return yield* invalid(`SVC_GITHUB_APP_ID must be the app's numeric id, got '${appId}'`)
   const slug = values.get("SVC_GITHUB_APP_SLUG") ?? ""
-  if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(slug)) return yield* invalid(`SVC_GITHUB_APP_SLUG is not an app slug: '${slug}'`)
+  if (!/^[A-Za-z0-9][A-Za-z0-9-]*$/.test(slug)) {
+    return yield* invalid(`SVC_GITHUB_APP_SLUG is not an app slug: '${slug}'`)
+  }
   const config: GitHubAppConfig = {
     appId,
     slug,

@@ -16,9 +16,10 @@ import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import { CodehostRepo } from "../store/CodehostRepo.ts"
+import { nowIso } from "../Time.ts"
 import type { GitAccess, ToolFamily, ToolOutcome } from "../tools/ToolFamily.ts"
 import { envelope } from "../tools/ToolResults.ts"
-import { CodehostRepo } from "../store/CodehostRepo.ts"
 import { entryOf } from "./CatalogNames.ts"
 import { accountTools, repositoryTools } from "./ConnectionRules.ts"
 import { CodehostConnections, type LoadedConnection } from "./Connections.ts"
@@ -32,9 +33,15 @@ import { pullTools } from "./tools/PullTools.ts"
 import { repoTools } from "./tools/RepoTools.ts"
 import { workflowTools } from "./tools/WorkflowTools.ts"
 import * as WriteJournal from "./WriteJournal.ts"
-import { nowIso } from "../Time.ts"
 
-export const allTools: ReadonlyArray<Tool> = [...repoTools, ...issueTools, ...pullTools, ...gitTools, ...workflowTools, ...gistTools]
+export const allTools: ReadonlyArray<Tool> = [
+  ...repoTools,
+  ...issueTools,
+  ...pullTools,
+  ...gitTools,
+  ...workflowTools,
+  ...gistTools
+]
 
 const ajv = new Ajv({ strict: false, allErrors: true })
 const validators = new Map<string, ValidateFunction>(allTools.map((t) => [t.name, ajv.compile(t.input)]))
@@ -44,11 +51,13 @@ const outcomeOf = (tool: Tool, result: unknown): ToolOutcome => {
   return { output: result, text, isError: false, ...(tool.untrusted ? { modelText: envelope(tool.name, text) } : {}) }
 }
 
-
 /** A GitHub failure as the model reads it; a write that may have reached GitHub is of unknown outcome. */
 const githubError = (e: GitHubFailed, write: boolean): ToolOutcome =>
   e.status === 0 && write
-    ? errorOf("codehost_action_outcome_unknown", `GitHub did not answer (${e.message}); the action may or may not have happened. Read the current state before retrying.`)
+    ? errorOf(
+      "codehost_action_outcome_unknown",
+      `GitHub did not answer (${e.message}); the action may or may not have happened. Read the current state before retrying.`
+    )
     : errorOf("codehost_github_error", e.status === 0 ? e.message : `GitHub answered ${e.status}: ${e.message}`)
 
 export interface OpenOptions {
@@ -74,18 +83,37 @@ const make = Effect.gen(function*() {
 
   const open = Effect.fn("CodehostTools.open")(function*(options: OpenOptions) {
     const empty = (problem: string): Opened => ({
-      family: { specs: [], call: () => undefined, policyOf: () => undefined, untrusted: false, requiredSkillsOf: () => [], deferred: new Set() },
+      family: {
+        specs: [],
+        call: () => undefined,
+        policyOf: () => undefined,
+        untrusted: false,
+        requiredSkillsOf: () => [],
+        deferred: new Set()
+      },
       instructions: [],
       problem
     })
     const gh = yield* Effect.option(connections.app)
-    if (Option.isNone(gh)) return empty("No GitHub App is configured on this deployment: the code-hosting tools are not available (codehost_unconfigured).")
+    if (Option.isNone(gh)) {
+      return empty(
+        "No GitHub App is configured on this deployment: the code-hosting tools are not available (codehost_unconfigured)."
+      )
+    }
     const loaded = yield* Effect.option(connections.crud.load(options.principal, options.grant.connectionId))
-    if (Option.isNone(loaded)) return empty(`The code-hosting connection ${options.grant.connectionId} no longer exists: its tools are not available.`)
+    if (Option.isNone(loaded)) {
+      return empty(
+        `The code-hosting connection ${options.grant.connectionId} no longer exists: its tools are not available.`
+      )
+    }
     const state = loaded.value.config
     const installationId = state.installationId
     if (!repositoryTools(state) || installationId === null) {
-      return empty(`The code-hosting connection ${options.grant.connectionId} is ${state.status}${state.statusReason === null ? "" : ` (${state.statusReason})`}: its tools are not available.`)
+      return empty(
+        `The code-hosting connection ${options.grant.connectionId} is ${state.status}${
+          state.statusReason === null ? "" : ` (${state.statusReason})`
+        }: its tools are not available.`
+      )
     }
     const { grant } = options
     const repositories = connections.effectiveRepositories(state, grant.repositories)
@@ -94,8 +122,12 @@ const make = Effect.gen(function*() {
       Effect.gen(function*() {
         const grant = yield* connections.userTokens.current(options.principal, current)
         if (grant._tag === "Token") return grant.token
-        if (grant._tag === "Refused") yield* connections.revokeUserGrant(options.principal, current.row.id, grant.reason)
-        const message = grant._tag === "None" ? "The connection holds no authorization of the installing person." : grant.reason
+        if (grant._tag === "Refused") {
+          yield* connections.revokeUserGrant(options.principal, current.row.id, grant.reason)
+        }
+        const message = grant._tag === "None"
+          ? "The connection holds no authorization of the installing person."
+          : grant.reason
         return yield* new ToolError({ code: "codehost_user_grant_unavailable", message })
       })
     const personOffered = accountTools(state) && Option.isSome(yield* Effect.option(personToken(loaded.value)))
@@ -103,7 +135,9 @@ const make = Effect.gen(function*() {
     const blocked = new Set(grant.blockedTools ?? [])
     const offered = allTools.filter((tool) => {
       const entry = entryOf(tool.name)
-      if (entry === undefined || blocked.has(tool.name) || (allowed !== undefined && !allowed.has(tool.name))) return false
+      if (entry === undefined || blocked.has(tool.name) || (allowed !== undefined && !allowed.has(tool.name))) {
+        return false
+      }
       if (entry.search) return allowed?.has(tool.name) === true
       if (entry.account) return personOffered
       if (entry.workspace) return options.git !== undefined
@@ -120,16 +154,30 @@ const make = Effect.gen(function*() {
         const wanted = input.str("repository").toLowerCase()
         const granted = repositories.find((r) => r.toLowerCase() === wanted)
         if (granted === undefined) {
-          return Effect.fail(ToolError.refused(`'${input.str("repository")}' is not granted to this agent; granted: ${repositories.join(", ") || "none"}.`))
+          return Effect.fail(
+            ToolError.refused(
+              `'${input.str("repository")}' is not granted to this agent; granted: ${
+                repositories.join(", ") || "none"
+              }.`
+            )
+          )
         }
         const [owner, name] = granted.split("/")
         return Effect.succeed<Repo>({ owner, repo: name, full: granted })
       },
-      installation: (repos, permissions) => Effect.map(gh.value.token(installationId, { repositories: repos, permissions }), gh.value.octokit),
+      installation: (repos, permissions) =>
+        Effect.map(gh.value.token(installationId, { repositories: repos, permissions }), gh.value.octokit),
       // Looked up at each call: a run may outlive the person's token (8 hours).
       person: Effect.gen(function*() {
-        const current = yield* Effect.mapError(connections.crud.load(options.principal, options.grant.connectionId), (e) => ToolError.refused(e.message))
-        if (!accountTools(current.config)) return yield* ToolError.refused("Account tools need access.account and a healthy user grant on the connection.")
+        const current = yield* Effect.mapError(
+          connections.crud.load(options.principal, options.grant.connectionId),
+          (e) => ToolError.refused(e.message)
+        )
+        if (!accountTools(current.config)) {
+          return yield* ToolError.refused(
+            "Account tools need access.account and a healthy user grant on the connection."
+          )
+        }
         return gh.value.octokit(yield* personToken(current))
       }),
       branchOwner: repo.branchOwner,
@@ -137,19 +185,29 @@ const make = Effect.gen(function*() {
       webUrl: gh.value.config.webUrl,
       gitAuthorization: (repository, write) =>
         Effect.map(
-          gh.value.token(installationId, { repositories: [repository], permissions: { contents: write ? "write" : "read" } }),
+          gh.value.token(installationId, {
+            repositories: [repository],
+            permissions: { contents: write ? "write" : "read" }
+          }),
           (token) => Redacted.make(`Basic ${Buffer.from(`x-access-token:${Redacted.value(token)}`).toString("base64")}`)
         ),
-      identity: { name: `${gh.value.config.slug}[bot]`, email: `${gh.value.config.appId}+${gh.value.config.slug}[bot]@users.noreply.github.com` },
-      claimBranch: (repository, branch) => Effect.flatMap(nowIso, (now) => repo.claimBranch(repository, branch, options.threadId, now)),
-      recordPush: (repository, branch, sha) => Effect.flatMap(nowIso, (now) => repo.recordPush(repository, branch, sha, now))
+      identity: {
+        name: `${gh.value.config.slug}[bot]`,
+        email: `${gh.value.config.appId}+${gh.value.config.slug}[bot]@users.noreply.github.com`
+      },
+      claimBranch: (repository, branch) =>
+        Effect.flatMap(nowIso, (now) => repo.claimBranch(repository, branch, options.threadId, now)),
+      recordPush: (repository, branch, sha) =>
+        Effect.flatMap(nowIso, (now) => repo.recordPush(repository, branch, sha, now))
     }
 
     const journal = WriteJournal.make(repo, options.runId)
     const runTool = (tool: Tool, input: unknown, callId: string): Effect.Effect<ToolOutcome> => {
       const validate = validators.get(tool.name)
       if (validate !== undefined && !validate(input)) {
-        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? ""}`).join("; ")
+        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? ""}`).join(
+          "; "
+        )
         return Effect.succeed(errorOf("invalid_tool_input", `Invalid input for ${tool.name}: ${problems}`))
       }
       const write = entryOf(tool.name)?.write === true
@@ -163,7 +221,9 @@ const make = Effect.gen(function*() {
       return write ? journal.guard(tool.name, callId, attempt) : attempt
     }
 
-    const instructions = repositories.length === 1 && offered.some((t) => t.name === "codehost_get_file_content" || t.name === "codehost_checkout")
+    const instructions = repositories.length === 1 && offered.some((t) =>
+        t.name === "codehost_get_file_content" || t.name === "codehost_checkout"
+      )
       ? yield* loadInstructions(scope, repositories[0]).pipe(Effect.orElseSucceed(() => []))
       : []
 

@@ -61,9 +61,16 @@ const make = Effect.gen(function*() {
   const checkReturnUrl = (raw: string | undefined): Effect.Effect<string | null, InvalidRequest> => {
     if (raw === undefined) return Effect.succeed(null)
     const url = URL.parse(raw)
-    const schemeOk = url !== null && (url.protocol === "https:" || (config.allowPrivateUrls && url.protocol === "http:"))
+    const schemeOk = url !== null &&
+      (url.protocol === "https:" || (config.allowPrivateUrls && url.protocol === "http:"))
     return url === null || !schemeOk || url.username !== "" || url.password !== ""
-      ? Effect.fail(InvalidRequest.forField("returnUrl", "returnUrl must be an absolute https URL without credentials.", "url_not_allowed"))
+      ? Effect.fail(
+        InvalidRequest.forField(
+          "returnUrl",
+          "returnUrl must be an absolute https URL without credentials.",
+          "url_not_allowed"
+        )
+      )
       : Effect.succeed(url.toString())
   }
 
@@ -72,7 +79,12 @@ const make = Effect.gen(function*() {
     const returnUrl = yield* checkReturnUrl(input.returnUrl)
     let loaded: LoadedConnection
     if (input.connectionId === undefined) {
-      const created = yield* crud.create(principal, { name: input.name ?? "GitHub", config: initialState(returnUrl), metadata: {}, sealed: null })
+      const created = yield* crud.create(principal, {
+        name: input.name ?? "GitHub",
+        config: initialState(returnUrl),
+        metadata: {},
+        sealed: null
+      })
       loaded = yield* crud.load(principal, created.id)
     } else {
       const current = yield* crud.requireRef(principal, input.connectionId, "connectionId")
@@ -121,7 +133,9 @@ const make = Effect.gen(function*() {
       if (!box.verify(purpose, `${id}.${nonce}.${expires}.${organizationId}.${workspaceId}`, signature)) {
         return yield* invalidState("its signature does not hold")
       }
-      if (Number(expires) * 1000 <= (yield* Clock.currentTimeMillis)) return yield* invalidState("it expired (links work for 30 minutes)")
+      if (Number(expires) * 1000 <= (yield* Clock.currentTimeMillis)) {
+        return yield* invalidState("it expired (links work for 30 minutes)")
+      }
       const claimed = yield* repo.claimState(nonce, yield* nowIso)
       if (Option.isNone(claimed) || claimed.value.connectionId !== id) {
         return yield* invalidState("it was already used, or a newer link replaced it")
@@ -145,28 +159,47 @@ const make = Effect.gen(function*() {
       return yield* settle({
         ...loaded.config,
         status: "action_required",
-        statusReason: "An organization owner must approve the installation on GitHub; once approved, authorize again with this connectionId."
+        statusReason:
+          "An organization owner must approve the installation on GitHub; once approved, authorize again with this connectionId."
       })
     }
     const installationId = Number(query.installation_id ?? "")
     if (query.code === undefined || !Number.isSafeInteger(installationId) || installationId <= 0) {
-      return yield* settle(failed(loaded.config, "GitHub returned without an installation and an authorization code; the app must request user authorization during installation."))
+      return yield* settle(
+        failed(
+          loaded.config,
+          "GitHub returned without an installation and an authorization code; the app must request user authorization during installation."
+        )
+      )
     }
     const bound = yield* Effect.gen(function*() {
       const issued = yield* gh.exchangeCode(query.code ?? "")
       const token = issued.access
       const reachable = yield* gh.userInstallations(token)
       if (!reachable.includes(installationId)) {
-        return failed(loaded.config, `The person who authorized cannot access installation ${installationId}; it was not bound.`)
+        return failed(
+          loaded.config,
+          `The person who authorized cannot access installation ${installationId}; it was not bound.`
+        )
       }
       const info = yield* gh.installation(installationId)
-      if (Option.isNone(info)) return failed(loaded.config, `Installation ${installationId} does not exist (it was removed).`)
+      if (Option.isNone(info)) {
+        return failed(loaded.config, `Installation ${installationId} does not exist (it was removed).`)
+      }
       const selected = yield* gh.repositories(installationId)
       const login = yield* gh.userLogin(token)
       // The person's token and its refresh token, sealed together; their expiry in the state.
       const { sealed, expiry } = yield* sealIssued(box, issued, yield* Clock.currentTimeMillis)
-      return { next: bind(loaded.config, { installationId, info: info.value, selected, login, expiry, now: yield* nowIso }), sealed }
-    }).pipe(Effect.catchTag("GitHubFailed", (e) => Effect.succeed(failed(loaded.config, `GitHub refused the authorization: ${e.message}`))))
+      return {
+        next: bind(loaded.config, { installationId, info: info.value, selected, login, expiry, now: yield* nowIso }),
+        sealed
+      }
+    }).pipe(
+      Effect.catchTag(
+        "GitHubFailed",
+        (e) => Effect.succeed(failed(loaded.config, `GitHub refused the authorization: ${e.message}`))
+      )
+    )
     if ("sealed" in bound) return yield* settle(bound.next, bound.sealed)
     return yield* settle(bound)
   })
@@ -174,6 +207,10 @@ const make = Effect.gen(function*() {
   return { authorize, status, callback }
 })
 
-export class CodehostAuthorize extends Context.Service<CodehostAuthorize, Effect.Success<typeof make>>()("svc/CodehostAuthorize") {
-  static readonly layer = Layer.effect(CodehostAuthorize)(make).pipe(Layer.provide([CodehostRepo.layer, ResourceStore.layer]))
+export class CodehostAuthorize
+  extends Context.Service<CodehostAuthorize, Effect.Success<typeof make>>()("svc/CodehostAuthorize")
+{
+  static readonly layer = Layer.effect(CodehostAuthorize)(make).pipe(
+    Layer.provide([CodehostRepo.layer, ResourceStore.layer])
+  )
 }

@@ -25,7 +25,8 @@ export const initialState = (returnUrl: string | null): ConnectionState => ({
 
 export const repositoryTools = (s: ConnectionState): boolean => s.status === "ready" && s.installationId !== null
 
-export const accountTools = (s: ConnectionState): boolean => repositoryTools(s) && s.access.account && s.userGrant.status === "ok"
+export const accountTools = (s: ConnectionState): boolean =>
+  repositoryTools(s) && s.access.account && s.userGrant.status === "ok"
 
 export const view = (row: ResourceRow, s: ConnectionState): CodehostConnection => ({
   ...rowFields(row),
@@ -89,7 +90,8 @@ export const bind = (
   }
 }
 
-const userGrantRevoked = "The installing person's authorization was revoked; authorize again with this connectionId to capture a new one."
+const userGrantRevoked =
+  "The installing person's authorization was revoked; authorize again with this connectionId to capture a new one."
 
 /** The person's grant is gone (revoked on GitHub, or expired and not renewed): revoked, saying why and what to do. */
 export const revokeUserGrant = (s: ConnectionState, reason: string = userGrantRevoked): ConnectionState => ({
@@ -100,7 +102,11 @@ export const revokeUserGrant = (s: ConnectionState, reason: string = userGrantRe
 })
 
 /** The binding could not be made: `error` with why (repair gives a fresh authorization). */
-export const failed = (s: ConnectionState, reason: string): ConnectionState => ({ ...s, status: "error", statusReason: reason })
+export const failed = (s: ConnectionState, reason: string): ConnectionState => ({
+  ...s,
+  status: "error",
+  statusReason: reason
+})
 
 /**
  * Sync and webhooks: the installation's current state. Gone or suspended: revoked. Otherwise
@@ -121,7 +127,12 @@ export const reconcile = (
   const base = { ...s, lastSyncedAt: observed.now }
   if (s.installationId === null) return base
   if (observed.info === undefined) {
-    return { ...base, status: "revoked", statusReason: "The app was uninstalled from GitHub; authorize again with this connectionId to repair.", selected: [] }
+    return {
+      ...base,
+      status: "revoked",
+      statusReason: "The app was uninstalled from GitHub; authorize again with this connectionId to repair.",
+      selected: []
+    }
   }
   const selected = observed.selected ?? s.selected
   const next: ConnectionState = {
@@ -131,14 +142,26 @@ export const reconcile = (
     access: { ...s.access, repositories: [...intersect(s.access.repositories, selected)] }
   }
   if (observed.info.suspended) {
-    return { ...next, status: "revoked", statusReason: "The installation is suspended on GitHub; unsuspend it, then sync." }
+    return {
+      ...next,
+      status: "revoked",
+      statusReason: "The installation is suspended on GitHub; unsuspend it, then sync."
+    }
   }
   if (observed.userGrantOk === false) return revokeUserGrant(next, observed.userGrantReason)
-  return { ...next, status: "ready", statusReason: null, userGrant: observed.userGrantOk === true ? { ...s.userGrant, status: "ok" } : s.userGrant }
+  return {
+    ...next,
+    status: "ready",
+    statusReason: null,
+    userGrant: observed.userGrantOk === true ? { ...s.userGrant, status: "ok" } : s.userGrant
+  }
 }
 
 /** Rule 3: an access update may grant only repositories the installation selects now. */
-export const checkAccess = (repositories: ReadonlyArray<string>, selected: ReadonlyArray<string>): InvalidRequest | undefined => {
+export const checkAccess = (
+  repositories: ReadonlyArray<string>,
+  selected: ReadonlyArray<string>
+): InvalidRequest | undefined => {
   const available = lower(selected)
   const seen = new Set<string>()
   for (const [i, repository] of repositories.entries()) {

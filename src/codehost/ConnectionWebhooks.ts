@@ -38,9 +38,20 @@ const apply = (event: string, payload: Payload, s: ConnectionState, now: string)
   if (event === "installation") {
     switch (payload.action) {
       case "deleted":
-        return { ...s, status: "revoked", statusReason: "The app was uninstalled from GitHub; authorize again with this connectionId to repair.", selected: [], lastSyncedAt: now }
+        return {
+          ...s,
+          status: "revoked",
+          statusReason: "The app was uninstalled from GitHub; authorize again with this connectionId to repair.",
+          selected: [],
+          lastSyncedAt: now
+        }
       case "suspend":
-        return { ...s, status: "revoked", statusReason: "The installation is suspended on GitHub; unsuspend it, then sync.", lastSyncedAt: now }
+        return {
+          ...s,
+          status: "revoked",
+          statusReason: "The installation is suspended on GitHub; unsuspend it, then sync.",
+          lastSyncedAt: now
+        }
       case "unsuspend":
         return s.status === "revoked" ? { ...s, status: "ready", statusReason: null, lastSyncedAt: now } : undefined
       default:
@@ -50,8 +61,16 @@ const apply = (event: string, payload: Payload, s: ConnectionState, now: string)
   if (event !== "installation_repositories") return undefined
   const removed = (payload.repositories_removed ?? []).map((r) => r.full_name.toLowerCase())
   const added = (payload.repositories_added ?? []).map((r) => r.full_name)
-  const selected = [...s.selected.filter((r) => !removed.includes(r.toLowerCase())), ...added.filter((r) => !s.selected.some((x) => x.toLowerCase() === r.toLowerCase()))]
-  return { ...s, selected, access: { ...s.access, repositories: [...intersect(s.access.repositories, selected)] }, lastSyncedAt: now }
+  const selected = [
+    ...s.selected.filter((r) => !removed.includes(r.toLowerCase())),
+    ...added.filter((r) => !s.selected.some((x) => x.toLowerCase() === r.toLowerCase()))
+  ]
+  return {
+    ...s,
+    selected,
+    access: { ...s.access, repositories: [...intersect(s.access.repositories, selected)] },
+    lastSyncedAt: now
+  }
 }
 
 const make = Effect.gen(function*() {
@@ -63,14 +82,22 @@ const make = Effect.gen(function*() {
     const gh = yield* connections.app
     const webhooks = new Webhooks({ secret: Redacted.value(gh.config.webhookSecret) })
     const verified = yield* Effect.promise(() => webhooks.verify(body, signature).catch(() => false))
-    if (!verified) return yield* invalid("The webhook's X-Hub-Signature-256 does not match its body under the configured webhook secret.")
+    if (!verified) {
+      return yield* invalid(
+        "The webhook's X-Hub-Signature-256 does not match its body under the configured webhook secret."
+      )
+    }
     const payload = yield* Schema.decodeUnknownEffect(Payload)(body).pipe(Effect.option)
     if (Option.isNone(payload)) return { received: true as const, updated: 0 }
     const updated: Array<string> = []
     for (const id of yield* repo.byInstallation(payload.value.installation.id)) {
       const row = yield* store.find("codehost_connections", id)
       if (Option.isNone(row)) continue
-      const principal: Principal = { keyId: "codehost-webhook", organizationId: row.value.organizationId, workspaceId: row.value.workspaceId }
+      const principal: Principal = {
+        keyId: "codehost-webhook",
+        organizationId: row.value.organizationId,
+        workspaceId: row.value.workspaceId
+      }
       const loaded = yield* connections.crud.load(principal, id).pipe(Effect.orDie)
       const next = apply(event, payload.value, loaded.config, yield* nowIso)
       if (next === undefined) continue
@@ -83,6 +110,10 @@ const make = Effect.gen(function*() {
   return { receive }
 })
 
-export class CodehostWebhooks extends Context.Service<CodehostWebhooks, Effect.Success<typeof make>>()("svc/CodehostWebhooks") {
-  static readonly layer = Layer.effect(CodehostWebhooks)(make).pipe(Layer.provide([CodehostRepo.layer, ResourceStore.layer]))
+export class CodehostWebhooks
+  extends Context.Service<CodehostWebhooks, Effect.Success<typeof make>>()("svc/CodehostWebhooks")
+{
+  static readonly layer = Layer.effect(CodehostWebhooks)(make).pipe(
+    Layer.provide([CodehostRepo.layer, ResourceStore.layer])
+  )
 }

@@ -6,12 +6,7 @@
  * `codehost_unconfigured` when no GitHub App is configured.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import {
-  type ConnectionPatch,
-  ConnectionState,
-  type RepositoryItem,
-  type TestResult
-} from "../../domain/Codehost.ts"
+import { type ConnectionPatch, ConnectionState, type RepositoryItem, type TestResult } from "../../domain/Codehost.ts"
 import { InvalidRequest, Unavailable, UpstreamFailed } from "../../domain/Errors.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -30,16 +25,22 @@ export type LoadedConnection = Loaded<ConnectionState>
 
 export const unconfigured = new Unavailable({
   code: "codehost_unconfigured",
-  message: "No GitHub App is configured on this deployment (SVC_GITHUB_APP_ID and the other SVC_GITHUB_* settings), so code-hosting connections are unavailable."
+  message:
+    "No GitHub App is configured on this deployment (SVC_GITHUB_APP_ID and the other SVC_GITHUB_* settings), so code-hosting connections are unavailable."
 })
 
 const upstream = (what: string) => (e: GitHubFailed) =>
   new UpstreamFailed({ code: "service_unavailable", message: `GitHub failed while ${what}: ${e.message}` })
 
 /** The repositories page: sorted names, the cursor is the last name of the previous page. */
-const pageOf = (items: ReadonlyArray<RepositoryItem>, page: { readonly limit?: number | undefined; readonly after?: string | undefined }): PageOf<RepositoryItem> => {
+const pageOf = (
+  items: ReadonlyArray<RepositoryItem>,
+  page: { readonly limit?: number | undefined; readonly after?: string | undefined }
+): PageOf<RepositoryItem> => {
   const limit = page.limit ?? 100
-  const rest = page.after === undefined ? items : items.filter((i) => i.repository.toLowerCase() > page.after!.toLowerCase())
+  const rest = page.after === undefined
+    ? items
+    : items.filter((i) => i.repository.toLowerCase() > page.after!.toLowerCase())
   const data = rest.slice(0, limit)
   const hasMore = rest.length > limit
   return {
@@ -64,16 +65,25 @@ const make = Effect.gen(function*() {
     config: ConnectionState,
     view
   })
-  const app: Effect.Effect<AppClient, Unavailable> = Option.match(client, { onNone: () => Effect.fail(unconfigured), onSome: Effect.succeed })
+  const app: Effect.Effect<AppClient, Unavailable> = Option.match(client, {
+    onNone: () => Effect.fail(unconfigured),
+    onSome: Effect.succeed
+  })
   const configured = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(app, effect)
 
   const load = (principal: Principal, id: string) => configured(crud.load(principal, id))
 
   /** Saves a new state; access, installation and name changes are structural (configVersion). */
-  const save = (principal: Principal, current: LoadedConnection, next: ConnectionState, changes: { name?: string; metadata?: Record<string, string>; sealed?: LoadedConnection["row"]["sealed"] } = {}) => {
+  const save = (
+    principal: Principal,
+    current: LoadedConnection,
+    next: ConnectionState,
+    changes: { name?: string; metadata?: Record<string, string>; sealed?: LoadedConnection["row"]["sealed"] } = {}
+  ) => {
     const name = changes.name ?? current.row.name
     const structural = name !== current.row.name ||
-      canonicalJson([next.access, next.installationId]) !== canonicalJson([current.config.access, current.config.installationId])
+      canonicalJson([next.access, next.installationId]) !==
+        canonicalJson([current.config.access, current.config.installationId])
     return crud.save(principal, current, {
       name,
       config: next,
@@ -144,7 +154,9 @@ const make = Effect.gen(function*() {
       : yield* Effect.forEach(granted, (repository) => {
         const [owner, repo] = repository.split("/")
         return gh.token(installationId, { repositories: [repository], permissions: { metadata: "read" } }).pipe(
-          Effect.flatMap((token) => call((signal) => gh.octokit(token).rest.repos.get({ owner, repo, request: { signal } }))),
+          Effect.flatMap((token) =>
+            call((signal) => gh.octokit(token).rest.repos.get({ owner, repo, request: { signal } }))
+          ),
           Effect.as({ repository, ok: true }),
           Effect.catch((e) => Effect.succeed({ repository, ok: false, error: e.message }))
         )
@@ -168,33 +180,53 @@ const make = Effect.gen(function*() {
     const { config } = yield* crud.load(principal, id)
     const selected = config.installationId === null || config.status !== "ready"
       ? config.selected
-      : yield* gh.repositories(config.installationId).pipe(Effect.mapError(upstream("listing the installation's repositories")))
+      : yield* gh.repositories(config.installationId).pipe(
+        Effect.mapError(upstream("listing the installation's repositories"))
+      )
     const grantedSet = new Set(config.access.repositories.map((r) => r.toLowerCase()))
     const selectedSet = new Set(selected.map((r) => r.toLowerCase()))
     const items: Array<RepositoryItem> = [
-      ...selected.map((repository) => ({ repository, grantable: true, granted: grantedSet.has(repository.toLowerCase()) })),
-      ...config.access.repositories.filter((r) => !selectedSet.has(r.toLowerCase())).map((repository) => ({ repository, grantable: false, granted: true }))
+      ...selected.map((repository) => ({
+        repository,
+        grantable: true,
+        granted: grantedSet.has(repository.toLowerCase())
+      })),
+      ...config.access.repositories.filter((r) => !selectedSet.has(r.toLowerCase())).map((repository) => ({
+        repository,
+        grantable: false,
+        granted: true
+      }))
     ].sort((a, b) => a.repository.toLowerCase().localeCompare(b.repository.toLowerCase()))
     return pageOf(items, page)
   })
 
-  const update = Effect.fn("CodehostConnections.update")(function*(principal: Principal, id: string, patch: ConnectionPatch) {
-    const gh = yield* app
-    const loaded = yield* crud.load(principal, id)
-    const metadata = yield* mergeMetadata(loaded.row.metadata, patch.metadata)
-    let next = loaded.config
-    if (patch.access !== undefined) {
-      const installationId = loaded.config.installationId
-      if (installationId === null) {
-        return yield* InvalidRequest.forField("access", "The connection has no installation yet: complete the authorization first.")
+  const update = Effect.fn("CodehostConnections.update")(
+    function*(principal: Principal, id: string, patch: ConnectionPatch) {
+      const gh = yield* app
+      const loaded = yield* crud.load(principal, id)
+      const metadata = yield* mergeMetadata(loaded.row.metadata, patch.metadata)
+      let next = loaded.config
+      if (patch.access !== undefined) {
+        const installationId = loaded.config.installationId
+        if (installationId === null) {
+          return yield* InvalidRequest.forField(
+            "access",
+            "The connection has no installation yet: complete the authorization first."
+          )
+        }
+        const selected = yield* gh.repositories(installationId).pipe(
+          Effect.mapError(upstream("listing the installation's repositories"))
+        )
+        const problem = checkAccess(patch.access.repositories, selected)
+        if (problem !== undefined) return yield* problem
+        next = { ...next, selected: [...selected], access: patch.access }
       }
-      const selected = yield* gh.repositories(installationId).pipe(Effect.mapError(upstream("listing the installation's repositories")))
-      const problem = checkAccess(patch.access.repositories, selected)
-      if (problem !== undefined) return yield* problem
-      next = { ...next, selected: [...selected], access: patch.access }
+      return yield* save(principal, loaded, next, {
+        ...(patch.name === undefined ? {} : { name: patch.name }),
+        metadata
+      })
     }
-    return yield* save(principal, loaded, next, { ...(patch.name === undefined ? {} : { name: patch.name }), metadata })
-  })
+  )
 
   return {
     app,
@@ -203,14 +235,20 @@ const make = Effect.gen(function*() {
     userTokens,
     /** The person's grant is gone (GitHub refused to renew it): the connection is revoked, saying why. */
     revokeUserGrant: (principal: Principal, id: string, reason: string) =>
-      Effect.flatMap(crud.load(principal, id), (loaded) => save(principal, loaded, revokeUserGrant(loaded.config, reason))).pipe(Effect.asVoid, Effect.orDie),
+      Effect.flatMap(
+        crud.load(principal, id),
+        (loaded) => save(principal, loaded, revokeUserGrant(loaded.config, reason))
+      ).pipe(Effect.asVoid, Effect.orDie),
     list: (principal: Principal, page: PageRequest) => configured(crud.list(principal, page)),
     get: (principal: Principal, id: string) => configured(crud.get(principal, id)),
     load,
     update,
     /** Rule 6: 409 resource_in_use while agents reference it; GitHub's installation stays. */
     remove: (principal: Principal, id: string) =>
-      configured(crud.remove(principal, id, () => agentsReferencing(store, principal, [{ capabilities: { codehost: { connectionId: id } } }]))),
+      configured(
+        crud.remove(principal, id, () =>
+          agentsReferencing(store, principal, [{ capabilities: { codehost: { connectionId: id } } }]))
+      ),
     repositories,
     sync,
     test,
@@ -220,6 +258,10 @@ const make = Effect.gen(function*() {
   }
 })
 
-export class CodehostConnections extends Context.Service<CodehostConnections, Effect.Success<typeof make>>()("svc/CodehostConnections") {
-  static readonly layer = Layer.effect(CodehostConnections)(make).pipe(Layer.provide([ResourceStore.layer, GitHubApp.layer]))
+export class CodehostConnections
+  extends Context.Service<CodehostConnections, Effect.Success<typeof make>>()("svc/CodehostConnections")
+{
+  static readonly layer = Layer.effect(CodehostConnections)(make).pipe(
+    Layer.provide([ResourceStore.layer, GitHubApp.layer])
+  )
 }

@@ -69,22 +69,34 @@ const make = (config: GitHubAppConfig, fetch: GuardedFetch): AppClient => {
     auth: { appId: config.appId, privateKey: Redacted.value(config.privateKey), log: silentLog }
   })
   const oauth = exchange(base.request, config)
-  const octokit = (token: Redacted.Redacted) => new Octokit({ baseUrl: config.apiUrl, request: { fetch }, log: silentLog, auth: Redacted.value(token) })
+  const octokit = (token: Redacted.Redacted) =>
+    new Octokit({ baseUrl: config.apiUrl, request: { fetch }, log: silentLog, auth: Redacted.value(token) })
 
   return {
     config,
     octokit,
     installUrl: (state) => `${config.webUrl}/apps/${config.slug}/installations/new?state=${encodeURIComponent(state)}`,
     exchangeCode: (code) => oauth({ code }, "the OAuth code was refused"),
-    refreshUserToken: (refresh) => oauth({ grant_type: "refresh_token", refresh_token: Redacted.value(refresh) }, "GitHub refused to renew the person's authorization"),
+    refreshUserToken: (refresh) =>
+      oauth(
+        { grant_type: "refresh_token", refresh_token: Redacted.value(refresh) },
+        "GitHub refused to renew the person's authorization"
+      ),
     userInstallations: (userToken) =>
       call((signal) => {
         const client = octokit(userToken)
-        return client.paginate(client.rest.apps.listInstallationsForAuthenticatedUser, { per_page: 100, request: { signal } })
+        return client.paginate(client.rest.apps.listInstallationsForAuthenticatedUser, {
+          per_page: 100,
+          request: { signal }
+        })
       }).pipe(
         Effect.map((installations) => installations.map((i) => i.id))
       ),
-    userLogin: (userToken) => Effect.map(call((signal) => octokit(userToken).rest.users.getAuthenticated({ request: { signal } })), (r) => r.data.login),
+    userLogin: (userToken) =>
+      Effect.map(
+        call((signal) => octokit(userToken).rest.users.getAuthenticated({ request: { signal } })),
+        (r) => r.data.login
+      ),
     installation: (installationId) =>
       call((signal) => app.rest.apps.getInstallation({ installation_id: installationId, request: { signal } })).pipe(
         Effect.map(({ data }) => {
@@ -98,11 +110,22 @@ const make = (config: GitHubAppConfig, fetch: GuardedFetch): AppClient => {
       ),
     repositories: (installationId) =>
       Effect.flatMap(
-        call((signal) => auth({ type: "installation", installationId, permissions: { metadata: "read" }, refresh: true, request: { signal } })),
+        call((signal) =>
+          auth({
+            type: "installation",
+            installationId,
+            permissions: { metadata: "read" },
+            refresh: true,
+            request: { signal }
+          })
+        ),
         ({ token }) =>
           call((signal) => {
             const client = octokit(Redacted.make(token))
-            return client.paginate(client.rest.apps.listReposAccessibleToInstallation, { per_page: 100, request: { signal } })
+            return client.paginate(client.rest.apps.listReposAccessibleToInstallation, {
+              per_page: 100,
+              request: { signal }
+            })
           })
       ).pipe(Effect.map((repositories) => repositories.map((r) => r.full_name))),
     token: (installationId, scope) =>

@@ -11,7 +11,9 @@
 import { Data, Duration, Effect } from "effect"
 
 /** GitHub answered an error, or could not be reached (`status` 0). */
-export class GitHubFailed extends Data.TaggedError("GitHubFailed")<{ readonly status: number; readonly message: string }> {}
+export class GitHubFailed
+  extends Data.TaggedError("GitHubFailed")<{ readonly status: number; readonly message: string }>
+{}
 
 /**
  * GitHub's credential formats: tokens (ghp_ personal, gho_ OAuth, ghu_ user-to-server, ghs_
@@ -23,7 +25,10 @@ const credentialShapes =
 
 /** `text` with every credential shape (and each of `secrets`) replaced by `<redacted>`. */
 export const withoutCredentials = (text: string, secrets: ReadonlyArray<string> = []): string =>
-  secrets.filter((s) => s.length >= 8).reduce((out, s) => out.split(s).join("<redacted>"), text.replace(credentialShapes, "<redacted>"))
+  secrets.filter((s) => s.length >= 8).reduce(
+    (out, s) => out.split(s).join("<redacted>"),
+    text.replace(credentialShapes, "<redacted>")
+  )
 
 const timeout = Duration.seconds(30)
 
@@ -32,13 +37,19 @@ const failure = (e: unknown): GitHubFailed => {
     const message = "message" in e && typeof e.message === "string" ? e.message : `HTTP ${e.status}`
     return new GitHubFailed({ status: e.status, message: withoutCredentials(message.split(" - https://")[0]) })
   }
-  return new GitHubFailed({ status: 0, message: withoutCredentials(e instanceof Error ? e.message : "GitHub could not be reached") })
+  return new GitHubFailed({
+    status: 0,
+    message: withoutCredentials(e instanceof Error ? e.message : "GitHub could not be reached")
+  })
 }
 
 /** One call to GitHub: a promise that may reject, bounded and aborted with the fiber. */
 export const call = <A>(f: (signal: AbortSignal) => Promise<A>): Effect.Effect<A, GitHubFailed> =>
   Effect.tryPromise({ try: f, catch: failure }).pipe(
-    Effect.timeoutOrElse({ duration: timeout, orElse: () => Effect.fail(new GitHubFailed({ status: 0, message: "GitHub did not answer within 30 seconds" })) })
+    Effect.timeoutOrElse({
+      duration: timeout,
+      orElse: () => Effect.fail(new GitHubFailed({ status: 0, message: "GitHub did not answer within 30 seconds" }))
+    })
   )
 
 const silent = () => {}

@@ -17,10 +17,14 @@ export const loadInstructions = (scope: Scope, repository: string) =>
     const gh = yield* scope.installation([repository], { contents: "read" })
     const found: Array<string> = []
     for (const path of instructionFiles) {
-      const file = yield* call((signal) => gh.rest.repos.getContent({ owner, repo, path, request: { signal } })).pipe(Effect.option)
+      const file = yield* call((signal) => gh.rest.repos.getContent({ owner, repo, path, request: { signal } })).pipe(
+        Effect.option
+      )
       if (file._tag === "None") continue
       const data = file.value.data
-      if (Array.isArray(data) || !("content" in data) || typeof data.content !== "string" || data.path !== path) continue
+      if (Array.isArray(data) || !("content" in data) || typeof data.content !== "string" || data.path !== path) {
+        continue
+      }
       const text = Buffer.from(data.content, "base64").toString("utf8").slice(0, maxBytes)
       found.push(`Instructions from ${repository}/${path} (the repository's instruction file for agents):\n${text}`)
     }

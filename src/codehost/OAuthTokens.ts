@@ -34,30 +34,38 @@ export type Grant =
   | { readonly grant_type: "refresh_token"; readonly refresh_token: string }
 
 /** Exchanges `grant` at the token endpoint; `refused` opens the message of a refusal. */
-export const exchange = (request: Octokit["request"], config: GitHubAppConfig) =>
-(grant: Grant, refused: string): Effect.Effect<Issued, GitHubFailed> =>
-  call((signal) =>
-    request(`POST ${config.webUrl}/login/oauth/access_token`, {
-      client_id: config.clientId,
-      client_secret: Redacted.value(config.clientSecret),
-      ...grant,
-      headers: { accept: "application/json" },
-      request: { signal }
-    })
-  ).pipe(
-    Effect.flatMap(({ data }: { readonly data: unknown }) => {
-      const answer = Option.getOrUndefined(decodeAnswer(data))
-      if (answer?.access_token !== undefined && answer.access_token !== "") {
-        return Effect.succeed<Issued>({
-          access: Redacted.make(answer.access_token),
-          refresh: answer.refresh_token === undefined || answer.refresh_token === "" ? undefined : Redacted.make(answer.refresh_token),
-          expiresInSec: answer.expires_in,
-          refreshExpiresInSec: answer.refresh_token_expires_in
+export const exchange =
+  (request: Octokit["request"], config: GitHubAppConfig) =>
+  (grant: Grant, refused: string): Effect.Effect<Issued, GitHubFailed> =>
+    call((signal) =>
+      request(`POST ${config.webUrl}/login/oauth/access_token`, {
+        client_id: config.clientId,
+        client_secret: Redacted.value(config.clientSecret),
+        ...grant,
+        headers: { accept: "application/json" },
+        request: { signal }
+      })
+    ).pipe(
+      Effect.flatMap(({ data }: { readonly data: unknown }) => {
+        const answer = Option.getOrUndefined(decodeAnswer(data))
+        if (answer?.access_token !== undefined && answer.access_token !== "") {
+          return Effect.succeed<Issued>({
+            access: Redacted.make(answer.access_token),
+            refresh: answer.refresh_token === undefined || answer.refresh_token === ""
+              ? undefined
+              : Redacted.make(answer.refresh_token),
+            expiresInSec: answer.expires_in,
+            refreshExpiresInSec: answer.refresh_token_expires_in
+          })
+        }
+        const reason = answer?.error_description ?? answer?.error ?? "no access token"
+        return Effect.fail(new GitHubFailed({ status: 401, message: `${refused}: ${reason}` }))
+      }),
+      // GitHub's text may repeat what it was sent: the client secret, the code, the refresh token.
+      Effect.mapError((e) =>
+        new GitHubFailed({
+          status: e.status,
+          message: withoutCredentials(e.message, [Redacted.value(config.clientSecret)])
         })
-      }
-      const reason = answer?.error_description ?? answer?.error ?? "no access token"
-      return Effect.fail(new GitHubFailed({ status: 401, message: `${refused}: ${reason}` }))
-    }),
-    // GitHub's text may repeat what it was sent: the client secret, the code, the refresh token.
-    Effect.mapError((e) => new GitHubFailed({ status: e.status, message: withoutCredentials(e.message, [Redacted.value(config.clientSecret)]) }))
-  )
+      )
+    )

@@ -13,14 +13,20 @@ import type { Permissions } from "./GitHubApp.ts"
 import type { GitHubFailed } from "./GitHubCall.ts"
 
 /** A call that could not do what it was asked; `code` names why (the model reads the message). */
-export class ToolError extends Data.TaggedError("CodehostToolError")<{ readonly code: string; readonly message: string }> {
+export class ToolError
+  extends Data.TaggedError("CodehostToolError")<{ readonly code: string; readonly message: string }>
+{
   static refused(message: string): ToolError {
     return new ToolError({ code: "codehost_refused", message })
   }
 }
 
 /** A failed call as the model reads it: `code: message`, the stream shows `{ error: { code, message } }`. */
-export const errorOf = (code: string, message: string): ToolOutcome => ({ output: { error: { code, message } }, text: `${code}: ${message}`, isError: true })
+export const errorOf = (code: string, message: string): ToolOutcome => ({
+  output: { error: { code, message } },
+  text: `${code}: ${message}`,
+  isError: true
+})
 
 export interface Repo {
   readonly owner: string
@@ -40,7 +46,10 @@ export interface Scope {
   /** `input.repository` when it is granted. */
   readonly repository: (input: Input) => Effect.Effect<Repo, ToolError>
   /** A fresh installation token narrowed to `repositories` and `permissions`, as an Octokit. */
-  readonly installation: (repositories: ReadonlyArray<string>, permissions: Permissions) => Effect.Effect<Octokit, ToolError | GitHubFailed>
+  readonly installation: (
+    repositories: ReadonlyArray<string>,
+    permissions: Permissions
+  ) => Effect.Effect<Octokit, ToolError | GitHubFailed>
   /** The installing person's token (account tools). */
   readonly person: Effect.Effect<Octokit, ToolError>
   /** The thread's workspace git (absent without a managed workspace). */
@@ -48,19 +57,32 @@ export interface Scope {
   /** The web origin git remotes live on (`https://github.com`). */
   readonly webUrl: string
   /** The `Authorization` header git needs for `repository` (read, or write to push), from a fresh narrowed token. */
-  readonly gitAuthorization: (repository: string, write: boolean) => Effect.Effect<Redacted.Redacted, ToolError | GitHubFailed>
+  readonly gitAuthorization: (
+    repository: string,
+    write: boolean
+  ) => Effect.Effect<Redacted.Redacted, ToolError | GitHubFailed>
   /** Git's identity for commits made in the workspace (the app's bot). */
   readonly identity: { readonly name: string; readonly email: string }
   /** Claims `branch` of `repository` for this thread; false when another thread owns it. */
   readonly claimBranch: (repository: string, branch: string) => Effect.Effect<boolean>
   readonly recordPush: (repository: string, branch: string, sha: string) => Effect.Effect<void>
   /** Which thread published `branch` of `repository` through push_branch, and its last pushed SHA. */
-  readonly branchOwner: (repository: string, branch: string) => Effect.Effect<Option.Option<{ readonly threadId: string; readonly lastPushedSha: string | null }>>
+  readonly branchOwner: (
+    repository: string,
+    branch: string
+  ) => Effect.Effect<Option.Option<{ readonly threadId: string; readonly lastPushedSha: string | null }>>
 }
 
 /** `input.repository` when it is granted (`r`), with a fresh installation token narrowed to it and `permissions` (`gh`). */
-export const repoClient = (scope: Scope, input: Input, permissions: Permissions): Effect.Effect<{ readonly r: Repo; readonly gh: Octokit }, ToolError | GitHubFailed> =>
-  Effect.flatMap(scope.repository(input), (r) => Effect.map(scope.installation([r.full], permissions), (gh) => ({ r, gh })))
+export const repoClient = (
+  scope: Scope,
+  input: Input,
+  permissions: Permissions
+): Effect.Effect<{ readonly r: Repo; readonly gh: Octokit }, ToolError | GitHubFailed> =>
+  Effect.flatMap(
+    scope.repository(input),
+    (r) => Effect.map(scope.installation([r.full], permissions), (gh) => ({ r, gh }))
+  )
 
 export interface Tool {
   readonly name: string

@@ -15,7 +15,7 @@
 import { Clock, Effect, Option, Redacted, Result, Schema, Semaphore } from "effect"
 import type { ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import type { SecretBox, Sealed } from "../secrets/SecretBox.ts"
+import type { Sealed, SecretBox } from "../secrets/SecretBox.ts"
 import { toIso } from "../Time.ts"
 import type { LoadedConnection } from "./Connections.ts"
 import type { AppClient } from "./GitHubApp.ts"
@@ -41,12 +41,21 @@ export type Current =
 /** The sealed pair of an issued token and its expiry times from `nowMs`. */
 export const sealIssued = (box: SecretBox["Service"], issued: Issued, nowMs: number) =>
   Effect.map(
-    box.seal(Redacted.make(encodePair({ access: Redacted.value(issued.access), refresh: issued.refresh === undefined ? null : Redacted.value(issued.refresh) }))),
+    box.seal(
+      Redacted.make(
+        encodePair({
+          access: Redacted.value(issued.access),
+          refresh: issued.refresh === undefined ? null : Redacted.value(issued.refresh)
+        })
+      )
+    ),
     (sealed) => ({
       sealed,
       expiry: {
         expiresAt: issued.expiresInSec === undefined ? null : toIso(nowMs + issued.expiresInSec * 1000),
-        refreshExpiresAt: issued.refreshExpiresInSec === undefined ? null : toIso(nowMs + issued.refreshExpiresInSec * 1000)
+        refreshExpiresAt: issued.refreshExpiresInSec === undefined
+          ? null
+          : toIso(nowMs + issued.refreshExpiresInSec * 1000)
       } satisfies Partial<UserGrant>
     })
   )
@@ -56,17 +65,26 @@ const openPair = (box: SecretBox["Service"], sealed: Sealed) =>
   Effect.map(box.open(sealed), (plain) =>
     Option.match(decodePair(Redacted.value(plain)), {
       onNone: () => ({ access: plain, refresh: undefined }),
-      onSome: (p) => ({ access: Redacted.make(p.access), refresh: p.refresh === null ? undefined : Redacted.make(p.refresh) })
+      onSome: (p) => ({
+        access: Redacted.make(p.access),
+        refresh: p.refresh === null ? undefined : Redacted.make(p.refresh)
+      })
     }))
 
-const lapsed = (at: string | null | undefined, nowMs: number, margin = 0) => at !== null && at !== undefined && Date.parse(at) - margin <= nowMs
+const lapsed = (at: string | null | undefined, nowMs: number, margin = 0) =>
+  at !== null && at !== undefined && Date.parse(at) - margin <= nowMs
 
 export interface Deps {
   readonly box: SecretBox["Service"]
   readonly app: Effect.Effect<AppClient, unknown>
   readonly load: (principal: Principal, id: string) => Effect.Effect<LoadedConnection, unknown>
   /** Saves the connection's new state and sealed grant. */
-  readonly store: (principal: Principal, current: LoadedConnection, next: ConnectionState, sealed: Sealed | null) => Effect.Effect<void>
+  readonly store: (
+    principal: Principal,
+    current: LoadedConnection,
+    next: ConnectionState,
+    sealed: Sealed | null
+  ) => Effect.Effect<void>
 }
 
 export const make = (deps: Deps) => {
@@ -88,22 +106,37 @@ export const make = (deps: Deps) => {
       const { config } = loaded.value
       const pair = yield* openPair(deps.box, held)
       const now = yield* Clock.currentTimeMillis
-      if (!lapsed(config.userGrant.expiresAt, now, marginMs)) return { _tag: "Token", token: pair.access } satisfies Current
+      if (!lapsed(config.userGrant.expiresAt, now, marginMs)) {
+        return { _tag: "Token", token: pair.access } satisfies Current
+      }
       if (pair.refresh === undefined || lapsed(config.userGrant.refreshExpiresAt, now)) {
-        return { _tag: "Refused", reason: "The installing person's authorization expired and cannot be renewed (its refresh token expired too); authorize again with this connectionId to capture a new one." } satisfies Current
+        return {
+          _tag: "Refused",
+          reason:
+            "The installing person's authorization expired and cannot be renewed (its refresh token expired too); authorize again with this connectionId to capture a new one."
+        } satisfies Current
       }
       const gh = yield* Effect.orDie(deps.app)
       const issued = yield* Effect.result(gh.refreshUserToken(pair.refresh))
       if (Result.isFailure(issued)) {
         const e = issued.failure
-        if (e.status === 0) return { _tag: "Unavailable", reason: `GitHub could not renew the installing person's authorization now: ${e.message}` } satisfies Current
+        if (e.status === 0) {
+          return {
+            _tag: "Unavailable",
+            reason: `GitHub could not renew the installing person's authorization now: ${e.message}`
+          } satisfies Current
+        }
         // Another process may have renewed it first with the same (single-use) refresh token.
         const again = yield* Effect.option(deps.load(principal, id))
         const stored = Option.getOrUndefined(again)?.row.sealed
         if (stored !== undefined && stored !== null && stored.ciphertext !== held.ciphertext) {
           return { _tag: "Token", token: (yield* openPair(deps.box, stored)).access } satisfies Current
         }
-        return { _tag: "Refused", reason: `The installing person's authorization expired and GitHub refused to renew it (${e.message}); authorize again with this connectionId to capture a new one.` } satisfies Current
+        return {
+          _tag: "Refused",
+          reason:
+            `The installing person's authorization expired and GitHub refused to renew it (${e.message}); authorize again with this connectionId to capture a new one.`
+        } satisfies Current
       }
       const { sealed, expiry } = yield* sealIssued(deps.box, issued.success, now)
       yield* deps.store(principal, loaded.value, { ...config, userGrant: { ...config.userGrant, ...expiry } }, sealed)

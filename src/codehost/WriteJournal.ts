@@ -8,12 +8,17 @@
  * reconciled by reading the state; a retry is a new tool call.
  */
 import { Effect, Option, Schema } from "effect"
-import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { CodehostRepo } from "../store/CodehostRepo.ts"
 import { nowIso } from "../Time.ts"
+import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import { errorOf } from "./ToolKit.ts"
 
-const Saved = Schema.Struct({ output: Schema.Unknown, text: Schema.String, modelText: Schema.optionalKey(Schema.String), isError: Schema.Boolean })
+const Saved = Schema.Struct({
+  output: Schema.Unknown,
+  text: Schema.String,
+  modelText: Schema.optionalKey(Schema.String),
+  isError: Schema.Boolean
+})
 const decodeSaved = Schema.decodeUnknownOption(Saved)
 
 export const unknownOutcome = errorOf(

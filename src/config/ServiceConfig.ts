@@ -4,11 +4,11 @@
  */
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
-import { ConfigurationError } from "./ConfigurationError.ts"
-import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
-import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
+import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../limits/LimitsConfig.ts"
+import { ConfigurationError } from "./ConfigurationError.ts"
+import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
 export interface BandRoute {
@@ -28,7 +28,9 @@ export interface ServiceConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dataDir: string
   /** `<key>:<organization>:<workspace>` entries from SVC_API_KEYS. */
-  readonly seedKeys: ReadonlyArray<{ readonly key: Redacted.Redacted; readonly organizationId: string; readonly workspaceId: string }>
+  readonly seedKeys: ReadonlyArray<
+    { readonly key: Redacted.Redacted; readonly organizationId: string; readonly workspaceId: string }
+  >
   readonly bands: Readonly<Record<Band, BandRoute>>
   /** SVC_CLUSTER_ROLE: `runner` (hosts entities) or `client` (serves the API only; needs DATABASE_URL). */
   readonly clusterRole: "runner" | "client"
@@ -108,7 +110,9 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const strictBands = yield* Config.String("SVC_STRICT_BANDS").pipe(Config.option)
       for (const name of Option.match(strictBands, { onNone: () => [], onSome: list })) {
         if (!BandNames.some((b) => b === name)) {
-          return yield* new ConfigurationError({ message: `SVC_STRICT_BANDS: '${name}' is not a band (${BandNames.join(", ")})` })
+          return yield* new ConfigurationError({
+            message: `SVC_STRICT_BANDS: '${name}' is not a band (${BandNames.join(", ")})`
+          })
         }
       }
       const bands = {} as Record<Band, BandRoute>
@@ -123,35 +127,42 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         })
         bands[band] = { route, strict }
       }
-      const clusterRole = yield* Config.Literals(["runner", "client"], "SVC_CLUSTER_ROLE").pipe(Config.withDefault("runner" as const))
+      const clusterRole = yield* Config.Literals(["runner", "client"], "SVC_CLUSTER_ROLE").pipe(
+        Config.withDefault("runner" as const)
+      )
       const runnerHost = yield* Config.String("SVC_RUNNER_HOST").pipe(Config.withDefault("localhost"))
       const runnerPort = yield* Config.Port("SVC_RUNNER_PORT").pipe(Config.withDefault(34431))
       const runnerListenHost = yield* Config.String("SVC_RUNNER_LISTEN_HOST").pipe(Config.withDefault(runnerHost))
       const runnerTls = yield* readRunnerTls
       const shutdownGraceMs = yield* Config.Int("SVC_SHUTDOWN_GRACE_MS").pipe(Config.withDefault(10_000))
       if (shutdownGraceMs < 0) {
-        return yield* new ConfigurationError({ message: `SVC_SHUTDOWN_GRACE_MS must be at least 0, got ${shutdownGraceMs}` })
+        return yield* new ConfigurationError({
+          message: `SVC_SHUTDOWN_GRACE_MS must be at least 0, got ${shutdownGraceMs}`
+        })
       }
       const processes = yield* Config.Int("SVC_PROCESSES").pipe(Config.withDefault(1))
       if (processes < 1) {
         return yield* new ConfigurationError({ message: `SVC_PROCESSES must be at least 1, got ${processes}` })
       }
       if (processes > 1 && Option.isNone(databaseUrl)) {
-        return yield* new ConfigurationError({ message: "SVC_PROCESSES > 1 needs DATABASE_URL: the embedded database is one process" })
+        return yield* new ConfigurationError({
+          message: "SVC_PROCESSES > 1 needs DATABASE_URL: the embedded database is one process"
+        })
       }
       const maxBodyBytes = yield* Config.Int("SVC_MAX_BODY_BYTES").pipe(Config.withDefault(1_048_576))
       const quiet = yield* Config.Boolean("SVC_QUIET").pipe(Config.withDefault(false))
       const masterKey = yield* Config.Redacted("SVC_MASTER_KEY").pipe(Config.option)
-      const previousMasterKeys = list(yield* Config.String("SVC_MASTER_KEY_PREVIOUS").pipe(Config.withDefault(""))).map((k) =>
-        Redacted.make(k)
+      const previousMasterKeys = list(yield* Config.String("SVC_MASTER_KEY_PREVIOUS").pipe(Config.withDefault(""))).map(
+        (k) => Redacted.make(k)
       )
       const allowPrivateUrls = yield* Config.Boolean("SVC_ALLOW_PRIVATE_URLS").pipe(Config.withDefault(false))
       const dnsServers = list(yield* Config.String("SVC_DNS_SERVERS").pipe(Config.withDefault("")))
       const trustedOrigins = yield* readTrustedOrigins
-      const publicUrl = (yield* Config.String("SVC_PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`))).replace(
-        /\/+$/,
-        ""
-      )
+      const publicUrl = (yield* Config.String("SVC_PUBLIC_URL").pipe(Config.withDefault(`http://${host}:${port}`)))
+        .replace(
+          /\/+$/,
+          ""
+        )
       const routePrices = yield* Config.String("SVC_ROUTE_PRICES").pipe(Config.withDefault(""))
       for (const entry of routePrices.split(";").map((s) => s.trim()).filter((s) => s.length > 0)) {
         if (!pricePattern.test(entry)) {
@@ -173,25 +184,38 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const maxParkMs = yield* Config.Int("SVC_MAX_PARK_MS").pipe(Config.withDefault(14 * 24 * 60 * 60 * 1000))
       const mcpIdleMs = yield* Config.Int("SVC_MCP_IDLE_MS").pipe(Config.withDefault(60_000))
       const workspaceRoot = yield* Config.String("SVC_WORKSPACE_ROOT").pipe(Config.withDefault("./.svc-workspaces"))
-      const workspaceSnapshotMaxBytes = yield* Config.Int("SVC_WORKSPACE_SNAPSHOT_MAX_BYTES").pipe(Config.withDefault(256 * 1024 * 1024))
+      const workspaceSnapshotMaxBytes = yield* Config.Int("SVC_WORKSPACE_SNAPSHOT_MAX_BYTES").pipe(
+        Config.withDefault(256 * 1024 * 1024)
+      )
       if (workspaceSnapshotMaxBytes < 1) {
-        return yield* new ConfigurationError({ message: `SVC_WORKSPACE_SNAPSHOT_MAX_BYTES must be at least 1, got ${workspaceSnapshotMaxBytes}` })
+        return yield* new ConfigurationError({
+          message: `SVC_WORKSPACE_SNAPSHOT_MAX_BYTES must be at least 1, got ${workspaceSnapshotMaxBytes}`
+        })
       }
       const maxStepMs = yield* Config.Int("SVC_MAX_STEP_MS").pipe(Config.withDefault(600_000))
-      if (maxStepMs < 1) return yield* new ConfigurationError({ message: `SVC_MAX_STEP_MS must be at least 1, got ${maxStepMs}` })
+      if (maxStepMs < 1) {
+        return yield* new ConfigurationError({ message: `SVC_MAX_STEP_MS must be at least 1, got ${maxStepMs}` })
+      }
       const maxRunCents = Option.getOrNull(yield* Config.Number("SVC_MAX_RUN_CENTS").pipe(Config.option))
       if (maxRunCents !== null && !(maxRunCents >= 0)) {
-        return yield* new ConfigurationError({ message: `SVC_MAX_RUN_CENTS must be a number of cents >= 0, got ${maxRunCents}` })
+        return yield* new ConfigurationError({
+          message: `SVC_MAX_RUN_CENTS must be a number of cents >= 0, got ${maxRunCents}`
+        })
       }
       const eventRetentionDays = yield* Config.Int("SVC_EVENT_RETENTION_DAYS").pipe(Config.withDefault(30))
       if (eventRetentionDays < 1) {
-        return yield* new ConfigurationError({ message: `SVC_EVENT_RETENTION_DAYS must be at least 1, got ${eventRetentionDays}` })
+        return yield* new ConfigurationError({
+          message: `SVC_EVENT_RETENTION_DAYS must be at least 1, got ${eventRetentionDays}`
+        })
       }
       const setting = (name: string) => Config.String(name).pipe(Config.withDefault(""))
       const limits: LimitsConfig = {
         keyRate: yield* parseRate("SVC_RATE_KEY", yield* setting("SVC_RATE_KEY")),
         orgRate: yield* parseRate("SVC_RATE_ORG", yield* setting("SVC_RATE_ORG")),
-        maxActiveRunsPerWorkspace: yield* parseCap("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE", yield* setting("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE")),
+        maxActiveRunsPerWorkspace: yield* parseCap(
+          "SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE",
+          yield* setting("SVC_MAX_ACTIVE_RUNS_PER_WORKSPACE")
+        ),
         spendQuotas: yield* parseQuotas("SVC_ORG_SPEND_QUOTA", yield* setting("SVC_ORG_SPEND_QUOTA"))
       }
       const artifacts = yield* readArtifactConfig
@@ -259,9 +283,12 @@ const readTrustedOrigins = Effect.gen(function*() {
   const entries = list(yield* Config.String("SVC_TRUSTED_ORIGINS").pipe(Config.withDefault("")))
   for (const entry of entries) {
     const url = URL.canParse(entry) ? new URL(entry) : undefined
-    const bare = url !== undefined && url.username === "" && url.password === "" && url.pathname === "/" && url.search === "" && url.hash === ""
+    const bare = url !== undefined && url.username === "" && url.password === "" && url.pathname === "/" &&
+      url.search === "" && url.hash === ""
     if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || !bare || /[?#@]/.test(entry)) {
-      return yield* new ConfigurationError({ message: `SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got '${entry}'` })
+      return yield* new ConfigurationError({
+        message: `SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got '${entry}'`
+      })
     }
   }
   return entries.map((entry) => new URL(entry).origin)
@@ -280,7 +307,8 @@ const parseSeedKeys = (raw: string) =>
       if (parts.length !== 3 || parts.some((p) => p.length === 0)) {
         return Effect.fail(
           new ConfigurationError({
-            message: `SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`
+            message:
+              `SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`
           })
         )
       }

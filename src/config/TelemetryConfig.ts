@@ -44,25 +44,35 @@ export const noTelemetry: TelemetryConfig = {
 export const DefaultServiceName = "agent-service"
 
 const positiveMs = (name: string, fallback: number) =>
-  Effect.flatMap(Config.Int(name).pipe(Config.withDefault(fallback)), (ms) =>
-    ms >= 1 ? Effect.succeed(ms) : Effect.fail(new ConfigurationError({ message: `${name} must be at least 1 (milliseconds), got ${ms}` })))
+  Effect.flatMap(
+    Config.Int(name).pipe(Config.withDefault(fallback)),
+    (ms) =>
+      ms >= 1
+        ? Effect.succeed(ms)
+        : Effect.fail(new ConfigurationError({ message: `${name} must be at least 1 (milliseconds), got ${ms}` }))
+  )
 
 const readOtlp = Effect.gen(function*() {
   const disabled = yield* Config.Boolean("OTEL_SDK_DISABLED").pipe(Config.withDefault(false))
   const endpoint = yield* Config.String("OTEL_EXPORTER_OTLP_ENDPOINT").pipe(Config.option)
   if (disabled || Option.isNone(endpoint) || endpoint.value.trim() === "") return Option.none<OtlpConfig>()
   if (!URL.canParse(endpoint.value) || !["http:", "https:"].includes(new URL(endpoint.value).protocol)) {
-    return yield* new ConfigurationError({ message: `OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got '${endpoint.value}'` })
+    return yield* new ConfigurationError({
+      message: `OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got '${endpoint.value}'`
+    })
   }
   const protocol = yield* Config.String("OTEL_EXPORTER_OTLP_PROTOCOL").pipe(Config.withDefault("http/protobuf"))
   if (protocol !== "http/protobuf" && protocol !== "http/json") {
     return yield* new ConfigurationError({
-      message: `OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got '${protocol}'`
+      message:
+        `OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got '${protocol}'`
     })
   }
   const headers = yield* Config.Record(Schema.String, Schema.StringFromUriComponent, "OTEL_EXPORTER_OTLP_HEADERS").pipe(
     Config.withDefault({}),
-    Effect.mapError(() => new ConfigurationError({ message: "OTEL_EXPORTER_OTLP_HEADERS: expected name=value pairs separated by commas" }))
+    Effect.mapError(() =>
+      new ConfigurationError({ message: "OTEL_EXPORTER_OTLP_HEADERS: expected name=value pairs separated by commas" })
+    )
   )
   const named = yield* Config.String("OTEL_SERVICE_NAME").pipe(Config.option)
   const attributes = yield* Config.String("OTEL_RESOURCE_ATTRIBUTES").pipe(Config.withDefault(""))
@@ -82,7 +92,9 @@ export const readTelemetry = Effect.gen(function*() {
   const enabled = yield* Config.Boolean("SVC_METRICS").pipe(Config.withDefault(false))
   const token = yield* Config.Redacted("SVC_METRICS_TOKEN").pipe(Config.option)
   if (Option.isSome(token) && !enabled) {
-    return yield* new ConfigurationError({ message: "SVC_METRICS_TOKEN guards /metrics, which is off: set SVC_METRICS=on too (or unset the token)" })
+    return yield* new ConfigurationError({
+      message: "SVC_METRICS_TOKEN guards /metrics, which is off: set SVC_METRICS=on too (or unset the token)"
+    })
   }
   if (Option.isSome(token) && Redacted.value(token.value).length < 16) {
     return yield* new ConfigurationError({ message: "SVC_METRICS_TOKEN must be at least 16 characters" })

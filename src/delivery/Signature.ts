@@ -4,8 +4,8 @@
  * the scheme Stripe uses, so `stripe.webhooks.constructEvent` verifies it.
  * Receivers should also reject timestamps older than a few minutes.
  */
-import { createHmac } from "node:crypto"
 import { Redacted } from "effect"
+import { createHmac } from "node:crypto"
 
 export const signatureHeader = (secret: Redacted.Redacted, timestampSeconds: number, body: string): string => {
   const mac = createHmac("sha256", Redacted.value(secret)).update(`${timestampSeconds}.${body}`).digest("hex")

@@ -6,10 +6,10 @@
  * caller's.
  */
 import { Clock, Context, Data, Duration, Effect, Layer, type Redacted } from "effect"
+import { errorText } from "../ErrorText.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound, UrlRefused } from "../outbound/Outbound.ts"
 import { signatureHeader } from "./Signature.ts"
-import { errorText } from "../ErrorText.ts"
 
 export class DeliveryFailed extends Data.TaggedError("DeliveryFailed")<{
   readonly reason: "timeout" | "unreachable" | "refused" | "status"
@@ -88,12 +88,18 @@ export class SignedDelivery extends Context.Service<SignedDelivery, {
             catch: (cause) =>
               cause instanceof UrlRefused
                 ? new DeliveryFailed({ reason: "refused", message: `the URL was refused: ${cause.message}`, cause })
-                : new DeliveryFailed({ reason: "unreachable", message: `could not reach ${delivery.url}: ${errorText(cause)}`, cause })
+                : new DeliveryFailed({
+                  reason: "unreachable",
+                  message: `could not reach ${delivery.url}: ${errorText(cause)}`,
+                  cause
+                })
           }).pipe(
             Effect.timeoutOrElse({
               duration: Duration.millis(delivery.timeoutMs),
               orElse: () =>
-                Effect.fail(new DeliveryFailed({ reason: "timeout", message: `no response within ${delivery.timeoutMs} ms` }))
+                Effect.fail(
+                  new DeliveryFailed({ reason: "timeout", message: `no response within ${delivery.timeoutMs} ms` })
+                )
             })
           )
           const latencyMs = (yield* Clock.currentTimeMillis) - started

@@ -20,10 +20,10 @@ import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapte
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { IdGenerator } from "../IdGenerator.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
 
@@ -64,7 +64,8 @@ const make = Effect.gen(function*() {
     const decision = yield* decodeDecision(delivered.text).pipe(
       Effect.mapError(() => ({
         _tag: "InvalidHookAnswer" as const,
-        message: `the hook answered HTTP ${delivered.status} without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body`
+        message:
+          `the hook answered HTTP ${delivered.status} without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body`
       }))
     )
     return { decision, latencyMs: delivered.latencyMs }
@@ -101,15 +102,26 @@ const make = Effect.gen(function*() {
       const name = patch.name ?? current.row.name
       const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
       const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
-      return yield* crud.save(principal, current, { name, config: next, metadata, sealed: current.row.sealed }, structural)
+      return yield* crud.save(
+        principal,
+        current,
+        { name, config: next, metadata, sealed: current.row.sealed },
+        structural
+      )
     }),
-    rotateSecret: Effect.fn("ToolApprovalHooks.rotateSecret")(function*(principal: Principal, id: string, secret: string) {
-      const current = yield* crud.load(principal, id)
-      const sealed = yield* box.seal(Redacted.make(secret))
-      return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
-    }),
+    rotateSecret: Effect.fn("ToolApprovalHooks.rotateSecret")(
+      function*(principal: Principal, id: string, secret: string) {
+        const current = yield* crud.load(principal, id)
+        const sealed = yield* box.seal(Redacted.make(secret))
+        return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
+      }
+    ),
     remove: (principal: Principal, id: string) =>
-      crud.remove(principal, id, () => agentsReferencing(store, principal, [{ approvals: { toolExecution: { hookId: id } } }])),
+      crud.remove(
+        principal,
+        id,
+        () => agentsReferencing(store, principal, [{ approvals: { toolExecution: { hookId: id } } }])
+      ),
     requireRef: crud.requireRef,
     /** The agent's hook for a run: undefined when it is disabled (policy only, no hook call) or gone. */
     forRun: Effect.fn("ToolApprovalHooks.forRun")(function*(principal: Principal, id: HookId) {
@@ -135,11 +147,15 @@ const make = Effect.gen(function*() {
         toolName: "svc_hook_test",
         toolCallId: yield* ids.make("toolCall"),
         input: { test: true },
-        preview: { summary: "Synthetic review request sent by POST /v1/tool-approval-hooks/:id/test; nothing will run." },
+        preview: {
+          summary: "Synthetic review request sent by POST /v1/tool-approval-hooks/:id/test; nothing will run."
+        },
         resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`
       }
       const result = yield* review({ config: current.config, secret }, body).pipe(
-        Effect.mapError((e) => new UpstreamFailed({ code: "service_unavailable", message: `Hook test failed: ${e.message}.` }))
+        Effect.mapError((e) =>
+          new UpstreamFailed({ code: "service_unavailable", message: `Hook test failed: ${e.message}.` })
+        )
       )
       return {
         delivered: true as const,

@@ -95,7 +95,10 @@ export class Idempotency extends Context.Service<Idempotency, {
               if (Exit.isSuccess(exit)) return Effect.void
               const kept = Exit.findErrorOption(exit).pipe(Option.flatMap((e) => Option.fromNullishOr(keptConflict(e))))
               return Option.isSome(kept)
-                ? Effect.flatMap(Effect.orDie(encodeConflict(kept.value)), (encoded) => repo.complete(scope, 409, encoded))
+                ? Effect.flatMap(
+                  Effect.orDie(encodeConflict(kept.value)),
+                  (encoded) => repo.complete(scope, 409, encoded)
+                )
                 : repo.release(scope)
             })
           )
@@ -108,7 +111,10 @@ export class Idempotency extends Context.Service<Idempotency, {
   static readonly layerPurge = Layer.effectDiscard(
     Effect.gen(function*() {
       const repo = yield* IdempotencyRepo
-      const purge = Effect.flatMap(Clock.currentTimeMillis, (now) => repo.purgeExpired(toIso(now - IdempotencyRetentionMs)))
+      const purge = Effect.flatMap(
+        Clock.currentTimeMillis,
+        (now) => repo.purgeExpired(toIso(now - IdempotencyRetentionMs))
+      )
       yield* Effect.forkScoped(Effect.repeat(purge, Schedule.spaced(Duration.hours(1))))
     })
   ).pipe(Layer.provide(IdempotencyRepo.layer))

@@ -7,7 +7,10 @@ import type { Interaction, ResolveInteractionBody } from "../../domain/Interacti
 import { canonicalJson } from "../CanonicalJson.ts"
 import type { Settlement } from "../store/InteractionRepo.ts"
 
-export type Judged = { readonly _tag: "Ok"; readonly settlement: Settlement } | { readonly _tag: "Invalid"; readonly message: string }
+export type Judged = { readonly _tag: "Ok"; readonly settlement: Settlement } | {
+  readonly _tag: "Invalid"
+  readonly message: string
+}
 
 const invalid = (message: string): Judged => ({ _tag: "Invalid", message })
 
@@ -23,7 +26,12 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
     if (responses.length > 0) return invalid("Send either cancel: true or inputResponses, not both.")
     return {
       _tag: "Ok",
-      settlement: { status: "cancelled", decision: interaction.kind === "approval_request" ? "cancel" : null, reason, resolution: null }
+      settlement: {
+        status: "cancelled",
+        decision: interaction.kind === "approval_request" ? "cancel" : null,
+        reason,
+        resolution: null
+      }
     }
   }
   const seen = new Set<string>()
@@ -32,14 +40,29 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
     seen.add(r.requestId)
   }
   if (interaction.kind === "approval_request") {
-    if (responses.length !== 1) return invalid("An approval takes exactly one input response: { requestId: <interaction id>, optionId: 'approve' | 'deny' }.")
+    if (responses.length !== 1) {
+      return invalid(
+        "An approval takes exactly one input response: { requestId: <interaction id>, optionId: 'approve' | 'deny' }."
+      )
+    }
     const [r] = responses
-    if (r.requestId !== interaction.id) return invalid(`For an approval, requestId is the interaction's own id ('${interaction.id}').`)
-    if (r.optionIds !== undefined || r.text !== undefined) return invalid("An approval takes optionId 'approve' or 'deny' only.")
-    if (r.optionId !== "approve" && r.optionId !== "deny") return invalid("An approval's optionId is 'approve' or 'deny'.")
+    if (r.requestId !== interaction.id) {
+      return invalid(`For an approval, requestId is the interaction's own id ('${interaction.id}').`)
+    }
+    if (r.optionIds !== undefined || r.text !== undefined) {
+      return invalid("An approval takes optionId 'approve' or 'deny' only.")
+    }
+    if (r.optionId !== "approve" && r.optionId !== "deny") {
+      return invalid("An approval's optionId is 'approve' or 'deny'.")
+    }
     return {
       _tag: "Ok",
-      settlement: { status: "resolved", decision: r.optionId === "approve" ? "allow" : "deny", reason, resolution: resolution(body) }
+      settlement: {
+        status: "resolved",
+        decision: r.optionId === "approve" ? "allow" : "deny",
+        reason,
+        resolution: resolution(body)
+      }
     }
   }
   const request = interaction.request
@@ -57,7 +80,11 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
       continue
     }
     const question = questions.find((q) => q.id === r.requestId)
-    if (question === undefined) return invalid(`Unknown question '${r.requestId}': requestId must be a question or action id of this interaction.`)
+    if (question === undefined) {
+      return invalid(
+        `Unknown question '${r.requestId}': requestId must be a question or action id of this interaction.`
+      )
+    }
     const options = question.options ?? []
     const freeText = question.multiline || question.allowOther || options.length === 0
     if (r.optionIds !== undefined) {
@@ -69,7 +96,9 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
       if (!options.some((o) => o.id === id)) return invalid(`Question '${question.id}' has no option '${id}'.`)
     }
     if (r.text !== undefined && !freeText) return invalid(`Question '${question.id}' does not take free text.`)
-    if (chosen.length === 0 && r.text === undefined) return invalid(`Question '${question.id}' needs an answer: an option or text.`)
+    if (chosen.length === 0 && r.text === undefined) {
+      return invalid(`Question '${question.id}' needs an answer: an option or text.`)
+    }
   }
   if (!actionChosen) {
     const missing = questions.find((q) => !responses.some((r) => r.requestId === q.id))

@@ -30,7 +30,12 @@ export interface LimitsConfig {
   readonly spendQuotas: ReadonlyMap<string, SpendQuota>
 }
 
-export const noLimits: LimitsConfig = { keyRate: null, orgRate: null, maxActiveRunsPerWorkspace: null, spendQuotas: new Map() }
+export const noLimits: LimitsConfig = {
+  keyRate: null,
+  orgRate: null,
+  maxActiveRunsPerWorkspace: null,
+  spendQuotas: new Map()
+}
 
 const invalid = (name: string, message: string) => new ConfigurationError({ message: `${name}: ${message}` })
 
@@ -41,7 +46,9 @@ export const parseRate = (name: string, raw: string): Effect.Effect<RateSpec | n
   const perSecond = Number(match?.[1])
   const burst = Number(match?.[2])
   if (match === null || !(perSecond > 0) || !(burst >= 1)) {
-    return Effect.fail(invalid(name, `expected <requests per second>/<burst> with both above 0, e.g. 10/20; got '${raw}'`))
+    return Effect.fail(
+      invalid(name, `expected <requests per second>/<burst> with both above 0, e.g. 10/20; got '${raw}'`)
+    )
   }
   return Effect.succeed({ perSecond, burst })
 }
@@ -50,7 +57,9 @@ export const parseRate = (name: string, raw: string): Effect.Effect<RateSpec | n
 export const parseCap = (name: string, raw: string): Effect.Effect<number | null, ConfigurationError> => {
   if (raw.trim() === "") return Effect.succeed(null)
   const n = Number(raw)
-  return Number.isInteger(n) && n >= 1 ? Effect.succeed(n) : Effect.fail(invalid(name, `expected an integer >= 1, got '${raw}'`))
+  return Number.isInteger(n) && n >= 1
+    ? Effect.succeed(n)
+    : Effect.fail(invalid(name, `expected an integer >= 1, got '${raw}'`))
 }
 
 const quotaShape = /^(\d+(?:\.\d+)?)\/(day|month)$/
@@ -60,7 +69,10 @@ const quotaShape = /^(\d+(?:\.\d+)?)\/(day|month)$/
  * `<organization>=<cents>/<period>` entries where `*` names every other one:
  * `org_a=5000/month;*=1000/day`.
  */
-export const parseQuotas = (name: string, raw: string): Effect.Effect<ReadonlyMap<string, SpendQuota>, ConfigurationError> =>
+export const parseQuotas = (
+  name: string,
+  raw: string
+): Effect.Effect<ReadonlyMap<string, SpendQuota>, ConfigurationError> =>
   Effect.gen(function*() {
     const quotas = new Map<string, SpendQuota>()
     for (const entry of raw.split(";").map((s) => s.trim()).filter((s) => s.length > 0)) {
@@ -68,7 +80,10 @@ export const parseQuotas = (name: string, raw: string): Effect.Effect<ReadonlyMa
       const organization = at < 0 ? "*" : entry.slice(0, at).trim()
       const match = quotaShape.exec(entry.slice(at + 1).trim())
       if (match === null || organization === "") {
-        return yield* invalid(name, `expected <cents>/<day|month> or <organization>=<cents>/<day|month> entries; got '${entry}'`)
+        return yield* invalid(
+          name,
+          `expected <cents>/<day|month> or <organization>=<cents>/<day|month> entries; got '${entry}'`
+        )
       }
       if (quotas.has(organization)) return yield* invalid(name, `'${organization}' is given twice`)
       quotas.set(organization, { cents: Number(match[1]), period: match[2] === "day" ? "day" : "month" })

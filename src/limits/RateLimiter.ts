@@ -48,7 +48,9 @@ export class RateLimiter extends Context.Service<RateLimiter, {
         admit: Effect.fn("RateLimiter.admit")(function*(principal: Principal) {
           const wanted = [
             ...(keyRate === null ? [] : [{ bucket: `key:${principal.keyId}`, spec: keyRate, label: "this API key" }]),
-            ...(orgRate === null ? [] : [{ bucket: `org:${principal.organizationId}`, spec: orgRate, label: "this organization" }])
+            ...(orgRate === null
+              ? []
+              : [{ bucket: `org:${principal.organizationId}`, spec: orgRate, label: "this organization" }])
           ]
           const states = yield* repo.take(
             wanted.map((w) => ({ bucket: w.bucket, perMs: w.spec.perSecond / 1000, burst: w.spec.burst })),
@@ -67,7 +69,9 @@ export class RateLimiter extends Context.Service<RateLimiter, {
             headers: headersOf(empty[0] ?? tightest),
             refused: new RateLimited({
               code: "rate_limited",
-              message: `Too many requests for ${empty.map((d) => `${d.label} (${d.spec.perSecond}/s, burst ${d.spec.burst})`).join(" and ")}; retry after ${wait} s.`,
+              message: `Too many requests for ${
+                empty.map((d) => `${d.label} (${d.spec.perSecond}/s, burst ${d.spec.burst})`).join(" and ")
+              }; retry after ${wait} s.`,
               retryAfterSeconds: wait
             })
           }

@@ -32,7 +32,10 @@ export class SpendQuota extends Context.Service<SpendQuota, {
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           const period = periodOf(quota.period, now)
-          return { left: quota.cents - (yield* repo.spentSince(organizationId, toIso(period.start))), renewsInMs: period.end - now }
+          return {
+            left: quota.cents - (yield* repo.spentSince(organizationId, toIso(period.start))),
+            renewsInMs: period.end - now
+          }
         })
 
       return {
@@ -42,7 +45,8 @@ export class SpendQuota extends Context.Service<SpendQuota, {
           const now = yield* left(organizationId, quota)
           if (now.left > 0) return now.left
           return yield* new InsufficientQuota({
-            message: `The organization's spend quota (${quota.cents} cents per ${quota.period}, UTC) is used up; it renews at the start of the next ${quota.period}.`,
+            message:
+              `The organization's spend quota (${quota.cents} cents per ${quota.period}, UTC) is used up; it renews at the start of the next ${quota.period}.`,
             retryAfterSeconds: Math.ceil(now.renewsInMs / 1000)
           })
         }),

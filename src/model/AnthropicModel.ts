@@ -27,8 +27,8 @@
 import { Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
 import { type Message, providerCallIds } from "../../domain/Conversation.ts"
-import { type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { anthropicUserBlocks } from "./AttachmentParts.ts"
+import { type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface AnthropicOptions {
@@ -65,7 +65,12 @@ const toWireMessages = (messages: ReadonlyArray<Message>, files: ModelRequest["f
       case "assistant":
         push("assistant", [
           ...(message.content === "" ? [] : [{ type: "text", text: message.content }]),
-          ...message.toolCalls.map((call) => ({ type: "tool_use", id: providerId(call.id), name: call.name, input: call.input ?? {} }))
+          ...message.toolCalls.map((call) => ({
+            type: "tool_use",
+            id: providerId(call.id),
+            name: call.name,
+            input: call.input ?? {}
+          }))
         ])
         break
       case "tool":
@@ -111,7 +116,9 @@ const mapSchemas = (value: unknown): unknown =>
 
 const mapRecord = (value: unknown): unknown =>
   isSchemaObject(value)
-    ? Object.fromEntries(Object.entries(value).map(([name, member]) => [name, isSchemaObject(member) ? anthropicSchema(member) : member]))
+    ? Object.fromEntries(
+      Object.entries(value).map(([name, member]) => [name, isSchemaObject(member) ? anthropicSchema(member) : member])
+    )
     : value
 
 /** The JSON Schema subset Anthropic's structured output accepts (see the module header). */
@@ -139,7 +146,11 @@ const requestBody = (model: string, request: ModelRequest) => ({
   ...(request.system === "" ? {} : { system: request.system }),
   messages: toWireMessages(request.messages, request.files),
   ...(request.tools.length === 0 ? {} : {
-    tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.inputSchema }))
+    tools: request.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.inputSchema
+    }))
   }),
   ...(request.outputSchema === undefined ? {} : {
     output_config: { format: { type: "json_schema", schema: anthropicSchema(request.outputSchema) } }
@@ -213,7 +224,8 @@ const makeDecoder = (route: string) => {
 
   const takeUsage = (usage: Usage | undefined) => {
     if (usage === undefined) return
-    const prompt = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0)
+    const prompt = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) +
+      (usage.cache_read_input_tokens ?? 0)
     if (usage.input_tokens != null) input = prompt
     if (usage.output_tokens != null) output = usage.output_tokens
   }
@@ -223,7 +235,9 @@ const makeDecoder = (route: string) => {
       block.json.trim() === ""
         ? Effect.succeed(block.initial ?? {})
         : Effect.mapError(decodeInput(block.json), () =>
-          new ModelUnavailable({ message: `${route} sent input for tool ${block.name} that is not JSON: ${block.json.slice(0, 200)}` })),
+          new ModelUnavailable({
+            message: `${route} sent input for tool ${block.name} that is not JSON: ${block.json.slice(0, 200)}`
+          })),
       (value): ModelEvent => ({ _tag: "ToolCall", id: block.id, name: block.name, input: value })
     )
 
@@ -243,15 +257,24 @@ const makeDecoder = (route: string) => {
         case "content_block_start": {
           const block = data.content_block
           if (block?.type === "tool_use") {
-            toolBlocks.set(data.index ?? 0, { id: block.id ?? "", name: block.name ?? "", initial: block.input, json: "" })
+            toolBlocks.set(data.index ?? 0, {
+              id: block.id ?? "",
+              name: block.name ?? "",
+              initial: block.input,
+              json: ""
+            })
           }
           if (block?.type === "text" && block.text) return Effect.succeed([{ _tag: "TextDelta", text: block.text }])
-          if (block?.type === "thinking" && block.thinking) return Effect.succeed([{ _tag: "ReasoningDelta", text: block.thinking }])
+          if (block?.type === "thinking" && block.thinking) {
+            return Effect.succeed([{ _tag: "ReasoningDelta", text: block.thinking }])
+          }
           return Effect.succeed(none)
         }
         case "content_block_delta": {
           const delta = data.delta
-          if (delta?.type === "text_delta" && delta.text) return Effect.succeed([{ _tag: "TextDelta", text: delta.text }])
+          if (delta?.type === "text_delta" && delta.text) {
+            return Effect.succeed([{ _tag: "TextDelta", text: delta.text }])
+          }
           if (delta?.type === "thinking_delta" && delta.thinking) {
             return Effect.succeed([{ _tag: "ReasoningDelta", text: delta.thinking }])
           }

@@ -17,7 +17,9 @@ export const manifest = (attachments: ReadonlyArray<AttachmentRef>): string =>
   [
     "<attachments>",
     ...attachments.map((a) =>
-      `- ${JSON.stringify(a.filename)} (${a.mediaType}, ${a.bytes} bytes) handle ${JSON.stringify({ kind: "svc", id: a.artifactId })}` +
+      `- ${JSON.stringify(a.filename)} (${a.mediaType}, ${a.bytes} bytes) handle ${
+        JSON.stringify({ kind: "svc", id: a.artifactId })
+      }` +
       (a.path === undefined ? "" : `; in the workspace at ${a.path}`) +
       (a.as === "workspace" ? "; not shown inline: read it in the workspace" : "")
     ),
@@ -25,10 +27,14 @@ export const manifest = (attachments: ReadonlyArray<AttachmentRef>): string =>
   ].join("\n")
 
 const textFile = (a: AttachmentRef, bytes: Uint8Array) =>
-  `<file name=${JSON.stringify(a.filename)} media_type=${JSON.stringify(a.mediaType)}>\n${new TextDecoder().decode(bytes)}\n</file>`
+  `<file name=${JSON.stringify(a.filename)} media_type=${JSON.stringify(a.mediaType)}>\n${
+    new TextDecoder().decode(bytes)
+  }\n</file>`
 
 const missing = (a: AttachmentRef) =>
-  `[The attachment ${JSON.stringify(a.filename)} (${a.artifactId}) is no longer stored; only its manifest line remains.]`
+  `[The attachment ${
+    JSON.stringify(a.filename)
+  } (${a.artifactId}) is no longer stored; only its manifest line remains.]`
 
 /** Each attachment as a provider part, through `native` for images and documents. */
 const parts = (
@@ -45,7 +51,11 @@ const parts = (
   })
 
 /** OpenAI-compatible Chat Completions: `image_url` data URLs and `file` parts for PDFs. */
-export const openAiUserContent = (content: string, attachments: ReadonlyArray<AttachmentRef> | undefined, files: Files) => {
+export const openAiUserContent = (
+  content: string,
+  attachments: ReadonlyArray<AttachmentRef> | undefined,
+  files: Files
+) => {
   if (attachments === undefined || attachments.length === 0) return content
   const text = (t: string): Part => ({ type: "text", text: t })
   return [
@@ -59,7 +69,11 @@ export const openAiUserContent = (content: string, attachments: ReadonlyArray<At
 }
 
 /** Anthropic Messages: `image` and `document` blocks with base64 sources, ahead of the text as Anthropic advises. */
-export const anthropicUserBlocks = (content: string, attachments: ReadonlyArray<AttachmentRef> | undefined, files: Files): Array<Part> => {
+export const anthropicUserBlocks = (
+  content: string,
+  attachments: ReadonlyArray<AttachmentRef> | undefined,
+  files: Files
+): Array<Part> => {
   const text = (t: string): Part => ({ type: "text", text: t })
   if (attachments === undefined || attachments.length === 0) return content === "" ? [] : [text(content)]
   return [

@@ -23,10 +23,18 @@ export const providerFor = (config: ServiceConfigShape, route: string): ModelPro
   const model = route.slice(at + 1)
   if (at <= 0 || model === "") return undefined
   if (kind === "openai") {
-    return makeOpenAiModel({ model, baseUrl: config.openai.baseUrl, apiKey: Option.getOrUndefined(config.openai.apiKey) })
+    return makeOpenAiModel({
+      model,
+      baseUrl: config.openai.baseUrl,
+      apiKey: Option.getOrUndefined(config.openai.apiKey)
+    })
   }
   if (kind === "anthropic") {
-    return makeAnthropicModel({ model, baseUrl: config.anthropic.baseUrl, apiKey: Option.getOrUndefined(config.anthropic.apiKey) })
+    return makeAnthropicModel({
+      model,
+      baseUrl: config.anthropic.baseUrl,
+      apiKey: Option.getOrUndefined(config.anthropic.apiKey)
+    })
   }
   return undefined
 }
@@ -66,7 +74,8 @@ export class Models extends Context.Service<Models, {
         const provider = providerFor(config, route)
         if (provider === undefined) {
           return yield* new RouteConfigError({
-            message: `SVC_BAND_${band.toUpperCase()}='${route}' is not a model route: use scripted, openai:<model> or anthropic:<model> (or none).`
+            message:
+              `SVC_BAND_${band.toUpperCase()}='${route}' is not a model route: use scripted, openai:<model> or anthropic:<model> (or none).`
           })
         }
         providers.set(route, provider)

@@ -14,6 +14,7 @@
 import { Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
 import { type Message, providerCallIds } from "../../domain/Conversation.ts"
+import { openAiUserContent } from "./AttachmentParts.ts"
 import {
   estimateTokens,
   type ModelEvent,
@@ -21,7 +22,6 @@ import {
   type ModelRequest,
   ModelUnavailable
 } from "./ModelProvider.ts"
-import { openAiUserContent } from "./AttachmentParts.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface OpenAiOptions {
@@ -32,7 +32,11 @@ export interface OpenAiOptions {
 
 type Finish = Extract<ModelEvent, { readonly _tag: "Finish" }>
 
-const toWireMessages = (system: string, messages: ReadonlyArray<Message>, files: ModelRequest["files"]): Array<unknown> => {
+const toWireMessages = (
+  system: string,
+  messages: ReadonlyArray<Message>,
+  files: ModelRequest["files"]
+): Array<unknown> => {
   const providerId = providerCallIds(messages)
   return [
     ...(system === "" ? [] : [{ role: "system", content: system }]),
@@ -71,7 +75,10 @@ const requestBody = (model: string, request: ModelRequest) => ({
     }))
   }),
   ...(request.outputSchema === undefined ? {} : {
-    response_format: { type: "json_schema", json_schema: { name: "output", schema: request.outputSchema, strict: false } }
+    response_format: {
+      type: "json_schema",
+      json_schema: { name: "output", schema: request.outputSchema, strict: false }
+    }
   })
 })
 
@@ -132,16 +139,22 @@ const makeDecoder = (route: string, request: ModelRequest) => {
   let outputText = ""
   let finished = false
 
-  const toolCalls = Effect.suspend(() => Effect.forEach(
-    [...calls.entries()].sort(([a], [b]) => a - b),
-    ([, call]) =>
-      decodeArguments(call.arguments.trim() === "" ? "{}" : call.arguments).pipe(
-        Effect.mapError(() =>
-          new ModelUnavailable({ message: `${route} sent arguments for tool ${call.name} that are not JSON: ${call.arguments.slice(0, 200)}` })
-        ),
-        Effect.map((input): ModelEvent => ({ _tag: "ToolCall", id: call.id, name: call.name, input }))
-      )
-  ))
+  const toolCalls = Effect.suspend(() =>
+    Effect.forEach(
+      [...calls.entries()].sort(([a], [b]) => a - b),
+      ([, call]) =>
+        decodeArguments(call.arguments.trim() === "" ? "{}" : call.arguments).pipe(
+          Effect.mapError(() =>
+            new ModelUnavailable({
+              message: `${route} sent arguments for tool ${call.name} that are not JSON: ${
+                call.arguments.slice(0, 200)
+              }`
+            })
+          ),
+          Effect.map((input): ModelEvent => ({ _tag: "ToolCall", id: call.id, name: call.name, input }))
+        )
+    )
+  )
 
   const finish = (): Finish => ({
     _tag: "Finish",
@@ -156,7 +169,9 @@ const makeDecoder = (route: string, request: ModelRequest) => {
     if (finished) return Effect.succeed([])
     finished = true
     if (reason === undefined) {
-      return Effect.fail(new ModelUnavailable({ message: `${route} ended the stream before the response was complete` }))
+      return Effect.fail(
+        new ModelUnavailable({ message: `${route} ended the stream before the response was complete` })
+      )
     }
     return Effect.map(toolCalls, (events) => [...events, finish()])
   })

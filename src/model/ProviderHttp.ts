@@ -12,8 +12,8 @@
  */
 import { Data, Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
-import { ModelUnavailable } from "./ModelProvider.ts"
 import { errorText } from "../ErrorText.ts"
+import { ModelUnavailable } from "./ModelProvider.ts"
 
 export interface ProviderRequest {
   /** Names the provider in error messages, e.g. `openai:gpt-4.1`. */
@@ -92,10 +92,17 @@ const rejected = (request: ProviderRequest, response: Response): Effect.Effect<n
   Effect.tryPromise(() => response.text()).pipe(
     Effect.orElseSucceed(() => ""),
     Effect.flatMap((text): Effect.Effect<never, AttemptError> => {
-      const detail = `${request.route} answered HTTP ${response.status}: ${withoutCredentials(request, providerErrorMessage(text))}`
+      const detail = `${request.route} answered HTTP ${response.status}: ${
+        withoutCredentials(request, providerErrorMessage(text))
+      }`
       return response.status === 429 || response.status >= 500
         ? Effect.fail(new Transient({ message: detail, retryAfter: retryAfterOf(response) }))
-        : Effect.fail(new ModelUnavailable({ message: detail, ...(isContextOverflow(response.status, text) ? { contextOverflow: true } : {}) }))
+        : Effect.fail(
+          new ModelUnavailable({
+            message: detail,
+            ...(isContextOverflow(response.status, text) ? { contextOverflow: true } : {})
+          })
+        )
     })
   )
 
@@ -109,7 +116,11 @@ const open = (request: ProviderRequest): Effect.Effect<Response, AttemptError> =
         signal
       }),
     catch: (cause) =>
-      new Transient({ message: `${request.route} could not be reached: ${errorText(cause)}`, retryAfter: undefined, cause })
+      new Transient({
+        message: `${request.route} could not be reached: ${errorText(cause)}`,
+        retryAfter: undefined,
+        cause
+      })
   }).pipe(Effect.flatMap((response) => (response.ok ? Effect.succeed(response) : rejected(request, response))))
 
 /** One attempt: the response body's bytes. Fails `Transient` only while nothing was received. */
@@ -118,10 +129,13 @@ const attempt = (request: ProviderRequest): Stream.Stream<Uint8Array, AttemptErr
     let received = false
     return Stream.unwrap(Effect.map(open(request), ({ body }) =>
       body === null ? Stream.empty : Stream.fromReadableStream<Uint8Array, AttemptError>({
-        evaluate: () => body,
+        evaluate: () =>
+          body,
         onError: (cause): AttemptError => {
           const message = `${request.route} stream broke: ${errorText(cause)}`
-          return received ? new ModelUnavailable({ message, cause }) : new Transient({ message, retryAfter: undefined, cause })
+          return received
+            ? new ModelUnavailable({ message, cause })
+            : new Transient({ message, retryAfter: undefined, cause })
         }
       }))).pipe(
         Stream.map((bytes) => {
@@ -150,7 +164,9 @@ const sseEvents = <E>(text: Stream.Stream<string, E>, route: string): Stream.Str
     return text.pipe(
       Stream.flatMap((chunk) => {
         const error = parser.feed(chunk)
-        if (error !== undefined) return Stream.fail(new ModelUnavailable({ message: `${route} stream broke: ${error.message}` }))
+        if (error !== undefined) {
+          return Stream.fail(new ModelUnavailable({ message: `${route} stream broke: ${error.message}` }))
+        }
         const out = parsed
         parsed = []
         return Stream.fromIterable(out)
@@ -164,7 +180,9 @@ export const streamEvents = (request: ProviderRequest): Stream.Stream<Sse.Event,
     attempt(request).pipe(
       Stream.retry(retrySchedule),
       Stream.catchTag("Transient", (error) =>
-        Stream.fail(new ModelUnavailable({ message: `${error.message} (gave up after ${maxRetries + 1} attempts)`, cause: error }))),
+        Stream.fail(
+          new ModelUnavailable({ message: `${error.message} (gave up after ${maxRetries + 1} attempts)`, cause: error })
+        )),
       Stream.decodeText
     ),
     request.route

@@ -19,7 +19,13 @@
  */
 import { Option, Schema, Stream } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
-import { estimateTokens, type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
+import {
+  estimateTokens,
+  type ModelEvent,
+  type ModelProvider,
+  type ModelRequest,
+  ModelUnavailable
+} from "./ModelProvider.ts"
 
 type Action =
   | { readonly _tag: "Tool"; readonly calls: ReadonlyArray<{ readonly name: string; readonly input: unknown }> }
@@ -60,7 +66,10 @@ export const parseScript = (message: string): Script => {
       actions.push({ _tag: "Tool", calls })
     } else if (directive === "delegate") {
       const tasks = parseInput(rest)
-      actions.push({ _tag: "Tool", calls: (Array.isArray(tasks) ? tasks : [tasks]).map((input: unknown) => ({ name: "delegate_task", input })) })
+      actions.push({
+        _tag: "Tool",
+        calls: (Array.isArray(tasks) ? tasks : [tasks]).map((input: unknown) => ({ name: "delegate_task", input }))
+      })
     } else if (directive === "text") actions.push({ _tag: "Text", text: rest })
     else if (directive === "output") actions.push({ _tag: "Output", json: rest })
     else if (directive === "reason") reasoning = rest
@@ -105,7 +114,9 @@ export const ScriptedModel: ModelProvider = {
       const script = parseScript(state.text)
       const action: Action = script.actions[state.step] ??
         { _tag: "Text", text: state.lastToolOutput === undefined ? "Done." : `Result: ${state.lastToolOutput}` }
-      const inputTokens = estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools))
+      const inputTokens = estimateTokens(
+        request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)
+      )
       const events: Array<ModelEvent> = []
       if (script.reasoning !== undefined && state.step === 0) {
         for (const w of words(script.reasoning)) events.push({ _tag: "ReasoningDelta", text: w })

@@ -8,9 +8,9 @@
  * an internal tool server) are exempt, each exactly: a redirect from one to
  * anywhere else is judged like any URL.
  */
+import { Context, Effect, Layer } from "effect"
 import { promises as dns } from "node:dns"
 import type { LookupFunction } from "node:net"
-import { Context, Effect, Layer } from "effect"
 import { Agent, fetch as undiciFetch, Headers as UndiciHeaders } from "undici"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { checkUrlShape, forbiddenAddress } from "./UrlPolicy.ts"
@@ -79,12 +79,14 @@ export class Outbound extends Context.Service<Outbound, {
     }
 
     /** A connection's lookup through `resolve`. */
-    const lookupVia = (resolve: (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>): LookupFunction =>
+    const lookupVia =
+      (resolve: (hostname: string) => Promise<ReadonlyArray<{ address: string; family: number }>>): LookupFunction =>
       (hostname, lookupOptions, callback) => {
         resolve(hostname).then(
           (addresses) => {
-            if (lookupOptions.all === true) callback(null, addresses.map((a) => ({ address: a.address, family: a.family })))
-            else callback(null, addresses[0].address, addresses[0].family)
+            if (lookupOptions.all === true) {
+              callback(null, addresses.map((a) => ({ address: a.address, family: a.family })))
+            } else callback(null, addresses[0].address, addresses[0].family)
           },
           (error: Error) => callback(Object.assign(error, { code: "ENOTFOUND" }), "", 0)
         )
@@ -157,7 +159,13 @@ export class Outbound extends Context.Service<Outbound, {
           yield* Effect.tryPromise({
             try: () => resolvePublic(hostname),
             catch: (e) =>
-              refuse(field, raw, e instanceof UrlRefused ? e.message.replace(`${hostname} `, "host ") : "has a hostname that does not resolve")
+              refuse(
+                field,
+                raw,
+                e instanceof UrlRefused
+                  ? e.message.replace(`${hostname} `, "host ")
+                  : "has a hostname that does not resolve"
+              )
           })
         }
         return shape.url

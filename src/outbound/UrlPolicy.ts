@@ -10,42 +10,48 @@
 import { BlockList, isIP } from "node:net"
 
 const blocked = new BlockList()
-for (const [net, prefix] of [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10],
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16],
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4] // reserved, broadcast
-] as const) blocked.addSubnet(net, prefix, "ipv4")
-for (const [net, prefix] of [
-  ["::", 128], // unspecified
-  ["::1", 128],
-  ["64:ff9b::", 96], // NAT64 can reach private IPv4
-  ["64:ff9b:1::", 48], // local-use NAT64
-  ["100::", 64],
-  ["2001::", 32], // Teredo tunnels to an IPv4 address
-  ["2001:db8::", 32],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["fec0::", 10], // site-local (deprecated, still private)
-  ["ff00::", 8]
-] as const) blocked.addSubnet(net, prefix, "ipv6")
+for (
+  const [net, prefix] of [
+    ["0.0.0.0", 8], // "this network", unspecified
+    ["10.0.0.0", 8],
+    ["100.64.0.0", 10],
+    ["127.0.0.0", 8],
+    ["169.254.0.0", 16],
+    ["172.16.0.0", 12],
+    ["192.0.0.0", 24],
+    ["192.0.2.0", 24],
+    ["192.168.0.0", 16],
+    ["198.18.0.0", 15],
+    ["198.51.100.0", 24],
+    ["203.0.113.0", 24],
+    ["224.0.0.0", 4], // multicast
+    ["240.0.0.0", 4] // reserved, broadcast
+  ] as const
+) blocked.addSubnet(net, prefix, "ipv4")
+for (
+  const [net, prefix] of [
+    ["::", 128], // unspecified
+    ["::1", 128],
+    ["64:ff9b::", 96], // NAT64 can reach private IPv4
+    ["64:ff9b:1::", 48], // local-use NAT64
+    ["100::", 64],
+    ["2001::", 32], // Teredo tunnels to an IPv4 address
+    ["2001:db8::", 32],
+    ["fc00::", 7],
+    ["fe80::", 10],
+    ["fec0::", 10], // site-local (deprecated, still private)
+    ["ff00::", 8]
+  ] as const
+) blocked.addSubnet(net, prefix, "ipv6")
 
 /** The eight 16-bit groups of an IPv6 address (as `isIP` accepts it, a trailing dotted quad included). */
 const groupsOf = (address: string): ReadonlyArray<number> => {
   const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(address)
   const hex = quad === null
     ? address
-    : `${address.slice(0, quad.index)}${((+quad[1] << 8) | +quad[2]).toString(16)}:${((+quad[3] << 8) | +quad[4]).toString(16)}`
+    : `${address.slice(0, quad.index)}${((+quad[1] << 8) | +quad[2]).toString(16)}:${
+      ((+quad[3] << 8) | +quad[4]).toString(16)
+    }`
   const [head, tail] = hex.includes("::") ? hex.split("::") : [hex, undefined]
   const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => parseInt(g, 16)))
   const left = parse(head)
@@ -95,7 +101,9 @@ export interface UrlCheck {
 export const checkUrlShape = (raw: string, allowPrivate: boolean): UrlCheck | string => {
   // WHATWG URL parsing drops tabs and newlines and reads a backslash as a slash; other
   // parsers (git's curl) do not, so such a URL could name another host there.
-  if (/[\s\\\u0000-\u001f\u007f]/.test(raw.trim())) return "must not contain whitespace, control characters or backslashes"
+  if (/[\s\\\u0000-\u001f\u007f]/.test(raw.trim())) {
+    return "must not contain whitespace, control characters or backslashes"
+  }
   if (!URL.canParse(raw)) return "is not an absolute URL"
   const url = new URL(raw)
   if (allowPrivate) {

@@ -64,7 +64,8 @@ const text = (value: unknown, field: string, maxBytes: number, url = false): str
 }
 
 /** The first problem among `values`, if any. */
-const problemIn = (values: ReadonlyArray<unknown>): Problem | undefined => values.find((v): v is Problem => v instanceof Problem)
+const problemIn = (values: ReadonlyArray<unknown>): Problem | undefined =>
+  values.find((v): v is Problem => v instanceof Problem)
 
 const refOf = (body: Record<string, unknown>): HandlerRef | undefined | Problem => {
   const raw = body["ref"] ?? undefined
@@ -105,7 +106,9 @@ const metadataOf = (value: unknown): Record<string, unknown> | undefined | Probl
 
 /** The message for a body over 256 KiB (also when the delivery stopped reading it there). */
 export const tooLarge = (bytes?: number): string =>
-  `the response is${bytes === undefined ? "" : ` ${bytes} bytes,`} over the limit of ${ResponseLimits.responseBytes} bytes (256 KiB)`
+  `the response is${
+    bytes === undefined ? "" : ` ${bytes} bytes,`
+  } over the limit of ${ResponseLimits.responseBytes} bytes (256 KiB)`
 
 /** What the answer lacks for `purpose`, if anything (also checked on a replayed answer). */
 export const missingFor = (answer: HandlerAnswer, purpose: Purpose): string | undefined =>

@@ -9,8 +9,8 @@
  * called a second time. Failures are not journaled; the next attempt sends
  * the same request id, so the handler can deduplicate.
  */
-import { createHash } from "node:crypto"
 import { Context, Data, Effect, Layer, Option } from "effect"
+import { createHash } from "node:crypto"
 import type { HandlerAnswer } from "../../domain/ResultHandler.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -96,12 +96,16 @@ export class ResultDispatch extends Context.Service<ResultDispatch, {
         const kept = yield* journal.find(requestId, r.owner.organizationId, r.owner.workspaceId)
         if (Option.isSome(kept)) {
           const missing = HandlerResponse.missingFor(kept.value, r.purpose)
-          if (missing !== undefined) return yield* failed("invalid_response", `the kept answer cannot be used: ${missing}`)
+          if (missing !== undefined) {
+            return yield* failed("invalid_response", `the kept answer cannot be used: ${missing}`)
+          }
           return { requestId, answer: kept.value, replayed: true } satisfies Dispatched
         }
 
         const handler = yield* handlers.forDispatch(r.owner, r.handlerId)
-        if (handler === undefined) return yield* failed("not_found", "no such result handler in this workspace (it was deleted)")
+        if (handler === undefined) {
+          return yield* failed("not_found", "no such result handler in this workspace (it was deleted)")
+        }
         const delivered = yield* delivery.post({
           url: handler.config.url,
           secret: handler.secret,
@@ -132,7 +136,11 @@ export class ResultDispatch extends Context.Service<ResultDispatch, {
           ? { _tag: "Invalid" as const, message: HandlerResponse.tooLarge() }
           : HandlerResponse.parse(delivered.text, r.purpose)
         if (parsed._tag === "Invalid") {
-          return yield* failed("invalid_response", `HTTP ${delivered.status} with an invalid response: ${parsed.message}`, delivered.status)
+          return yield* failed(
+            "invalid_response",
+            `HTTP ${delivered.status} with an invalid response: ${parsed.message}`,
+            delivered.status
+          )
         }
         yield* journal.save({
           requestId,

@@ -12,10 +12,10 @@ import {
 } from "../../domain/ResultHandler.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { IdGenerator } from "../IdGenerator.ts"
 
 /** The workspace a dispatch is made for. */
 export type Owner = Pick<Principal, "organizationId" | "workspaceId">
@@ -64,7 +64,11 @@ const make = Effect.gen(function*() {
       const url = yield* outbound.checkUrl(input.url, "url")
       return yield* crud.create(principal, {
         name: input.name,
-        config: { kind: "artifact", url: url.toString(), requestTimeoutMs: input.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs },
+        config: {
+          kind: "artifact",
+          url: url.toString(),
+          requestTimeoutMs: input.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs
+        },
         metadata: input.metadata ?? {},
         sealed: yield* box.seal(secret)
       })
@@ -83,13 +87,20 @@ const make = Effect.gen(function*() {
       const name = patch.name ?? current.row.name
       const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
       const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
-      return yield* crud.save(principal, current, { name, config: next, metadata, sealed: current.row.sealed }, structural)
+      return yield* crud.save(
+        principal,
+        current,
+        { name, config: next, metadata, sealed: current.row.sealed },
+        structural
+      )
     }),
-    rotateSecret: Effect.fn("ResultHandlers.rotateSecret")(function*(principal: Principal, id: string, secret: unknown) {
-      const current = yield* crud.load(principal, id)
-      const sealed = yield* box.seal(yield* secretOf(secret))
-      return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
-    }),
+    rotateSecret: Effect.fn("ResultHandlers.rotateSecret")(
+      function*(principal: Principal, id: string, secret: unknown) {
+        const current = yield* crud.load(principal, id)
+        const sealed = yield* box.seal(yield* secretOf(secret))
+        return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
+      }
+    ),
     remove: (principal: Principal, id: string) =>
       crud.remove(principal, id, () =>
         agentsReferencing(store, principal, [
@@ -106,6 +117,8 @@ const make = Effect.gen(function*() {
   }
 })
 
-export class ResultHandlers extends Context.Service<ResultHandlers, Effect.Success<typeof make>>()("svc/ResultHandlers") {
+export class ResultHandlers
+  extends Context.Service<ResultHandlers, Effect.Success<typeof make>>()("svc/ResultHandlers")
+{
   static readonly layer = Layer.effect(ResultHandlers)(make).pipe(Layer.provide(ResourceStore.layer))
 }

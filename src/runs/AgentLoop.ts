@@ -13,26 +13,26 @@ import { type Message, userMessage } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ActiveStatuses, isTerminal, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
+import { Artifacts } from "../artifacts/Artifacts.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
-import { Models } from "../model/Models.ts"
 import type { ModelUnavailable } from "../model/ModelProvider.ts"
+import { Models } from "../model/Models.ts"
+import { NodeRepo } from "../store/NodeRepo.ts"
+import { type FreshRun, RunRepo, type RunRow } from "../store/RunRepo.ts"
+import { nowIso } from "../Time.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
-import { NodeRepo } from "../store/NodeRepo.ts"
-import { nowIso } from "../Time.ts"
+import * as AttachmentFiles from "./AttachmentFiles.ts"
+import { Delegation } from "./Delegation.ts"
 import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
-import { Delegation } from "./Delegation.ts"
 import { completed, failed, type Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
-import type { RunPlan } from "../../domain/RunPlan.ts"
-import { type FreshRun, RunRepo, type RunRow } from "../store/RunRepo.ts"
-import { Artifacts } from "../artifacts/Artifacts.ts"
-import * as AttachmentFiles from "./AttachmentFiles.ts"
 import { RunTools } from "./RunTools.ts"
-import { StepLoop, runTool } from "./StepLoop.ts"
+import { runTool, StepLoop } from "./StepLoop.ts"
 import { systemPrompt } from "./SystemPrompt.ts"
 import { ToolGate } from "./ToolGate.ts"
 
@@ -47,7 +47,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
    * Runs (or resumes) the run to a terminal state or a park; how it ended, with the run as it
    * began (none when there was nothing to run). `created`: the Start that follows the run's creation.
    */
-  readonly execute: (runId: RunId, cancelRequested: Effect.Effect<boolean>, created: boolean) => Effect.Effect<Executed | undefined>
+  readonly execute: (
+    runId: RunId,
+    cancelRequested: Effect.Effect<boolean>,
+    created: boolean
+  ) => Effect.Effect<Executed | undefined>
 }>()("svc/AgentLoop") {
   static readonly layer = Layer.effect(AgentLoop)(
     Effect.gen(function*() {
@@ -74,7 +78,10 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           const worker = row.plan?.worker
           if (worker !== undefined) {
             const { role, label } = worker
-            yield* writer.emit({ type: "data-svc-worker-meta", data: { role, label, status: "running", prompt: row.plan?.input ?? "" } })
+            yield* writer.emit({
+              type: "data-svc-worker-meta",
+              data: { role, label, status: "running", prompt: row.plan?.input ?? "" }
+            })
           }
           return
         }
@@ -86,7 +93,13 @@ export class AgentLoop extends Context.Service<AgentLoop, {
       })
 
       /** Everything up to the step loop; `usage` is what finalization records. */
-      const body = (row: RunRow, plan: RunPlan, writer: Writer, usage: { current: UsageTotal }, fresh: Option.Option<FreshRun>) =>
+      const body = (
+        row: RunRow,
+        plan: RunPlan,
+        writer: Writer,
+        usage: { current: UsageTotal },
+        fresh: Option.Option<FreshRun>
+      ) =>
         Effect.gen(function*() {
           const runId = row.id
           const worker = plan.worker
@@ -94,7 +107,10 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           const startedAt = row.run.startedAt ?? (yield* nowIso)
           // A parked step resumes only once every interaction and worker it waits on is settled.
           const parked = yield* parking.parkedCalls(row)
-          if (parked.some((w) => w.interaction === undefined || w.interaction.status === "pending") || (yield* delegation.waiting(row))) {
+          if (
+            parked.some((w) => w.interaction === undefined || w.interaction.status === "pending") ||
+            (yield* delegation.waiting(row))
+          ) {
             return { _tag: "StillParked" } satisfies Outcome
           }
           // Stored with the first chunks of the run.
@@ -102,7 +118,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
 
           const model = models.provider(plan.route)
           const price = models.price(plan.route)
-          if (model === undefined) return failed("upstream_unavailable", `Model route '${plan.route}' is not available.`)
+          if (model === undefined) {
+            return failed("upstream_unavailable", `Model route '${plan.route}' is not available.`)
+          }
           // Checked at start, and again here: a run resumed after a restart whose band lost its
           // verified strict route is never inferred on an unverified one.
           if (row.run.config.dataHandling === "strict" && !bands.isStrictAvailable(row.run.config.band)) {
@@ -113,15 +131,25 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             )
           }
           if (price === undefined && plan.budgetCents !== null) {
-            return failed("pricing_unavailable", `No price is configured for route '${plan.route}'.`, "pricing_unavailable")
+            return failed(
+              "pricing_unavailable",
+              `No price is configured for route '${plan.route}'.`,
+              "pricing_unavailable"
+            )
           }
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
           // A new run has no steps yet, and no history when its thread had no runs before it.
           const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
-          const tools = yield* runTools.open({ runId, threadId: row.run.threadId, agentId: row.run.agentId }, principal, plan, writer, {
-            resumed: row.park !== null,
-            firstExecution: checkpoints.length === 0 && row.park === null
-          })
+          const tools = yield* runTools.open(
+            { runId, threadId: row.run.threadId, agentId: row.run.agentId },
+            principal,
+            plan,
+            writer,
+            {
+              resumed: row.park !== null,
+              firstExecution: checkpoints.length === 0 && row.park === null
+            }
+          )
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
             untrusted: tools.untrusted,
             deferred: tools.hasDeferred,
@@ -190,7 +218,11 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         })
 
       /** maxDurationMs counts from the run's start (a worker's, from its root's); failures become the run's outcome. */
-      const bounded = (row: RunRow, plan: RunPlan, outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable | SnapshotUnavailable>) => {
+      const bounded = (
+        row: RunRow,
+        plan: RunPlan,
+        outcome: Effect.Effect<Outcome, ModelUnavailable | WorkspaceUnavailable | SnapshotUnavailable>
+      ) => {
         const worker = plan.worker
         const deadline = worker !== undefined
           ? worker.deadlineMs
@@ -205,16 +237,38 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             })
           ))
         return timed.pipe(
-          Effect.catchTag("WorkspaceUnavailable", (e) =>
-            Effect.succeed(failed("workspace_unavailable", `The managed workspace could not start: ${e.message}`, "workspace_unavailable"))),
-          Effect.catchTag("SnapshotUnavailable", (e) =>
-            Effect.succeed(failed("snapshot_unavailable", `The managed workspace could not be restored: ${e.message}`, "snapshot_unavailable"))),
+          Effect.catchTag(
+            "WorkspaceUnavailable",
+            (e) =>
+              Effect.succeed(
+                failed(
+                  "workspace_unavailable",
+                  `The managed workspace could not start: ${e.message}`,
+                  "workspace_unavailable"
+                )
+              )
+          ),
+          Effect.catchTag(
+            "SnapshotUnavailable",
+            (e) =>
+              Effect.succeed(
+                failed(
+                  "snapshot_unavailable",
+                  `The managed workspace could not be restored: ${e.message}`,
+                  "snapshot_unavailable"
+                )
+              )
+          ),
           Effect.catchTag("ModelUnavailable", (e) =>
             Effect.as(
               // The run's error tells its caller; the log tells the operator (a provider down, a key refused).
               Effect.logWarning(`model call failed: ${e.message}`),
               e.contextOverflow === true
-                ? failed("context_overflow", `The conversation outgrew the model's context window: ${e.message}`, "context_overflow")
+                ? failed(
+                  "context_overflow",
+                  `The conversation outgrew the model's context window: ${e.message}`,
+                  "context_overflow"
+                )
                 : failed("upstream_unavailable", `The model provider is unavailable: ${e.message}`)
             )),
           Effect.catchDefect((defect) =>
@@ -222,55 +276,77 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               Effect.as(
                 Effect.logError("run engine fault", defect).pipe(Effect.annotateLogs({ reference, run_id: row.id })),
                 failed("internal_error", "The run failed because of an internal error.", "engine_fault", reference)
-              )))
+              ))
+          )
         )
       }
 
-      const execute = Effect.fn("AgentLoop.execute")(function*(runId: RunId, cancelRequested: Effect.Effect<boolean>, created: boolean) {
-        yield* Effect.annotateCurrentSpan("svc.run.id", runId)
-        // The first execution of a run created here needs no read, unless a cancel came first. Only the Start
-        // that follows the creation may use the row kept in memory: a later one (recovery, hand-off) may find
-        // the run executed elsewhere meanwhile. Taken either way, so it never lingers.
-        const taken = repo.takeFresh(runId)
-        const fresh = created && Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
-        // Any other execution claims the run: whatever executed it before is fenced out from now on.
-        const found = Option.isSome(fresh) ? Option.some(fresh.value.row) : yield* repo.claim(runId, ActiveStatuses, nodes.id)
-        if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
-        const row = found.value
-        const plan = row.plan
-        if (plan === undefined) {
-          yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(Effect.annotateLogs({ run_id: runId }))
-          return undefined
-        }
-        const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh), attempt: row.attempt })
-        // Everything before the model's first answer goes in one write.
-        if (!plan.streamProgress) yield* writer.hold
-        const usage = { current: row.run.usage ?? ZeroUsage }
-        // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
-        const beat = Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4)))
-        // It also finds out, between writes, that a later claim took the run.
-        const touch = Effect.flatMap(Effect.flatMap(nowIso, (now) => repo.touch(runId, row.attempt, now)), (held) => (held ? Effect.void : writer.lose))
-        yield* Effect.forkScoped(Effect.repeat(touch, Schedule.spaced(beat)).pipe(Effect.delay(beat)))
-        // A cancel finalizes the run, unless this execution lost its claim (then it is not this one's to end);
-        // any other interruption (the shard moved, the runner stops) hands the run back to the recovery pass.
-        const onInterrupt = Effect.flatMap(
-          Effect.all([cancelRequested, writer.isLost]),
-          ([cancelled, lost]) =>
-            lost ? Effect.void : cancelled ? finalize.cancelled(row, writer, usage.current) : Effect.flatMap(nowIso, (now) => repo.release(runId, row.attempt, now)).pipe(Effect.catchCause(() => Effect.void))
-        )
-        // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
-        return yield* fenced(
-          writer,
-          Effect.gen(function*() {
-            const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(Effect.onInterrupt(() => onInterrupt))
-            yield* finalize.outcome(row, writer, outcome, usage.current)
-            return { row, outcome } satisfies Executed
-          })
-        )
-      }, Effect.scoped)
+      const execute = Effect.fn("AgentLoop.execute")(
+        function*(runId: RunId, cancelRequested: Effect.Effect<boolean>, created: boolean) {
+          yield* Effect.annotateCurrentSpan("svc.run.id", runId)
+          // The first execution of a run created here needs no read, unless a cancel came first. Only the Start
+          // that follows the creation may use the row kept in memory: a later one (recovery, hand-off) may find
+          // the run executed elsewhere meanwhile. Taken either way, so it never lingers.
+          const taken = repo.takeFresh(runId)
+          const fresh = created && Option.isSome(taken) && !(yield* cancelRequested) ? taken : Option.none<FreshRun>()
+          // Any other execution claims the run: whatever executed it before is fenced out from now on.
+          const found = Option.isSome(fresh)
+            ? Option.some(fresh.value.row)
+            : yield* repo.claim(runId, ActiveStatuses, nodes.id)
+          if (Option.isNone(found) || isTerminal(found.value.run.status)) return undefined
+          const row = found.value
+          const plan = row.plan
+          if (plan === undefined) {
+            yield* Effect.logError("run plan cannot be read; left to the recovery pass").pipe(
+              Effect.annotateLogs({ run_id: runId })
+            )
+            return undefined
+          }
+          const writer = yield* events.writer(runId, { fresh: Option.isSome(fresh), attempt: row.attempt })
+          // Everything before the model's first answer goes in one write.
+          if (!plan.streamProgress) yield* writer.hold
+          const usage = { current: row.run.usage ?? ZeroUsage }
+          // Heartbeat: the recovery pass leaves a run alone while it is executing somewhere.
+          const beat = Duration.millis(Math.max(1000, Math.floor(config.runStallMs / 4)))
+          // It also finds out, between writes, that a later claim took the run.
+          const touch = Effect.flatMap(
+            Effect.flatMap(nowIso, (now) => repo.touch(runId, row.attempt, now)),
+            (held) => (held ? Effect.void : writer.lose)
+          )
+          yield* Effect.forkScoped(Effect.repeat(touch, Schedule.spaced(beat)).pipe(Effect.delay(beat)))
+          // A cancel finalizes the run, unless this execution lost its claim (then it is not this one's to end);
+          // any other interruption (the shard moved, the runner stops) hands the run back to the recovery pass.
+          const onInterrupt = Effect.flatMap(
+            Effect.all([cancelRequested, writer.isLost]),
+            ([cancelled, lost]) =>
+              lost
+                ? Effect.void
+                : cancelled
+                ? finalize.cancelled(row, writer, usage.current)
+                : Effect.flatMap(nowIso, (now) => repo.release(runId, row.attempt, now)).pipe(
+                  Effect.catchCause(() => Effect.void)
+                )
+          )
+          // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.
+          return yield* fenced(
+            writer,
+            Effect.gen(function*() {
+              const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
+                Effect.onInterrupt(() => onInterrupt)
+              )
+              yield* finalize.outcome(row, writer, outcome, usage.current)
+              return { row, outcome } satisfies Executed
+            })
+          )
+        },
+        Effect.scoped
+      )
 
       // Every log line of an execution names its run.
-      return { execute: (runId, cancelRequested, created) => Effect.annotateLogs(execute(runId, cancelRequested, created), { run_id: runId }) }
+      return {
+        execute: (runId, cancelRequested, created) =>
+          Effect.annotateLogs(execute(runId, cancelRequested, created), { run_id: runId })
+      }
     })
   )
 }

@@ -24,17 +24,21 @@ const bytesOf = (artifacts: ArtifactsService, id: string) =>
   )
 
 /** The bytes the model is sent, by artifact id. */
-export const load = Effect.fn("AttachmentFiles.load")(function*(artifacts: ArtifactsService, messages: ReadonlyArray<Message>) {
-  const ids = new Set(
-    messages.flatMap((m) => (m.role === "user" ? m.attachments ?? [] : [])).filter((a) => a.as !== "workspace").map((a) => a.artifactId)
-  )
-  const files = new Map<string, Uint8Array>()
-  for (const id of ids) {
-    const data = yield* bytesOf(artifacts, id)
-    if (data !== undefined) files.set(id, data)
+export const load = Effect.fn("AttachmentFiles.load")(
+  function*(artifacts: ArtifactsService, messages: ReadonlyArray<Message>) {
+    const ids = new Set(
+      messages.flatMap((m) => (m.role === "user" ? m.attachments ?? [] : [])).filter((a) => a.as !== "workspace").map((
+        a
+      ) => a.artifactId)
+    )
+    const files = new Map<string, Uint8Array>()
+    for (const id of ids) {
+      const data = yield* bytesOf(artifacts, id)
+      if (data !== undefined) files.set(id, data)
+    }
+    return files
   }
-  return files
-})
+)
 
 /** Writes each attachment with a workspace path there; one that cannot be written is reported, and the run goes on. */
 export const place = Effect.fn("AttachmentFiles.place")(function*(
@@ -52,7 +56,9 @@ export const place = Effect.fn("AttachmentFiles.place")(function*(
       continue
     }
     yield* files.write(path, data).pipe(
-      Effect.catch((e) => report(`The attachment ${a.filename} could not be placed in the workspace at ${path}: ${e.message}`))
+      Effect.catch((e) =>
+        report(`The attachment ${a.filename} could not be placed in the workspace at ${path}: ${e.message}`)
+      )
     )
   }
 })

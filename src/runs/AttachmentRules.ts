@@ -21,12 +21,20 @@ export const AttachmentLimits = {
 } as const
 
 const images = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"])
-const textTypes = new Set(["application/json", "application/xml", "application/x-yaml", "application/yaml", "application/javascript", "application/x-ndjson"])
+const textTypes = new Set([
+  "application/json",
+  "application/xml",
+  "application/x-yaml",
+  "application/yaml",
+  "application/javascript",
+  "application/x-ndjson"
+])
 
 /** The base media type, without parameters, lower case. */
 export const essence = (mediaType: string): string => (mediaType.split(";")[0] ?? "").trim().toLowerCase()
 
-const isText = (type: string) => type.startsWith("text/") || textTypes.has(type) || type.endsWith("+json") || type.endsWith("+xml")
+const isText = (type: string) =>
+  type.startsWith("text/") || textTypes.has(type) || type.endsWith("+json") || type.endsWith("+xml")
 
 export type Placement =
   | { readonly as: AttachmentRef["as"] }
@@ -46,10 +54,14 @@ export const placementOf = (mediaType: string, bytes: number, hasWorkspace: bool
   if (hasWorkspace) return { as: "workspace" }
   return inline === undefined
     ? {
-      refused: `its media type ${type} cannot be shown to the model (images png/jpeg/gif/webp, PDF and text files can); ` +
+      refused:
+        `its media type ${type} cannot be shown to the model (images png/jpeg/gif/webp, PDF and text files can); ` +
         "an agent with a managed workspace receives any file there"
     }
-    : { refused: `it is ${bytes} bytes, over the ${inline.limit}-byte limit for ${inline.what} sent to the model; an agent with a managed workspace receives it there` }
+    : {
+      refused:
+        `it is ${bytes} bytes, over the ${inline.limit}-byte limit for ${inline.what} sent to the model; an agent with a managed workspace receives it there`
+    }
 }
 
 /** Where attachments land in a managed workspace, relative to its root. */

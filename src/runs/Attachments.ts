@@ -20,9 +20,17 @@ const itemField = (i: number) => `input.attachments[${i}].fileId`
 
 /** An item naming no file of this workspace, as a 400 naming the item (catchTags handlers). */
 const unusable = (i: number, fileId: string) => ({
-  NotFound: () => Effect.fail(InvalidRequest.forField(itemField(i), `input.attachments[${i}]: no file '${fileId}' exists.`, "file_not_found")),
+  NotFound: () =>
+    Effect.fail(
+      InvalidRequest.forField(itemField(i), `input.attachments[${i}]: no file '${fileId}' exists.`, "file_not_found")
+    ),
   PermissionDenied: () =>
-    Effect.fail(InvalidRequest.forField(itemField(i), `input.attachments[${i}]: the file '${fileId}' belongs to another workspace.`))
+    Effect.fail(
+      InvalidRequest.forField(
+        itemField(i),
+        `input.attachments[${i}]: the file '${fileId}' belongs to another workspace.`
+      )
+    )
 })
 
 export const resolve = Effect.fn("Attachments.resolve")(function*(
@@ -32,7 +40,10 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
   scope: { readonly runId: RunId; readonly threadId: ThreadId; readonly hasWorkspace: boolean }
 ) {
   if (items.length > AttachmentLimits.maxItems) {
-    return yield* InvalidRequest.forField("input.attachments", `At most ${AttachmentLimits.maxItems} files can be attached to one input; got ${items.length}.`)
+    return yield* InvalidRequest.forField(
+      "input.attachments",
+      `At most ${AttachmentLimits.maxItems} files can be attached to one input; got ${items.length}.`
+    )
   }
   const described = yield* Effect.forEach(items, ({ fileId }, i) =>
     files.describe(principal, FileId.make(fileId)).pipe(
@@ -40,7 +51,12 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
       Effect.flatMap((file) => {
         const placement = placementOf(file.mediaType, file.bytes, scope.hasWorkspace)
         return "refused" in placement
-          ? Effect.fail(InvalidRequest.forField(itemField(i), `input.attachments[${i}]: the file '${fileId}' (${file.filename}) cannot be attached: ${placement.refused}.`))
+          ? Effect.fail(
+            InvalidRequest.forField(
+              itemField(i),
+              `input.attachments[${i}]: the file '${fileId}' (${file.filename}) cannot be attached: ${placement.refused}.`
+            )
+          )
           : Effect.succeed({ fileId, file, as: placement.as })
       })
     ))
@@ -52,17 +68,20 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
     )
   }
   const paths = scope.hasWorkspace ? workspacePaths(described.map((d) => d.file.filename)) : []
-  return yield* Effect.forEach(described, ({ fileId, as }, i) =>
-    files.toArtifact(principal, FileId.make(fileId), { runId: scope.runId, threadId: scope.threadId }).pipe(
-      Effect.catchTags(unusable(i, fileId)),
-      Effect.map((artifact): AttachmentRef => ({
-        artifactId: artifact.id,
-        filename: artifact.filename,
-        mediaType: artifact.mediaType,
-        bytes: artifact.bytes,
-        sha256: artifact.sha256,
-        as,
-        ...(paths[i] === undefined ? {} : { path: paths[i] })
-      }))
-    ))
+  return yield* Effect.forEach(
+    described,
+    ({ fileId, as }, i) =>
+      files.toArtifact(principal, FileId.make(fileId), { runId: scope.runId, threadId: scope.threadId }).pipe(
+        Effect.catchTags(unusable(i, fileId)),
+        Effect.map((artifact): AttachmentRef => ({
+          artifactId: artifact.id,
+          filename: artifact.filename,
+          mediaType: artifact.mediaType,
+          bytes: artifact.bytes,
+          sha256: artifact.sha256,
+          as,
+          ...(paths[i] === undefined ? {} : { path: paths[i] })
+        }))
+      )
+  )
 })

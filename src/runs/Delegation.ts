@@ -22,7 +22,7 @@ import { nowIso } from "../Time.ts"
 import { readInput } from "../tools/DelegateTask.ts"
 import { errorOutcome, type ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Writer } from "./EventLog.ts"
-import { type Settled, settle } from "./Outcome.ts"
+import { settle, type Settled } from "./Outcome.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
 /** Starts a worker run on its entity (the actors implement it: src never addresses an entity). */
@@ -38,7 +38,8 @@ export interface Spawned {
 
 /** A worker's plan: the root's snapshot with the task as input, and its place in the tree. */
 export const workerPlan = (root: RunPlan, task: DelegateTaskInput, worker: WorkerPlan): RunPlan => {
-  const { subagents: _subagents, workspace: _workspace, threadContext: _threadContext, worker: _worker, ...inherited } = root
+  const { subagents: _subagents, workspace: _workspace, threadContext: _threadContext, worker: _worker, ...inherited } =
+    root
   const advisor = worker.role === "advisor"
   return {
     ...inherited,
@@ -111,7 +112,12 @@ const resultOf = ({ row, answer }: WorkerState): ToolOutcome => {
 
 export class Delegation extends Context.Service<Delegation, {
   /** Creates, announces and starts the worker of each call (bounded by the root's deadline, epoch ms). */
-  readonly spawn: (root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) => Effect.Effect<Spawned>
+  readonly spawn: (
+    root: RunRow,
+    calls: ReadonlyArray<ToolCall>,
+    writer: Writer,
+    deadlineMs: number | null
+  ) => Effect.Effect<Spawned>
   /** Whether a worker the run's park waits on is still going. */
   readonly waiting: (row: RunRow) => Effect.Effect<boolean>
   /** The results of the park's workers (all ended), as their calls settle. */
@@ -131,58 +137,86 @@ export class Delegation extends Context.Service<Delegation, {
       const ids = yield* IdGenerator
       const starts = yield* WorkerStarts
 
-      const spawn = Effect.fn("Delegation.spawn")(function*(root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) {
-        const plan = root.plan
-        if (plan === undefined) return { workers: [], refused: calls.map((c) => settle(c, errorOutcome("Error: this run cannot delegate."))) }
-        const refused: Array<Settled> = []
-        const created: Array<PendingWorker & { readonly runId: RunId; readonly task: DelegateTaskInput }> = []
-        for (const call of calls) {
-          const read = readInput(call.input)
-          if (read._tag === "Invalid") {
-            refused.push(settle(call, errorOutcome(read.message)))
-            continue
-          }
-          const schemaProblem = read.value.outputSchema === undefined ? undefined : StructuredOutput.schemaProblem(read.value.outputSchema)
-          if (schemaProblem !== undefined) {
-            refused.push(settle(call, errorOutcome(`Error: delegate_task outputSchema is not a valid JSON Schema: ${schemaProblem}.`)))
-            continue
-          }
-          const workerRef = ids.derive("worker", `${root.id}:${call.id}`)
-          created.push({ toolCallId: call.id, workerRef, runId: ids.derive("run", `worker:${workerRef}`), task: read.value })
-        }
-        const now = yield* nowIso
-        yield* Effect.forEach(created, ({ workerRef, runId, task }) =>
-          repo.insert({
-            id: runId,
-            workerRef,
-            rootRunId: root.id,
-            organizationId: root.organizationId,
-            workspaceId: root.workspaceId,
-            plan: workerPlan(plan, task, {
-              rootRunId: root.id,
-              workerRef,
-              role: task.role ?? "worker",
-              label: task.label,
-              deadlineMs
-            }),
-            run: {
-              ...root.run,
-              id: runId,
-              status: "queued",
-              terminalReason: null,
-              usage: ZeroUsage,
-              metadata: {},
-              createdAt: now,
-              startedAt: null,
-              completedAt: null
+      const spawn = Effect.fn("Delegation.spawn")(
+        function*(root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) {
+          const plan = root.plan
+          if (plan === undefined) {
+            return {
+              workers: [],
+              refused: calls.map((c) => settle(c, errorOutcome("Error: this run cannot delegate.")))
             }
-          }), { concurrency: "unbounded", discard: true })
-        for (const { workerRef, task } of created) {
-          yield* writer.emit({ type: "data-svc-task", data: { label: task.label, workerRef, role: task.role ?? "worker" } })
+          }
+          const refused: Array<Settled> = []
+          const created: Array<PendingWorker & { readonly runId: RunId; readonly task: DelegateTaskInput }> = []
+          for (const call of calls) {
+            const read = readInput(call.input)
+            if (read._tag === "Invalid") {
+              refused.push(settle(call, errorOutcome(read.message)))
+              continue
+            }
+            const schemaProblem = read.value.outputSchema === undefined
+              ? undefined
+              : StructuredOutput.schemaProblem(read.value.outputSchema)
+            if (schemaProblem !== undefined) {
+              refused.push(
+                settle(
+                  call,
+                  errorOutcome(`Error: delegate_task outputSchema is not a valid JSON Schema: ${schemaProblem}.`)
+                )
+              )
+              continue
+            }
+            const workerRef = ids.derive("worker", `${root.id}:${call.id}`)
+            created.push({
+              toolCallId: call.id,
+              workerRef,
+              runId: ids.derive("run", `worker:${workerRef}`),
+              task: read.value
+            })
+          }
+          const now = yield* nowIso
+          yield* Effect.forEach(created, ({ workerRef, runId, task }) =>
+            repo.insert({
+              id: runId,
+              workerRef,
+              rootRunId: root.id,
+              organizationId: root.organizationId,
+              workspaceId: root.workspaceId,
+              plan: workerPlan(plan, task, {
+                rootRunId: root.id,
+                workerRef,
+                role: task.role ?? "worker",
+                label: task.label,
+                deadlineMs
+              }),
+              run: {
+                ...root.run,
+                id: runId,
+                status: "queued",
+                terminalReason: null,
+                usage: ZeroUsage,
+                metadata: {},
+                createdAt: now,
+                startedAt: null,
+                completedAt: null
+              }
+            }), { concurrency: "unbounded", discard: true })
+          for (const { workerRef, task } of created) {
+            yield* writer.emit({
+              type: "data-svc-task",
+              data: { label: task.label, workerRef, role: task.role ?? "worker" }
+            })
+          }
+          yield* Effect.forEach(created, ({ workerRef, runId }) => starts.start(workerRef, runId), {
+            concurrency: "unbounded",
+            discard: true
+          })
+          return {
+            workers: created.map(({ toolCallId, workerRef }) => ({ toolCallId, workerRef })),
+            refused
+          } satisfies Spawned
         }
-        yield* Effect.forEach(created, ({ workerRef, runId }) => starts.start(workerRef, runId), { concurrency: "unbounded", discard: true })
-        return { workers: created.map(({ toolCallId, workerRef }) => ({ toolCallId, workerRef })), refused } satisfies Spawned
-      })
+      )
 
       const statesOf = (row: RunRow) => repo.states(row.id, (row.park?.workers ?? []).map((w) => w.workerRef))
 
@@ -192,7 +226,9 @@ export class Delegation extends Context.Service<Delegation, {
           const pending = row.park?.workers ?? []
           if (pending.length === 0) return false
           const states = yield* statesOf(row)
-          return pending.some((w) => !states.some((s) => s.row.plan?.worker?.workerRef === w.workerRef && isTerminal(s.row.run.status)))
+          return pending.some((w) =>
+            !states.some((s) => s.row.plan?.worker?.workerRef === w.workerRef && isTerminal(s.row.run.status))
+          )
         }),
         results: Effect.fn("Delegation.results")(function*(row: RunRow) {
           const pending = row.park?.workers ?? []
@@ -203,7 +239,12 @@ export class Delegation extends Context.Service<Delegation, {
             const call = calls.find((c) => c.id === w.toolCallId)
             const state = states.find((s) => s.row.plan?.worker?.workerRef === w.workerRef)
             if (call === undefined) return []
-            return [settle(call, state === undefined ? errorOutcome(`The task's worker ${w.workerRef} is gone.`) : resultOf(state))]
+            return [
+              settle(
+                call,
+                state === undefined ? errorOutcome(`The task's worker ${w.workerRef} is gone.`) : resultOf(state)
+              )
+            ]
           })
         }),
         othersCost: (row: RunRow, capped: boolean) => {

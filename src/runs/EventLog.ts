@@ -15,12 +15,12 @@ import type { Statement } from "effect/sql"
 import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { nowIso } from "../Time.ts"
-import { RecentChunks } from "./RecentChunks.ts"
-import { StreamSignals, type Subscription } from "./StreamSignals.ts"
 import { EventRepo } from "../store/EventRepo.ts"
 import { hasNul, nulFree } from "../store/NulFree.ts"
 import { mergeChanges, type RunChange, RunRepo } from "../store/RunRepo.ts"
+import { nowIso } from "../Time.ts"
+import { RecentChunks } from "./RecentChunks.ts"
+import { StreamSignals, type Subscription } from "./StreamSignals.ts"
 
 export type { SequencedChunk } from "../../domain/Chunk.ts"
 
@@ -44,7 +44,8 @@ export type Attached = Statement.Fragment | { readonly _tag: "RunChange"; readon
 
 export const runChange = (change: RunChange): Attached => ({ _tag: "RunChange", change })
 
-const isRunChange = (a: Attached): a is { readonly _tag: "RunChange"; readonly change: RunChange } => "_tag" in a && a._tag === "RunChange"
+const isRunChange = (a: Attached): a is { readonly _tag: "RunChange"; readonly change: RunChange } =>
+  "_tag" in a && a._tag === "RunChange"
 
 export interface Writer {
   /** The last sequence number stored when the writer opened (0: a fresh stream). */
@@ -108,13 +109,21 @@ export class EventLog extends Context.Service<EventLog, {
    * The run's single writer, continuing after the last stored sequence number (`fresh`: a new run,
    * nothing stored yet), fenced by the claim `attempt` when given.
    */
-  readonly writer: (runId: RunId, options?: { readonly fresh?: boolean; readonly attempt?: number }) => Effect.Effect<Writer, never, Scope.Scope>
+  readonly writer: (
+    runId: RunId,
+    options?: { readonly fresh?: boolean; readonly attempt?: number }
+  ) => Effect.Effect<Writer, never, Scope.Scope>
   /**
    * Stored chunks after `afterSeq`, then live ones, until the run's final end,
    * or a parked turn's end with nothing after it while `settled` holds (a
    * resuming run goes on in the same log).
    */
-  readonly follow: (runId: RunId, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch) => Stream.Stream<SequencedChunk>
+  readonly follow: (
+    runId: RunId,
+    afterSeq: number,
+    settled: Effect.Effect<boolean>,
+    watch?: Watch
+  ) => Stream.Stream<SequencedChunk>
   /**
    * Watches for writes before a run exists: a stream that follows a new run
    * with this watch reads nothing back (every chunk of the run comes after it).
@@ -148,7 +157,13 @@ export class EventLog extends Context.Service<EventLog, {
       const lastSeq = store.lastSeq
 
       /** One write: the changes to the run's row merged into one update, with the other statements and the chunks. */
-      const write = (runId: RunId, rows: ReadonlyArray<SequencedChunk>, all: ReadonlyArray<Attached>, now: string, attempt: number | undefined) => {
+      const write = (
+        runId: RunId,
+        rows: ReadonlyArray<SequencedChunk>,
+        all: ReadonlyArray<Attached>,
+        now: string,
+        attempt: number | undefined
+      ) => {
         const changes = all.flatMap((a) => (isRunChange(a) ? [a.change] : []))
         const attached = [
           ...all.filter((a): a is Statement.Fragment => !isRunChange(a)),
@@ -157,76 +172,88 @@ export class EventLog extends Context.Service<EventLog, {
         return store.write(runId, rows, attached, attempt)
       }
 
-      const writer = Effect.fn("EventLog.writer")(function*(runId: RunId, options?: { readonly fresh?: boolean; readonly attempt?: number }) {
-        let seq = options?.fresh === true ? 0 : yield* lastSeq(runId)
-        const startSeq = seq
-        const attempt = options?.attempt
-        const pending = yield* Queue.unbounded<Pending>()
-        const open = Latch.makeUnsafe(true)
-        const writerScope = yield* Effect.scope
-        const lost = yield* Deferred.make<void>()
-        const lose = Effect.andThen(Deferred.succeed(lost, undefined), Effect.never)
-        recent.open(runId, startSeq)
-        yield* Effect.addFinalizer(() => Effect.sync(() => recent.close(runId)))
-        yield* Effect.forkScoped(
-          Effect.forever(
-            Effect.gen(function*() {
-              const first = yield* Queue.takeAll(pending)
-              yield* open.await
-              const batch = [...first, ...(yield* Queue.clear(pending))]
-              const rows = batch.flatMap((item) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
-              const attached = batch.flatMap((item) => (item._tag === "Attach" ? item.statements : []))
-              // Fenced out: nothing more is written; waiting flushes are released (and find the claim lost).
-              const stored = (yield* Deferred.isDone(lost))
-                ? false
-                : yield* write(runId, rows, attached, attached.length === 0 ? "" : yield* nowIso, attempt).pipe(
-                  Effect.as(true),
-                  Effect.catchTag("RunFenced", () => Effect.as(Deferred.succeed(lost, undefined), false))
-                )
-              if (stored && rows.length > 0) {
-                recent.append(runId, rows)
-                signals.publish({ runId, chunks: rows })
-              }
-              for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
-            })
+      const writer = Effect.fn("EventLog.writer")(
+        function*(runId: RunId, options?: { readonly fresh?: boolean; readonly attempt?: number }) {
+          let seq = options?.fresh === true ? 0 : yield* lastSeq(runId)
+          const startSeq = seq
+          const attempt = options?.attempt
+          const pending = yield* Queue.unbounded<Pending>()
+          const open = Latch.makeUnsafe(true)
+          const writerScope = yield* Effect.scope
+          const lost = yield* Deferred.make<void>()
+          const lose = Effect.andThen(Deferred.succeed(lost, undefined), Effect.never)
+          recent.open(runId, startSeq)
+          yield* Effect.addFinalizer(() => Effect.sync(() => recent.close(runId)))
+          yield* Effect.forkScoped(
+            Effect.forever(
+              Effect.gen(function*() {
+                const first = yield* Queue.takeAll(pending)
+                yield* open.await
+                const batch = [...first, ...(yield* Queue.clear(pending))]
+                const rows = batch.flatMap((
+                  item
+                ) => (item._tag === "Chunk" ? [{ seq: item.seq, chunk: item.chunk }] : []))
+                const attached = batch.flatMap((item) => (item._tag === "Attach" ? item.statements : []))
+                // Fenced out: nothing more is written; waiting flushes are released (and find the claim lost).
+                const stored = (yield* Deferred.isDone(lost))
+                  ? false
+                  : yield* write(runId, rows, attached, attached.length === 0 ? "" : yield* nowIso, attempt).pipe(
+                    Effect.as(true),
+                    Effect.catchTag("RunFenced", () => Effect.as(Deferred.succeed(lost, undefined), false))
+                  )
+                if (stored && rows.length > 0) {
+                  recent.append(runId, rows)
+                  signals.publish({ runId, chunks: rows })
+                }
+                for (const item of batch) if (item._tag === "Flush") yield* Deferred.succeed(item.done, undefined)
+              })
+            )
           )
-        )
-        const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, { _tag: "Attach", statements })
-        const drain = Effect.gen(function*() {
-          open.openUnsafe()
-          const done = yield* Deferred.make<void>()
-          yield* Queue.offer(pending, { _tag: "Flush", done })
-          yield* Deferred.await(done)
-        })
-        // Nothing that follows a flush may happen once the claim is lost (a tool call stored "before it fires").
-        const flush = Effect.andThen(drain, Effect.flatMap(Deferred.isDone(lost), (isLost) => (isLost ? lose : Effect.void)))
-        // Whatever was emitted is stored before the writer goes away (unless fenced out).
-        yield* Effect.addFinalizer(() => drain)
-        return {
-          startSeq,
-          attempt,
-          lost: Deferred.await(lost),
-          isLost: Deferred.isDone(lost),
-          lose,
-          emit: (emitted: Chunk) =>
-            Effect.flatMap(storable(emitted), (chunk) =>
-              Effect.suspend(() => {
-                seq += 1
-                const item = { _tag: "Chunk" as const, seq, chunk }
-                return Effect.as(Queue.offer(pending, item), item.seq)
-              })),
-          flush,
-          hold: Effect.andThen(
-            Effect.sync(() => open.closeUnsafe()),
-            Effect.forkIn(Effect.andThen(Effect.sleep(MaxHold), Effect.sync(() => open.openUnsafe())), writerScope)
-          ),
-          release: Effect.sync(() => open.openUnsafe()),
-          attach: (statements) => Effect.asVoid(attach(statements)),
-          commit: (statements) => Effect.andThen(attach(statements), flush)
-        } satisfies Writer
-      })
+          const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, { _tag: "Attach", statements })
+          const drain = Effect.gen(function*() {
+            open.openUnsafe()
+            const done = yield* Deferred.make<void>()
+            yield* Queue.offer(pending, { _tag: "Flush", done })
+            yield* Deferred.await(done)
+          })
+          // Nothing that follows a flush may happen once the claim is lost (a tool call stored "before it fires").
+          const flush = Effect.andThen(
+            drain,
+            Effect.flatMap(Deferred.isDone(lost), (isLost) => (isLost ? lose : Effect.void))
+          )
+          // Whatever was emitted is stored before the writer goes away (unless fenced out).
+          yield* Effect.addFinalizer(() => drain)
+          return {
+            startSeq,
+            attempt,
+            lost: Deferred.await(lost),
+            isLost: Deferred.isDone(lost),
+            lose,
+            emit: (emitted: Chunk) =>
+              Effect.flatMap(storable(emitted), (chunk) =>
+                Effect.suspend(() => {
+                  seq += 1
+                  const item = { _tag: "Chunk" as const, seq, chunk }
+                  return Effect.as(Queue.offer(pending, item), item.seq)
+                })),
+            flush,
+            hold: Effect.andThen(
+              Effect.sync(() => open.closeUnsafe()),
+              Effect.forkIn(Effect.andThen(Effect.sleep(MaxHold), Effect.sync(() => open.openUnsafe())), writerScope)
+            ),
+            release: Effect.sync(() => open.openUnsafe()),
+            attach: (statements) => Effect.asVoid(attach(statements)),
+            commit: (statements) => Effect.andThen(attach(statements), flush)
+          } satisfies Writer
+        }
+      )
 
-      const follow = (runId: RunId, afterSeq: number, settled: Effect.Effect<boolean>, watch?: Watch): Stream.Stream<SequencedChunk> =>
+      const follow = (
+        runId: RunId,
+        afterSeq: number,
+        settled: Effect.Effect<boolean>,
+        watch?: Watch
+      ): Stream.Stream<SequencedChunk> =>
         Stream.unwrap(
           Effect.gen(function*() {
             // Subscribe before the first look so that no write is missed.
@@ -236,7 +263,9 @@ export class EventLog extends Context.Service<EventLog, {
             const catchUp = (cursor: number) =>
               Effect.suspend(() => {
                 const local = recent.after(runId, cursor)
-                return local === undefined ? Effect.map(read(runId, cursor), (rows) => ({ rows, read: true })) : Effect.succeed({ rows: local, read: false })
+                return local === undefined
+                  ? Effect.map(read(runId, cursor), (rows) => ({ rows, read: true }))
+                  : Effect.succeed({ rows: local, read: false })
               })
             /** `settling`: after a turn's end, an empty look is an answer too (the caller asks whether the run settled). */
             const next = (cursor: number, mustRead: boolean, settling: boolean) =>
@@ -262,13 +291,20 @@ export class EventLog extends Context.Service<EventLog, {
                 if (rows.length === 0) {
                   return state.endIfEmpty && (yield* settled)
                     ? [[], Option.none()] as const
-                    : [[], Option.some({ cursor: state.cursor, mustRead: false, endIfEmpty: state.endIfEmpty })] as const
+                    : [
+                      [],
+                      Option.some({ cursor: state.cursor, mustRead: false, endIfEmpty: state.endIfEmpty })
+                    ] as const
                 }
                 const last = rows[rows.length - 1]
                 // The run's final end: nothing can follow.
-                if (isFinalEnd(last.chunk)) return [rows, Option.none()] as const
+                if (isFinalEnd(last.chunk)) {
+                  return [rows, Option.none()] as const
+                }
                 // A parked turn's end: a resumed run goes on in the same log, so look once more.
-                if (isStreamEnd(last.chunk)) return [rows, Option.some({ cursor: last.seq, mustRead: true, endIfEmpty: true })] as const
+                if (isStreamEnd(last.chunk)) {
+                  return [rows, Option.some({ cursor: last.seq, mustRead: true, endIfEmpty: true })] as const
+                }
                 // A full page read from the table may have more behind it.
                 const more = wasRead && rows.length === pageSize
                 return [rows, Option.some({ cursor: last.seq, mustRead: more, endIfEmpty: false })] as const

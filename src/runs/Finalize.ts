@@ -9,14 +9,21 @@
  */
 import { Context, Effect, Layer, Option } from "effect"
 import type { RunId } from "../../domain/Ids.ts"
-import { ActiveStatuses, ParkedStatuses, type RunError, type RunStatus, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import {
+  ActiveStatuses,
+  ParkedStatuses,
+  type RunError,
+  type RunStatus,
+  type UsageTotal,
+  ZeroUsage
+} from "../../domain/Run.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
+import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Delegation } from "./Delegation.ts"
 import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import type { Outcome } from "./Outcome.ts"
-import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 
 export class Finalize extends Context.Service<Finalize, {
   /** Records the loop's outcome. */
@@ -42,41 +49,50 @@ export class Finalize extends Context.Service<Finalize, {
       const stop = (row: RunRow, writer: Writer, terminalReason: string | null) =>
         Effect.flatMap(nowIso, (now) =>
           writer.commit([
-            runChange({ status: "cancelled", ...(terminalReason === null ? {} : { terminalReason }), completedAt: now, clearPark: true }),
+            runChange({
+              status: "cancelled",
+              ...(terminalReason === null ? {} : { terminalReason }),
+              completedAt: now,
+              clearPark: true
+            }),
             repo.statements.releaseThread(row.run.threadId, row.id, now),
             interactions.cancelPendingStatement(row.id, now)
           ]))
 
-      const outcome = Effect.fn("Finalize.outcome")(function*(row: RunRow, writer: Writer, outcome: Outcome, metered: UsageTotal) {
-        if (outcome._tag === "StillParked") return
-        // Waiting on workers: what the step announced is stored; the stream goes on when the run resumes.
-        if (outcome._tag === "Delegated") return yield* writer.flush
-        if (outcome._tag === "Parked") {
-          // The stream of this turn ends here; it goes on in the same log when the run resumes.
-          yield* writer.emit({ type: "finish", finishReason: "other" })
-          return yield* writer.flush
+      const outcome = Effect.fn("Finalize.outcome")(
+        function*(row: RunRow, writer: Writer, outcome: Outcome, metered: UsageTotal) {
+          if (outcome._tag === "StillParked") return
+          // Waiting on workers: what the step announced is stored; the stream goes on when the run resumes.
+          if (outcome._tag === "Delegated") return yield* writer.flush
+          if (outcome._tag === "Parked") {
+            // The stream of this turn ends here; it goes on in the same log when the run resumes.
+            yield* writer.emit({ type: "finish", finishReason: "other" })
+            return yield* writer.flush
+          }
+          const now = yield* nowIso
+          const usage = row.plan?.worker !== undefined && outcome.terminalReason === "engine_fault"
+            ? { ...metered, costCents: 0 }
+            : metered
+          if (outcome._tag === "Failed") yield* writer.emit({ type: "error", errorText: outcome.error.message })
+          const output = outcome._tag === "Completed" ? outcome.output : undefined
+          yield* writer.emit({
+            type: "data-svc-terminal",
+            data: { terminalReason: outcome.terminalReason, ...(output === undefined ? {} : { output }) }
+          })
+          yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, usage) })
+          yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
+          yield* writer.commit([
+            runChange({
+              status: outcome._tag === "Completed" ? "completed" : "failed",
+              terminalReason: outcome.terminalReason,
+              error: outcome._tag === "Failed" ? outcome.error : null,
+              usage,
+              completedAt: now
+            }),
+            repo.statements.releaseThread(row.run.threadId, row.id, now)
+          ])
         }
-        const now = yield* nowIso
-        const usage = row.plan?.worker !== undefined && outcome.terminalReason === "engine_fault" ? { ...metered, costCents: 0 } : metered
-        if (outcome._tag === "Failed") yield* writer.emit({ type: "error", errorText: outcome.error.message })
-        const output = outcome._tag === "Completed" ? outcome.output : undefined
-        yield* writer.emit({
-          type: "data-svc-terminal",
-          data: { terminalReason: outcome.terminalReason, ...(output === undefined ? {} : { output }) }
-        })
-        yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, usage) })
-        yield* writer.emit({ type: "finish", finishReason: outcome._tag === "Completed" ? "stop" : "error" })
-        yield* writer.commit([
-          runChange({
-            status: outcome._tag === "Completed" ? "completed" : "failed",
-            terminalReason: outcome.terminalReason,
-            error: outcome._tag === "Failed" ? outcome.error : null,
-            usage,
-            completedAt: now
-          }),
-          repo.statements.releaseThread(row.run.threadId, row.id, now)
-        ])
-      })
+      )
 
       /** A cancelled run ends with its terminal chunk and usage receipt too (what was billed), then abort. */
       const cancelled = Effect.fn("Finalize.cancelled")(function*(row: RunRow, writer: Writer, usage: UsageTotal) {
@@ -90,7 +106,11 @@ export class Finalize extends Context.Service<Finalize, {
        * A finalization outside an execution claims the run first (an execution still going
        * somewhere is fenced out), and writes only while it holds that claim.
        */
-      const claimed = <A>(runId: RunId, among: ReadonlyArray<RunStatus>, end: (row: RunRow, writer: Writer) => Effect.Effect<A>) =>
+      const claimed = <A>(
+        runId: RunId,
+        among: ReadonlyArray<RunStatus>,
+        end: (row: RunRow, writer: Writer) => Effect.Effect<A>
+      ) =>
         Effect.gen(function*() {
           const found = yield* repo.claim(runId, among)
           if (Option.isNone(found)) return
@@ -119,7 +139,9 @@ export class Finalize extends Context.Service<Finalize, {
           message: "The run could not be resumed and was finalized by the recovery pass.",
           reference
         }
-        yield* Effect.logError("run reaped by the recovery pass").pipe(Effect.annotateLogs({ reference, run_id: runId }))
+        yield* Effect.logError("run reaped by the recovery pass").pipe(
+          Effect.annotateLogs({ reference, run_id: runId })
+        )
         if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
         yield* writer.emit({ type: "error", errorText: error.message })
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
@@ -132,7 +154,10 @@ export class Finalize extends Context.Service<Finalize, {
         yield* claimed(runId, ParkedStatuses, (row, writer) =>
           Effect.gen(function*() {
             yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "interaction_timeout" } })
-            yield* writer.emit({ type: "data-svc-usage", data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage) })
+            yield* writer.emit({
+              type: "data-svc-usage",
+              data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage)
+            })
             yield* writer.emit({ type: "abort", reason: "interaction_timeout" })
             yield* stop(row, writer, "interaction_timeout")
           }))

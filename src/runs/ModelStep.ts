@@ -8,8 +8,8 @@ import { Effect, Stream } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import type { IdGenerator } from "../IdGenerator.ts"
-import { costCents, type Price } from "../model/Models.ts"
 import type { ModelEvent, ModelProvider, ModelRequest } from "../model/ModelProvider.ts"
+import { costCents, type Price } from "../model/Models.ts"
 import type { Writer } from "./EventLog.ts"
 
 export interface StepResult {
@@ -65,37 +65,50 @@ export const run = Effect.fn("ModelStep.run")(function*(
   }
 
   function handle(event: ModelEvent): Effect.Effect<void> {
-      switch (event._tag) {
-        case "ReasoningDelta": {
-          if (!streamReasoning) return Effect.void
-          const delta = event.text
-          if (reasoningId !== undefined) return Effect.asVoid(writer.emit({ type: "reasoning-delta", id: reasoningId, delta }))
-          return Effect.flatMap(ids.make("reasoningPart"), (id) => {
-            reasoningId = id
-            return Effect.andThen(writer.emit({ type: "reasoning-start", id }), writer.emit({ type: "reasoning-delta", id, delta }))
-          })
+    switch (event._tag) {
+      case "ReasoningDelta": {
+        if (!streamReasoning) return Effect.void
+        const delta = event.text
+        if (reasoningId !== undefined) {
+          return Effect.asVoid(writer.emit({ type: "reasoning-delta", id: reasoningId, delta }))
         }
-        case "TextDelta": {
-          const opening = !textOpen
-          textOpen = true
-          const id = textId
-          text += event.text
-          return opening
-            ? Effect.andThen(
-              closeReasoning(),
-              Effect.andThen(writer.emit({ type: "text-start", id }), writer.emit({ type: "text-delta", id, delta: event.text }))
-            )
-            : writer.emit({ type: "text-delta", id, delta: event.text })
-        }
-        case "ToolCall":
-          // The service's own id for the call; the provider's stays with it for the provider.
-          return Effect.sync(() => {
-            calls.push({ id: ids.derive("toolCall", `${callIdSeed}:${calls.length}`), providerId: event.id, name: event.name, input: event.input })
-          })
-        case "Finish":
-          tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
-          return Effect.void
+        return Effect.flatMap(ids.make("reasoningPart"), (id) => {
+          reasoningId = id
+          return Effect.andThen(
+            writer.emit({ type: "reasoning-start", id }),
+            writer.emit({ type: "reasoning-delta", id, delta })
+          )
+        })
       }
+      case "TextDelta": {
+        const opening = !textOpen
+        textOpen = true
+        const id = textId
+        text += event.text
+        return opening
+          ? Effect.andThen(
+            closeReasoning(),
+            Effect.andThen(
+              writer.emit({ type: "text-start", id }),
+              writer.emit({ type: "text-delta", id, delta: event.text })
+            )
+          )
+          : writer.emit({ type: "text-delta", id, delta: event.text })
+      }
+      case "ToolCall":
+        // The service's own id for the call; the provider's stays with it for the provider.
+        return Effect.sync(() => {
+          calls.push({
+            id: ids.derive("toolCall", `${callIdSeed}:${calls.length}`),
+            providerId: event.id,
+            name: event.name,
+            input: event.input
+          })
+        })
+      case "Finish":
+        tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
+        return Effect.void
+    }
   }
 })
 

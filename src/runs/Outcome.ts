@@ -3,8 +3,8 @@
  * call settles within a step (what the model reads and the chunk that
  * announces it).
  */
-import type { ToolCall, ToolMessage } from "../../domain/Conversation.ts"
 import type { Chunk } from "../../domain/Chunk.ts"
+import type { ToolCall, ToolMessage } from "../../domain/Conversation.ts"
 import type { RunError } from "../../domain/Run.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 
@@ -17,9 +17,18 @@ export type Outcome =
   /** The step waits on its workers only (subagents): the turn's stream stays open, the run holds no fiber. */
   | { readonly _tag: "Delegated" }
 
-export const completed = (terminalReason: string | null, output?: unknown): Outcome => ({ _tag: "Completed", terminalReason, output })
+export const completed = (terminalReason: string | null, output?: unknown): Outcome => ({
+  _tag: "Completed",
+  terminalReason,
+  output
+})
 
-export const failed = (code: string, message: string, terminalReason: string | null = null, reference?: string): Outcome => ({
+export const failed = (
+  code: string,
+  message: string,
+  terminalReason: string | null = null,
+  reference?: string
+): Outcome => ({
   _tag: "Failed",
   terminalReason,
   error: { type: "api_error", code, message, ...(reference === undefined ? {} : { reference }) }
@@ -32,7 +41,13 @@ export interface Settled {
 }
 
 export const settle = (call: ToolCall, outcome: ToolOutcome): Settled => ({
-  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: outcome.modelText ?? outcome.text, isError: outcome.isError },
+  message: {
+    role: "tool",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: outcome.modelText ?? outcome.text,
+    isError: outcome.isError
+  },
   chunk: outcome.isError
     ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
     : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
@@ -40,7 +55,13 @@ export const settle = (call: ToolCall, outcome: ToolOutcome): Settled => ({
 
 /** A denied call: the model reads the reason verbatim; the stream shows tool-output-denied. */
 export const denied = (call: ToolCall, reason: string | null): Settled => ({
-  message: { role: "tool", toolCallId: call.id, toolName: call.name, content: reason ?? "The tool call was denied.", isError: true },
+  message: {
+    role: "tool",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: reason ?? "The tool call was denied.",
+    isError: true
+  },
   chunk: { type: "tool-output-denied", toolCallId: call.id }
 })
 

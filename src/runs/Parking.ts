@@ -9,24 +9,24 @@
  * delegation parks the step again, on its new worker.
  */
 import { Clock, Context, Effect, Layer } from "effect"
-import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { Chunk } from "../../domain/Chunk.ts"
+import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { Interaction } from "../../domain/Interaction.ts"
+import { type ParkRecord, parkWindowMs, type PendingCall } from "../../domain/Park.ts"
 import { type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
+import type { PendingWorker } from "../../domain/Worker.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { InteractionRepo } from "../store/InteractionRepo.ts"
+import { RunRepo, type RunRow } from "../store/RunRepo.ts"
+import { WorkerRepo } from "../store/WorkerRepo.ts"
 import { nowIso, toIso } from "../Time.ts"
 import { answerText } from "../tools/BuiltinTools.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
-import { runChange, type Writer } from "./EventLog.ts"
-import { denied, inCallOrder, type Outcome, previewOf, type Settled, settle } from "./Outcome.ts"
-import { type ParkRecord, parkWindowMs, type PendingCall } from "../../domain/Park.ts"
-import type { PendingWorker } from "../../domain/Worker.ts"
-import { RunRepo, type RunRow } from "../store/RunRepo.ts"
-import { WorkerRepo } from "../store/WorkerRepo.ts"
 import { Delegation, type Spawned } from "./Delegation.ts"
+import { runChange, type Writer } from "./EventLog.ts"
+import { denied, inCallOrder, type Outcome, previewOf, settle, type Settled } from "./Outcome.ts"
 import type { Waiting } from "./ToolGate.ts"
 
 /** A waiting call of the parked step with its interaction (undefined: the interaction is gone). */
@@ -69,7 +69,12 @@ export class Parking extends Context.Service<Parking, {
   readonly parkedCalls: (row: RunRow) => Effect.Effect<ReadonlyArray<ParkedCall>>
   readonly park: (step: ParkingStep) => Effect.Effect<Outcome>
   /** Finishes the parked step from its interactions and workers; done: the run's usage at the park and the step's messages. */
-  readonly resume: (row: RunRow, writer: Writer, calls: ReadonlyArray<ParkedCall>, resumeCalls: ResumeCalls) => Effect.Effect<Resumed>
+  readonly resume: (
+    row: RunRow,
+    writer: Writer,
+    calls: ReadonlyArray<ParkedCall>,
+    resumeCalls: ResumeCalls
+  ) => Effect.Effect<Resumed>
 }>()("svc/Parking") {
   static readonly layer = Layer.effect(Parking)(
     Effect.gen(function*() {
@@ -86,13 +91,19 @@ export class Parking extends Context.Service<Parking, {
        * claim (a kill in between would leave a park whose requests or results nobody was told of). A
        * root waiting only on its workers stays `running`, with no deadline of its own.
        */
-      const storePark = (writer: Writer, record: ParkRecord, status: "waiting_for_approval" | "waiting_for_input" | "running", deadline: string | null) =>
-        writer.commit([runChange({ status, usage: record.usage, park: { record, deadline } })])
+      const storePark = (
+        writer: Writer,
+        record: ParkRecord,
+        status: "waiting_for_approval" | "waiting_for_input" | "running",
+        deadline: string | null
+      ) => writer.commit([runChange({ status, usage: record.usage, park: { record, deadline } })])
 
       /** Opens the interaction a parked call waits on; returns what the park stores and announces. */
       const open = Effect.fn("Parking.open")(function*(row: RunRow, step: number, call: ToolCall, waits: Waiting) {
         const now = yield* nowIso
-        const deadline = toIso((yield* Clock.currentTimeMillis) + parkWindowMs(config.maxParkMs, row.plan?.maxDurationMs ?? null))
+        const deadline = toIso(
+          (yield* Clock.currentTimeMillis) + parkWindowMs(config.maxParkMs, row.plan?.maxDurationMs ?? null)
+        )
         const approval = waits._tag === "Approval"
         // The id the hook already saw, when a hook was asked.
         const id = approval && waits.interactionId !== undefined ? waits.interactionId : yield* ids.make("interaction")
@@ -143,7 +154,10 @@ export class Parking extends Context.Service<Parking, {
           kind: approval ? "approval_request" : "question",
           remember: approval && waits.remember
         }
-        const chunk: Chunk = { type: "data-svc-input-requested", data: { interactionId: id, toolCallId: call.id, request, expiresAt: deadline } }
+        const chunk: Chunk = {
+          type: "data-svc-input-requested",
+          data: { interactionId: id, toolCallId: call.id, request, expiresAt: deadline }
+        }
         return { deadline, pending, chunk }
       })
 
@@ -176,7 +190,10 @@ export class Parking extends Context.Service<Parking, {
       const parkedCalls = Effect.fn("Parking.parkedCalls")(function*(row: RunRow) {
         if (row.park === null) return []
         const byId = new Map((yield* interactions.ofRun(row.id)).map((i) => [i.id, i.interaction]))
-        return row.park.pending.map((pending): ParkedCall => ({ pending, interaction: byId.get(pending.interactionId) }))
+        return row.park.pending.map((pending): ParkedCall => ({
+          pending,
+          interaction: byId.get(pending.interactionId)
+        }))
       })
 
       const resume = Effect.fn("Parking.resume")(function*(
@@ -199,7 +216,12 @@ export class Parking extends Context.Service<Parking, {
           yield* writer.emit({ type: "start-step" })
           const named = new Set([...settledCalls.map((s) => s.call.id), ...finished.map((f) => f.message.toolCallId)])
           for (const call of calls.filter((c) => named.has(c.id))) {
-            yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
+            yield* writer.emit({
+              type: "tool-input-available",
+              toolCallId: call.id,
+              toolName: call.name,
+              input: call.input
+            })
           }
         }
         // Stored before they fire, under the claim (an execution that lost it stops here).
@@ -210,7 +232,13 @@ export class Parking extends Context.Service<Parking, {
         yield* Effect.forEach(settledCalls, ({ pending, interaction, call }) =>
           Effect.gen(function*() {
             if (interaction.kind === "question") {
-              return answered.push(settle(call, { output: interaction.resolution ?? { dismissed: true }, text: answerText(interaction), isError: false }))
+              return answered.push(
+                settle(call, {
+                  output: interaction.resolution ?? { dismissed: true },
+                  text: answerText(interaction),
+                  isError: false
+                })
+              )
             }
             if (interaction.decision !== "allow") return answered.push(denied(call, interaction.reason))
             if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
@@ -223,7 +251,12 @@ export class Parking extends Context.Service<Parking, {
         const results = inCallOrder(calls, [...earlier, ...fresh])
         if (spawned !== undefined && spawned.workers.length > 0) {
           // Approved delegations: the step waits on their workers now.
-          const record: ParkRecord = { ...park, settled: results.map((r) => r.message), pending: [], workers: spawned.workers }
+          const record: ParkRecord = {
+            ...park,
+            settled: results.map((r) => r.message),
+            pending: [],
+            workers: spawned.workers
+          }
           for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
           yield* storePark(writer, record, "running", null)
           return { _tag: "Delegated" } satisfies Resumed

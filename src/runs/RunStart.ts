@@ -7,35 +7,47 @@
  * (the thread's context is a cached prefix: ../threads/ContextPrefix.ts).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { ManagedWorkspace } from "../../domain/Agent.ts"
 import {
   type Conflict,
   type InsufficientQuota,
   InvalidRequest,
-  type Unavailable,
   type NotFound,
   type PermissionDenied,
-  type RateLimited
+  type RateLimited,
+  type Unavailable
 } from "../../domain/Errors.ts"
-import type { ManagedWorkspace } from "../../domain/Agent.ts"
 import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
+import {
+  DefaultMaxSteps,
+  type PlannedHttpConnection,
+  type PlannedToolServer,
+  type RunPlan
+} from "../../domain/RunPlan.ts"
+import { Files } from "../artifacts/Files.ts"
 import { Bands } from "../bands/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
-import { threadContextFor } from "../threads/ContextPrefix.ts"
 import { SpendQuota } from "../limits/SpendQuota.ts"
+import type { NewRunRow } from "../store/RunRepo.ts"
+import { threadContextFor } from "../threads/ContextPrefix.ts"
 import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
-import { Files } from "../artifacts/Files.ts"
 import { ToolServers } from "../tools/ToolServers.ts"
-import { DefaultMaxSteps, type PlannedHttpConnection, type PlannedToolServer, type RunPlan } from "../../domain/RunPlan.ts"
-import type { NewRunRow } from "../store/RunRepo.ts"
 import * as Attachments from "./Attachments.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
-export type StartError = InvalidRequest | NotFound | PermissionDenied | Conflict | RateLimited | InsufficientQuota | Unavailable
+export type StartError =
+  | InvalidRequest
+  | NotFound
+  | PermissionDenied
+  | Conflict
+  | RateLimited
+  | InsufficientQuota
+  | Unavailable
 
 export interface PreparedStart {
   readonly row: NewRunRow & { readonly plan: RunPlan }
@@ -65,7 +77,10 @@ const inputText = (input: MessageInput["input"]) =>
     }
     if ((input.attachments?.length ?? 0) > 0) return input.text ?? ""
     if (input.text === undefined || input.text.length === 0) {
-      return yield* InvalidRequest.forField("input.text", "Object input needs non-empty text or at least one attachment.")
+      return yield* InvalidRequest.forField(
+        "input.text",
+        "Object input needs non-empty text or at least one attachment."
+      )
     }
     return input.text
   })
@@ -102,7 +117,10 @@ export class RunStart extends Context.Service<RunStart, {
 
         const band = input.band ?? thread.band ?? agent.band
         if (!bands.isAvailable(band)) {
-          return yield* InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`)
+          return yield* InvalidRequest.forField(
+            "band",
+            `Band '${band}' is not available on this deployment (see GET /v1/bands).`
+          )
         }
         const inheritedStrict = agent.policies.dataHandling === "strict" || thread.dataHandling === "strict"
         if (inheritedStrict && input.dataHandling === "standard") {
@@ -120,16 +138,30 @@ export class RunStart extends Context.Service<RunStart, {
           )
         }
         const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
-        if (!isIanaZone(timeZone)) return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
+        if (!isIanaZone(timeZone)) {
+          return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
+        }
         if (input.outputSchema !== undefined) {
           const problem = StructuredOutput.schemaProblem(input.outputSchema)
-          if (problem !== undefined) return yield* InvalidRequest.forField("outputSchema", `outputSchema is not a valid JSON Schema: ${problem}.`)
+          if (problem !== undefined) {
+            return yield* InvalidRequest.forField(
+              "outputSchema",
+              `outputSchema is not a valid JSON Schema: ${problem}.`
+            )
+          }
         }
 
         const planned: Array<PlannedToolServer> = []
         for (const serverId of agent.capabilities.mcp?.toolServerIds ?? []) {
           const loaded = yield* toolServers.load(principal, serverId).pipe(Effect.option)
-          if (Option.isSome(loaded)) planned.push({ id: serverId, name: loaded.value.row.name, configVersion: loaded.value.row.configVersion, config: loaded.value.config })
+          if (Option.isSome(loaded)) {
+            planned.push({
+              id: serverId,
+              name: loaded.value.row.name,
+              configVersion: loaded.value.row.configVersion,
+              config: loaded.value.config
+            })
+          }
         }
         const plannedHttp: Array<PlannedHttpConnection> = []
         for (const connectionId of agent.capabilities.http?.connectionIds ?? []) {
@@ -181,7 +213,9 @@ export class RunStart extends Context.Service<RunStart, {
         const id = yield* ids.make("run")
         const items = typeof input.input === "string" ? [] : input.input.attachments ?? []
         const hasWorkspace = plan.workspace !== undefined && plan.workspace.filesystem !== false
-        const attachments = items.length === 0 ? [] : yield* Attachments.resolve(files, principal, items, { runId: id, threadId, hasWorkspace })
+        const attachments = items.length === 0
+          ? []
+          : yield* Attachments.resolve(files, principal, items, { runId: id, threadId, hasWorkspace })
         const row: PreparedStart["row"] = {
           id,
           createdAt: now,

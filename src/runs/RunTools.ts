@@ -7,6 +7,11 @@
 import { Context, Effect, Layer, type Scope } from "effect"
 import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
+import { Artifacts } from "../artifacts/Artifacts.ts"
+import * as ExportTool from "../artifacts/ExportTool.ts"
+import { CodehostTools } from "../codehost/CodehostTools.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { digestOf, ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -14,19 +19,14 @@ import * as HttpTools from "../tools/HttpTools.ts"
 import { McpSessions } from "../tools/McpSessions.ts"
 import * as McpTools from "../tools/McpTools.ts"
 import { isJson } from "../tools/ResultSpill.ts"
-import type { Archive } from "../tools/ToolFamily.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
+import type { Archive } from "../tools/ToolFamily.ts"
 import * as Toolset from "../tools/Toolset.ts"
-import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
-import { Artifacts } from "../artifacts/Artifacts.ts"
-import * as ExportTool from "../artifacts/ExportTool.ts"
-import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { CodehostTools } from "../codehost/CodehostTools.ts"
 import * as AttachmentFiles from "./AttachmentFiles.ts"
 import type { Writer } from "./EventLog.ts"
-import type { RunPlan } from "../../domain/RunPlan.ts"
 
 interface RunRef {
   readonly runId: RunId
@@ -35,7 +35,12 @@ interface RunRef {
 }
 
 /** The run's oversized results archived through `handlerId`, one logical artifact per tool call. */
-const archiveThrough = (dispatch: ResultDispatch["Service"], run: RunRef, principal: Principal, handlerId: string): Archive => ({
+const archiveThrough = (
+  dispatch: ResultDispatch["Service"],
+  run: RunRef,
+  principal: Principal,
+  handlerId: string
+): Archive => ({
   resultHandlerId: handlerId,
   send: (call, step, full) =>
     Effect.flatMap(
@@ -98,7 +103,9 @@ export class RunTools extends Context.Service<RunTools, {
         const { runId, threadId } = run
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
         const report = (message: string) => writer.emit({ type: "error", errorText: message })
-        const workspace = plan.workspace === undefined ? [] : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
+        const workspace = plan.workspace === undefined
+          ? []
+          : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
         const files = workspace[0]?.files
         if (firstExecution && files !== undefined && plan.attachments !== undefined) {
           yield* AttachmentFiles.place(artifacts, files, plan.attachments, report)
@@ -113,7 +120,11 @@ export class RunTools extends Context.Service<RunTools, {
           maxBytes: config.artifacts.fileMaxBytes
         })
         // The headers of every tool request made for the run: a worker names its tree (subagents).
-        const identity = { runId, rootRunId: plan.worker?.rootRunId ?? runId, workerRef: plan.worker?.workerRef ?? null }
+        const identity = {
+          runId,
+          rootRunId: plan.worker?.rootRunId ?? runId,
+          workerRef: plan.worker?.workerRef ?? null
+        }
         const mcp = yield* McpTools.connectAll({
           principal,
           run: identity,
@@ -133,16 +144,27 @@ export class RunTools extends Context.Service<RunTools, {
           reveal: secrets.reveal
         })
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
-          yield* writer.emit({ type: "data-svc-http-connection-unavailable", data: { connectionId, name, errorCode, message } })
+          yield* writer.emit({
+            type: "data-svc-http-connection-unavailable",
+            data: { connectionId, name, errorCode, message }
+          })
         }
         // The code host's tools: workspace git goes through the thread's workspace.
         const codehost = plan.codehost === undefined ? [] : [
           yield* codehostTools.open({ principal, runId, threadId, grant: plan.codehost, git: workspace[0]?.git })
         ]
-        for (const { problem } of codehost) if (problem !== undefined) yield* writer.emit({ type: "error", errorText: problem })
+        for (const { problem } of codehost) {
+          if (problem !== undefined) yield* writer.emit({ type: "error", errorText: problem })
+        }
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
-          families: [...workspace, ...(exporter === undefined ? [] : [exporter]), mcp, http, ...codehost.map((c) => ({ ...c.family, instructions: c.instructions }))],
+          families: [
+            ...workspace,
+            ...(exporter === undefined ? [] : [exporter]),
+            mcp,
+            http,
+            ...codehost.map((c) => ({ ...c.family, instructions: c.instructions }))
+          ],
           skills: plan.skills,
           userInteraction: plan.userInteraction,
           subagents: plan.subagents === true,

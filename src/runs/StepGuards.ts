@@ -55,7 +55,9 @@ export const repeatStreak = (messages: ReadonlyArray<Message>): number => {
     let start = end
     while (start > 0 && messages[start - 1].role === "tool") start -= 1
     const assistant = messages[start - 1]
-    if (start === end || assistant === undefined || assistant.role !== "assistant" || assistant.toolCalls.length === 0) break
+    if (
+      start === end || assistant === undefined || assistant.role !== "assistant" || assistant.toolCalls.length === 0
+    ) break
     const current = signature(assistant, messages.slice(start, end))
     if (last !== undefined && current !== last) break
     last = current
@@ -69,7 +71,9 @@ export const repeatStreak = (messages: ReadonlyArray<Message>): number => {
 export const loopHalted = (toolNames: ReadonlyArray<string>): Outcome =>
   failed(
     "agent_loop_halted",
-    `The agent repeated the same tool call${toolNames.length > 1 ? "s" : ""} (${toolNames.join(", ")}) with the same input and the same result ${RepeatLimit} times in a row; the run was halted.`,
+    `The agent repeated the same tool call${toolNames.length > 1 ? "s" : ""} (${
+      toolNames.join(", ")
+    }) with the same input and the same result ${RepeatLimit} times in a row; the run was halted.`,
     "agent_loop_halted"
   )
 

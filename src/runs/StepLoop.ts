@@ -7,28 +7,28 @@
  * finalization records it.
  */
 import { Context, Effect, Layer } from "effect"
-import { ServiceConfig } from "../config/ServiceConfig.ts"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { QueuedFollowup, UsageTotal } from "../../domain/Run.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { SpendQuota } from "../limits/SpendQuota.ts"
-import type { Price } from "../model/Models.ts"
 import type { ModelProvider, ModelUnavailable } from "../model/ModelProvider.ts"
+import type { Price } from "../model/Models.ts"
+import { FollowupRepo } from "../store/FollowupRepo.ts"
+import { RunRepo, type RunRow } from "../store/RunRepo.ts"
+import * as GenAiSpan from "../telemetry/GenAiSpan.ts"
+import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import { nowIso } from "../Time.ts"
 import type { Overflow, ToolOutcome } from "../tools/ToolFamily.ts"
 import type { CallContext, Toolset } from "../tools/Toolset.ts"
-import { runChange, type Writer } from "./EventLog.ts"
-import { FollowupRepo } from "../store/FollowupRepo.ts"
 import { Delegation, type Spawned } from "./Delegation.ts"
+import { runChange, type Writer } from "./EventLog.ts"
 import * as ModelStep from "./ModelStep.ts"
-import { completed, denied, failed, inCallOrder, type Outcome, type Settled, settle } from "./Outcome.ts"
+import { completed, denied, failed, inCallOrder, type Outcome, settle, type Settled } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
-import type { RunPlan } from "../../domain/RunPlan.ts"
-import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 import * as StepGuards from "./StepGuards.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
-import * as GenAiSpan from "../telemetry/GenAiSpan.ts"
-import { ServiceMetrics } from "../telemetry/ServiceMetrics.ts"
 import type { GateFn } from "./ToolGate.ts"
 
 /** Everything one execution of a run loops with. */
@@ -64,7 +64,14 @@ export interface LoopRun {
 /** The `data-svc-tool-result-overflow` chunk's data: the overflow and where the whole result went (its recovery's fields). */
 const overflowData = (call: ToolCall, overflow: Overflow) => {
   const { kind, ...where } = overflow.recovery ?? { kind: "none" as const }
-  return { toolCallId: call.id, toolName: call.name, bytes: overflow.bytes, capBytes: overflow.capBytes, recovery: kind, ...where }
+  return {
+    toolCallId: call.id,
+    toolName: call.name,
+    bytes: overflow.bytes,
+    capBytes: overflow.capBytes,
+    recovery: kind,
+    ...where
+  }
 }
 
 /** Runs one call through the run's tools; an over-cap result is announced with where its whole text went. */
@@ -124,7 +131,11 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
      */
     const progress = (text: string) =>
       plan.streamProgress
-        ? writer.emit({ type: "data-svc-progress", id: `progress_${runId}`, data: { kind: "activity", summaryAvailable: false, text } })
+        ? writer.emit({
+          type: "data-svc-progress",
+          id: `progress_${runId}`,
+          data: { kind: "activity", summaryAvailable: false, text }
+        })
         : Effect.void
 
     // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
@@ -151,7 +162,10 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
     const completeStep = (assistant: AssistantMessage, results: ReadonlyArray<Settled>) =>
       Effect.gen(function*() {
         const stepMessages = [...pendingUser, assistant, ...results.map((s) => s.message)]
-        yield* writer.attach([repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso), runChange({ usage: usage.current, progressed: true })])
+        yield* writer.attach([
+          repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso),
+          runChange({ usage: usage.current, progressed: true })
+        ])
         for (const s of results) if (s.chunk !== undefined) yield* writer.emit(s.chunk)
         yield* writer.emit({ type: "finish-step" })
         if (results.length > 0) yield* writer.flush
@@ -168,7 +182,12 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
         for (const c of calls) {
           const done = finished.find((s) => s.message.toolCallId === c.id)
           yield* writer.emit(
-            done?.chunk ?? { type: "tool-output-error", toolCallId: c.id, errorText: "step_duration_exceeded: the step ran past its time bound." }
+            done?.chunk ??
+              {
+                type: "tool-output-error",
+                toolCallId: c.id,
+                errorText: "step_duration_exceeded: the step ran past its time bound."
+              }
           )
         }
         yield* writer.emit({ type: "finish-step" })
@@ -178,13 +197,17 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
     let claimNow = r.claimFirst
     while (true) {
       // An execution's first claim also takes what an earlier execution claimed but never delivered.
-      if (claimNow && r.followups) yield* Effect.flatMap(Effect.flatMap(nowIso, (now) => followups.claim(runId, now, true)), deliver)
+      if (claimNow && r.followups) {
+        yield* Effect.flatMap(Effect.flatMap(nowIso, (now) => followups.claim(runId, now, true)), deliver)
+      }
       claimNow = false
       if (step >= plan.maxSteps) return completed("max_steps_exceeded")
       // The cost caps count the whole run tree (a root and its workers).
       const spent = usage.current.costCents + (yield* r.othersCost)
       if (plan.budgetCents !== null && spent >= plan.budgetCents) return completed("budget_exceeded")
-      if (StepGuards.overCeiling({ ...usage.current, costCents: spent }, config.maxRunCents)) return completed("per_run_cap_exceeded")
+      if (StepGuards.overCeiling({ ...usage.current, costCents: spent }, config.maxRunCents)) {
+        return completed("per_run_cap_exceeded")
+      }
       if (yield* quotaSpent(spent)) return completed("insufficient_quota")
       // Without progress parts there is nothing to show before the model answers: the step's
       // opening chunks go in one write with its first answer chunks.
@@ -199,7 +222,13 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
           { runId, step },
           ModelStep.run(
             r.model,
-            { system: r.system, messages, tools: tools.specs(), outputSchema: plan.outputSchema ?? undefined, files: r.files },
+            {
+              system: r.system,
+              messages,
+              tools: tools.specs(),
+              outputSchema: plan.outputSchema ?? undefined,
+              files: r.files
+            },
             writer,
             plan.streamReasoning,
             ids,
@@ -229,16 +258,23 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
       const gates = yield* StepGuards.within(
         deadline,
         Effect.gen(function*() {
-          const gates = yield* Effect.forEach(result.calls, (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate })))
+          const gates = yield* Effect.forEach(
+            result.calls,
+            (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate }))
+          )
           if (gates.some((g) => g.gate._tag === "FailRun")) return gates
           const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
           const delegated = runnable.filter((c) => tools.isDelegation(c.name))
           if (delegated.length > 0) spawned = yield* delegation.spawn(row, delegated, writer, r.deadlineMs)
           const ordinary = runnable.filter((c) => !tools.isDelegation(c.name))
-          yield* Effect.forEach(ordinary, (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))), {
-            concurrency: "unbounded",
-            discard: true
-          })
+          yield* Effect.forEach(
+            ordinary,
+            (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))),
+            {
+              concurrency: "unbounded",
+              discard: true
+            }
+          )
           return gates
         })
       )
@@ -251,9 +287,21 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
         ...gates.flatMap((g) => (g.gate._tag === "Invalid" ? [settle(g.call, g.gate.outcome)] : [])),
         ...gates.flatMap((g) => (g.gate._tag === "Denied" ? [denied(g.call, g.gate.reason)] : []))
       ])
-      const waits = gates.flatMap((g) => (g.gate._tag === "Question" || g.gate._tag === "Approval" ? [{ call: g.call, gate: g.gate }] : []))
+      const waits = gates.flatMap((
+        g
+      ) => (g.gate._tag === "Question" || g.gate._tag === "Approval" ? [{ call: g.call, gate: g.gate }] : []))
       if (waits.length > 0 || spawned.workers.length > 0) {
-        return yield* parking.park({ row, writer, step, pendingUser, assistant, settled, waits, workers: spawned.workers, usage: usage.current })
+        return yield* parking.park({
+          row,
+          writer,
+          step,
+          pendingUser,
+          assistant,
+          settled,
+          waits,
+          workers: spawned.workers,
+          usage: usage.current
+        })
       }
       // A turn boundary: messages held meanwhile open the next step (one more step of this turn after an answer).
       let claimed: ReadonlyArray<QueuedFollowup>
@@ -276,7 +324,9 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
         if (delivered > 0) continue
         if (plan.outputSchema === null) return completed(null)
         const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
-        if (extracted._tag === "Invalid") yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })
+        if (extracted._tag === "Invalid") {
+          yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })
+        }
         return completed(null, extracted._tag === "Value" ? extracted.value : undefined)
       }
     }

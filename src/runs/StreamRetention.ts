@@ -23,7 +23,10 @@ export const pastRetention = (run: Run, now: number, retentionDays: number): boo
 export const unavailableStream = (runId: RunId, afterSeq: number): Stream.Stream<SequencedChunk> => {
   const chunks: ReadonlyArray<Chunk> = [
     { type: "start", messageId: runId },
-    { type: "error", errorText: "This run ended longer ago than the event log's retention; its stream can no longer be replayed." },
+    {
+      type: "error",
+      errorText: "This run ended longer ago than the event log's retention; its stream can no longer be replayed."
+    },
     { type: "data-svc-terminal", data: { terminalReason: "stream_replay_unavailable" } },
     { type: "finish", finishReason: "error" }
   ]

@@ -27,7 +27,7 @@ export class StreamSignals {
 
   publish(signal: Signal): void {
     const followers = this.byRun.get(signal.runId)
-    if (followers !== undefined) for (const s of followers) Queue.offerUnsafe(s.queue, signal)
+    if (followers !== undefined) { for (const s of followers) Queue.offerUnsafe(s.queue, signal) }
     for (const s of this.unbound) Queue.offerUnsafe(s.queue, signal)
   }
 

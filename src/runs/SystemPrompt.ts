@@ -31,10 +31,15 @@ const formatIn = (timeZone: string): Intl.DateTimeFormat => {
 export const systemPrompt = (plan: RunPlan, nowMillis: number, timeZone: string, tools: PromptTools): string => {
   const parts = [...plan.context, `Current date and time: ${formatIn(timeZone).format(nowMillis)} (${timeZone}).`]
   if (plan.skills.length > 0) {
-    parts.push("Skills you can load with the load_skill tool:\n" + plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n"))
+    parts.push(
+      "Skills you can load with the load_skill tool:\n" +
+        plan.skills.map((s) => `- ${s.name}: ${s.description}`).join("\n")
+    )
   }
   if (tools.deferred) {
-    parts.push("Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them.")
+    parts.push(
+      "Some tools are listed without their input schema. Call load_tools with their names to load the schemas before calling them."
+    )
   }
   if (tools.untrusted) parts.push(ToolResults.untrustedNotice)
   parts.push(...(tools.instructions ?? []))

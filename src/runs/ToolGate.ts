@@ -10,6 +10,7 @@ import type { ToolCall } from "../../domain/Conversation.ts"
 import type { AgentId, HookId, InteractionId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { QuestionRequest } from "../../domain/Interaction.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../hooks/ToolApprovalHooks.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -19,7 +20,6 @@ import * as Builtin from "../tools/BuiltinTools.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Toolset } from "../tools/Toolset.ts"
 import { previewOf } from "./Outcome.ts"
-import type { RunPlan } from "../../domain/RunPlan.ts"
 
 export type Gate =
   | { readonly _tag: "Run" }
@@ -109,7 +109,10 @@ export class ToolGate extends Context.Service<ToolGate, {
               case "fail-run":
                 return { _tag: "FailRun", message: `The approval hook failed: ${failure}` } satisfies Gate
               default:
-                return { _tag: "Denied", reason: "The approval hook could not be reached, so the call was denied." } satisfies Gate
+                return {
+                  _tag: "Denied",
+                  reason: "The approval hook could not be reached, so the call was denied."
+                } satisfies Gate
             }
           }
           const { decision } = answer.success
@@ -118,7 +121,13 @@ export class ToolGate extends Context.Service<ToolGate, {
             return run
           }
           if (decision.decision === "deny") return { _tag: "Denied", reason: decision.reason ?? null } satisfies Gate
-          return { _tag: "Approval", hookId: active.id, reason: decision.reason ?? null, remember, interactionId } satisfies Gate
+          return {
+            _tag: "Approval",
+            hookId: active.id,
+            reason: decision.reason ?? null,
+            remember,
+            interactionId
+          } satisfies Gate
         })
 
         const gate: GateFn = Effect.fn("ToolGate.decide")(function*(call: ToolCall, step: number) {
@@ -128,7 +137,11 @@ export class ToolGate extends Context.Service<ToolGate, {
               ? { _tag: "Question", request: request.value } satisfies Gate
               : {
                 _tag: "Invalid",
-                outcome: { output: { error: "invalid ask_question input" }, text: Builtin.invalidQuestionText, isError: true }
+                outcome: {
+                  output: { error: "invalid ask_question input" },
+                  text: Builtin.invalidQuestionText,
+                  isError: true
+                }
               } satisfies Gate
           }
           if (autoAllow.has(call.name)) return run

@@ -3,9 +3,9 @@
  * on embedded storage without one, a key file generated once in the data
  * directory (mode 0600). With DATABASE_URL and no key the service refuses to start.
  */
+import { Data, Effect, Layer, Option, Redacted } from "effect"
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
-import { Data, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { generateMasterKey, type MasterKey, parseMasterKey, SecretBox } from "./SecretBox.ts"
 
@@ -13,7 +13,9 @@ export class MasterKeyError extends Data.TaggedError("MasterKeyError")<{ readonl
 
 const parseOrFail = (text: string, source: string) => {
   const parsed = parseMasterKey(text)
-  return typeof parsed === "string" ? Effect.fail(new MasterKeyError({ message: `${source}: ${parsed}` })) : Effect.succeed(parsed)
+  return typeof parsed === "string"
+    ? Effect.fail(new MasterKeyError({ message: `${source}: ${parsed}` }))
+    : Effect.succeed(parsed)
 }
 
 const keyFile = (dataDir: string) =>
@@ -42,7 +44,10 @@ export const layer: Layer.Layer<SecretBox, MasterKeyError, ServiceConfig> = Laye
           )
           : Effect.flatMap(keyFile(config.dataDir), ({ file, text }) => parseOrFail(text, file))
     })
-    const previous = yield* Effect.forEach(config.previousMasterKeys, (k) => parseOrFail(Redacted.value(k), "SVC_MASTER_KEY_PREVIOUS"))
+    const previous = yield* Effect.forEach(
+      config.previousMasterKeys,
+      (k) => parseOrFail(Redacted.value(k), "SVC_MASTER_KEY_PREVIOUS")
+    )
     return SecretBox.make(current, previous)
   })
 )

@@ -14,8 +14,8 @@
  * the master key itself never signs anything. Verification accepts every
  * configured key, so signatures survive a key rotation.
  */
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Context, Effect, Layer, Redacted } from "effect"
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import type { Sealed } from "../store/Sealed.ts"
 
 export type { Sealed } from "../store/Sealed.ts"
@@ -70,14 +70,18 @@ export class SecretBox extends Context.Service<SecretBox, {
         Effect.suspend(() => {
           const key = keys.get(sealed.keyId)
           if (key === undefined) {
-            return Effect.die(new Error(`no configured master key has id ${sealed.keyId} (set SVC_MASTER_KEY_PREVIOUS)`))
+            return Effect.die(
+              new Error(`no configured master key has id ${sealed.keyId} (set SVC_MASTER_KEY_PREVIOUS)`)
+            )
           }
           return Effect.try({
             try: () => {
               const raw = Buffer.from(sealed.ciphertext, "base64")
               const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12))
               decipher.setAuthTag(raw.subarray(12, 28))
-              return Redacted.make(Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8"))
+              return Redacted.make(
+                Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
+              )
             },
             catch: () => new Error(`a ciphertext sealed with key ${sealed.keyId} failed authentication`)
           }).pipe(Effect.orDie)

@@ -11,8 +11,8 @@ import {
 } from "../../domain/SecretContext.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
-import { ResourceStore } from "../store/ResourceStore.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { ResourceStore } from "../store/ResourceStore.ts"
 import { Secrets } from "./Secrets.ts"
 
 const make = Effect.gen(function*() {
@@ -38,7 +38,10 @@ const make = Effect.gen(function*() {
       for (let i = 0; i < projections.length; i++) {
         const p = projections[i]
         if (seen.has(p.env)) {
-          return yield* InvalidRequest.forField(`projections[${i}].env`, `Environment variable '${p.env}' is projected twice.`)
+          return yield* InvalidRequest.forField(
+            `projections[${i}].env`,
+            `Environment variable '${p.env}' is projected twice.`
+          )
         }
         seen.add(p.env)
         yield* secrets.requireRef(principal, p.secretId, `projections[${i}].secretId`)
@@ -74,6 +77,8 @@ const make = Effect.gen(function*() {
   }
 })
 
-export class SecretContexts extends Context.Service<SecretContexts, Effect.Success<typeof make>>()("svc/SecretContexts") {
+export class SecretContexts
+  extends Context.Service<SecretContexts, Effect.Success<typeof make>>()("svc/SecretContexts")
+{
   static readonly layer = Layer.effect(SecretContexts)(make).pipe(Layer.provide([ResourceStore.layer, Secrets.layer]))
 }

@@ -9,15 +9,20 @@ import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type Secret, SecretConfig, type SecretCreate, SecretLimits, type SecretPatch } from "../../domain/Secret.ts"
 import { makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
-import { type ListFilter, ResourceStore } from "../store/ResourceStore.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { type ListFilter, ResourceStore } from "../store/ResourceStore.ts"
 import { SecretBox } from "./SecretBox.ts"
 
 const checkValue = (value: string, field = "value") => {
   if (value.length === 0) return Effect.fail(InvalidRequest.forField(field, "value must not be empty."))
   const bytes = Buffer.byteLength(value, "utf8")
   if (bytes > SecretLimits.maxValueBytes) {
-    return Effect.fail(InvalidRequest.forField(field, `value is ${bytes} bytes; at most ${SecretLimits.maxValueBytes} (64 KiB) are allowed.`))
+    return Effect.fail(
+      InvalidRequest.forField(
+        field,
+        `value is ${bytes} bytes; at most ${SecretLimits.maxValueBytes} (64 KiB) are allowed.`
+      )
+    )
   }
   return Effect.succeed(Redacted.make(value))
 }
@@ -45,7 +50,12 @@ const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const servers = yield* store.referrers("tool_servers", "config", { auth: { secretId: id } }, principal)
       const connections = yield* store.referrers("http_connections", "config", { auth: { secretId: id } }, principal)
-      const contexts = yield* store.referrers("secret_contexts", "config", { projections: [{ secretId: id }] }, principal)
+      const contexts = yield* store.referrers(
+        "secret_contexts",
+        "config",
+        { projections: [{ secretId: id }] },
+        principal
+      )
       const inUseBy = [
         ...servers.map((rid) => ({ object: "tool_server", id: rid })),
         ...connections.map((rid) => ({ object: "http_connection", id: rid })),
@@ -57,7 +67,10 @@ const make = Effect.gen(function*() {
   return {
     create: Effect.fn("Secrets.create")(function*(principal: Principal, input: SecretCreate) {
       if (input.source !== undefined && input.source !== "svc") {
-        return yield* InvalidRequest.forField("source", `Unsupported source '${input.source}': only 'svc' is accepted on create.`)
+        return yield* InvalidRequest.forField(
+          "source",
+          `Unsupported source '${input.source}': only 'svc' is accepted on create.`
+        )
       }
       const value = yield* checkValue(input.value)
       return yield* crud.create(principal, {

@@ -43,7 +43,8 @@ const toRow = (r: typeof Row.Type): AgentRow => ({
 })
 
 /** An agent row read as JSON by another repository's query (e.g. with its thread). */
-export const agentRowOf = (json: unknown): Effect.Effect<AgentRow> => decodeRow(json).pipe(Effect.map(toRow), Effect.orDie)
+export const agentRowOf = (json: unknown): Effect.Effect<AgentRow> =>
+  decodeRow(json).pipe(Effect.map(toRow), Effect.orDie)
 
 export class AgentRepo extends Context.Service<AgentRepo, {
   readonly insert: (row: AgentRow) => Effect.Effect<void>
@@ -67,7 +68,9 @@ export class AgentRepo extends Context.Service<AgentRepo, {
         insert: Effect.fn("AgentRepo.insert")(function*(row: AgentRow) {
           const a = row.agent
           yield* sql`INSERT INTO agents (id, organization_id, workspace_id, config, metadata, config_version, created_at, updated_at)
-            VALUES (${a.id}, ${row.organizationId}, ${row.workspaceId}, ${sql.json(agentConfigOf(a))}, ${sql.json(a.metadata)},
+            VALUES (${a.id}, ${row.organizationId}, ${row.workspaceId}, ${sql.json(agentConfigOf(a))}, ${
+            sql.json(a.metadata)
+          },
                     ${a.configVersion}, ${a.createdAt}, ${a.updatedAt})`.pipe(Effect.orDie)
         }),
         find: Effect.fn("AgentRepo.find")(function*(id: AgentId) {

@@ -3,7 +3,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { Principal } from "../../domain/Principal.ts"
 
-const Rows = Schema.Array(Schema.Struct({ id: Schema.String, organization_id: Schema.String, workspace_id: Schema.String }))
+const Rows = Schema.Array(
+  Schema.Struct({ id: Schema.String, organization_id: Schema.String, workspace_id: Schema.String })
+)
 const decodeRows = Schema.decodeUnknownEffect(Rows)
 const CountRow = Schema.Array(Schema.Struct({ n: Schema.Union([Schema.Number, Schema.NumberFromString]) }))
 
@@ -33,7 +35,9 @@ export class ApiKeyRepo extends Context.Service<ApiKeyRepo, {
           const rows = yield* sql`SELECT id, organization_id, workspace_id FROM api_keys
             WHERE key_hash = ${hash} AND revoked_at IS NULL`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
           const row = rows[0]
-          return row === undefined ? undefined : { keyId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id }
+          return row === undefined
+            ? undefined
+            : { keyId: row.id, organizationId: row.organization_id, workspaceId: row.workspace_id }
         }),
         upsert: Effect.fn("ApiKeyRepo.upsert")(function*(k: StoredKey) {
           yield* sql`INSERT INTO api_keys (id, key_hash, key_prefix, organization_id, workspace_id, source, created_at)

@@ -19,14 +19,17 @@ export class ApprovalMemory extends Context.Service<ApprovalMemory, {
       const sql = yield* PgClient.PgClient
       return {
         has: Effect.fn("ApprovalMemory.has")(function*(threadId: ThreadId, toolName: string, input: unknown) {
-          const rows = yield* sql`SELECT 1 FROM approval_memory WHERE thread_id = ${threadId} AND tool_name = ${toolName}
+          const rows =
+            yield* sql`SELECT 1 FROM approval_memory WHERE thread_id = ${threadId} AND tool_name = ${toolName}
             AND input_hash = ${hashOf(input)}`.pipe(Effect.orDie)
           return rows.length > 0
         }),
-        remember: Effect.fn("ApprovalMemory.remember")(function*(threadId: ThreadId, toolName: string, input: unknown, now: string) {
-          yield* sql`INSERT INTO approval_memory (thread_id, tool_name, input_hash, created_at)
+        remember: Effect.fn("ApprovalMemory.remember")(
+          function*(threadId: ThreadId, toolName: string, input: unknown, now: string) {
+            yield* sql`INSERT INTO approval_memory (thread_id, tool_name, input_hash, created_at)
             VALUES (${threadId}, ${toolName}, ${hashOf(input)}, ${now}) ON CONFLICT DO NOTHING`.pipe(Effect.orDie)
-        })
+          }
+        )
       }
     })
   )

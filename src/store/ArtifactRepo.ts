@@ -45,7 +45,8 @@ export class ArtifactRepo extends Context.Service<ArtifactRepo, {
               ${r.mediaType}, ${r.bytes}, ${r.sha256}, ${r.createdAt}, ${r.expiresAt})`.pipe(Effect.orDie)
         }),
         find: Effect.fn("ArtifactRepo.find")(function*(id: ArtifactId) {
-          const rows = yield* sql`SELECT id, organization_id, workspace_id, run_id, thread_id, kind, filename, media_type,
+          const rows =
+            yield* sql`SELECT id, organization_id, workspace_id, run_id, thread_id, kind, filename, media_type,
               bytes::text, sha256, created_at, expires_at
             FROM artifacts WHERE id = ${id}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
           return Option.map(Option.fromNullishOr(rows[0]), (r): ArtifactRecord => ({

@@ -4,7 +4,7 @@
  */
 import { Effect, Option } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { cursorPosition, type PageOf, type PageRequest, PageLimits } from "../../domain/Page.ts"
+import { cursorPosition, PageLimits, type PageOf, type PageRequest } from "../../domain/Page.ts"
 
 export interface Position {
   readonly createdAt: string

@@ -4,14 +4,14 @@
  * same client over a private unix socket on a single connection. Same SQL and
  * migrations either way.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { NodeId } from "../NodeId.ts"
 
@@ -75,8 +75,7 @@ const hash = (s: string): number => {
 export const layerEmbedded = (dataDir: string): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient> =>
   Layer.unwrap(
     Effect.map(embeddedPostgres(dataDir), ({ socketPath }) =>
-      PgClient.layer({ path: socketPath, database: "postgres", username: "postgres", maxConnections: 1 })
-    )
+      PgClient.layer({ path: socketPath, database: "postgres", username: "postgres", maxConnections: 1 }))
   ).pipe(Layer.orDie)
 
 /**
@@ -84,7 +83,9 @@ export const layerEmbedded = (dataDir: string): Layer.Layer<PgClient.PgClient | 
  * process whose sessions are gone from `pg_stat_activity` has died (RecoveryRepo).
  */
 export const layerUrl = (url: Parameters<typeof PgClient.layer>[0]["url"], nodeId?: string) =>
-  PgClient.layer({ url, maxConnections: 10, ...(nodeId === undefined ? {} : { applicationName: nodeId }) }).pipe(Layer.orDie)
+  PgClient.layer({ url, maxConnections: 10, ...(nodeId === undefined ? {} : { applicationName: nodeId }) }).pipe(
+    Layer.orDie
+  )
 
 /** Picks the storage from configuration. */
 export const layer: Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, never, ServiceConfig> = Layer.unwrap(

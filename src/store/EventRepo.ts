@@ -18,12 +18,15 @@ const mentionsFence = (value: unknown): boolean =>
   typeof value === "object" && value !== null && "message" in value && typeof value.message === "string" &&
   value.message.includes(fencedMark)
 
-const isFenced = (e: SqlError.SqlError): boolean => mentionsFence(e) || mentionsFence(e.reason) || mentionsFence(e.reason.cause)
+const isFenced = (e: SqlError.SqlError): boolean =>
+  mentionsFence(e) || mentionsFence(e.reason) || mentionsFence(e.reason.cause)
 
 const channel = "svc_run_events"
 const Rows = Schema.Array(Schema.Struct({ seq: Schema.Number, chunk: Chunk }))
 const decodeRows = Schema.decodeUnknownEffect(Rows)
-const MaxSeqRows = Schema.Array(Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
+const MaxSeqRows = Schema.Array(
+  Schema.Struct({ max: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) })
+)
 
 export class EventRepo extends Context.Service<EventRepo, {
   /** Stored chunks after `afterSeq`, oldest first, at most `limit`. */
@@ -47,10 +50,11 @@ export class EventRepo extends Context.Service<EventRepo, {
       const sql = yield* PgClient.PgClient
       return {
         read: (runId, afterSeq, limit) =>
-          sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`.pipe(
-            Effect.flatMap(decodeRows),
-            Effect.orDie
-          ),
+          sql`SELECT seq, chunk FROM run_events WHERE run_id = ${runId} AND seq > ${afterSeq} ORDER BY seq LIMIT ${limit}`
+            .pipe(
+              Effect.flatMap(decodeRows),
+              Effect.orDie
+            ),
         lastSeq: (runId) =>
           sql`SELECT max(seq) AS max FROM run_events WHERE run_id = ${runId}`.pipe(
             Effect.flatMap(Schema.decodeUnknownEffect(MaxSeqRows)),
@@ -58,13 +62,19 @@ export class EventRepo extends Context.Service<EventRepo, {
             Effect.orDie
           ),
         write: (runId, rows, attached, attempt) => {
-          const records = rows.map((r): Record<string, unknown> => ({ run_id: runId, seq: r.seq, chunk: JSON.stringify(r.chunk) }))
+          const records = rows.map((r): Record<string, unknown> => ({
+            run_id: runId,
+            seq: r.seq,
+            chunk: JSON.stringify(r.chunk)
+          }))
           const insert = Arr.isReadonlyArrayNonEmpty(records)
             ? sql`INSERT INTO run_events ${sql.insert(records)} ON CONFLICT (run_id, seq) DO NOTHING`
             : undefined
           /** `statements` as CTEs of one statement whose own query is `main`. */
           const withCtes = (statements: ReadonlyArray<Statement.Fragment>, main: Statement.Fragment) =>
-            statements.length === 0 ? main : sql`WITH ${sql.join(", ", false)(statements.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))} ${main}`
+            statements.length === 0
+              ? main
+              : sql`WITH ${sql.join(", ", false)(statements.map((s, i) => sql`${sql(`w${i}`)} AS (${s})`))} ${main}`
           if (attempt !== undefined) {
             // The fence is the statement's own query: it always runs, and if it raises nothing of the statement stays.
             const statements = insert === undefined ? attached : [...attached, insert]

@@ -69,7 +69,9 @@ export class FileRepo extends Context.Service<FileRepo, {
               ${r.createdAt})`.pipe(Effect.orDie)
         }),
         find: Effect.fn("FileRepo.find")(function*(id: FileId) {
-          return Option.fromNullishOr((yield* select(sql`SELECT ${sql.literal(columns)} FROM files WHERE id = ${id}`))[0])
+          return Option.fromNullishOr(
+            (yield* select(sql`SELECT ${sql.literal(columns)} FROM files WHERE id = ${id}`))[0]
+          )
         }),
         list: Effect.fn("FileRepo.list")(function*(scope, limit, after) {
           const conditions = [

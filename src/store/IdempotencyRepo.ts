@@ -37,7 +37,12 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
    * Claims the key, or reports the record already there (expired records are replaced, and so is a
    * pending one whose process died: no heartbeat for 4 s, or no database session left).
    */
-  readonly claim: (scope: IdempotencyScope, bodyHash: string, now: string, expiredBefore: string) => Effect.Effect<Claim>
+  readonly claim: (
+    scope: IdempotencyScope,
+    bodyHash: string,
+    now: string,
+    expiredBefore: string
+  ) => Effect.Effect<Claim>
   readonly complete: (scope: IdempotencyScope, status: number, response: unknown) => Effect.Effect<void>
   /** Forgets a claim whose request failed unexpectedly, so a retry can run. */
   readonly release: (scope: IdempotencyScope) => Effect.Effect<void>
@@ -55,10 +60,13 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
         claim: Effect.fn("IdempotencyRepo.claim")(
           function*(scope: IdempotencyScope, bodyHash: string, now: string, expiredBefore: string) {
             yield* sql`DELETE FROM idempotency_keys WHERE ${where(scope)} AND (created_at < ${expiredBefore}
-                OR (state = 'pending' AND claimed_by IS NOT NULL AND claimed_by NOT IN (${liveNodeIds(sql, NodeDeadAfterMs, sessions)})))`.pipe(
+                OR (state = 'pending' AND claimed_by IS NOT NULL AND claimed_by NOT IN (${
+              liveNodeIds(sql, NodeDeadAfterMs, sessions)
+            })))`.pipe(
               Effect.orDie
             )
-            const inserted = yield* sql`INSERT INTO idempotency_keys (organization_id, workspace_id, method, path, key, body_hash, state, created_at, claimed_by)
+            const inserted =
+              yield* sql`INSERT INTO idempotency_keys (organization_id, workspace_id, method, path, key, body_hash, state, created_at, claimed_by)
               VALUES (${scope.organizationId}, ${scope.workspaceId}, ${scope.method}, ${scope.path}, ${scope.key}, ${bodyHash}, 'pending', ${now}, ${owner})
               ON CONFLICT DO NOTHING RETURNING key`.pipe(Effect.orDie)
             if (inserted.length > 0) return { _tag: "Claimed" } as const
@@ -74,13 +82,19 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
             })
           }
         ),
-        complete: Effect.fn("IdempotencyRepo.complete")(function*(scope: IdempotencyScope, status: number, response: unknown) {
-          // Only this process's claim: one taken over meanwhile (this process was taken for dead) is the taker's.
-          yield* sql`UPDATE idempotency_keys SET state = 'completed', status = ${status}, response = ${sql.json(response)}
+        complete: Effect.fn("IdempotencyRepo.complete")(
+          function*(scope: IdempotencyScope, status: number, response: unknown) {
+            // Only this process's claim: one taken over meanwhile (this process was taken for dead) is the taker's.
+            yield* sql`UPDATE idempotency_keys SET state = 'completed', status = ${status}, response = ${
+              sql.json(response)
+            }
             WHERE ${where(scope)} AND claimed_by IS NOT DISTINCT FROM ${owner}`.pipe(Effect.orDie)
-        }),
+          }
+        ),
         release: Effect.fn("IdempotencyRepo.release")(function*(scope: IdempotencyScope) {
-          yield* sql`DELETE FROM idempotency_keys WHERE ${where(scope)} AND state = 'pending' AND claimed_by IS NOT DISTINCT FROM ${owner}`.pipe(Effect.orDie)
+          yield* sql`DELETE FROM idempotency_keys WHERE ${
+            where(scope)
+          } AND state = 'pending' AND claimed_by IS NOT DISTINCT FROM ${owner}`.pipe(Effect.orDie)
         }),
         purgeExpired: Effect.fn("IdempotencyRepo.purgeExpired")(function*(expiredBefore: string) {
           yield* sql`DELETE FROM idempotency_keys WHERE created_at < ${expiredBefore}`.pipe(Effect.orDie)

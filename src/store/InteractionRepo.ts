@@ -1,6 +1,8 @@
 /** Persistence of interactions. */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
+import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "../../domain/Ids.ts"
 import {
   type Interaction,
   InteractionKind,
@@ -9,8 +11,6 @@ import {
   type InteractionStatus as Status,
   QuestionRequest
 } from "../../domain/Interaction.ts"
-import type { Statement } from "effect/sql"
-import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "../../domain/Ids.ts"
 import type { Position } from "./Cursor.ts"
 import { nulFree, nulFreeText } from "./NulFree.ts"
 
@@ -146,8 +146,12 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
               agent_id, kind, status, step_number, tool_name, tool_call_id, hook_id, input, preview, decision, reason, request,
               resolution, expires_at, created_at, resolved_at, updated_at)
             VALUES (${i.id}, ${row.organizationId}, ${row.workspaceId}, ${i.runId}, ${i.rootRunId}, ${i.workerRef}, ${i.threadId},
-              ${i.agentId}, ${i.kind}, ${i.status}, ${i.stepNumber}, ${i.toolName}, ${nulFreeText(i.toolCallId)}, ${i.hookId}, ${json(i.input)},
-              ${json(i.preview)}, ${i.decision}, ${nulFreeText(i.reason)}, ${json(i.request)}, ${json(i.resolution)}, ${row.deadline},
+              ${i.agentId}, ${i.kind}, ${i.status}, ${i.stepNumber}, ${i.toolName}, ${
+            nulFreeText(i.toolCallId)
+          }, ${i.hookId}, ${json(i.input)},
+              ${json(i.preview)}, ${i.decision}, ${nulFreeText(i.reason)}, ${json(i.request)}, ${
+            json(i.resolution)
+          }, ${row.deadline},
               ${i.createdAt}, ${i.resolvedAt}, ${i.updatedAt})`.pipe(Effect.orDie)
         }),
         find: Effect.fn("InteractionRepo.find")(function*(id: InteractionId) {
@@ -164,7 +168,9 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
             ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
           ]
           return yield* select(
-            sql`SELECT * FROM interactions WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            sql`SELECT * FROM interactions WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${
+              limit + 1
+            }`
           )
         }),
         ofRun: Effect.fn("InteractionRepo.ofRun")(function*(runId: RunId) {
@@ -174,7 +180,9 @@ export class InteractionRepo extends Context.Service<InteractionRepo, {
           return yield* select(sql`SELECT * FROM interactions WHERE root_run_id = ${rootRunId} ORDER BY created_at, id`)
         }),
         settle: Effect.fn("InteractionRepo.settle")(function*(id: InteractionId, s: Settlement, now: string) {
-          const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${nulFreeText(s.reason)},
+          const rows = yield* sql`UPDATE interactions SET status = ${s.status}, decision = ${s.decision}, reason = ${
+            nulFreeText(s.reason)
+          },
               resolution = ${json(s.resolution)}, resolved_at = ${now}, updated_at = ${now}, closed_by_run = false
             WHERE id = ${id} AND (status = 'pending' OR closed_by_run) RETURNING id`.pipe(Effect.orDie)
           return rows.length > 0

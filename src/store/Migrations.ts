@@ -4,16 +4,16 @@
  */
 import { Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
-import { m0010_limits } from "./LimitsMigration.ts"
-import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
 import { m0016_artifacts } from "./ArtifactsMigration.ts"
-import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
-import { m0018_workers } from "./WorkersMigration.ts"
 import { m0019_codehost } from "./CodehostMigration.ts"
 import { m0020_fencing } from "./FencingMigration.ts"
-import { m0023_scale } from "./ScaleMigration.ts"
 import { m0024_idempotency_owner } from "./IdempotencyOwnerMigration.ts"
+import { m0010_limits } from "./LimitsMigration.ts"
+import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
+import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
 import { m0025_runner_address } from "./RunnerAddressMigration.ts"
+import { m0023_scale } from "./ScaleMigration.ts"
+import { m0018_workers } from "./WorkersMigration.ts"
 
 const m0001_foundation = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -103,7 +103,9 @@ const m0002_adapters = Effect.gen(function*() {
       created_at text NOT NULL,
       updated_at text NOT NULL
     )`)
-    yield* sql.unsafe(`CREATE INDEX ${table}_workspace_order ON ${table} (organization_id, workspace_id, created_at DESC, id DESC)`)
+    yield* sql.unsafe(
+      `CREATE INDEX ${table}_workspace_order ON ${table} (organization_id, workspace_id, created_at DESC, id DESC)`
+    )
     yield* sql.unsafe(`CREATE INDEX ${table}_org_name ON ${table} (organization_id, name)`)
   }
   // Names unique per organization (spec: Names; secrets 4.9).

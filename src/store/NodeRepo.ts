@@ -8,7 +8,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"
-import { type ServiceConfigShape, ServiceConfig } from "../config/ServiceConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "../config/ServiceConfig.ts"
 import { NodeId } from "../NodeId.ts"
 
 /** A process that has not beaten for this long is taken for dead. */
@@ -29,7 +29,9 @@ const beat = Duration.seconds(1)
  * (`host:port`): none for a client-role process or the embedded single runner.
  */
 export const runnerAddressOf = (config: ServiceConfigShape): string | null =>
-  Option.isSome(config.databaseUrl) && config.clusterRole === "runner" ? `${config.runnerHost}:${config.runnerPort}` : null
+  Option.isSome(config.databaseUrl) && config.clusterRole === "runner"
+    ? `${config.runnerHost}:${config.runnerPort}`
+    : null
 
 /** Real time always: liveness is judged by the database's clock, never a test's. */
 const realClock = Clock.Clock.defaultValue()
@@ -43,7 +45,8 @@ export class NodeRepo extends Context.Service<NodeRepo, {
       const sql = yield* PgClient.PgClient
       const id = yield* NodeId
       const runnerAddress = runnerAddressOf(yield* ServiceConfig)
-      const heartbeat = sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at, runner_address) VALUES (${id}, now(), now(), ${runnerAddress})
+      const heartbeat =
+        sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at, runner_address) VALUES (${id}, now(), now(), ${runnerAddress})
         ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`.pipe(Effect.orDie)
       yield* heartbeat
       yield* Effect.forkScoped(

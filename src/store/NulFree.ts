@@ -33,4 +33,6 @@ const scrub = (value: unknown): unknown => {
 export const nulFree = (value: unknown): unknown => (hasNul(value) ? scrub(value) : value)
 
 /** A text column's value, the same way. */
-export const nulFreeText = <S extends string | null>(text: S): S | string => (text === null ? text : text.replace(NUL, REPLACEMENT))
+export const nulFreeText = <S extends string | null>(
+  text: S
+): S | string => (text === null ? text : text.replace(NUL, REPLACEMENT))

@@ -38,7 +38,9 @@ export const layer = Layer.effect(BlobStore)(
           SELECT ${to}, content_type, bytes, data FROM artifact_blobs WHERE key = ${from}
           ON CONFLICT (key) DO UPDATE SET content_type = excluded.content_type, bytes = excluded.bytes, data = excluded.data
           RETURNING key`.pipe(Effect.flatMap(decodeKeys), Effect.mapError(failed("copy", from)))
-        if (rows.length === 0) return yield* new BlobStoreFailed({ operation: "copy", key: from, cause: "no such object" })
+        if (rows.length === 0) {
+          return yield* new BlobStoreFailed({ operation: "copy", key: from, cause: "no such object" })
+        }
       })
     })
   })

@@ -35,12 +35,17 @@ export class RateLimitRepo extends Context.Service<RateLimitRepo, {
       const sql = yield* PgClient.PgClient
       return {
         take: Effect.fn("RateLimitRepo.take")(function*(buckets: ReadonlyArray<BucketTake>, nowMs: number) {
-          const rows = yield* sql`SELECT bucket_key, remaining, admitted FROM svc_rate_take(${sql.json(buckets)}, ${nowMs}::bigint)`.pipe(Effect.flatMap(decodeTaken), Effect.orDie)
+          const rows = yield* sql`SELECT bucket_key, remaining, admitted FROM svc_rate_take(${
+            sql.json(buckets)
+          }, ${nowMs}::bigint)`.pipe(Effect.flatMap(decodeTaken), Effect.orDie)
           return rows.map((r) => ({ bucket: r.bucket_key, remaining: Math.max(0, r.remaining), admitted: r.admitted }))
         }),
         spentSince: Effect.fn("RateLimitRepo.spentSince")(function*(organizationId: string, sinceIso: string) {
           const rows = yield* sql`SELECT COALESCE(sum((usage->>'costCents')::float8), 0)::float8 AS spent FROM runs
-            WHERE organization_id = ${organizationId} AND created_at >= ${sinceIso}`.pipe(Effect.flatMap(decodeSpent), Effect.orDie)
+            WHERE organization_id = ${organizationId} AND created_at >= ${sinceIso}`.pipe(
+            Effect.flatMap(decodeSpent),
+            Effect.orDie
+          )
           return rows[0]?.spent ?? 0
         })
       }

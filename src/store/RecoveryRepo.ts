@@ -23,7 +23,9 @@ const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(
 ))
 const toDispatches = (rows: unknown) =>
   decodeDispatches(rows).pipe(
-    Effect.map((decoded) => decoded.map((r): Dispatch => ({ id: r.id, generation: r.generation, workerRef: r.worker_ref }))),
+    Effect.map((decoded) =>
+      decoded.map((r): Dispatch => ({ id: r.id, generation: r.generation, workerRef: r.worker_ref }))
+    ),
     Effect.orDie
   )
 
@@ -35,13 +37,21 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
    * begun: their dispatch was lost) since `queuedBefore`, and runs running with no executor since
    * `handedBefore` (a resume whose dispatch was lost, an execution handed off by its runner).
    */
-  readonly stalled: (before: string, queuedBefore: string, handedBefore: string) => Effect.Effect<ReadonlyArray<Dispatch>>
+  readonly stalled: (
+    before: string,
+    queuedBefore: string,
+    handedBefore: string
+  ) => Effect.Effect<ReadonlyArray<Dispatch>>
   /**
    * Active runs whose executor died: it stopped beating for `deadAfterMs`, or (`sessions`, on
    * PostgreSQL) none of its database sessions is left (a killed process's end at once). Not when the
    * pass dispatched them again less than `againAfterMs` ago (that execution has yet to begin).
    */
-  readonly orphaned: (deadAfterMs: number, againAfterMs: number, sessions: boolean) => Effect.Effect<ReadonlyArray<Dispatch>>
+  readonly orphaned: (
+    deadAfterMs: number,
+    againAfterMs: number,
+    sessions: boolean
+  ) => Effect.Effect<ReadonlyArray<Dispatch>>
   /** Counts one more recovery attempt; returns the count. */
   readonly bumpRecovery: (runId: RunId, now: string) => Effect.Effect<number>
   /**
@@ -65,26 +75,33 @@ export class RecoveryRepo extends Context.Service<RecoveryRepo, {
           )
           return rows.map((r) => r.id)
         }),
-        stalled: Effect.fn("RecoveryRepo.stalled")(function*(before: string, queuedBefore: string, handedBefore: string) {
-          // A root waiting on workers that are still going is not stalled: its workers are the ones executing.
-          return yield* sql`SELECT id, generation, worker_ref FROM runs r WHERE status IN ('queued', 'preparing', 'running')
+        stalled: Effect.fn("RecoveryRepo.stalled")(
+          function*(before: string, queuedBefore: string, handedBefore: string) {
+            // A root waiting on workers that are still going is not stalled: its workers are the ones executing.
+            return yield* sql`SELECT id, generation, worker_ref FROM runs r WHERE status IN ('queued', 'preparing', 'running')
               AND (updated_at < ${before} OR (status = 'queued' AND updated_at < ${queuedBefore})
                 OR (status = 'running' AND executor IS NULL AND updated_at < ${handedBefore}))
               AND NOT EXISTS (SELECT 1 FROM runs w WHERE w.root_run_id = r.id AND w.status NOT IN ('completed', 'failed', 'cancelled'))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
-        }),
-        orphaned: Effect.fn("RecoveryRepo.orphaned")(function*(deadAfterMs: number, againAfterMs: number, sessions: boolean) {
-          return yield* sql`SELECT id, generation, worker_ref FROM runs WHERE status IN ('queued', 'preparing', 'running')
+          }
+        ),
+        orphaned: Effect.fn("RecoveryRepo.orphaned")(
+          function*(deadAfterMs: number, againAfterMs: number, sessions: boolean) {
+            return yield* sql`SELECT id, generation, worker_ref FROM runs WHERE status IN ('queued', 'preparing', 'running')
               AND executor IS NOT NULL AND executor NOT IN (${liveNodeIds(sql, deadAfterMs, sessions)})
               AND (recovered_at IS NULL OR recovered_at < now() - make_interval(secs => ${againAfterMs / 1000}))
             ORDER BY updated_at LIMIT 100`.pipe(Effect.orDie, Effect.flatMap(toDispatches))
-        }),
+          }
+        ),
         bumpRecovery: Effect.fn("RecoveryRepo.bumpRecovery")(function*(runId: RunId, now: string) {
-          const rows = yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, recovered_at = now(), updated_at = ${now}
+          const rows =
+            yield* sql`UPDATE runs SET recovery_attempts = recovery_attempts + 1, recovered_at = now(), updated_at = ${now}
             WHERE id = ${runId} RETURNING recovery_attempts`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))),
-            Effect.orDie
-          )
+              Effect.flatMap(
+                Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ recovery_attempts: Schema.Number })))
+              ),
+              Effect.orDie
+            )
           return rows[0]?.recovery_attempts ?? 0
         }),
         purgeDeliveredMessages: Effect.fn("RecoveryRepo.purgeDeliveredMessages")(function*(cutoff: string) {

@@ -7,9 +7,9 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { Metadata } from "../../domain/Metadata.ts"
-import type { Sealed } from "./Sealed.ts"
 import type { Position } from "./Cursor.ts"
 import type { AdapterTable } from "./Migrations.ts"
+import type { Sealed } from "./Sealed.ts"
 
 export interface ResourceRow extends Position {
   readonly organizationId: string
@@ -71,7 +71,11 @@ const nameTaken = <A, R>(effect: Effect.Effect<A, SqlError.SqlError, R>): Effect
 export interface ResourceStoreShape {
   readonly insert: (table: AdapterTable, row: ResourceRow) => Effect.Effect<void, NameTaken>
   readonly find: (table: AdapterTable, id: string) => Effect.Effect<Option.Option<ResourceRow>>
-  readonly findByName: (table: AdapterTable, organizationId: string, name: string) => Effect.Effect<Option.Option<ResourceRow>>
+  readonly findByName: (
+    table: AdapterTable,
+    organizationId: string,
+    name: string
+  ) => Effect.Effect<Option.Option<ResourceRow>>
   readonly list: (
     table: AdapterTable,
     scope: { readonly organizationId: string; readonly workspaceId: string },
@@ -101,18 +105,26 @@ export class ResourceStore extends Context.Service<ResourceStore, ResourceStoreS
         insert: Effect.fn("ResourceStore.insert")(function*(table: AdapterTable, r: ResourceRow) {
           yield* sql`INSERT INTO ${t(table)} (id, organization_id, workspace_id, name, config, metadata, config_version,
               sealed, key_id, created_at, updated_at)
-            VALUES (${r.id}, ${r.organizationId}, ${r.workspaceId}, ${r.name}, ${sql.json(r.config)}, ${sql.json(r.metadata)},
-              ${r.configVersion}, ${r.sealed?.ciphertext ?? null}, ${r.sealed?.keyId ?? null}, ${r.createdAt}, ${r.updatedAt})`
+            VALUES (${r.id}, ${r.organizationId}, ${r.workspaceId}, ${r.name}, ${sql.json(r.config)}, ${
+            sql.json(r.metadata)
+          },
+              ${r.configVersion}, ${r.sealed?.ciphertext ?? null}, ${
+            r.sealed?.keyId ?? null
+          }, ${r.createdAt}, ${r.updatedAt})`
             .pipe(nameTaken)
         }),
         find: Effect.fn("ResourceStore.find")(function*(table: AdapterTable, id: string) {
           const rows = yield* select(sql`SELECT * FROM ${t(table)} WHERE id = ${id}`)
           return Option.fromNullishOr(rows[0])
         }),
-        findByName: Effect.fn("ResourceStore.findByName")(function*(table: AdapterTable, organizationId: string, name: string) {
-          const rows = yield* select(sql`SELECT * FROM ${t(table)} WHERE organization_id = ${organizationId} AND name = ${name}`)
-          return Option.fromNullishOr(rows[0])
-        }),
+        findByName: Effect.fn("ResourceStore.findByName")(
+          function*(table: AdapterTable, organizationId: string, name: string) {
+            const rows = yield* select(
+              sql`SELECT * FROM ${t(table)} WHERE organization_id = ${organizationId} AND name = ${name}`
+            )
+            return Option.fromNullishOr(rows[0])
+          }
+        ),
         list: Effect.fn("ResourceStore.list")(function*(
           table: AdapterTable,
           scope: { readonly organizationId: string; readonly workspaceId: string },
@@ -128,12 +140,18 @@ export class ResourceStore extends Context.Service<ResourceStore, ResourceStoreS
             ...(filter.metadata === undefined ? [] : [sql`metadata @> ${sql.json(filter.metadata)}`])
           ]
           return yield* select(
-            sql`SELECT * FROM ${t(table)} WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            sql`SELECT * FROM ${t(table)} WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${
+              limit + 1
+            }`
           )
         }),
         update: Effect.fn("ResourceStore.update")(function*(table: AdapterTable, r: ResourceRow) {
-          yield* sql`UPDATE ${t(table)} SET name = ${r.name}, config = ${sql.json(r.config)}, metadata = ${sql.json(r.metadata)},
-              config_version = ${r.configVersion}, sealed = ${r.sealed?.ciphertext ?? null}, key_id = ${r.sealed?.keyId ?? null},
+          yield* sql`UPDATE ${t(table)} SET name = ${r.name}, config = ${sql.json(r.config)}, metadata = ${
+            sql.json(r.metadata)
+          },
+              config_version = ${r.configVersion}, sealed = ${r.sealed?.ciphertext ?? null}, key_id = ${
+            r.sealed?.keyId ?? null
+          },
               updated_at = ${r.updatedAt}
             WHERE id = ${r.id}`.pipe(nameTaken)
         }),
@@ -148,7 +166,10 @@ export class ResourceStore extends Context.Service<ResourceStore, ResourceStoreS
         ) {
           const rows = yield* sql`SELECT id FROM ${t(table)} WHERE organization_id = ${scope.organizationId}
               AND workspace_id = ${scope.workspaceId} AND ${sql(column)} @> ${sql.json(probe)}
-            ORDER BY id`.pipe(Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String })))), Effect.orDie)
+            ORDER BY id`.pipe(
+            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ id: Schema.String })))),
+            Effect.orDie
+          )
           return rows.map((r) => r.id)
         })
       }

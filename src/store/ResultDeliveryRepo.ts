@@ -22,7 +22,11 @@ const decodeRows = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ answe
 
 export class ResultDeliveryRepo extends Context.Service<ResultDeliveryRepo, {
   /** The answer kept for `requestId` in the owner's workspace. */
-  readonly find: (requestId: string, organizationId: string, workspaceId: string) => Effect.Effect<Option.Option<HandlerAnswer>>
+  readonly find: (
+    requestId: string,
+    organizationId: string,
+    workspaceId: string
+  ) => Effect.Effect<Option.Option<HandlerAnswer>>
   /** Keeps an answer; a request id already kept keeps its first answer. */
   readonly save: (delivery: Delivery) => Effect.Effect<void>
 }>()("svc/ResultDeliveryRepo") {
@@ -30,11 +34,16 @@ export class ResultDeliveryRepo extends Context.Service<ResultDeliveryRepo, {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       return {
-        find: Effect.fn("ResultDeliveryRepo.find")(function*(requestId: string, organizationId: string, workspaceId: string) {
-          const rows = yield* sql`SELECT answer FROM result_deliveries WHERE request_id = ${requestId}
-            AND organization_id = ${organizationId} AND workspace_id = ${workspaceId}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
-          return Option.map(Option.fromNullishOr(rows[0]), (row) => row.answer)
-        }),
+        find: Effect.fn("ResultDeliveryRepo.find")(
+          function*(requestId: string, organizationId: string, workspaceId: string) {
+            const rows = yield* sql`SELECT answer FROM result_deliveries WHERE request_id = ${requestId}
+            AND organization_id = ${organizationId} AND workspace_id = ${workspaceId}`.pipe(
+              Effect.flatMap(decodeRows),
+              Effect.orDie
+            )
+            return Option.map(Option.fromNullishOr(rows[0]), (row) => row.answer)
+          }
+        ),
         save: Effect.fn("ResultDeliveryRepo.save")(function*(d: Delivery) {
           yield* sql`INSERT INTO result_deliveries
               (request_id, run_id, organization_id, workspace_id, result_handler_id, purpose, answer, created_at)

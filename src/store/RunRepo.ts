@@ -1,20 +1,27 @@
 /** Persistence of runs, their checkpoints, and the thread's active-run claim. */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { Statement } from "effect/sql"
 import { AttachmentRef, type Message, Message as MessageSchema, userMessage } from "../../domain/Conversation.ts"
 import { type AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
+import { ParkRecord } from "../../domain/Park.ts"
 import { RunError, type RunStatus as Status, UsageTotal } from "../../domain/Run.ts"
-import type { Statement } from "effect/sql"
 import type { Position } from "./Cursor.ts"
 import { FreshRuns } from "./FreshRuns.ts"
 import { nulFree } from "./NulFree.ts"
-import { ParkRecord } from "../../domain/Park.ts"
 import { type NewRunRow, type RunRow, toRunRows } from "./RunRows.ts"
 
 export { type NewRunRow, type RunRow, toRunRows } from "./RunRows.ts"
 
 const decodeCreated = Schema.decodeUnknownEffect(
-  Schema.Array(Schema.Struct({ created: Schema.Number, existing: Schema.Boolean, has_history: Schema.Boolean, slot: Schema.NullOr(Schema.Boolean) }))
+  Schema.Array(
+    Schema.Struct({
+      created: Schema.Number,
+      existing: Schema.Boolean,
+      has_history: Schema.Boolean,
+      slot: Schema.NullOr(Schema.Boolean)
+    })
+  )
 )
 
 /**
@@ -77,7 +84,13 @@ export interface RunStatements {
   readonly change: (id: RunId, change: RunChange, now: string) => Statement.Fragment
   readonly releaseThread: (threadId: ThreadId, runId: RunId, now: string) => Statement.Fragment
   /** The step's checkpoint (its running totals go on the run's row as a change). */
-  readonly checkpoint: (runId: RunId, step: number, messages: ReadonlyArray<Message>, usage: typeof UsageTotal.Type, now: string) => Statement.Fragment
+  readonly checkpoint: (
+    runId: RunId,
+    step: number,
+    messages: ReadonlyArray<Message>,
+    usage: typeof UsageTotal.Type,
+    now: string
+  ) => Statement.Fragment
   /** Fails the run (unless it already ended) and frees its thread. */
   readonly reap: (runId: RunId, error: typeof RunError.Type, now: string) => ReadonlyArray<Statement.Fragment>
 }
@@ -134,15 +147,19 @@ export class RunRepo extends Context.Service<RunRepo, {
   static readonly layer = Layer.effect(RunRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.flatMap(Effect.orDie(query), toRunRows)
+      const select = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        Effect.flatMap(Effect.orDie(query), toRunRows)
       const fresh = new FreshRuns<FreshRun>()
       /** The claim condition of a fenced statement (none: unfenced). */
       const held = (attempt: number | undefined) => (attempt === undefined ? sql`` : sql`AND attempt = ${attempt}`)
-      const updated = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.map(Effect.orDie(query), (rows) => rows.length > 0)
+      const updated = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        Effect.map(Effect.orDie(query), (rows) => rows.length > 0)
       const change = (id: RunId, c: RunChange, now: string) =>
         sql`UPDATE runs SET status = ${c.status === undefined ? sql`status` : c.status},
             park = ${c.park !== undefined ? sql.json(nulFree(c.park.record)) : c.clearPark === true ? null : sql`park`},
-            park_deadline = ${c.park !== undefined ? c.park.deadline : c.clearPark === true ? null : sql`park_deadline`},
+            park_deadline = ${
+          c.park !== undefined ? c.park.deadline : c.clearPark === true ? null : sql`park_deadline`
+        },
             generation = ${c.park !== undefined ? sql`generation + 1` : sql`generation`},
             executor = ${c.park !== undefined ? null : c.executor === undefined ? sql`executor` : c.executor},
             recovery_attempts = ${c.progressed === true ? 0 : sql`recovery_attempts`},
@@ -164,31 +181,34 @@ export class RunRepo extends Context.Service<RunRepo, {
             VALUES (${runId}, ${step}, ${sql.json(nulFree(messages))}, ${sql.json(usage)}, ${now})
             ON CONFLICT (run_id, step) DO NOTHING`,
         reap: (runId, error, now) => [
-          sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${sql.json(nulFree(error))},
+          sql`UPDATE runs SET status = 'failed', terminal_reason = 'run_recovery_reaped', error = ${
+            sql.json(nulFree(error))
+          },
               completed_at = ${now}, updated_at = ${now}
             WHERE id = ${runId} AND status NOT IN ('completed', 'failed', 'cancelled')`,
           sql`UPDATE threads SET status = 'idle', active_run_id = NULL, updated_at = ${now} WHERE active_run_id = ${runId}`
         ]
       }
       const insert = Effect.fn("RunRepo.insert")(function*(row: NewRunRow) {
-          const r = row.run
-          yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
+        const r = row.run
+        yield* sql`INSERT INTO runs (id, organization_id, workspace_id, thread_id, agent_id, status, terminal_reason, error,
               usage, config, plan, metadata, idempotency_key, created_at, started_at, completed_at, updated_at)
             VALUES (${r.id}, ${row.organizationId}, ${row.workspaceId}, ${r.threadId}, ${r.agentId}, ${r.status}, NULL, NULL,
               ${sql.json(r.usage)}, ${sql.json(r.config)}, ${sql.json(row.plan)}, ${sql.json(r.metadata)},
               ${row.idempotencyKey}, ${r.createdAt}, NULL, NULL, ${r.createdAt})`.pipe(Effect.orDie)
-        })
+      })
       return {
         insert,
-        createClaimed: Effect.fn("RunRepo.createClaimed")(function*(row: NewRunRow, maxActiveRuns: number | null = null) {
-          const r = row.run
-          const slot = maxActiveRuns === null
-            ? sql`SELECT NULL::boolean AS ok`
-            : sql`SELECT svc_workspace_slot(${row.organizationId}, ${row.workspaceId}, ${maxActiveRuns}::int) AS ok`
-          // The claim and the insert in one statement: the thread row lock serializes claimants, and
-          // the snapshot tells whether the thread had runs before this one.
-          // A run that exists already was created by this Begin, delivered before (its reply was lost).
-          const rows = yield* sql`WITH slot AS (${slot}), claimed AS (
+        createClaimed: Effect.fn("RunRepo.createClaimed")(
+          function*(row: NewRunRow, maxActiveRuns: number | null = null) {
+            const r = row.run
+            const slot = maxActiveRuns === null
+              ? sql`SELECT NULL::boolean AS ok`
+              : sql`SELECT svc_workspace_slot(${row.organizationId}, ${row.workspaceId}, ${maxActiveRuns}::int) AS ok`
+            // The claim and the insert in one statement: the thread row lock serializes claimants, and
+            // the snapshot tells whether the thread had runs before this one.
+            // A run that exists already was created by this Begin, delivered before (its reply was lost).
+            const rows = yield* sql`WITH slot AS (${slot}), claimed AS (
               UPDATE threads SET status = 'running', active_run_id = ${r.id}, updated_at = ${r.createdAt}
               WHERE id = ${r.threadId} AND active_run_id IS NULL AND (SELECT ok FROM slot) IS NOT FALSE
                 AND NOT EXISTS (SELECT 1 FROM runs WHERE id = ${r.id}) RETURNING id
@@ -204,45 +224,65 @@ export class RunRepo extends Context.Service<RunRepo, {
               EXISTS (SELECT 1 FROM runs WHERE id = ${r.id}) AS existing,
               EXISTS (SELECT 1 FROM runs WHERE thread_id = ${r.threadId}) AS has_history,
               (SELECT ok FROM slot) AS slot`.pipe(
-            Effect.flatMap(decodeCreated),
-            Effect.orDie
-          )
-          const created = rows[0]?.created === 1
-          if (created) {
-            fresh.put(r.id, { row: { ...row, generation: 0, attempt: 0, park: null, parkDeadline: null }, hasHistory: rows[0]?.has_history === true })
+              Effect.flatMap(decodeCreated),
+              Effect.orDie
+            )
+            const created = rows[0]?.created === 1
+            if (created) {
+              fresh.put(r.id, {
+                row: { ...row, generation: 0, attempt: 0, park: null, parkDeadline: null },
+                hasHistory: rows[0]?.has_history === true
+              })
+            }
+            return created
+              ? "created"
+              : rows[0]?.existing === true
+              ? "existing"
+              : rows[0]?.slot === false
+              ? "capped"
+              : "busy"
           }
-          return created ? "created" : rows[0]?.existing === true ? "existing" : rows[0]?.slot === false ? "capped" : "busy"
-        }),
+        ),
         takeFresh: (id: RunId) => fresh.take(id),
         statements,
         find: Effect.fn("RunRepo.find")(function*(id: RunId) {
           return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id}`))[0])
         }),
         claim: Effect.fn("RunRepo.claim")(function*(id: RunId, among: ReadonlyArray<Status>, executor?: string) {
-          const taken = executor === undefined ? sql`` : sql`, executor = CASE WHEN status IN ('queued', 'running') THEN ${executor} ELSE executor END`
+          const taken = executor === undefined
+            ? sql``
+            : sql`, executor = CASE WHEN status IN ('queued', 'running') THEN ${executor} ELSE executor END`
           return Option.fromNullishOr(
-            (yield* select(sql`UPDATE runs SET attempt = attempt + 1 ${taken} WHERE id = ${id} AND ${sql.in("status", among)} RETURNING *`))[0]
+            (yield* select(
+              sql`UPDATE runs SET attempt = attempt + 1 ${taken} WHERE id = ${id} AND ${
+                sql.in("status", among)
+              } RETURNING *`
+            ))[0]
           )
         }),
         findRoot: Effect.fn("RunRepo.findRoot")(function*(id: RunId) {
-          return Option.fromNullishOr((yield* select(sql`SELECT * FROM runs WHERE id = ${id} AND root_run_id IS NULL`))[0])
-        }),
-        list: Effect.fn("RunRepo.list")(function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
-          const conditions = [
-            sql`organization_id = ${scope.organizationId}`,
-            sql`workspace_id = ${scope.workspaceId}`,
-            // Worker runs are scoped under their root, never listed on their own (spec 4.3 rule 5).
-            sql`root_run_id IS NULL`,
-            ...(filter.agentId === undefined ? [] : [sql`agent_id = ${filter.agentId}`]),
-            ...(filter.threadId === undefined ? [] : [sql`thread_id = ${filter.threadId}`]),
-            ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
-            ...(filter.createdSince === undefined ? [] : [sql`created_at >= ${filter.createdSince}`]),
-            ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
-          ]
-          return yield* select(
-            sql`SELECT * FROM runs WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+          return Option.fromNullishOr(
+            (yield* select(sql`SELECT * FROM runs WHERE id = ${id} AND root_run_id IS NULL`))[0]
           )
         }),
+        list: Effect.fn("RunRepo.list")(
+          function*(scope, filter: RunFilter, limit: number, after: Position | undefined) {
+            const conditions = [
+              sql`organization_id = ${scope.organizationId}`,
+              sql`workspace_id = ${scope.workspaceId}`,
+              // Worker runs are scoped under their root, never listed on their own (spec 4.3 rule 5).
+              sql`root_run_id IS NULL`,
+              ...(filter.agentId === undefined ? [] : [sql`agent_id = ${filter.agentId}`]),
+              ...(filter.threadId === undefined ? [] : [sql`thread_id = ${filter.threadId}`]),
+              ...(filter.status === undefined ? [] : [sql`status = ${filter.status}`]),
+              ...(filter.createdSince === undefined ? [] : [sql`created_at >= ${filter.createdSince}`]),
+              ...(after === undefined ? [] : [sql`(created_at, id) < (${after.createdAt}, ${after.id})`])
+            ]
+            return yield* select(
+              sql`SELECT * FROM runs WHERE ${sql.and(conditions)} ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`
+            )
+          }
+        ),
         markResuming: Effect.fn("RunRepo.markResuming")(function*(id: RunId, now: string) {
           return yield* updated(sql`UPDATE runs SET status = 'running', updated_at = ${now}
             WHERE id = ${id} AND park IS NOT NULL AND status IN ('waiting_for_approval', 'waiting_for_input', 'running') RETURNING id`)
@@ -266,11 +306,15 @@ export class RunRepo extends Context.Service<RunRepo, {
             })))),
             Effect.orDie
           )
-          return rows.flatMap((r): Array<Message> => [userMessage(r.input, r.attachments ?? undefined), ...r.steps.flat()])
+          return rows.flatMap((
+            r
+          ): Array<Message> => [userMessage(r.input, r.attachments ?? undefined), ...r.steps.flat()])
         }),
         claimThread: Effect.fn("RunRepo.claimThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
           const rows = yield* sql`UPDATE threads SET status = 'running', active_run_id = ${runId}, updated_at = ${now}
-            WHERE id = ${threadId} AND (active_run_id IS NULL OR active_run_id = ${runId}) RETURNING id`.pipe(Effect.orDie)
+            WHERE id = ${threadId} AND (active_run_id IS NULL OR active_run_id = ${runId}) RETURNING id`.pipe(
+            Effect.orDie
+          )
           return rows.length > 0
         }),
         releaseThread: Effect.fn("RunRepo.releaseThread")(function*(threadId: ThreadId, runId: RunId, now: string) {
@@ -280,7 +324,9 @@ export class RunRepo extends Context.Service<RunRepo, {
           yield* change(runId, { clearPark: true }, now).pipe(Effect.orDie)
         }),
         touch: Effect.fn("RunRepo.touch")(function*(runId: RunId, attempt: number | undefined, now: string) {
-          return yield* updated(sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id`)
+          return yield* updated(
+            sql`UPDATE runs SET updated_at = ${now} WHERE id = ${runId} ${held(attempt)} RETURNING id`
+          )
         }),
         release: Effect.fn("RunRepo.release")(function*(runId: RunId, attempt: number, now: string) {
           return yield* updated(sql`UPDATE runs SET executor = NULL, updated_at = ${now}
@@ -288,7 +334,9 @@ export class RunRepo extends Context.Service<RunRepo, {
         }),
         activeRun: Effect.fn("RunRepo.activeRun")(function*(threadId: ThreadId) {
           const rows = yield* sql`SELECT active_run_id FROM threads WHERE id = ${threadId}`.pipe(
-            Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ active_run_id: Schema.NullOr(RunId) })))),
+            Effect.flatMap(
+              Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ active_run_id: Schema.NullOr(RunId) })))
+            ),
             Effect.orDie
           )
           return rows[0]?.active_run_id ?? null

@@ -1,15 +1,15 @@
 /** Persistence of threads. */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { ManagedWorkspace } from "../../domain/Agent.ts"
 import { Band } from "../../domain/Band.ts"
 import { ContextBlock } from "../../domain/Context.ts"
 import { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
-import { ManagedWorkspace } from "../../domain/Agent.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
+import type { PreviousTurn } from "../threads/ContextPrefix.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
-import type { PreviousTurn } from "../threads/ContextPrefix.ts"
 
 export interface ThreadRow extends Position {
   readonly id: ThreadId
@@ -48,7 +48,9 @@ const Previous = Schema.Struct({
   completedAt: Schema.NullOr(Schema.String)
 })
 const decodeJoined = Schema.decodeUnknownEffect(
-  Schema.Array(Schema.Struct({ thread: Schema.Unknown, agent: Schema.NullOr(Schema.Unknown), previous: Schema.NullOr(Previous) }))
+  Schema.Array(
+    Schema.Struct({ thread: Schema.Unknown, agent: Schema.NullOr(Schema.Unknown), previous: Schema.NullOr(Previous) })
+  )
 )
 
 const toRow = (r: typeof Row.Type): ThreadRow => ({
@@ -84,9 +86,15 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
   readonly find: (id: ThreadId) => Effect.Effect<Option.Option<ThreadRow>>
   /** The thread, its agent and what its latest run was built with, in one read (undefined agent: it is gone). */
   readonly findWithAgent: (id: ThreadId) => Effect.Effect<
-    Option.Option<{ readonly thread: ThreadRow; readonly agent: AgentRow | undefined; readonly previous: PreviousTurn | null }>
+    Option.Option<
+      { readonly thread: ThreadRow; readonly agent: AgentRow | undefined; readonly previous: PreviousTurn | null }
+    >
   >
-  readonly listByAgent: (agentId: AgentId, limit: number, after: Position | undefined) => Effect.Effect<ReadonlyArray<ThreadRow>>
+  readonly listByAgent: (
+    agentId: AgentId,
+    limit: number,
+    after: Position | undefined
+  ) => Effect.Effect<ReadonlyArray<ThreadRow>>
   /** Writes what a PATCH may change (never the workspace: its status has a writer of its own). */
   readonly update: (row: ThreadRow) => Effect.Effect<void>
   /** The agent's threads that have a managed workspace. */
@@ -104,7 +112,8 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
       return {
         insertForAgent: Effect.fn("ThreadRepo.insertForAgent")(function*(row: ThreadRow) {
           const t = row.thread
-          const rows = yield* select(sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh_at, band,
+          const rows = yield* select(
+            sql`INSERT INTO threads (id, organization_id, workspace_id, agent_id, context, context_refresh_at, band,
               data_handling, time_zone, status, workspace, workspace_spec, metadata, created_at, updated_at)
             SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
               ${row.contextRefreshAt}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
@@ -112,7 +121,8 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN a.config->'workspace' ELSE NULL END,
               ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}
             FROM agents a WHERE a.id = ${t.agentId} AND a.organization_id = ${row.organizationId} AND a.workspace_id = ${row.workspaceId}
-            RETURNING *`)
+            RETURNING *`
+          )
           return Option.fromNullishOr(rows[0])
         }),
         find: Effect.fn("ThreadRepo.find")(function*(id: ThreadId) {
@@ -131,8 +141,14 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
           const found = rows[0]
           if (found === undefined) return Option.none()
           const thread = toRow(yield* decodeRow(found.thread).pipe(Effect.orDie))
-          const previous = found.previous === null ? null : { ...found.previous, threadContext: found.previous.threadContext ?? undefined }
-          return Option.some({ thread, agent: found.agent === null ? undefined : yield* agentRowOf(found.agent), previous })
+          const previous = found.previous === null
+            ? null
+            : { ...found.previous, threadContext: found.previous.threadContext ?? undefined }
+          return Option.some({
+            thread,
+            agent: found.agent === null ? undefined : yield* agentRowOf(found.agent),
+            previous
+          })
         }),
         listByAgent: Effect.fn("ThreadRepo.listByAgent")(
           function*(agentId: AgentId, limit: number, after: Position | undefined) {
@@ -154,15 +170,19 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
             WHERE id = ${t.id}`.pipe(Effect.orDie)
         }),
         withWorkspace: Effect.fn("ThreadRepo.withWorkspace")(function*(agentId: AgentId) {
-          const rows = yield* sql<{ readonly id: ThreadId }>`SELECT id FROM threads WHERE agent_id = ${agentId} AND workspace_spec IS NOT NULL`.pipe(
+          const rows = yield* sql<
+            { readonly id: ThreadId }
+          >`SELECT id FROM threads WHERE agent_id = ${agentId} AND workspace_spec IS NOT NULL`.pipe(
             Effect.orDie
           )
           return rows.map((r) => r.id)
         }),
-        setWorkspaceStatus: Effect.fn("ThreadRepo.setWorkspaceStatus")(function*(id: ThreadId, status: ThreadWorkspace["status"], at: string) {
-          yield* sql`UPDATE threads SET workspace = ${sql.json({ status, updatedAt: at })}
+        setWorkspaceStatus: Effect.fn("ThreadRepo.setWorkspaceStatus")(
+          function*(id: ThreadId, status: ThreadWorkspace["status"], at: string) {
+            yield* sql`UPDATE threads SET workspace = ${sql.json({ status, updatedAt: at })}
             WHERE id = ${id} AND workspace IS NOT NULL`.pipe(Effect.orDie)
-        }),
+          }
+        ),
         remove: Effect.fn("ThreadRepo.remove")(function*(id: ThreadId) {
           yield* sql`DELETE FROM threads WHERE id = ${id}`.pipe(Effect.orDie)
         })

@@ -32,7 +32,9 @@ export interface WorkerState {
 
 const LastSteps = Schema.Array(Schema.Struct({ last_step: Schema.NullOr(Schema.Array(Message)) }))
 const decodeLastSteps = Schema.decodeUnknownEffect(LastSteps)
-const Cost = Schema.Array(Schema.Struct({ cost: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) }))
+const Cost = Schema.Array(
+  Schema.Struct({ cost: Schema.NullOr(Schema.Union([Schema.Number, Schema.NumberFromString])) })
+)
 const decodeCost = Schema.decodeUnknownEffect(Cost)
 
 const lastAnswer = (messages: ReadonlyArray<Message> | null): string | undefined => {
@@ -63,7 +65,8 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
   static readonly layer = Layer.effect(WorkerRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) => Effect.flatMap(Effect.orDie(query), toRunRows)
+      const rows = (query: Effect.Effect<ReadonlyArray<unknown>, unknown>) =>
+        Effect.flatMap(Effect.orDie(query), toRunRows)
       return {
         insert: Effect.fn("WorkerRepo.insert")(function*(w: NewWorker) {
           const r = w.run
@@ -75,12 +78,15 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
             ON CONFLICT (id) DO NOTHING`.pipe(Effect.orDie)
         }),
         find: Effect.fn("WorkerRepo.find")(function*(rootRunId: RunId, workerRef: string) {
-          const found = yield* rows(sql`SELECT * FROM runs WHERE worker_ref = ${workerRef} AND root_run_id = ${rootRunId}`)
+          const found = yield* rows(
+            sql`SELECT * FROM runs WHERE worker_ref = ${workerRef} AND root_run_id = ${rootRunId}`
+          )
           return Option.fromNullishOr(found[0])
         }),
         states: Effect.fn("WorkerRepo.states")(function*(rootRunId: RunId, workerRefs: ReadonlyArray<string>) {
           if (workerRefs.length === 0) return []
-          const raw = yield* sql`SELECT r.*, (SELECT s.messages FROM run_steps s WHERE s.run_id = r.id ORDER BY s.step DESC LIMIT 1) AS last_step
+          const raw =
+            yield* sql`SELECT r.*, (SELECT s.messages FROM run_steps s WHERE s.run_id = r.id ORDER BY s.step DESC LIMIT 1) AS last_step
             FROM runs r WHERE r.root_run_id = ${rootRunId} AND r.worker_ref IN ${sql.in(workerRefs)}`.pipe(Effect.orDie)
           const decoded = yield* toRunRows(raw)
           const steps = yield* decodeLastSteps(raw).pipe(Effect.orDie)
@@ -88,10 +94,14 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
         }),
         ofRoots: Effect.fn("WorkerRepo.ofRoots")(function*(rootRunIds: ReadonlyArray<RunId>) {
           if (rootRunIds.length === 0) return []
-          return yield* rows(sql`SELECT * FROM runs WHERE root_run_id IN ${sql.in(rootRunIds)} ORDER BY created_at, worker_ref`)
+          return yield* rows(
+            sql`SELECT * FROM runs WHERE root_run_id IN ${sql.in(rootRunIds)} ORDER BY created_at, worker_ref`
+          )
         }),
         active: Effect.fn("WorkerRepo.active")(function*(rootRunId: RunId) {
-          return yield* rows(sql`SELECT * FROM runs WHERE root_run_id = ${rootRunId} AND status NOT IN ${sql.in(terminal)}`)
+          return yield* rows(
+            sql`SELECT * FROM runs WHERE root_run_id = ${rootRunId} AND status NOT IN ${sql.in(terminal)}`
+          )
         }),
         treeCostExcept: Effect.fn("WorkerRepo.treeCostExcept")(function*(rootRunId: RunId, except: RunId) {
           const cost = yield* sql`SELECT sum((usage->>'costCents')::float8) AS cost FROM runs

@@ -38,24 +38,28 @@ export const layer = Layer.effect(SnapshotStore)(
         }))
       }),
       read: Effect.fn("WorkspaceSnapshotRepo.read")(function*(threadId: ThreadId, version: number) {
-        const rows = yield* sql`SELECT data FROM workspace_snapshots WHERE thread_id = ${threadId} AND version = ${version}`.pipe(
-          Effect.flatMap(decodeData),
-          Effect.mapError(unavailable("the workspace snapshot could not be read"))
-        )
+        const rows =
+          yield* sql`SELECT data FROM workspace_snapshots WHERE thread_id = ${threadId} AND version = ${version}`.pipe(
+            Effect.flatMap(decodeData),
+            Effect.mapError(unavailable("the workspace snapshot could not be read"))
+          )
         return Option.map(Option.fromNullishOr(rows[0]), (r) => r.data)
       }),
       write: Effect.fn("WorkspaceSnapshotRepo.write")(function*(threadId: ThreadId, snapshot) {
-        const rows = yield* sql`INSERT INTO workspace_snapshots (thread_id, version, node, bytes, sha256, data, created_at)
+        const rows =
+          yield* sql`INSERT INTO workspace_snapshots (thread_id, version, node, bytes, sha256, data, created_at)
           VALUES (${threadId}, 1, ${snapshot.node}, ${snapshot.data.byteLength}, ${snapshot.sha256}, ${snapshot.data}, ${snapshot.createdAt})
           ON CONFLICT (thread_id) DO UPDATE SET version = workspace_snapshots.version + 1, node = excluded.node,
             bytes = excluded.bytes, sha256 = excluded.sha256, data = excluded.data, created_at = excluded.created_at
           RETURNING version::text`.pipe(
-          Effect.flatMap(decodeVersion),
-          Effect.mapError(unavailable("the workspace snapshot could not be stored"))
-        )
+            Effect.flatMap(decodeVersion),
+            Effect.mapError(unavailable("the workspace snapshot could not be stored"))
+          )
         const row = rows[0]
         return row === undefined
-          ? yield* new SnapshotUnavailable({ message: "the workspace snapshot could not be stored: its thread is gone" })
+          ? yield* new SnapshotUnavailable({
+            message: "the workspace snapshot could not be stored: its thread is gone"
+          })
           : row.version
       }),
       remove: Effect.fn("WorkspaceSnapshotRepo.remove")(function*(threadIds: ReadonlyArray<ThreadId>) {

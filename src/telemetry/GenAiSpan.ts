@@ -14,7 +14,11 @@ export const routeParts = (route: string): { readonly provider: string; readonly
 }
 
 /** Runs `call` (one model step) inside its GenAI span; the tokens it reports are recorded on the span. */
-export const traced = <A extends { readonly tokens: { readonly inputTokens: number; readonly outputTokens: number } }, E, R>(
+export const traced = <
+  A extends { readonly tokens: { readonly inputTokens: number; readonly outputTokens: number } },
+  E,
+  R
+>(
   route: string,
   run: { readonly runId: string; readonly step: number },
   call: Effect.Effect<A, E, R>

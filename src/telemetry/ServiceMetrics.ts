@@ -18,15 +18,20 @@ const requests = Metric.counter("svc_http_requests_total", {
   incremental: true
 })
 const latency = Metric.histogram("svc_http_request_duration_seconds", {
-  description: "Time from a request's arrival to its response headers (streams: to the start of the stream), by method and route.",
+  description:
+    "Time from a request's arrival to its response headers (streams: to the start of the stream), by method and route.",
   boundaries: latencyBoundaries
 })
 const tokens = Metric.counter("svc_model_tokens_total", {
   description: "Model tokens metered by this process, by model route and type (input or output).",
   incremental: true
 })
-const runsActive = Metric.gauge("svc_runs_active", { description: "Runs preparing or running, in the whole deployment." })
-const runsQueued = Metric.gauge("svc_runs_queued", { description: "Runs accepted but not started yet, in the whole deployment." })
+const runsActive = Metric.gauge("svc_runs_active", {
+  description: "Runs preparing or running, in the whole deployment."
+})
+const runsQueued = Metric.gauge("svc_runs_queued", {
+  description: "Runs accepted but not started yet, in the whole deployment."
+})
 const runsParked = Metric.gauge("svc_runs_parked", {
   description: "Runs waiting on a person, by what they wait for (approval or input), in the whole deployment."
 })

@@ -1,6 +1,4 @@
 /** Threads: the resource routes of spec 4.2. */
-import { Previews } from "../workspace/Previews.ts"
-import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { Context, Effect, Layer, Option } from "effect"
 import type { Band } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
@@ -14,17 +12,21 @@ import { Agents } from "../agents/Agents.ts"
 import { Bands } from "../bands/Bands.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
-import { pageWindow, toPage } from "../store/Cursor.ts"
 import type { AgentRow } from "../store/AgentRepo.ts"
+import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ThreadRepo, type ThreadRow } from "../store/ThreadRepo.ts"
-import type { PreviousTurn } from "./ContextPrefix.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
+import { Previews } from "../workspace/Previews.ts"
+import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
+import type { PreviousTurn } from "./ContextPrefix.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
-
 export class Threads extends Context.Service<Threads, {
-  readonly create: (principal: Principal, input: ThreadCreate) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
+  readonly create: (
+    principal: Principal,
+    input: ThreadCreate
+  ) => Effect.Effect<Thread, InvalidRequest | NotFound | PermissionDenied>
   readonly get: (principal: Principal, id: ThreadId) => Owned<Thread>
   readonly getRow: (principal: Principal, id: ThreadId) => Owned<ThreadRow>
   /** The thread with its agent, in one read (a run starts from both). */
@@ -59,7 +61,9 @@ export class Threads extends Context.Service<Threads, {
       const checkBand = (band: Band | null | undefined) =>
         band === null || band === undefined || bands.isAvailable(band)
           ? Effect.void
-          : Effect.fail(InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`))
+          : Effect.fail(
+            InvalidRequest.forField("band", `Band '${band}' is not available on this deployment (see GET /v1/bands).`)
+          )
 
       const checkTimeZone = (tz: string | null | undefined) =>
         tz === null || tz === undefined || isIanaZone(tz)
@@ -115,14 +119,18 @@ export class Threads extends Context.Service<Threads, {
           const found = yield* repo.findWithAgent(id)
           const thread = yield* requireOwned<ThreadRow>(principal, "thread", id)(Option.map(found, (f) => f.thread))
           const agentId = thread.thread.agentId
-          const agent = yield* requireOwned<AgentRow>(principal, "agent", agentId)(Option.fromNullishOr(Option.getOrUndefined(found)?.agent))
+          const agent = yield* requireOwned<AgentRow>(principal, "agent", agentId)(
+            Option.fromNullishOr(Option.getOrUndefined(found)?.agent)
+          )
           return { thread, agent, previous: Option.getOrUndefined(found)?.previous ?? null }
         }),
         list: Effect.fn("Threads.list")(function*(principal: Principal, agentId: AgentId, page: PageRequest) {
           yield* agents.get(principal, agentId)
           const { limit, after } = yield* pageWindow(page)
-          const rows = yield* Effect.forEach(yield* repo.listByAgent(agentId, limit, after), (row) =>
-            Effect.map(previews.present(row), (thread) => ({ ...row, thread })))
+          const rows = yield* Effect.forEach(
+            yield* repo.listByAgent(agentId, limit, after),
+            (row) => Effect.map(previews.present(row), (thread) => ({ ...row, thread }))
+          )
           return toPage(rows, limit, (row) => row.thread)
         }),
         update: Effect.fn("Threads.update")(function*(principal: Principal, id: ThreadId, patch: ThreadPatch) {
@@ -132,7 +140,10 @@ export class Threads extends Context.Service<Threads, {
           yield* checkTimeZone(patch.timeZone)
           // dataHandling only escalates: a strict thread cannot be relaxed.
           if (patch.dataHandling === null && t.dataHandling === "strict") {
-            return yield* InvalidRequest.forField("dataHandling", "A strict thread cannot be relaxed; dataHandling only escalates.")
+            return yield* InvalidRequest.forField(
+              "dataHandling",
+              "A strict thread cannot be relaxed; dataHandling only escalates."
+            )
           }
           const blocks = yield* context(patch.context, t.context)
           const metadata = applyMetadataPatch(t.metadata, patch.metadata)

@@ -10,7 +10,11 @@ import { AskQuestionInput, type Interaction, type QuestionRequest } from "../../
 export const loadToolsSpec: ToolSpec = {
   name: "load_tools",
   description: "Load the full input schemas of tools listed without one, by name, before calling them.",
-  inputSchema: { type: "object", properties: { names: { type: "array", items: { type: "string" } } }, required: ["names"] }
+  inputSchema: {
+    type: "object",
+    properties: { names: { type: "array", items: { type: "string" } } },
+    required: ["names"]
+  }
 }
 
 export const loadSkillSpec: ToolSpec = {
@@ -19,7 +23,11 @@ export const loadSkillSpec: ToolSpec = {
   inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] }
 }
 
-const choice = { type: "object", properties: { id: { type: "string" }, label: { type: "string" } }, required: ["id", "label"] }
+const choice = {
+  type: "object",
+  properties: { id: { type: "string" }, label: { type: "string" } },
+  required: ["id", "label"]
+}
 
 export const askQuestionSpec: ToolSpec = {
   name: "ask_question",
@@ -56,7 +64,9 @@ export const DeferredSchema = { type: "object", additionalProperties: true }
 
 /** The names a load_tools call asks for. */
 export const namesOf = (input: unknown): ReadonlyArray<string> =>
-  typeof input === "object" && input !== null && "names" in input && Array.isArray(input.names) ? input.names.map(String) : []
+  typeof input === "object" && input !== null && "names" in input && Array.isArray(input.names)
+    ? input.names.map(String)
+    : []
 
 /** The skill a load_skill call asks for. */
 export const skillNameOf = (input: unknown): string =>
@@ -89,4 +99,7 @@ export const invalidQuestionText =
 export const answerText = (interaction: Interaction): string =>
   interaction.status === "cancelled"
     ? "The user dismissed the question without answering."
-    : JSON.stringify({ answers: interaction.resolution?.["inputResponses"] ?? [], ...(interaction.reason === null ? {} : { reason: interaction.reason }) })
+    : JSON.stringify({
+      answers: interaction.resolution?.["inputResponses"] ?? [],
+      ...(interaction.reason === null ? {} : { reason: interaction.reason })
+    })

@@ -12,7 +12,12 @@ import type { ToolOutcome } from "./ToolFamily.ts"
 
 /** The forms `credential` takes in a request. */
 export const wireForms = (credential: string): ReadonlyArray<string> => [
-  ...new Set([credential, encodeURIComponent(credential), new URLSearchParams({ v: credential }).toString().slice(2), JSON.stringify(credential).slice(1, -1)])
+  ...new Set([
+    credential,
+    encodeURIComponent(credential),
+    new URLSearchParams({ v: credential }).toString().slice(2),
+    JSON.stringify(credential).slice(1, -1)
+  ])
 ]
 
 /** `text` with every form of every credential replaced. */

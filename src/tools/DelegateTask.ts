@@ -29,9 +29,18 @@ export const delegateTaskSpec: ToolSpec = {
 const decode = Schema.decodeUnknownResult(DelegateTaskInput, { errors: "all", onExcessProperty: "error" })
 
 /** The call's input, or what is wrong with it (a tool error the model reads). */
-export const readInput = (input: unknown): { readonly _tag: "Valid"; readonly value: DelegateTaskInput } | { readonly _tag: "Invalid"; readonly message: string } => {
+export const readInput = (
+  input: unknown
+): { readonly _tag: "Valid"; readonly value: DelegateTaskInput } | {
+  readonly _tag: "Invalid"
+  readonly message: string
+} => {
   const result = decode(input)
   return result._tag === "Success"
     ? { _tag: "Valid", value: result.success }
-    : { _tag: "Invalid", message: `Error: delegate_task needs { label, prompt, role?: 'worker' | 'advisor', outputSchema? }: ${result.failure.message}` }
+    : {
+      _tag: "Invalid",
+      message:
+        `Error: delegate_task needs { label, prompt, role?: 'worker' | 'advisor', outputSchema? }: ${result.failure.message}`
+    }
 }

@@ -16,10 +16,10 @@ import type { ToolRef } from "../../domain/ToolPolicy.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { DefaultPolicy, namespacedToolName, resolvePolicy } from "../adapters/ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { IdGenerator } from "../IdGenerator.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 
 /** The mapped, allowed operations with their model-facing names (illegal or over-long names are not exposed). */
@@ -83,29 +83,40 @@ const make = Effect.gen(function*() {
       const spec = yield* checkSpec(input.spec)
       const baseUrl = yield* checkBaseUrl(input.baseUrl ?? null)
       const policy = yield* resolvePolicy(principal, DefaultPolicy, input, secrets.requireRef)
-      const config: HttpConnectionConfig = { spec, baseUrl, allowedOperations: input.allowedOperations ?? null, ...policy }
+      const config: HttpConnectionConfig = {
+        spec,
+        baseUrl,
+        allowedOperations: input.allowedOperations ?? null,
+        ...policy
+      }
       yield* requireBaseUrlForBearer(config)
       return yield* crud.create(principal, { name: input.name, config, metadata: input.metadata ?? {}, sealed: null })
     }),
     get: crud.get,
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
-    update: Effect.fn("HttpConnections.update")(function*(principal: Principal, id: string, patch: HttpConnectionPatch) {
-      const current = yield* crud.load(principal, id)
-      const c = current.config
-      const next: HttpConnectionConfig = {
-        spec: patch.spec === undefined ? c.spec : yield* checkSpec(patch.spec),
-        baseUrl: patch.baseUrl === undefined ? c.baseUrl : yield* checkBaseUrl(patch.baseUrl),
-        allowedOperations: patch.allowedOperations ?? c.allowedOperations,
-        ...(yield* resolvePolicy(principal, c, patch, secrets.requireRef))
+    update: Effect.fn("HttpConnections.update")(
+      function*(principal: Principal, id: string, patch: HttpConnectionPatch) {
+        const current = yield* crud.load(principal, id)
+        const c = current.config
+        const next: HttpConnectionConfig = {
+          spec: patch.spec === undefined ? c.spec : yield* checkSpec(patch.spec),
+          baseUrl: patch.baseUrl === undefined ? c.baseUrl : yield* checkBaseUrl(patch.baseUrl),
+          allowedOperations: patch.allowedOperations ?? c.allowedOperations,
+          ...(yield* resolvePolicy(principal, c, patch, secrets.requireRef))
+        }
+        yield* requireBaseUrlForBearer(next)
+        const name = patch.name ?? current.row.name
+        const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
+        const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(c)
+        return yield* crud.save(principal, current, { name, config: next, metadata, sealed: null }, structural)
       }
-      yield* requireBaseUrlForBearer(next)
-      const name = patch.name ?? current.row.name
-      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
-      const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(c)
-      return yield* crud.save(principal, current, { name, config: next, metadata, sealed: null }, structural)
-    }),
+    ),
     remove: (principal: Principal, id: string) =>
-      crud.remove(principal, id, () => agentsReferencing(store, principal, [{ capabilities: { http: { connectionIds: [id] } } }])),
+      crud.remove(
+        principal,
+        id,
+        () => agentsReferencing(store, principal, [{ capabilities: { http: { connectionIds: [id] } } }])
+      ),
     requireRef: crud.requireRef,
     load: crud.load,
     /**
@@ -116,12 +127,15 @@ const make = Effect.gen(function*() {
       const { row, config } = yield* crud.load(principal, id)
       const started = yield* Clock.currentTimeMillis
       const loaded = yield* OpenApiSpec.load(config.spec, outbound.fetch, config.requestTimeoutMs).pipe(
-        Effect.mapError((e) => new UpstreamFailed({ code: "service_unavailable", message: `HTTP connection test failed: ${e.message}.` }))
+        Effect.mapError((e) =>
+          new UpstreamFailed({ code: "service_unavailable", message: `HTTP connection test failed: ${e.message}.` })
+        )
       )
       if (OpenApiSpec.resolveBaseUrl(loaded, config.baseUrl, outbound.permitsShape) === undefined) {
         return yield* new InvalidRequest({
           code: "invalid_request_error",
-          message: "No usable base URL: set baseUrl, or give the document an https `servers` entry (3.x) or `host` (2.0) on a public address.",
+          message:
+            "No usable base URL: set baseUrl, or give the document an https `servers` entry (3.x) or `host` (2.0) on a public address.",
           details: { field: "baseUrl", errorCode: "base_url_missing" }
         })
       }
@@ -132,6 +146,8 @@ const make = Effect.gen(function*() {
   }
 })
 
-export class HttpConnections extends Context.Service<HttpConnections, Effect.Success<typeof make>>()("svc/HttpConnections") {
+export class HttpConnections
+  extends Context.Service<HttpConnections, Effect.Success<typeof make>>()("svc/HttpConnections")
+{
   static readonly layer = Layer.effect(HttpConnections)(make).pipe(Layer.provide(ResourceStore.layer))
 }

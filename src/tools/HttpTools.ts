@@ -10,22 +10,22 @@
  * `x-svc-read-only: true` run concurrently with each other; every other call
  * of the connection set runs alone (rule 7).
  */
-import { randomUUID } from "node:crypto"
 import { Duration, Effect, Option, Redacted, Schema, Semaphore } from "effect"
+import { randomUUID } from "node:crypto"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type { ToolSpec } from "../../domain/Conversation.ts"
-import { type RunIdentity, runHeaders } from "./RunHeaders.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import type { PlannedHttpConnection } from "../../domain/RunPlan.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
+import { maskOutcome } from "./CredentialMask.ts"
 import { exposedOperations } from "./HttpConnections.ts"
-import type { PlannedHttpConnection } from "../../domain/RunPlan.ts"
+import * as OpenApiSpec from "./OpenApiSpec.ts"
+import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
+import type { SpecCache } from "./SpecCache.ts"
 import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
-import * as OpenApiSpec from "./OpenApiSpec.ts"
-import type { SpecCache } from "./SpecCache.ts"
-import { maskOutcome } from "./CredentialMask.ts"
 
 /**
  * HTTP operations as tools: requiredSkillsOf reads x-svc-required-skills, else the connection's;
@@ -33,7 +33,9 @@ import { maskOutcome } from "./CredentialMask.ts"
  */
 export interface HttpToolset extends ToolFamily {
   /** `data-svc-http-connection-unavailable` chunks to emit. */
-  readonly unavailable: ReadonlyArray<{ readonly connectionId: string; readonly name: string; readonly errorCode: string; readonly message: string }>
+  readonly unavailable: ReadonlyArray<
+    { readonly connectionId: string; readonly name: string; readonly errorCode: string; readonly message: string }
+  >
 }
 
 interface Param {
@@ -44,18 +46,29 @@ interface Param {
   readonly schema: Record<string, unknown>
 }
 
-const asRecord = (u: unknown): Record<string, unknown> => (typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {})
+const asRecord = (
+  u: unknown
+): Record<
+  string,
+  unknown
+> => (typeof u === "object" && u !== null && !Array.isArray(u) ? (u as Record<string, unknown>) : {})
 
 /** Parameters of the path item and the operation (the operation's win), in both document versions. */
 /** How the request body is sent. */
 type BodyEncoding = "json" | "form" | "multipart"
 
 const encodingOf = (mediaType: string): BodyEncoding =>
-  mediaType.startsWith("application/x-www-form-urlencoded") ? "form" : mediaType.startsWith("multipart/form-data") ? "multipart" : "json"
+  mediaType.startsWith("application/x-www-form-urlencoded")
+    ? "form"
+    : mediaType.startsWith("multipart/form-data")
+    ? "multipart"
+    : "json"
 
 /** A Swagger 2.0 parameter's schema: type, format, items, enum and bounds sit on the parameter itself. */
 const inlineSchema = (p: Record<string, unknown>): Record<string, unknown> =>
-  Object.fromEntries(Object.entries(p).filter(([k]) => ["type", "format", "items", "enum", "default", "minimum", "maximum"].includes(k)))
+  Object.fromEntries(
+    Object.entries(p).filter(([k]) => ["type", "format", "items", "enum", "default", "minimum", "maximum"].includes(k))
+  )
 
 const describedSchema = (p: Record<string, unknown>): Record<string, unknown> => {
   const schema = p["schema"] !== undefined ? asRecord(p["schema"]) : inlineSchema(p)
@@ -148,12 +161,16 @@ const placementOf = (doc: OpenAPI.Document, op: OpenApiSpec.Operation): Placemen
       const type = scheme["type"]
       if (type === "apiKey") {
         const where = scheme["in"]
-        if (where === "header" || where === "query" || where === "cookie") return { in: where, name: String(scheme["name"]) }
+        if (where === "header" || where === "query" || where === "cookie") {
+          return { in: where, name: String(scheme["name"]) }
+        }
       }
       if (type === "basic" || (type === "http" && String(scheme["scheme"]).toLowerCase() === "basic")) {
         return { in: "authorization", scheme: "Basic" }
       }
-      if (type === "http" || type === "oauth2" || type === "openIdConnect") return { in: "authorization", scheme: "Bearer" }
+      if (type === "http" || type === "oauth2" || type === "openIdConnect") {
+        return { in: "authorization", scheme: "Bearer" }
+      }
     }
   }
   return { in: "authorization", scheme: "Bearer" }
@@ -189,18 +206,30 @@ export const buildRequest = (
   if (cookies.length > 0) headers["cookie"] = cookies.join("; ")
   const value = input["body"]
   if (value === undefined) return { url, headers, body: undefined }
-  if (encoding === "json") return { url, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(value) }
+  if (encoding === "json") {
+    return { url, headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify(value) }
+  }
   // Form fields: arrays repeat the field, other values are sent as text.
   const fields = Object.entries(asRecord(value)).flatMap(([k, v]) =>
     (Array.isArray(v) ? v : [v]).map((item): [string, string] => [k, scalar(item)])
   )
   if (encoding === "form") {
-    return { url, headers: { ...headers, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() }
+    return {
+      url,
+      headers: { ...headers, "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(fields).toString()
+    }
   }
   const boundary = `svc-${randomUUID()}`
   const quoted = (name: string) => name.replace(/["\r\n]/g, (c) => encodeURIComponent(c))
-  const parts = fields.map(([k, v]) => `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(k)}"\r\n\r\n${v}\r\n`)
-  return { url, headers: { ...headers, "content-type": `multipart/form-data; boundary=${boundary}` }, body: `${parts.join("")}--${boundary}--\r\n` }
+  const parts = fields.map(([k, v]) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${quoted(k)}"\r\n\r\n${v}\r\n`
+  )
+  return {
+    url,
+    headers: { ...headers, "content-type": `multipart/form-data; boundary=${boundary}` },
+    body: `${parts.join("")}--${boundary}--\r\n`
+  }
 }
 
 /** Read-only calls share this many permits; any other call takes them all. */
@@ -235,22 +264,49 @@ export const connectAll = (options: {
     const deferred = new Set<string>()
     for (const connection of options.connections) {
       if (!connection.config.enabled) {
-        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "policy_denied", message: "The connection is disabled." })
+        unavailable.push({
+          connectionId: connection.id,
+          name: connection.name,
+          errorCode: "policy_denied",
+          message: "The connection is disabled."
+        })
         continue
       }
-      const loaded = yield* options.cache.load(connection.id, connection.configVersion, connection.config.spec, connection.config.requestTimeoutMs).pipe(Effect.result)
+      const loaded = yield* options.cache.load(
+        connection.id,
+        connection.configVersion,
+        connection.config.spec,
+        connection.config.requestTimeoutMs
+      ).pipe(Effect.result)
       if (loaded._tag === "Failure") {
-        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: loaded.failure.errorCode, message: loaded.failure.message })
+        unavailable.push({
+          connectionId: connection.id,
+          name: connection.name,
+          errorCode: loaded.failure.errorCode,
+          message: loaded.failure.message
+        })
         continue
       }
       const baseUrl = OpenApiSpec.resolveBaseUrl(loaded.success, connection.config.baseUrl, options.permits)
       if (baseUrl === undefined) {
-        unavailable.push({ connectionId: connection.id, name: connection.name, errorCode: "base_url_missing", message: "No usable base URL." })
+        unavailable.push({
+          connectionId: connection.id,
+          name: connection.name,
+          errorCode: "base_url_missing",
+          message: "No usable base URL."
+        })
         continue
       }
       const doc = loaded.success.document
-      for (const { operation, ref } of exposedOperations(connection.name, OpenApiSpec.operations(doc), connection.config.allowedOperations)) {
-        const description = operation.summary ?? operation.description ?? `${operation.method.toUpperCase()} ${operation.path}`
+      for (
+        const { operation, ref } of exposedOperations(
+          connection.name,
+          OpenApiSpec.operations(doc),
+          connection.config.allowedOperations
+        )
+      ) {
+        const description = operation.summary ?? operation.description ??
+          `${operation.method.toUpperCase()} ${operation.path}`
         specs.push({
           name: ref.namespacedName,
           description: description.slice(0, ToolLimits.maxDescriptionChars),
@@ -261,7 +317,14 @@ export const connectAll = (options: {
         const defer = asRecord(operation.operation)["x-svc-defer"]
         if (typeof defer === "boolean" ? defer : connection.config.defer !== false) deferred.add(ref.namespacedName)
         const skills = asRecord(operation.operation)["x-svc-required-skills"] ?? connection.config.requiredSkills
-        routes.set(ref.namespacedName, { connection, op: operation, doc, baseUrl, trusted, requiredSkills: ToolResults.skillList(skills) })
+        routes.set(ref.namespacedName, {
+          connection,
+          op: operation,
+          doc,
+          baseUrl,
+          trusted,
+          requiredSkills: ToolResults.skillList(skills)
+        })
       }
     }
 
@@ -279,15 +342,26 @@ export const connectAll = (options: {
           // The credential is only ever attached for the exact bound origin (rule 5).
           const bound = connection.config.baseUrl === null ? undefined : new URL(connection.config.baseUrl).origin
           if (bound === undefined || request.url.origin !== bound) {
-            return { output: { error: "refused" }, text: `Error: the request to ${request.url.origin} was refused: the credential is bound to ${bound ?? "no origin"}.`, isError: true }
+            return {
+              output: { error: "refused" },
+              text: `Error: the request to ${request.url.origin} was refused: the credential is bound to ${
+                bound ?? "no origin"
+              }.`,
+              isError: true
+            }
           }
-          const token = Redacted.value(yield* options.reveal(options.principal, auth.secretId, "auth.secretId").pipe(Effect.orDie))
+          const token = Redacted.value(
+            yield* options.reveal(options.principal, auth.secretId, "auth.secretId").pipe(Effect.orDie)
+          )
           credentials.push(token)
           const placement = placementOf(doc, op)
           if (placement.in === "authorization") request.headers["authorization"] = `${placement.scheme} ${token}`
           else if (placement.in === "header") request.headers[placement.name.toLowerCase()] = token
           else if (placement.in === "query") request.url.searchParams.set(placement.name, token)
-          else request.headers["cookie"] = [request.headers["cookie"], `${placement.name}=${encodeURIComponent(token)}`].filter(Boolean).join("; ")
+          else {request.headers["cookie"] = [
+              request.headers["cookie"],
+              `${placement.name}=${encodeURIComponent(token)}`
+            ].filter(Boolean).join("; ")}
         }
         const credentialHeaders = auth.type === "bearer" ? credentialHeaderOf(placementOf(doc, op)) : []
         const response = yield* Effect.tryPromise({
@@ -310,16 +384,24 @@ export const connectAll = (options: {
           Effect.result
         )
         if (response._tag === "Failure") {
-          return maskOutcome({ output: { error: response.failure.message }, text: `Error: ${response.failure.message}`, isError: true }, credentials)
+          return maskOutcome({
+            output: { error: response.failure.message },
+            text: `Error: ${response.failure.message}`,
+            isError: true
+          }, credentials)
         }
         const { status, statusText, text } = response.success
         const body = Option.getOrElse(decodeJson(text), () => text)
         const output = { status, statusText, body }
         // A non-2xx answer is a result for the model, not an error (rule 3).
-        return ToolResults.shape(name, maskOutcome({ output, text: JSON.stringify(output), isError: false }, credentials), {
-          trusted,
-          resultCapBytes: connection.config.resultCapBytes
-        })
+        return ToolResults.shape(
+          name,
+          maskOutcome({ output, text: JSON.stringify(output), isError: false }, credentials),
+          {
+            trusted,
+            resultCapBytes: connection.config.resultCapBytes
+          }
+        )
       }))
     }
 
@@ -327,7 +409,11 @@ export const connectAll = (options: {
       const route = routes.get(name)
       return route === undefined
         ? undefined
-        : { approval: route.connection.config.approval, gatedTools: route.connection.config.gatedTools, originalName: route.op.name }
+        : {
+          approval: route.connection.config.approval,
+          gatedTools: route.connection.config.gatedTools,
+          originalName: route.op.name
+        }
     }
 
     return {

@@ -10,14 +10,14 @@
  * adds them to every HTTP request the SDK sends on that operation's behalf
  * (found through an AsyncLocalStorage entered around the SDK call).
  */
-import { AsyncLocalStorage } from "node:async_hooks"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Data, Duration, Effect, type Scope } from "effect"
-import type { GuardedFetch } from "../outbound/Outbound.ts"
+import { AsyncLocalStorage } from "node:async_hooks"
 import { errorText } from "../ErrorText.ts"
+import type { GuardedFetch } from "../outbound/Outbound.ts"
 
 export class McpFailure extends Data.TaggedError("McpFailure")<{
   readonly message: string
@@ -78,7 +78,8 @@ const isSessionGone = (cause: unknown): boolean => {
   return typeof inner === "object" && inner !== null && "code" in inner && inner.code === "ECONNREFUSED"
 }
 
-const failure = (message: string, cause: unknown) => new McpFailure({ message, sessionGone: isSessionGone(cause), cause })
+const failure = (message: string, cause: unknown) =>
+  new McpFailure({ message, sessionGone: isSessionGone(cause), cause })
 
 const bounded = <A>(effect: Effect.Effect<A, McpFailure>, timeoutMs: number, message: string) =>
   effect.pipe(
@@ -89,7 +90,11 @@ const bounded = <A>(effect: Effect.Effect<A, McpFailure>, timeoutMs: number, mes
   )
 
 /** Connects and performs the initialize handshake; the caller ends it with `close`. */
-export const open = (fetch: GuardedFetch, target: McpTarget, options: OpenOptions = {}): Effect.Effect<Client, McpFailure> =>
+export const open = (
+  fetch: GuardedFetch,
+  target: McpTarget,
+  options: OpenOptions = {}
+): Effect.Effect<Client, McpFailure> =>
   bounded(
     Effect.tryPromise({
       try: async (signal) => {
@@ -143,7 +148,11 @@ export const connect = (fetch: GuardedFetch, target: McpTarget): Effect.Effect<C
   Effect.acquireRelease(open(fetch, target), (client) => close(client, target.timeoutMs))
 
 /** Every tool the server advertises (following pagination cursors). */
-export const listTools = (client: Client, timeoutMs: number, headers?: HeaderMap): Effect.Effect<ReadonlyArray<Tool>, McpFailure> =>
+export const listTools = (
+  client: Client,
+  timeoutMs: number,
+  headers?: HeaderMap
+): Effect.Effect<ReadonlyArray<Tool>, McpFailure> =>
   bounded(
     Effect.tryPromise({
       try: () =>
@@ -174,6 +183,10 @@ export const callTool = (
 ): Effect.Effect<CallToolResult, McpFailure> =>
   Effect.tryPromise({
     try: (signal) =>
-      within(headers, () => client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal }) as Promise<CallToolResult>),
-    catch: (cause) => failure(cause instanceof Error ? cause.message : String(cause), cause)
+      within(headers, () =>
+        client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs, signal }) as Promise<
+          CallToolResult
+        >),
+    catch: (cause) =>
+      failure(cause instanceof Error ? cause.message : String(cause), cause)
   })

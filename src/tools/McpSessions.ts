@@ -15,10 +15,10 @@
  *   resuming after a park must see what the server offers now).
  * - Every request made for a run carries that run's headers (McpClient).
  */
-import { createHash } from "node:crypto"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
 import { Clock, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Redacted, type Scope } from "effect"
+import { createHash } from "node:crypto"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import * as McpClient from "./McpClient.ts"
@@ -142,7 +142,11 @@ const make = Effect.gen(function*() {
     }
   }
 
-  const connect = (key: string, target: SessionTarget, headers: McpClient.HeaderMap): Effect.Effect<Session, McpClient.McpFailure> =>
+  const connect = (
+    key: string,
+    target: SessionTarget,
+    headers: McpClient.HeaderMap
+  ): Effect.Effect<Session, McpClient.McpFailure> =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         const events: { session: Session | undefined; broken: boolean } = { session: undefined, broken: false }
@@ -188,7 +192,9 @@ const make = Effect.gen(function*() {
     Effect.suspend(() => {
       const key = keyOf(target)
       const existing = slots.get(key)
-      if (existing !== undefined) return Effect.map(Deferred.await(existing.ready), (session) => ({ session, fresh: false }))
+      if (existing !== undefined) {
+        return Effect.map(Deferred.await(existing.ready), (session) => ({ session, fresh: false }))
+      }
       const slot: Slot = { ready: Deferred.makeUnsafe(), session: undefined }
       slots.set(key, slot)
       background(
@@ -197,7 +203,9 @@ const make = Effect.gen(function*() {
             Effect.sync(() => {
               if (Exit.isSuccess(exit)) {
                 slot.session = exit.value
-                if (!exit.value.pooled && slots.get(key) === slot) slots.delete(key)
+                if (!exit.value.pooled && slots.get(key) === slot) {
+                  slots.delete(key)
+                }
                 // Shut while connecting: close it as soon as the waiting leases let go.
                 if (!open) exit.value.pooled = false
               } else if (slots.get(key) === slot) {
@@ -248,7 +256,12 @@ const make = Effect.gen(function*() {
         const { session, fresh } = yield* sessionFor(target, options.headers)
         // Broken and closed before this lease could take it (its transport failed right after the handshake).
         if (session.closed) {
-          if (attempt === 1) return yield* new McpClient.McpFailure({ message: `MCP session with ${target.url} closed`, sessionGone: true })
+          if (attempt === 1) {
+            return yield* new McpClient.McpFailure({
+              message: `MCP session with ${target.url} closed`,
+              sessionGone: true
+            })
+          }
           continue
         }
         switchTo(session)
@@ -274,9 +287,15 @@ const make = Effect.gen(function*() {
         call: (name, args) =>
           Effect.gen(function*() {
             const session = held.session
-            if (session === undefined) return yield* new McpClient.McpFailure({ message: "the MCP session was released", sessionGone: false })
-            const first = yield* Effect.result(McpClient.callTool(session.client, name, args, target.timeoutMs, options.headers))
-            if (first._tag === "Success") return first.success
+            if (session === undefined) {
+              return yield* new McpClient.McpFailure({ message: "the MCP session was released", sessionGone: false })
+            }
+            const first = yield* Effect.result(
+              McpClient.callTool(session.client, name, args, target.timeoutMs, options.headers)
+            )
+            if (first._tag === "Success") {
+              return first.success
+            }
             if (!first.failure.sessionGone) return yield* first.failure
             // Nothing ran on a session the server no longer has: send the call once more on a new one.
             retire(session)
@@ -291,7 +310,10 @@ const make = Effect.gen(function*() {
 })
 
 export class McpSessions extends Context.Service<McpSessions, {
-  readonly acquire: (target: SessionTarget, options: AcquireOptions) => Effect.Effect<Lease, McpClient.McpFailure, Scope.Scope>
+  readonly acquire: (
+    target: SessionTarget,
+    options: AcquireOptions
+  ) => Effect.Effect<Lease, McpClient.McpFailure, Scope.Scope>
 }>()("svc/McpSessions") {
   static readonly layer = Layer.effect(McpSessions)(make)
 }

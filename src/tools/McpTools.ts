@@ -9,15 +9,15 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
-import { type RunIdentity, runHeaders } from "./RunHeaders.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import type { PlannedToolServer } from "../../domain/RunPlan.ts"
+import { ToolLimits } from "../../domain/ToolPolicy.ts"
+import { maskCredentials, maskOutcome } from "./CredentialMask.ts"
 import type { Lease, McpSessions } from "./McpSessions.ts"
+import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
 import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
-import { maskCredentials, maskOutcome } from "./CredentialMask.ts"
 
 /** MCP tools: `deferred` holds tools whose server's `defer` is null or true. */
 export interface McpToolset extends ToolFamily {
@@ -25,12 +25,13 @@ export interface McpToolset extends ToolFamily {
   readonly problems: ReadonlyArray<string>
 }
 
-
 const capDescription = (d: string | undefined): string =>
   (d ?? "").length > ToolLimits.maxDescriptionChars ? (d ?? "").slice(0, ToolLimits.maxDescriptionChars) : d ?? ""
 
 const textOf = (result: CallToolResult): string => {
-  if (result.structuredContent !== undefined && result.content.length === 0) return JSON.stringify(result.structuredContent)
+  if (result.structuredContent !== undefined && result.content.length === 0) {
+    return JSON.stringify(result.structuredContent)
+  }
   return result.content
     .map((part) => (part.type === "text" ? part.text : JSON.stringify(part)))
     .join("\n")
@@ -68,7 +69,9 @@ export const connectAll = (options: {
       const auth = server.config.auth
       const credentials: Array<string> = []
       const connected = yield* Effect.gen(function*() {
-        const token = auth.type === "bearer" ? yield* options.reveal(options.principal, auth.secretId, "auth.secretId") : undefined
+        const token = auth.type === "bearer"
+          ? yield* options.reveal(options.principal, auth.secretId, "auth.secretId")
+          : undefined
         if (token !== undefined) credentials.push(Redacted.value(token))
         return yield* options.sessions.acquire({
           serverId: server.id,
@@ -81,8 +84,12 @@ export const connectAll = (options: {
       }).pipe(Effect.result)
       if (connected._tag === "Failure") {
         const cause = connected.failure
-        const reason = typeof cause === "object" && cause !== null && "message" in cause ? String(cause.message) : "unknown error"
-        problems.push(`Tool server '${server.name}' is unavailable for this run: ${maskCredentials(reason, credentials)}`)
+        const reason = typeof cause === "object" && cause !== null && "message" in cause
+          ? String(cause.message)
+          : "unknown error"
+        problems.push(
+          `Tool server '${server.name}' is unavailable for this run: ${maskCredentials(reason, credentials)}`
+        )
         continue
       }
       const lease = connected.success
@@ -100,7 +107,8 @@ export const connectAll = (options: {
     }
 
     const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
-      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
+      const route = routes.get(name) ??
+        [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
       const { server, tool, lease, credentials } = route
       if (lease === undefined) {
@@ -110,7 +118,9 @@ export const connectAll = (options: {
           isError: true
         })
       }
-      const args = typeof input === "object" && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>) : {}
+      const args = typeof input === "object" && input !== null && !Array.isArray(input)
+        ? (input as Record<string, unknown>)
+        : {}
       return lease.call(tool, args).pipe(
         Effect.timeoutOrElse({
           duration: Duration.millis(server.config.requestTimeoutMs),
@@ -119,7 +129,11 @@ export const connectAll = (options: {
         Effect.map((result): ToolOutcome =>
           ToolResults.shape(
             name,
-            maskOutcome({ output: result.structuredContent ?? result.content, text: textOf(result), isError: result.isError === true }, credentials),
+            maskOutcome({
+              output: result.structuredContent ?? result.content,
+              text: textOf(result),
+              isError: result.isError === true
+            }, credentials),
             server.config
           )
         ),
@@ -130,7 +144,8 @@ export const connectAll = (options: {
       )
     }
     const policyOf = (name: string): ToolPolicyRef | undefined => {
-      const route = routes.get(name) ?? [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
+      const route = routes.get(name) ??
+        [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
       const originalName = route.tool === "" ? name.slice(`mcp__${route.server.name}__`.length) : route.tool
       return { approval: route.server.config.approval, gatedTools: route.server.config.gatedTools, originalName }
@@ -140,6 +155,10 @@ export const connectAll = (options: {
       const route = routes.get(name)
       return route === undefined ? [] : ToolResults.skillList(route.server.config.requiredSkills)
     }
-    const deferred = new Set([...routes.entries()].flatMap(([name, r]) => (r.lease !== undefined && r.server.config.defer !== false ? [name] : [])))
+    const deferred = new Set(
+      [...routes.entries()].flatMap((
+        [name, r]
+      ) => (r.lease !== undefined && r.server.config.defer !== false ? [name] : []))
+    )
     return { specs, problems, call, policyOf, untrusted, requiredSkillsOf, deferred }
   })

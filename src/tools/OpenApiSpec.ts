@@ -34,7 +34,10 @@ export const classifySpec = (spec: string): SpecSource => {
   const text = spec.trim()
   if (text.startsWith("{")) return { _tag: "Inline", text }
   if (looksLikeYaml(text)) {
-    return { _tag: "Invalid", message: "YAML documents are not supported; send the OpenAPI document as JSON (inline or by URL)." }
+    return {
+      _tag: "Invalid",
+      message: "YAML documents are not supported; send the OpenAPI document as JSON (inline or by URL)."
+    }
   }
   // Anything written as scheme://... is a URL, to be judged (and refused) by the URL policy.
   if (URL.canParse(text) || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return { _tag: "Url", url: text }
@@ -54,7 +57,9 @@ const parseText = (text: string) =>
     Effect.mapError(() =>
       new SpecFailure({
         errorCode: "spec_invalid",
-        message: looksLikeYaml(text) ? "YAML documents are not supported; serve the document as JSON" : "the document is not valid JSON"
+        message: looksLikeYaml(text)
+          ? "YAML documents are not supported; serve the document as JSON"
+          : "the document is not valid JSON"
       })
     )
   )

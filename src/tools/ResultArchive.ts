@@ -34,8 +34,16 @@ export const recover = (
   return archive.send(call, step, overflow.full).pipe(
     Effect.map(({ artifactId, url }) =>
       withNote(
-        { ...outcome, overflow: { ...overflow, recovery: { kind: "remote-handler", resultHandlerId, artifactId, ...(url === undefined ? {} : { url }) } } },
-        `[The full result (${overflow.bytes} bytes) was archived by the agent's result handler as artifact ${JSON.stringify(artifactId)}; ` +
+        {
+          ...outcome,
+          overflow: {
+            ...overflow,
+            recovery: { kind: "remote-handler", resultHandlerId, artifactId, ...(url === undefined ? {} : { url }) }
+          }
+        },
+        `[The full result (${overflow.bytes} bytes) was archived by the agent's result handler as artifact ${
+          JSON.stringify(artifactId)
+        }; ` +
           "it is not available in this conversation: only this preview is.]"
       )
     ),
@@ -46,10 +54,17 @@ export const recover = (
             ...outcome,
             overflow: {
               ...overflow,
-              recovery: { kind: "none", message: e.message, resultHandlerId, error: { code: e.code, reason: e.reason, message: e.message } }
+              recovery: {
+                kind: "none",
+                message: e.message,
+                resultHandlerId,
+                error: { code: e.code, reason: e.reason, message: e.message }
+              }
             }
           },
-          `[Only this preview is available: the full result could not be archived (${failureNotes[e.reason] ?? "the result handler failed"}).]`
+          `[Only this preview is available: the full result could not be archived (${
+            failureNotes[e.reason] ?? "the result handler failed"
+          }).]`
         )
       )
     )

@@ -11,7 +11,8 @@
 import { Effect, Option, Schema } from "effect"
 import type { SpillFailed, ToolOutcome } from "./ToolFamily.ts"
 
-export const isJson = (text: string) => Option.isSome(Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))(text))
+export const isJson = (text: string) =>
+  Option.isSome(Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))(text))
 
 /**
  * Valid JSON text laid out with one value per line, two spaces per level. Works on the
@@ -98,13 +99,20 @@ export const recover = (outcome: ToolOutcome, toolCallId: string, spill: Spill):
     Effect.map((path) =>
       withNote(
         { ...outcome, overflow: { ...overflow, recovery: { kind: "workspace", path } } },
-        `[The full result (${overflow.bytes} bytes${file.name.endsWith(".json") ? ", JSON laid out one value per line" : ""}) is in the workspace at ${path}; ` +
+        `[The full result (${overflow.bytes} bytes${
+          file.name.endsWith(".json") ? ", JSON laid out one value per line" : ""
+        }) is in the workspace at ${path}; ` +
           "read it with read_file (offset and limit page through it), grep or glob.]"
       )
     ),
     Effect.catch((e) => {
       const message = `the full result could not be kept in the workspace: ${e.message}`
-      return Effect.succeed(withNote({ ...outcome, overflow: { ...overflow, recovery: { kind: "none", message } } }, `[Only this preview is available: ${message}.]`))
+      return Effect.succeed(
+        withNote(
+          { ...outcome, overflow: { ...overflow, recovery: { kind: "none", message } } },
+          `[Only this preview is available: ${message}.]`
+        )
+      )
     })
   )
 }

@@ -29,7 +29,9 @@ export const make = (fetch: GuardedFetch): SpecCache => {
         const hit = entries.get(key)
         if (hit !== undefined && hit.expiresAt > now) return hit.loaded
         const loaded = yield* OpenApiSpec.load(spec, fetch, timeoutMs)
-        for (const [k, entry] of entries) if (entry.expiresAt <= now || k.startsWith(`${connectionId}:`)) entries.delete(k)
+        for (const [k, entry] of entries) {
+          if (entry.expiresAt <= now || k.startsWith(`${connectionId}:`)) entries.delete(k)
+        }
         entries.set(key, { expiresAt: now + SpecTtlMs, loaded })
         return loaded
       })

@@ -38,7 +38,12 @@ export interface Overflow {
  */
 export type Recovery =
   | { readonly kind: "workspace"; readonly path: string }
-  | { readonly kind: "remote-handler"; readonly resultHandlerId: string; readonly artifactId: string; readonly url?: string }
+  | {
+    readonly kind: "remote-handler"
+    readonly resultHandlerId: string
+    readonly artifactId: string
+    readonly url?: string
+  }
   | {
     readonly kind: "none"
     readonly message: string
@@ -130,7 +135,10 @@ export interface GitAccess {
 /** Whole files of a family that keeps files; paths relative to where its tools read. */
 export interface FileAccess {
   readonly write: (path: string, bytes: Uint8Array) => Effect.Effect<string, SpillFailed>
-  readonly read: (path: string, maxBytes: number) => Effect.Effect<{ readonly path: string; readonly bytes: Uint8Array }, SpillFailed>
+  readonly read: (
+    path: string,
+    maxBytes: number
+  ) => Effect.Effect<{ readonly path: string; readonly bytes: Uint8Array }, SpillFailed>
 }
 
 export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({

@@ -17,7 +17,9 @@ export const untrustedNotice =
 
 /** Wraps `text` so nothing inside can close the envelope. */
 export const envelope = (toolName: string, text: string): string =>
-  `<${UntrustedTag} source="${toolName}">\n${text.replaceAll(`</${UntrustedTag}`, `<\\/${UntrustedTag}`)}\n</${UntrustedTag}>`
+  `<${UntrustedTag} source="${toolName}">\n${
+    text.replaceAll(`</${UntrustedTag}`, `<\\/${UntrustedTag}`)
+  }\n</${UntrustedTag}>`
 
 const encoder = new TextEncoder()
 const byteLength = (text: string): number => encoder.encode(text).byteLength
@@ -40,7 +42,9 @@ export const headWithin = (text: string, bytes: number): string => {
 /** The list a result is shaped as: the array `body` of an HTTP result, or text that is a JSON array (MCP content parts are not one). */
 const listOf = (outcome: ToolOutcome): ReadonlyArray<unknown> | undefined => {
   const output = outcome.output
-  if (typeof output === "object" && output !== null && "body" in output && Array.isArray(output.body)) return output.body
+  if (typeof output === "object" && output !== null && "body" in output && Array.isArray(output.body)) {
+    return output.body
+  }
   return Option.getOrUndefined(decodeList(outcome.text))
 }
 
@@ -74,11 +78,17 @@ export const cap = (outcome: ToolOutcome, capBytes: number): Capped => {
   // A digest showing nothing says less than the head of the text.
   if (list !== undefined && items.length > 0) {
     const digest = { total: list.length, shown: items.length, items }
-    const notice = `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: showing ${items.length} of ${list.length} items.]`
-    return { outcome: { output: digest, text: `${JSON.stringify(digest)}\n${notice}`, isError: outcome.isError }, overflowBytes: bytes }
+    const notice =
+      `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: showing ${items.length} of ${list.length} items.]`
+    return {
+      outcome: { output: digest, text: `${JSON.stringify(digest)}\n${notice}`, isError: outcome.isError },
+      overflowBytes: bytes
+    }
   }
   const head = headWithin(outcome.text, capBytes)
-  const notice = `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: only the first ${byteLength(head)} bytes are shown.]`
+  const notice = `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: only the first ${
+    byteLength(head)
+  } bytes are shown.]`
   return {
     outcome: { output: { truncated: true, head }, text: `${head}\n${notice}`, isError: outcome.isError },
     overflowBytes: bytes
@@ -95,7 +105,9 @@ export const shape = (
   return {
     ...capped.outcome,
     ...(traits.trusted ? {} : { modelText: envelope(toolName, capped.outcome.text) }),
-    ...(capped.overflowBytes === undefined ? {} : { overflow: { bytes: capped.overflowBytes, capBytes: traits.resultCapBytes, full: outcome.text } })
+    ...(capped.overflowBytes === undefined
+      ? {}
+      : { overflow: { bytes: capped.overflowBytes, capBytes: traits.resultCapBytes, full: outcome.text } })
   }
 }
 

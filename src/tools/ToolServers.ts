@@ -18,12 +18,12 @@ import {
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
 import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "../adapters/ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
+import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { IdGenerator } from "../IdGenerator.ts"
-import * as McpClient from "./McpClient.ts"
 import { maskCredentials } from "./CredentialMask.ts"
+import * as McpClient from "./McpClient.ts"
 
 /** The tools a server exposes after the allow/block filter, with their model-facing names. */
 export const exposedTools = (
@@ -119,7 +119,11 @@ const make = Effect.gen(function*() {
       return yield* crud.save(principal, current, { name, config: next, metadata, sealed: null }, structural)
     }),
     remove: (principal: Principal, id: string) =>
-      crud.remove(principal, id, () => agentsReferencing(store, principal, [{ capabilities: { mcp: { toolServerIds: [id] } } }])),
+      crud.remove(
+        principal,
+        id,
+        () => agentsReferencing(store, principal, [{ capabilities: { mcp: { toolServerIds: [id] } } }])
+      ),
     requireRef: crud.requireRef,
     load: crud.load,
     /** `POST /v1/tool-servers/:id/test`: any failure to connect, initialize or list is 502 service_unavailable. */
@@ -130,12 +134,20 @@ const make = Effect.gen(function*() {
       const started = yield* Clock.currentTimeMillis
       const tools = yield* Effect.scoped(
         Effect.flatMap(
-          McpClient.connect(outbound.fetch, { transport: config.transport, url: config.url, headers, timeoutMs: config.requestTimeoutMs }),
+          McpClient.connect(outbound.fetch, {
+            transport: config.transport,
+            url: config.url,
+            headers,
+            timeoutMs: config.requestTimeoutMs
+          }),
           (client) => McpClient.listTools(client, config.requestTimeoutMs)
         )
       ).pipe(
         Effect.mapError((e) =>
-          new UpstreamFailed({ code: "service_unavailable", message: `Tool server test failed: ${maskCredentials(e.message, credentials)}` })
+          new UpstreamFailed({
+            code: "service_unavailable",
+            message: `Tool server test failed: ${maskCredentials(e.message, credentials)}`
+          })
         )
       )
       const latencyMs = (yield* Clock.currentTimeMillis) - started
@@ -148,4 +160,3 @@ const make = Effect.gen(function*() {
 export class ToolServers extends Context.Service<ToolServers, Effect.Success<typeof make>>()("svc/ToolServers") {
   static readonly layer = Layer.effect(ToolServers)(make).pipe(Layer.provide(ResourceStore.layer))
 }
-

@@ -11,8 +11,8 @@ import { Effect } from "effect"
 import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolCall, ToolSpec } from "../../domain/Conversation.ts"
 import * as Builtin from "./BuiltinTools.ts"
-import * as ResultArchive from "./ResultArchive.ts"
 import { delegateTaskSpec } from "./DelegateTask.ts"
+import * as ResultArchive from "./ResultArchive.ts"
 import * as ResultSpill from "./ResultSpill.ts"
 import type { Archive, ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
 
@@ -97,12 +97,16 @@ export const make = (options: ToolsetOptions): Toolset => {
     if (required.length === 0) return undefined
     const available = required.filter((name) => skills.some((s) => s.name === name))
     if (available.length === 0) {
-      return `Error: '${call.name}' requires the skill ${required.map((n) => `'${n}'`).join(" or ")}, which this agent does not have; the tool cannot be called.`
+      return `Error: '${call.name}' requires the skill ${
+        required.map((n) => `'${n}'`).join(" or ")
+      }, which this agent does not have; the tool cannot be called.`
     }
     const isLoaded = runCalls.some((c) => c.name === "load_skill" && available.includes(Builtin.skillNameOf(c.input)))
     return isLoaded
       ? undefined
-      : `Error: '${call.name}' can only be used after loading the skill ${available.map((n) => `'${n}'`).join(" or ")} with load_skill.`
+      : `Error: '${call.name}' can only be used after loading the skill ${
+        available.map((n) => `'${n}'`).join(" or ")
+      } with load_skill.`
   }
 
   const call = (call: ToolCall, context: CallContext): Effect.Effect<ToolOutcome> => {
@@ -115,7 +119,9 @@ export const make = (options: ToolsetOptions): Toolset => {
       // Precedence of over-cap recovery: the workspace, else the agent's result handler, else none.
       if (spill !== undefined) return Effect.flatMap(run, (outcome) => ResultSpill.recover(outcome, call.id, spill))
       const archive = options.archive
-      return archive === undefined ? run : Effect.flatMap(run, (outcome) => ResultArchive.recover(outcome, call, context.step, archive))
+      return archive === undefined
+        ? run
+        : Effect.flatMap(run, (outcome) => ResultArchive.recover(outcome, call, context.step, archive))
     }
     if (context.resumed) {
       // The call was decided before the park; the tool is gone from what the run reconnected to.
@@ -123,12 +129,19 @@ export const make = (options: ToolsetOptions): Toolset => {
         `tools_changed: '${call.name}' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run.`
       return Effect.succeed(fail(text, { error: { code: "tools_changed", message: text } }))
     }
-    return Effect.succeed(fail(`Error: there is no tool named '${call.name}'.`, { error: `unknown tool '${call.name}'` }))
+    return Effect.succeed(
+      fail(`Error: there is no tool named '${call.name}'.`, { error: `unknown tool '${call.name}'` })
+    )
   }
 
   return {
     specs: () => [
-      ...external.map((spec) => (deferred.has(spec.name) && !loaded.has(spec.name) ? { ...spec, inputSchema: Builtin.DeferredSchema } : spec)),
+      ...external.map((
+        spec
+      ) => (deferred.has(spec.name) && !loaded.has(spec.name)
+        ? { ...spec, inputSchema: Builtin.DeferredSchema }
+        : spec)
+      ),
       ...(deferred.size > 0 ? [Builtin.loadToolsSpec] : []),
       ...(skills.length > 0 ? [Builtin.loadSkillSpec] : []),
       ...(options.userInteraction ? [Builtin.askQuestionSpec] : []),
@@ -142,7 +155,7 @@ export const make = (options: ToolsetOptions): Toolset => {
     isDelegation: (name) => name === delegateTaskSpec.name && options.subagents === true,
     call,
     restore: (calls) => {
-      for (const c of calls) if (c.name === "load_tools") for (const n of Builtin.namesOf(c.input)) loaded.add(n)
+      for (const c of calls) if (c.name === "load_tools") { for (const n of Builtin.namesOf(c.input)) loaded.add(n) }
     }
   }
 }

@@ -31,9 +31,27 @@ export const innerUid = 1000
 const systemDirs = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"]
 /** /etc entries programs need to run; nothing secret (no shadow, ssh, ssl private keys). */
 const etcEntries = [
-  "alternatives", "bash.bashrc", "ca-certificates", "ca-certificates.conf", "debian_version", "host.conf", "hosts",
-  "inputrc", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "mime.types", "nsswitch.conf", "os-release",
-  "profile", "profile.d", "protocols", "services", "ssl/certs", "timezone"
+  "alternatives",
+  "bash.bashrc",
+  "ca-certificates",
+  "ca-certificates.conf",
+  "debian_version",
+  "host.conf",
+  "hosts",
+  "inputrc",
+  "ld.so.cache",
+  "ld.so.conf",
+  "ld.so.conf.d",
+  "localtime",
+  "mime.types",
+  "nsswitch.conf",
+  "os-release",
+  "profile",
+  "profile.d",
+  "protocols",
+  "services",
+  "ssl/certs",
+  "timezone"
 ]
 
 export interface HostLayout {
@@ -62,7 +80,8 @@ export const hostLayout = (etcDir: string): HostLayout => {
 }
 
 /** /etc/passwd and /etc/group of every sandbox: root, the sandbox user, nobody. */
-export const passwd = `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${innerUid}:${innerUid}:sandbox:${mountPoint}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`
+export const passwd =
+  `root:x:0:0:root:/root:/usr/sbin/nologin\nsandbox:x:${innerUid}:${innerUid}:sandbox:${mountPoint}:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`
 export const group = `root:x:0:\nsandbox:x:${innerUid}:\nnogroup:x:65534:\n`
 
 export interface CommandLimits {
@@ -94,7 +113,9 @@ export const hexPort = (port: number) => port.toString(16).toUpperCase().padStar
 const bridges = (pairs: ReadonlyArray<{ readonly port: number; readonly socket: string }>): string =>
   pairs.length === 0
     ? ""
-    : pairs.map(({ port, socket }) => `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket} 2>/dev/null &\n`).join("") +
+    : pairs.map(({ port, socket }) =>
+      `socat TCP-LISTEN:${port},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket} 2>/dev/null &\n`
+    ).join("") +
       `for _ in $(seq 1 500); do ${
         pairs.map(({ port }) => `grep -q ' 0100007F:${hexPort(port)} 00000000:0000 0A' /proc/net/tcp`).join(" && ")
       } && break; sleep 0.01; done\n`
@@ -124,7 +145,21 @@ export const argv = (input: {
   // pdeathsig: if the service process dies (even kill -9), the sandbox goes with it.
   const identity = uid === undefined
     ? []
-    : ["setpriv", "--pdeathsig=KILL", "--", "unshare", "--pid", "--fork", "--kill-child", "--", "setpriv", `--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", "--no-new-privs"]
+    : [
+      "setpriv",
+      "--pdeathsig=KILL",
+      "--",
+      "unshare",
+      "--pid",
+      "--fork",
+      "--kill-child",
+      "--",
+      "setpriv",
+      `--reuid=${uid}`,
+      `--regid=${uid}`,
+      "--clear-groups",
+      "--no-new-privs"
+    ]
   const [file = "prlimit", ...before] = [...identity, "prlimit"]
   return {
     file,
@@ -141,31 +176,53 @@ export const argv = (input: {
       "--unshare-all",
       "--unshare-user",
       "--disable-userns",
-      "--uid", String(innerUid),
-      "--gid", String(innerUid),
-      "--hostname", "workspace",
+      "--uid",
+      String(innerUid),
+      "--gid",
+      String(innerUid),
+      "--hostname",
+      "workspace",
       "--die-with-parent",
       "--new-session",
-      "--json-status-fd", "3",
+      "--json-status-fd",
+      "3",
       ...input.layout.args,
-      "--proc", "/proc",
-      "--dev", "/dev",
-      "--size", String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)), "--tmpfs", "/dev/shm",
-      "--remount-ro", "/dev",
-      "--size", String(limits.tmpBytes), "--tmpfs", "/tmp",
-      "--bind", input.workspaceDir, mountPoint,
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "--size",
+      String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)),
+      "--tmpfs",
+      "/dev/shm",
+      "--remount-ro",
+      "/dev",
+      "--size",
+      String(limits.tmpBytes),
+      "--tmpfs",
+      "/tmp",
+      "--bind",
+      input.workspaceDir,
+      mountPoint,
       ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
       ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
-      "--remount-ro", "/",
-      "--chdir", mountPoint,
-      "bash", "--noprofile", "--norc", "-c",
+      "--remount-ro",
+      "/",
+      "--chdir",
+      mountPoint,
+      "bash",
+      "--noprofile",
+      "--norc",
+      "-c",
       `${
         bridges([
           ...(input.egress === undefined ? [] : [{ port: proxyPort, socket: egressSocket }]),
           ...(ports?.connect ?? []).map((port) => ({ port, socket: `${portsMount}/${port}.sock` }))
         ])
       }cd -- "$1" 2>/dev/null || { printf 'no such directory in the workspace: %s\\n' "$1" >&2; exit 2; }; exec bash -lc "$2"`,
-      "svc-sandbox", input.cwd, input.command
+      "svc-sandbox",
+      input.cwd,
+      input.command
     ]
   }
 }

@@ -16,16 +16,18 @@
  * re-originates it over TLS, the remote URL staying the plain https one).
  * Anything the sandbox sends as its own Authorization for that host is replaced.
  */
-import { request as httpRequest, type IncomingMessage, type ServerResponse, createServer } from "node:http"
-import { request as httpsRequest } from "node:https"
-import { rmSync } from "node:fs"
-import { connect, isIP, type Socket } from "node:net"
 import { Effect, type Scope } from "effect"
+import { rmSync } from "node:fs"
+import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
+import { request as httpsRequest } from "node:https"
+import { connect, isIP, type Socket } from "node:net"
 import { forwardable } from "./ForwardedHeaders.ts"
 import { addressRefusal, type EgressRules, hostRefusal } from "./NetworkPolicy.ts"
 
 /** Resolves a host name to its addresses (the service's resolver: SVC_DNS_SERVERS or the system's). */
-export type Resolve = (hostname: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
+export type Resolve = (
+  hostname: string
+) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
 
 /** One decision of the proxy, for the log and for tests. */
 export interface Decision {
@@ -62,7 +64,11 @@ const titles = { 400: "Bad Request", 403: "Forbidden", 502: "Bad Gateway", 503: 
 const refuseRaw = (socket: Socket, status: keyof typeof titles, reason: string) => {
   const text = `${reason}\n`
   const title = titles[status]
-  socket.end(`HTTP/1.1 ${status} ${title}\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`)
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\ncontent-type: text/plain\r\ncontent-length: ${
+      Buffer.byteLength(text)
+    }\r\nconnection: close\r\n\r\n${text}`
+  )
 }
 
 const refuseResponse = (res: ServerResponse, status: 400 | 403 | 502, reason: string) => {
@@ -78,15 +84,24 @@ const authority = (target: string): { host: string; port: number } | undefined =
   return port >= 1 && port <= 65535 ? { host: match[1], port } : undefined
 }
 
-export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly socketPath: string }, Error, Scope.Scope> => {
+export const start = (
+  options: EgressProxyOptions
+): Effect.Effect<{ readonly socketPath: string }, Error, Scope.Scope> => {
   const { rules, resolve } = options
   const note = (decision: Decision) => options.onDecision?.(decision)
 
   /** The address to connect to, once the host and every address it resolves to passed the policy; else why not. */
-  const admit = async (host: string, port: number): Promise<{ readonly address: string } | { readonly refused: string }> => {
+  const admit = async (
+    host: string,
+    port: number
+  ): Promise<{ readonly address: string } | { readonly refused: string }> => {
     const bare = host.startsWith("[") ? host.slice(1, -1) : host
     const decided = await decide(bare)
-    note("address" in decided ? { host: bare, port, allowed: true } : { host: bare, port, allowed: false, reason: decided.refused })
+    note(
+      "address" in decided
+        ? { host: bare, port, allowed: true }
+        : { host: bare, port, allowed: false, reason: decided.refused }
+    )
     return decided
   }
 
@@ -109,22 +124,39 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
 
   /** The injection that applies to a request for `host`, if any. */
   const injectionFor = (host: string): Injection | undefined =>
-    options.inject !== undefined && options.inject.host.toLowerCase() === host.toLowerCase() ? options.inject : undefined
+    options.inject !== undefined && options.inject.host.toLowerCase() === host.toLowerCase()
+      ? options.inject
+      : undefined
 
   /** An absolute-form plain HTTP request, forwarded to the checked address with its own Host (and the origin's credential). */
   const forward = (req: IncomingMessage, res: ServerResponse, target: URL, port: number, address: string) => {
     const injection = injectionFor(target.hostname)
     const authorization = injection?.authorization()
-    const headers = { ...forwardable(req.headers, injection === undefined ? undefined : new Set(["authorization"])), host: target.host, ...(authorization === undefined ? {} : { authorization }) }
+    const headers = {
+      ...forwardable(req.headers, injection === undefined ? undefined : new Set(["authorization"])),
+      host: target.host,
+      ...(authorization === undefined ? {} : { authorization })
+    }
     const path = `${target.pathname}${target.search}`
     const send = injection?.scheme === "https" ? httpsRequest : httpRequest
     const upstreamPort = injection === undefined ? port : injection.port
     const tls = injection?.scheme === "https" ? { servername: target.hostname } : {}
-    const upstream = send({ host: address, port: upstreamPort, method: req.method, path, headers, setHost: false, ...tls }, (answer) => {
+    const upstream = send({
+      host: address,
+      port: upstreamPort,
+      method: req.method,
+      path,
+      headers,
+      setHost: false,
+      ...tls
+    }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, forwardable(answer.headers))
       answer.pipe(res)
     })
-    upstream.on("error", () => (res.headersSent ? res.destroy() : refuseResponse(res, 502, "egress proxy: the destination did not answer")))
+    upstream.on(
+      "error",
+      () => (res.headersSent ? res.destroy() : refuseResponse(res, 502, "egress proxy: the destination did not answer"))
+    )
     // A client that goes away takes its upstream request with it.
     res.on("close", () => upstream.destroy())
     req.pipe(upstream)
@@ -133,7 +165,12 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
   /** A CONNECT tunnel to the checked address; the client's first bytes (`head`) go first. */
   const tunnel = (socket: Socket, head: Buffer, port: number, address: string) => {
     const upstream = connect({ host: address, port })
-    upstream.on("error", () => (upstream.readyState === "opening" ? refuseRaw(socket, 502, "egress proxy: the destination did not answer") : socket.destroy()))
+    upstream.on(
+      "error",
+      () => (upstream.readyState === "opening"
+        ? refuseRaw(socket, 502, "egress proxy: the destination did not answer")
+        : socket.destroy())
+    )
     upstream.once("connect", () => {
       socket.write("HTTP/1.1 200 Connection Established\r\n\r\n")
       if (head.length > 0) upstream.write(head)
@@ -150,7 +187,10 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
     }
     const port = target.port === "" ? 80 : Number(target.port)
     void admit(target.hostname, port).then((decided) =>
-      "refused" in decided ? refuseResponse(res, 403, `egress refused: ${decided.refused}`) : forward(req, res, target, port, decided.address))
+      "refused" in decided
+        ? refuseResponse(res, 403, `egress refused: ${decided.refused}`)
+        : forward(req, res, target, port, decided.address)
+    )
   })
 
   server.on("connect", (req: IncomingMessage, socket: Socket, head: Buffer) => {
@@ -158,17 +198,27 @@ export const start = (options: EgressProxyOptions): Effect.Effect<{ readonly soc
     const target = authority(req.url ?? "")
     if (target === undefined) return refuseRaw(socket, 400, "egress proxy: CONNECT needs host:port")
     // The service's file descriptors are shared by every workspace: one workspace gets a bounded share.
-    if (tunnels.size >= MaxTunnels) return refuseRaw(socket, 503, `egress proxy: at most ${MaxTunnels} connections at once`)
+    if (tunnels.size >= MaxTunnels) {
+      return refuseRaw(socket, 503, `egress proxy: at most ${MaxTunnels} connections at once`)
+    }
     tunnels.add(socket)
     socket.on("close", () => tunnels.delete(socket))
     void admit(target.host, target.port).then((decided) => {
       // The client may have gone while the destination was checked: open nothing for it.
       if (socket.destroyed) return
-      return "refused" in decided ? refuseRaw(socket, 403, `egress refused: ${decided.refused}`) : tunnel(socket, head, target.port, decided.address)
+      return "refused" in decided
+        ? refuseRaw(socket, 403, `egress refused: ${decided.refused}`)
+        : tunnel(socket, head, target.port, decided.address)
     })
   })
   // Bytes that are not HTTP at all get a 400 and the connection is closed.
-  server.on("clientError", (_error, socket: Socket) => (socket.writable ? refuseRaw(socket, 400, "egress proxy: not an HTTP request") : socket.destroy()))
+  server.on(
+    "clientError",
+    (
+      _error,
+      socket: Socket
+    ) => (socket.writable ? refuseRaw(socket, 400, "egress proxy: not an HTTP request") : socket.destroy())
+  )
 
   return Effect.acquireRelease(
     Effect.callback<{ readonly socketPath: string }, Error>((resume) => {

@@ -34,4 +34,6 @@ export const forwardable = (
 
 /** One value per header (a repeated one joined with `, `), for responses built as a plain record. */
 export const joined = (headers: Record<string, string | Array<string>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value]))
+  Object.fromEntries(
+    Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(", ") : value])
+  )

@@ -58,7 +58,9 @@ export const hostRefusal = (rules: EgressRules, host: string): string | undefine
       if (rules.serviceHosts.some((entry) => normalize(entry) === name)) return undefined
       const allowed = rules.network.allowDomains.some((entry) => {
         const pattern = normalize(entry)
-        return pattern.startsWith("*.") ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1 : name === pattern
+        return pattern.startsWith("*.")
+          ? name.endsWith(pattern.slice(1)) && name.length > pattern.length - 1
+          : name === pattern
       })
       return allowed ? undefined : `${name} is not in the workspace's allowDomains`
     }

@@ -8,9 +8,9 @@
  * owned by the directory's owner (the workspace's uid), and connected through
  * `/proc/self/fd/<fd>`, so what was checked is what is connected to.
  */
+import { Effect, Result } from "effect"
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, watch } from "node:fs"
 import { join } from "node:path"
-import { Effect, Result } from "effect"
 
 /** Linux's O_PATH (node does not export it): an fd that names a file without opening it. */
 const O_PATH = 0o10000000

@@ -10,8 +10,8 @@
  * No timeout: a preview may hold a long poll or an event stream open; a
  * client that goes away closes the upstream request.
  */
-import { type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from "node:http"
 import { Effect } from "effect"
+import { type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from "node:http"
 import { forwardable, joined } from "./ForwardedHeaders.ts"
 
 const requestDropped = new Set(["authorization", "cookie", "host"])
@@ -48,7 +48,13 @@ export const forward = (input: {
       "x-forwarded-prefix": input.prefix
     }
     // agent false: a connection of its own, never one pooled for another socket path.
-    const upstream = httpRequest({ socketPath: input.socketPath, agent: false, method: incoming.method, path: input.path, headers }, (answer) =>
+    const upstream = httpRequest({
+      socketPath: input.socketPath,
+      agent: false,
+      method: incoming.method,
+      path: input.path,
+      headers
+    }, (answer) =>
       resume(Effect.succeed({
         status: answer.statusCode ?? 502,
         headers: joined(forwardable(answer.headers, responseDropped)),

@@ -9,8 +9,8 @@
  * is needed. A URL expires at the end of the clock hour after the current one
  * (valid one to two hours), so every read within an hour shows the same URL.
  */
-import { ThreadId } from "../../domain/Ids.ts"
 import { Clock, Context, Effect, Layer, Option } from "effect"
+import { ThreadId } from "../../domain/Ids.ts"
 import type { Thread } from "../../domain/Thread.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
@@ -51,7 +51,11 @@ export class Previews extends Context.Service<Previews, {
               ...thread.workspace,
               previews: ports.map((port) => {
                 const message = `${thread.id}.${port}.${expires / 1000}`
-                return { port, url: `${config.publicUrl}/v1/previews/${message}.${box.sign(purpose, message)}/`, expiresAt }
+                return {
+                  port,
+                  url: `${config.publicUrl}/v1/previews/${message}.${box.sign(purpose, message)}/`,
+                  expiresAt
+                }
               })
             }
           }

@@ -79,14 +79,20 @@ export class Sandbox extends Context.Service<Sandbox, {
   /** Creates the workspace's directory when new, and checks that a sandbox starts. */
   readonly open: (id: string, limits: Limits, options?: OpenOptions) => Effect.Effect<Workspace, WorkspaceUnavailable>
   /** Where the egress proxy of workspace `id` must listen for `network: "proxy"` (a directory only the service writes); the services' own with `"services"`. */
-  readonly egressSocketPath: (id: string, user?: WorkspaceRoot.EgressUser) => Effect.Effect<string, WorkspaceUnavailable>
+  readonly egressSocketPath: (
+    id: string,
+    user?: WorkspaceRoot.EgressUser
+  ) => Effect.Effect<string, WorkspaceUnavailable>
   readonly exec: (workspace: Workspace, request: ExecRequest) => Effect.Effect<ExecResult, WorkspaceUnavailable>
   /**
    * Starts a long-lived service in the workspace: the same sandbox, limits (but wall time and the
    * disk check, see README), uid and environment rules as a command, its output appended to
    * `.svc/logs/<name>.log`. It is stopped when the scope closes.
    */
-  readonly startService: (workspace: Workspace, request: ServiceRequest) => Effect.Effect<ServiceProcess, WorkspaceUnavailable, Scope.Scope>
+  readonly startService: (
+    workspace: Workspace,
+    request: ServiceRequest
+  ) => Effect.Effect<ServiceProcess, WorkspaceUnavailable, Scope.Scope>
   /** The host directory of the workspace's port sockets (see PortSocket). */
   readonly portsDirOf: (id: string) => string
   /** Bytes the workspace's files take on disk. */
@@ -94,4 +100,3 @@ export class Sandbox extends Context.Service<Sandbox, {
   /** Deletes the workspace's files (call when none of its commands runs). */
   readonly remove: (id: string) => Effect.Effect<void>
 }>()("svc/Sandbox") {}
-

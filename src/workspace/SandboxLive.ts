@@ -18,14 +18,22 @@
  * command that takes the workspace over its limit is killed. Going over a limit ends
  * the command with a result saying which limit, never the service.
  */
+import { Effect, Fiber, Layer, Option } from "effect"
 import { rm } from "node:fs/promises"
 import { join } from "node:path"
-import { Effect, Fiber, Layer, Option } from "effect"
 import { isReservedEnvName } from "../../domain/SecretContext.ts"
 import * as Bwrap from "./BwrapCommand.ts"
 import * as PortSocket from "./PortSocket.ts"
 import type { Limits } from "./ResourceClass.ts"
-import { type ExecResult, type ExecRequest, type LimitKind, type OpenOptions, Sandbox, type ServiceRequest, type Workspace } from "./Sandbox.ts"
+import {
+  type ExecRequest,
+  type ExecResult,
+  type LimitKind,
+  type OpenOptions,
+  Sandbox,
+  type ServiceRequest,
+  type Workspace
+} from "./Sandbox.ts"
 import * as SandboxProcess from "./SandboxProcess.ts"
 import * as ServiceScript from "./ServiceScript.ts"
 import * as WorkspacePath from "./WorkspacePath.ts"
@@ -111,7 +119,12 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     if ("error" in cwd) return { exitCode: 2, stdout: "", stderr: `cwd: ${cwd.error}\n`, truncated: false }
     const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
     if (badName !== undefined) {
-      return { exitCode: 2, stdout: "", stderr: `env: '${badName}' is not a valid environment variable name\n`, truncated: false }
+      return {
+        exitCode: 2,
+        stdout: "",
+        stderr: `env: '${badName}' is not a valid environment variable name\n`,
+        truncated: false
+      }
     }
     const command = Bwrap.argv({
       uid: workspace.uid,
@@ -162,7 +175,9 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     )
     if (finished.spawnError !== undefined || !finished.status.includes("child-pid")) {
       return yield* new WorkspaceUnavailable({
-        message: `the sandbox could not start: ${finished.spawnError ?? (finished.stderr.trim() || `exit code ${finished.exitCode}`)}`
+        message: `the sandbox could not start: ${
+          finished.spawnError ?? (finished.stderr.trim() || `exit code ${finished.exitCode}`)
+        }`
       })
     }
     usage = yield* diskUsage(workspace)
@@ -179,17 +194,23 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       stderr: killed ? finished.stderr.replace(/unshare: [^\n]*\n$/, "") : finished.stderr,
       truncated: finished.truncated
     }
-    return kind === undefined ? result : { ...result, limit: { kind, message: limitMessage(kind, workspace, timeoutMs, usage) } }
+    return kind === undefined
+      ? result
+      : { ...result, limit: { kind, message: limitMessage(kind, workspace, timeoutMs, usage) } }
   })
 
   const open = Effect.fn("Sandbox.open")(function*(id: string, limits: Limits, options: OpenOptions = {}) {
-    if (!WorkspaceRoot.validId.test(id)) return yield* new WorkspaceUnavailable({ message: `'${id}' is not a valid workspace id` })
+    if (!WorkspaceRoot.validId.test(id)) {
+      return yield* new WorkspaceUnavailable({ message: `'${id}' is not a valid workspace id` })
+    }
     const uid = yield* root.ensureDir(id)
     const egress = options.network === "proxy" ? yield* root.egressOf(id, uid, options.egressUser) : undefined
     const workspace: Workspace = { id, dir: root.dirOf(id), uid, limits, egress }
     const probe = yield* exec(workspace, { command: "true", timeoutMs: 10_000 })
     if (probe.exitCode !== 0) {
-      return yield* new WorkspaceUnavailable({ message: `the sandbox started but a trivial command failed: ${probe.stderr.trim()}` })
+      return yield* new WorkspaceUnavailable({
+        message: `the sandbox started but a trivial command failed: ${probe.stderr.trim()}`
+      })
     }
     return workspace
   })
@@ -199,7 +220,9 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     const cwd = WorkspacePath.resolve(request.cwd ?? ".")
     if ("error" in cwd) return yield* new WorkspaceUnavailable({ message: `cwd: ${cwd.error}` })
     const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
-    if (badName !== undefined) return yield* new WorkspaceUnavailable({ message: `env: '${badName}' is not a valid environment variable name` })
+    if (badName !== undefined) {
+      return yield* new WorkspaceUnavailable({ message: `env: '${badName}' is not a valid environment variable name` })
+    }
     const dir = yield* root.ensurePortsDir(workspace.id, workspace.uid)
     const port = request.port
     // A socket left by an earlier run of the service is in the way (unlink never follows a link).
@@ -207,10 +230,15 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     if (port !== undefined) {
       yield* Effect.tryPromise({
         try: () => rm(join(dir, PortSocket.fileOf(port)), { force: true }),
-        catch: (e) => new WorkspaceUnavailable({ message: `the socket path of port ${port} is taken: ${e instanceof Error ? e.message : String(e)}` })
+        catch: (e) =>
+          new WorkspaceUnavailable({
+            message: `the socket path of port ${port} is taken: ${e instanceof Error ? e.message : String(e)}`
+          })
       })
     }
-    const egress = request.egress === undefined ? undefined : yield* root.egressOf(workspace.id, workspace.uid, "services")
+    const egress = request.egress === undefined
+      ? undefined
+      : yield* root.egressOf(workspace.id, workspace.uid, "services")
     const command = Bwrap.argv({
       uid: workspace.uid,
       layout,
@@ -237,7 +265,9 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
         ? finished.spawnError ?? (finished.stderr.trim() || `exit code ${finished.exitCode}`)
         : undefined
     }))
-    const ready = port === undefined ? Effect.void : Effect.raceFirst(PortSocket.appeared(dir, port), Effect.asVoid(running.wait))
+    const ready = port === undefined
+      ? Effect.void
+      : Effect.raceFirst(PortSocket.appeared(dir, port), Effect.asVoid(running.wait))
     return { wait, ready }
   })
 
@@ -247,7 +277,15 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     yield* Effect.promise(() => rm(root.portsDirOf(id), { recursive: true, force: true }))
   })
 
-  return Sandbox.of({ open, egressSocketPath: root.egressSocketPath, exec, startService, portsDirOf: root.portsDirOf, diskUsage, remove })
+  return Sandbox.of({
+    open,
+    egressSocketPath: root.egressSocketPath,
+    exec,
+    startService,
+    portsDirOf: root.portsDirOf,
+    diskUsage,
+    remove
+  })
 })
 
 export const layer = (options: SandboxOptions) => Layer.effect(Sandbox)(make(options))

@@ -4,10 +4,10 @@
  * dropped so the process never blocks on a full pipe), and a signal to the
  * whole group (the sandbox's pid namespaces go down with their init).
  */
+import { Deferred, Effect, Result } from "effect"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { constants } from "node:os"
-import { Deferred, Effect, Result } from "effect"
 
 export interface ProcessSpec {
   readonly file: string
@@ -67,12 +67,15 @@ class Capture {
   }
 }
 
-const signal = (target: number) => Effect.ignore(Effect.try({ try: () => process.kill(target, "SIGKILL"), catch: () => undefined }))
+const signal = (target: number) =>
+  Effect.ignore(Effect.try({ try: () => process.kill(target, "SIGKILL"), catch: () => undefined }))
 
 /** The direct children of a process (Linux /proc; empty when unknown). */
 const childrenOf = (pid: number): ReadonlyArray<number> =>
   Result.getOrElse(
-    Result.try(() => readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((p) => p !== "").map(Number)),
+    Result.try(() =>
+      readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter((p) => p !== "").map(Number)
+    ),
     () => []
   )
 
@@ -96,8 +99,7 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
     child.stdin?.on("error", () => undefined) // the command may exit without reading its input
     child.stdin?.end(spec.stdin)
     child.on("error", (error) =>
-      finish({ exitCode: 127, stdout: "", stderr: "", truncated: false, status, spawnError: error.message })
-    )
+      finish({ exitCode: 127, stdout: "", stderr: "", truncated: false, status, spawnError: error.message }))
     child.on("close", (code, signal) =>
       finish({
         exitCode: code ?? 128 + (signal === null ? 0 : constants.signals[signal]),
@@ -106,18 +108,20 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
         truncated: stdout.dropped || stderr.dropped,
         status,
         spawnError: undefined
-      })
-    )
+      }))
     const pid = child.pid
     // Only while the leader is not reaped: after that its pid, and so the group id, may be reused.
-    const alive = () => pid !== undefined && child.exitCode === null && child.signalCode === null
+    const alive = () =>
+      pid !== undefined && child.exitCode === null && child.signalCode === null
     const signalGroup = () => (alive() ? signal(-(pid ?? 0)) : Effect.void)
     return {
       wait: Deferred.await(done),
       kill: Effect.suspend(() => {
         if (!alive()) return Effect.void
         const children = spec.reaper ? childrenOf(pid ?? 0) : []
-        return children.length === 0 ? signalGroup() : Effect.forEach(children, (child) => signal(child), { discard: true })
+        return children.length === 0
+          ? signalGroup()
+          : Effect.forEach(children, (child) => signal(child), { discard: true })
       }),
       killGroup: Effect.suspend(signalGroup)
     }

@@ -14,7 +14,9 @@ const MinLineLength = 8
 
 /** The secret values, and each line of a multi-line one, longest first. */
 const patternsOf = (secrets: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const lines = secrets.flatMap((s) => (s.includes("\n") ? s.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length >= MinLineLength) : []))
+  const lines = secrets.flatMap((
+    s
+  ) => (s.includes("\n") ? s.split(/\r?\n/).map((l) => l.trim()).filter((l) => l.length >= MinLineLength) : []))
   return [...new Set([...secrets, ...lines].filter((s) => s.length > 0))].sort((a, b) => b.length - a.length)
 }
 
@@ -30,7 +32,11 @@ export const maskDeep = (value: unknown, maskText: (text: string) => string): un
     ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskDeep(v, maskText)]))
     : value
 
-export const maskSecrets = (text: string, secrets: ReadonlyArray<string>, options: { readonly truncated?: boolean } = {}): string => {
+export const maskSecrets = (
+  text: string,
+  secrets: ReadonlyArray<string>,
+  options: { readonly truncated?: boolean } = {}
+): string => {
   // Longest first, so a secret that contains another is masked whole.
   const values = patternsOf(secrets)
   let masked = text

@@ -15,7 +15,9 @@ export const logFile = (name: string): string => `.svc/logs/${name.replace(/[^A-
 
 const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`
 
-export const script = (service: { readonly name: string; readonly command: string; readonly port?: number | undefined }): string => {
+export const script = (
+  service: { readonly name: string; readonly command: string; readonly port?: number | undefined }
+): string => {
   const log = quote(`${mountPoint}/${logFile(service.name)}`)
   const port = service.port
   return [
@@ -24,7 +26,9 @@ export const script = (service: { readonly name: string; readonly command: strin
     `bash -lc ${quote(service.command)} &`,
     `svc=$!`,
     ...(port === undefined ? [] : [
-      `while kill -0 "$svc" 2>/dev/null && ! grep -qsE ': [0-9A-F]+:${hexPort(port)} [0-9A-F]+:0000 0A ' /proc/net/tcp /proc/net/tcp6; do sleep 0.05; done`,
+      `while kill -0 "$svc" 2>/dev/null && ! grep -qsE ': [0-9A-F]+:${
+        hexPort(port)
+      } [0-9A-F]+:0000 0A ' /proc/net/tcp /proc/net/tcp6; do sleep 0.05; done`,
       `kill -0 "$svc" 2>/dev/null && socat UNIX-LISTEN:${portsMount}/${port}.sock,fork,mode=600 TCP:127.0.0.1:${port} &`
     ]),
     `wait "$svc"`,

@@ -23,6 +23,8 @@ import { Outbound } from "../outbound/Outbound.ts"
 import { SecretContexts } from "../secrets/SecretContexts.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ThreadRepo } from "../store/ThreadRepo.ts"
+import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
+import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
 import { nowIso } from "../Time.ts"
 import type { ToolFamily } from "../tools/ToolFamily.ts"
 import * as EgressProxy from "./EgressProxy.ts"
@@ -30,15 +32,13 @@ import type { NetworkMode } from "./NetworkPolicy.ts"
 import { limitsOf } from "./ResourceClass.ts"
 import { Sandbox, type Workspace } from "./Sandbox.ts"
 import * as SandboxLive from "./SandboxLive.ts"
-import * as WorkspaceSeed from "./WorkspaceSeed.ts"
 import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
-import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
-import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
-import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
-import { WorkspaceServices } from "./WorkspaceServices.ts"
-import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 import * as WorkspaceGit from "./WorkspaceGit.ts"
+import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
+import * as WorkspaceSeed from "./WorkspaceSeed.ts"
+import { WorkspaceServices } from "./WorkspaceServices.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
+import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 
 /** The network mode of a spec: `public` when the spec names none (spec 2.1.3: `{ mode?: 'public' }`). */
 export const networkOf = (spec: ManagedWorkspace): NetworkMode => {
@@ -81,13 +81,18 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           const env: Record<string, string> = {}
           for (const [i, contextId] of (spec.secretContexts ?? []).entries()) {
             const context = yield* contexts.get(principal, contextId).pipe(
-              Effect.mapError(() => new WorkspaceUnavailable({ message: `secret context ${contextId} of the workspace is gone` }))
+              Effect.mapError(() =>
+                new WorkspaceUnavailable({ message: `secret context ${contextId} of the workspace is gone` })
+              )
             )
             for (const projection of context.projections) {
               if (projection.type !== "workspace_env") continue
-              const value = yield* secrets.reveal(principal, projection.secretId, `workspace.secretContexts[${i}]`).pipe(
-                Effect.mapError(() => new WorkspaceUnavailable({ message: `a secret of secret context ${context.name} is gone` }))
-              )
+              const value = yield* secrets.reveal(principal, projection.secretId, `workspace.secretContexts[${i}]`)
+                .pipe(
+                  Effect.mapError(() =>
+                    new WorkspaceUnavailable({ message: `a secret of secret context ${context.name} is gone` })
+                  )
+                )
               env[projection.env] = Redacted.value(value)
             }
           }
@@ -105,9 +110,14 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         const fresh = status !== "active"
         // Set once the files are in place: only then does closing the scope snapshot them.
         let ready: Workspace | undefined
-        const snapshot = yield* Effect.acquireRelease(lifecycle.prepare(threadId, status), () => lifecycle.release(threadId, ready, report))
+        const snapshot = yield* Effect.acquireRelease(
+          lifecycle.prepare(threadId, status),
+          () => lifecycle.release(threadId, ready, report)
+        )
         if (Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "restoring", yield* nowIso)
-        else if (status === "uninitialized" || status === "archived") yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
+        else if (status === "uninitialized" || status === "archived") {
+          yield* threads.setWorkspaceStatus(threadId, "starting", yield* nowIso)
+        }
         const network = networkOf(spec)
         // A command may not outlast the step that runs it (SVC_MAX_STEP_MS): a longer timeoutMs is refused up front.
         const classLimits = limitsOf[spec.resources ?? "standard"]
@@ -122,7 +132,9 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
               socketPath,
               rules: { network: rules, allowPrivate: config.allowPrivateUrls, serviceHosts },
               resolve: outbound.resolve
-            }).pipe(Effect.mapError((e) => new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` }))))
+            }).pipe(Effect.mapError((e) =>
+              new WorkspaceUnavailable({ message: `the workspace's egress proxy could not start: ${e.message}` })
+            )))
         /**
          * A new workspace gets its seed (one restored from a snapshot has its files already), cloned
          * through a proxy of its own that reaches the seed's host only (named by the service, so
@@ -143,25 +155,46 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           return yield* sandbox.open(threadId, limits, { network: network.mode === "offline" ? "offline" : "proxy" })
         })
         const workspace = yield* opened.pipe(
-          Effect.tap((workspace) => Option.isSome(snapshot) ? lifecycle.restore(threadId, workspace, snapshot.value) : Effect.void),
+          Effect.tap((workspace) =>
+            Option.isSome(snapshot) ? lifecycle.restore(threadId, workspace, snapshot.value) : Effect.void
+          ),
           Effect.tapError((e) =>
-            Effect.flatMap(nowIso, (now) => threads.setWorkspaceStatus(threadId, e._tag === "SnapshotUnavailable" ? "unavailable" : "failed", now))
+            Effect.flatMap(
+              nowIso,
+              (now) =>
+                threads.setWorkspaceStatus(threadId, e._tag === "SnapshotUnavailable" ? "unavailable" : "failed", now)
+            )
           )
         )
         ready = workspace
         if (fresh || Option.isSome(snapshot)) yield* threads.setWorkspaceStatus(threadId, "active", yield* nowIso)
         const env = yield* environment(principal, spec)
-        yield* services.ensure({ workspace, spec, network, env, creating: status === "uninitialized" || status === "starting" })
+        yield* services.ensure({
+          workspace,
+          spec,
+          network,
+          env,
+          creating: status === "uninitialized" || status === "starting"
+        })
         return {
           ...WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) }),
-          git: WorkspaceGit.make({ sandbox, id: threadId, limits, allowPrivate: config.allowPrivateUrls, resolve: outbound.resolve })
+          git: WorkspaceGit.make({
+            sandbox,
+            id: threadId,
+            limits,
+            allowPrivate: config.allowPrivateUrls,
+            resolve: outbound.resolve
+          })
         }
       })
 
       return {
         open,
         remove: (threadIds) =>
-          Effect.andThen(Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }), lifecycle.forget(threadIds)),
+          Effect.andThen(
+            Effect.forEach(threadIds, (id) => Effect.andThen(services.stop(id), sandbox.remove(id)), { discard: true }),
+            lifecycle.forget(threadIds)
+          ),
         threadsOf: threads.withWorkspace
       }
     })
@@ -169,9 +202,13 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
 
   /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
-    Layer.provideMerge(WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))),
+    Layer.provideMerge(
+      WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))
+    ),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
     Layer.provideMerge(WorkspaceServices.layer()),
-    Layer.provideMerge(Layer.unwrap(Effect.map(ServiceConfig, (config) => SandboxLive.layer({ root: config.workspaceRoot }))))
+    Layer.provideMerge(
+      Layer.unwrap(Effect.map(ServiceConfig, (config) => SandboxLive.layer({ root: config.workspaceRoot })))
+    )
   )
 }

@@ -7,9 +7,9 @@
  * mode, size, mtime and path of every entry) tells whether it changed since
  * the last snapshot without archiving it.
  */
+import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
-import { Effect } from "effect"
 
 /** Where the files are and who owns them (undefined uid: the service's own). */
 export interface Owner {
@@ -56,9 +56,13 @@ const run = (owner: Owner, file: string, args: ReadonlyArray<string>, options: {
     })
     child.stdin?.on("error", () => undefined)
     child.stdin?.end(options.input)
-    child.on("error", (error) => resume(Effect.succeed({ code: 127, stdout: Buffer.alloc(0), stderr: error.message, overflow })))
-    child.on("close", (code) => resume(Effect.succeed({ code: code ?? 137, stdout: Buffer.concat(chunks), stderr: stderr.trim(), overflow })))
-    return Effect.sync(() => child.kill("SIGKILL"))
+    child.on("error", (error) =>
+      resume(Effect.succeed({ code: 127, stdout: Buffer.alloc(0), stderr: error.message, overflow })))
+    child.on("close", (code) =>
+      resume(Effect.succeed({ code: code ?? 137, stdout: Buffer.concat(chunks), stderr: stderr.trim(), overflow })))
+    return Effect.sync(() =>
+      child.kill("SIGKILL")
+    )
   })
 
 export type Created =
@@ -72,7 +76,15 @@ export const sha256 = (data: Uint8Array): string => createHash("sha256").update(
 export const create = (owner: Owner, maxBytes: number): Effect.Effect<Created> =>
   Effect.map(
     // --sparse: a sparse file stays sparse (its holes are not stored, nor written out again on restore).
-    run(owner, "tar", ["--create", "--file=-", `--directory=${owner.dir}`, "--numeric-owner", "--sparse", "--use-compress-program=gzip -1", "."], { maxBytes }),
+    run(owner, "tar", [
+      "--create",
+      "--file=-",
+      `--directory=${owner.dir}`,
+      "--numeric-owner",
+      "--sparse",
+      "--use-compress-program=gzip -1",
+      "."
+    ], { maxBytes }),
     (done): Created =>
       done.overflow
         ? { _tag: "TooLarge" }
@@ -84,7 +96,14 @@ export const create = (owner: Owner, maxBytes: number): Effect.Effect<Created> =
 /** Unpacks an archive into the (empty) workspace directory; the error message when tar cannot. */
 export const extract = (owner: Owner, data: Uint8Array): Effect.Effect<string | undefined> =>
   Effect.map(
-    run(owner, "tar", ["--extract", "--file=-", `--directory=${owner.dir}`, "--gzip", "--no-same-owner", "--delay-directory-restore"], {
+    run(owner, "tar", [
+      "--extract",
+      "--file=-",
+      `--directory=${owner.dir}`,
+      "--gzip",
+      "--no-same-owner",
+      "--delay-directory-restore"
+    ], {
       maxBytes: 65_536,
       input: data
     }),

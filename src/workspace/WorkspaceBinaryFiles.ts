@@ -7,7 +7,16 @@
  */
 import { Effect } from "effect"
 import type { Workspace } from "./Sandbox.ts"
-import { checked, confine, type Failure, FileToolError, pathEnv, resolved, run, type Sandboxed } from "./WorkspaceFiles.ts"
+import {
+  checked,
+  confine,
+  type Failure,
+  FileToolError,
+  pathEnv,
+  resolved,
+  run,
+  type Sandboxed
+} from "./WorkspaceFiles.ts"
 
 const writeScript = `${confine}[ -d "$R" ] && { echo "is a directory: $SVC_REL" >&2; exit 5; }
 mkdir -p -- "$(dirname -- "$R")" && base64 -d > "$R"
@@ -20,7 +29,12 @@ base64 -w0 -- "$R"
 `
 
 /** Writes `bytes` as the file `path` (parents created, an existing file replaced). */
-export const writeBytes = (sandbox: Sandboxed, workspace: Workspace, path: string, bytes: Uint8Array): Effect.Effect<string, Failure> =>
+export const writeBytes = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  path: string,
+  bytes: Uint8Array
+): Effect.Effect<string, Failure> =>
   Effect.gen(function*() {
     const p = yield* resolved(path)
     if (p.relative === ".") return yield* FileToolError.of("give a file path, not the workspace root")

@@ -64,23 +64,36 @@ if [ -n "$SVC_GLOB" ]; then set -- --include="$SVC_GLOB"; else set --; fi
 LC_ALL=C grep -rnIZE --color=never --exclude-dir=.git "$@" -e "$SVC_PATTERN" -- "$rel"
 `
 
-export const run = (sandbox: Sandboxed, workspace: Workspace, script: string, env: Record<string, string>, extra: { stdin?: string; outputBytes?: number } = {}) =>
-  sandbox.exec(workspace, { command: script, env, timeoutMs: 60_000, ...extra })
+export const run = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  script: string,
+  env: Record<string, string>,
+  extra: { stdin?: string; outputBytes?: number } = {}
+) => sandbox.exec(workspace, { command: script, env, timeoutMs: 60_000, ...extra })
 
 /** A result of a script as a failure when it did not succeed (`okCodes` also count as success). */
-export const checked = (result: ExecResult, okCodes: ReadonlyArray<number> = [0]): Effect.Effect<ExecResult, FileToolError> =>
+export const checked = (
+  result: ExecResult,
+  okCodes: ReadonlyArray<number> = [0]
+): Effect.Effect<ExecResult, FileToolError> =>
   result.limit !== undefined
     ? Effect.fail(FileToolError.of(result.limit.message))
     : okCodes.includes(result.exitCode)
     ? Effect.succeed(result)
     : Effect.fail(FileToolError.of(result.stderr.trim() || `failed with exit code ${result.exitCode}`))
 
-export const resolved = (path: string): Effect.Effect<{ readonly inner: string; readonly relative: string }, FileToolError> => {
+export const resolved = (
+  path: string
+): Effect.Effect<{ readonly inner: string; readonly relative: string }, FileToolError> => {
   const r = WorkspacePath.resolve(path)
   return "error" in r ? Effect.fail(FileToolError.of(r.error)) : Effect.succeed(r)
 }
 
-export const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({ SVC_PATH: p.inner, SVC_REL: p.relative })
+export const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({
+  SVC_PATH: p.inner,
+  SVC_REL: p.relative
+})
 
 export interface ReadResult {
   readonly path: string
@@ -93,18 +106,38 @@ export interface ReadResult {
   readonly truncated: boolean
 }
 
-export const readFile = (sandbox: Sandboxed, workspace: Workspace, input: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined }): Effect.Effect<ReadResult, Failure> =>
+export const readFile = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  input: { readonly path: string; readonly offset?: number | undefined; readonly limit?: number | undefined }
+): Effect.Effect<ReadResult, Failure> =>
   Effect.gen(function*() {
     const p = yield* resolved(input.path)
     const start = Math.max(1, Math.floor(input.offset ?? 1))
     const limit = Math.max(1, Math.floor(input.limit ?? defaultReadLines))
-    const result = yield* Effect.flatMap(run(sandbox, workspace, readScript, { ...pathEnv(p), SVC_START: String(start), SVC_LIMIT: String(limit) }), (r) => checked(r))
+    const result = yield* Effect.flatMap(
+      run(sandbox, workspace, readScript, { ...pathEnv(p), SVC_START: String(start), SVC_LIMIT: String(limit) }),
+      (r) => checked(r)
+    )
     const totalLines = Number.parseInt(result.stderr.trim().split("\n").at(-1) ?? "0", 10) || 0
-    const shown = result.stdout.length === 0 ? 0 : result.stdout.split("\n").length - (result.stdout.endsWith("\n") ? 1 : 0)
-    return { path: p.relative, content: result.stdout, startLine: start, endLine: start + shown - 1, totalLines, truncated: result.truncated }
+    const shown = result.stdout.length === 0
+      ? 0
+      : result.stdout.split("\n").length - (result.stdout.endsWith("\n") ? 1 : 0)
+    return {
+      path: p.relative,
+      content: result.stdout,
+      startLine: start,
+      endLine: start + shown - 1,
+      totalLines,
+      truncated: result.truncated
+    }
   })
 
-export const writeFile = (sandbox: Sandboxed, workspace: Workspace, input: { readonly path: string; readonly content: string }): Effect.Effect<{ readonly path: string; readonly bytes: number }, Failure> =>
+export const writeFile = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  input: { readonly path: string; readonly content: string }
+): Effect.Effect<{ readonly path: string; readonly bytes: number }, Failure> =>
   Effect.gen(function*() {
     const p = yield* resolved(input.path)
     if (p.relative === ".") return yield* FileToolError.of("give a file path, not the workspace root")
@@ -115,19 +148,41 @@ export const writeFile = (sandbox: Sandboxed, workspace: Workspace, input: { rea
 export const editFile = (
   sandbox: Sandboxed,
   workspace: Workspace,
-  input: { readonly path: string; readonly oldString: string; readonly newString: string; readonly replaceAll?: boolean | undefined }
+  input: {
+    readonly path: string
+    readonly oldString: string
+    readonly newString: string
+    readonly replaceAll?: boolean | undefined
+  }
 ): Effect.Effect<{ readonly path: string; readonly replacements: number }, Failure> =>
   Effect.gen(function*() {
     const p = yield* resolved(input.path)
-    if (input.oldString.length === 0) return yield* FileToolError.of("oldString is empty; use write_file to create or overwrite a file")
-    if (input.oldString === input.newString) return yield* FileToolError.of("oldString and newString are the same; nothing to change")
-    const current = yield* Effect.flatMap(run(sandbox, workspace, catScript, pathEnv(p), { outputBytes: maxEditBytes }), (r) => checked(r))
-    if (current.truncated) return yield* FileToolError.of(`${p.relative} is larger than ${maxEditBytes} bytes; edit it with bash instead`)
-    if (current.stdout.includes("\uFFFD")) return yield* FileToolError.of(`${p.relative} is not UTF-8 text; edit it with bash instead`)
+    if (input.oldString.length === 0) {
+      return yield* FileToolError.of("oldString is empty; use write_file to create or overwrite a file")
+    }
+    if (input.oldString === input.newString) {
+      return yield* FileToolError.of("oldString and newString are the same; nothing to change")
+    }
+    const current = yield* Effect.flatMap(
+      run(sandbox, workspace, catScript, pathEnv(p), { outputBytes: maxEditBytes }),
+      (r) => checked(r)
+    )
+    if (current.truncated) {
+      return yield* FileToolError.of(`${p.relative} is larger than ${maxEditBytes} bytes; edit it with bash instead`)
+    }
+    if (current.stdout.includes("\uFFFD")) {
+      return yield* FileToolError.of(`${p.relative} is not UTF-8 text; edit it with bash instead`)
+    }
     const count = current.stdout.split(input.oldString).length - 1
-    if (count === 0) return yield* FileToolError.of(`oldString was not found in ${p.relative}; read the file and copy the text exactly`)
+    if (count === 0) {
+      return yield* FileToolError.of(
+        `oldString was not found in ${p.relative}; read the file and copy the text exactly`
+      )
+    }
     if (count > 1 && input.replaceAll !== true) {
-      return yield* FileToolError.of(`oldString occurs ${count} times in ${p.relative}; give more surrounding text to make it unique, or set replaceAll`)
+      return yield* FileToolError.of(
+        `oldString occurs ${count} times in ${p.relative}; give more surrounding text to make it unique, or set replaceAll`
+      )
     }
     const content = input.replaceAll === true
       ? current.stdout.split(input.oldString).join(input.newString)
@@ -145,12 +200,19 @@ const badPattern = (pattern: string): string | undefined =>
     ? "the pattern is empty"
     : undefined
 
-export const glob = (sandbox: Sandboxed, workspace: Workspace, input: { readonly pattern: string; readonly path?: string | undefined }): Effect.Effect<{ readonly matches: ReadonlyArray<string>; readonly truncated: boolean }, Failure> =>
+export const glob = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  input: { readonly pattern: string; readonly path?: string | undefined }
+): Effect.Effect<{ readonly matches: ReadonlyArray<string>; readonly truncated: boolean }, Failure> =>
   Effect.gen(function*() {
     const problem = badPattern(input.pattern)
     if (problem !== undefined) return yield* FileToolError.of(problem)
     const p = yield* resolved(input.path ?? ".")
-    const result = yield* Effect.flatMap(run(sandbox, workspace, globScript, { ...pathEnv(p), SVC_PATTERN: input.pattern }), (r) => checked(r))
+    const result = yield* Effect.flatMap(
+      run(sandbox, workspace, globScript, { ...pathEnv(p), SVC_PATTERN: input.pattern }),
+      (r) => checked(r)
+    )
     const names = result.stdout.split("\0").slice(0, result.truncated ? -1 : undefined).filter((n) => n.length > 0)
     const matches = names.map((n) => (p.relative === "." ? n : `${p.relative}/${n}`))
     return { matches: matches.slice(0, maxGlobResults), truncated: result.truncated || matches.length > maxGlobResults }
@@ -162,7 +224,11 @@ export interface GrepMatch {
   readonly text: string
 }
 
-export const grep = (sandbox: Sandboxed, workspace: Workspace, input: { readonly pattern: string; readonly path?: string | undefined; readonly glob?: string | undefined }): Effect.Effect<{ readonly matches: ReadonlyArray<GrepMatch>; readonly truncated: boolean }, Failure> =>
+export const grep = (
+  sandbox: Sandboxed,
+  workspace: Workspace,
+  input: { readonly pattern: string; readonly path?: string | undefined; readonly glob?: string | undefined }
+): Effect.Effect<{ readonly matches: ReadonlyArray<GrepMatch>; readonly truncated: boolean }, Failure> =>
   Effect.gen(function*() {
     if (input.pattern.length === 0) return yield* FileToolError.of("the pattern is empty")
     const p = yield* resolved(input.path ?? ".")
@@ -174,7 +240,9 @@ export const grep = (sandbox: Sandboxed, workspace: Workspace, input: { readonly
       const [file = "", rest = ""] = record.split("\0", 2)
       const colon = rest.indexOf(":")
       const line = Number.parseInt(rest.slice(0, colon), 10)
-      return colon < 0 || Number.isNaN(line) ? [] : [{ path: file.replace(/^\.\//, ""), line, text: rest.slice(colon + 1) }]
+      return colon < 0 || Number.isNaN(line)
+        ? []
+        : [{ path: file.replace(/^\.\//, ""), line, text: rest.slice(colon + 1) }]
     })
     return { matches, truncated: result.truncated }
   })

@@ -32,11 +32,17 @@ export const make = (options: WorkspaceGitOptions): GitAccess => ({
         const origin = new URL(operation.origin.url)
         const scheme = origin.protocol === "https:" ? "https" : "http"
         const port = origin.port === "" ? (scheme === "https" ? 443 : 80) : Number(origin.port)
-        let authorization = operation.origin.authorization === undefined ? undefined : Redacted.value(operation.origin.authorization)
+        let authorization = operation.origin.authorization === undefined
+          ? undefined
+          : Redacted.value(operation.origin.authorization)
         const socketPath = yield* sandbox.egressSocketPath(id, "git")
         yield* EgressProxy.start({
           socketPath,
-          rules: { network: { mode: "restricted", allowDomains: [] }, allowPrivate: options.allowPrivate, serviceHosts: [origin.hostname] },
+          rules: {
+            network: { mode: "restricted", allowDomains: [] },
+            allowPrivate: options.allowPrivate,
+            serviceHosts: [origin.hostname]
+          },
           resolve: options.resolve,
           inject: { host: origin.hostname, scheme, port, authorization: () => authorization }
         })
@@ -49,7 +55,11 @@ export const make = (options: WorkspaceGitOptions): GitAccess => ({
           env: { ...operation.env, GIT_TERMINAL_PROMPT: "0", NO_PROXY: "", no_proxy: "" },
           timeoutMs: operation.timeoutMs ?? options.limits.maxTimeoutMs
         })
-        return { exitCode: result.exitCode, stdout: result.stdout, stderr: result.limit === undefined ? result.stderr : `${result.stderr}\n${result.limit.message}` }
+        return {
+          exitCode: result.exitCode,
+          stdout: result.stdout,
+          stderr: result.limit === undefined ? result.stderr : `${result.stderr}\n${result.limit.message}`
+        }
       })
     ).pipe(Effect.mapError((e) => new SpillFailed({ message: e.message })))
 })

@@ -14,21 +14,21 @@
  * node stops the services of and releases the local copies of hibernated workspaces (once the snapshot
  * holds them), archived ones, and those of deleted threads.
  */
+import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { existsSync } from "node:fs"
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { hostname } from "node:os"
 import { join, resolve } from "node:path"
-import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Schema, Semaphore } from "effect"
 import { ThreadId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Sandbox } from "./Sandbox.ts"
-import { WorkspaceServices } from "./WorkspaceServices.ts"
-import * as WorkspaceArchive from "./WorkspaceArchive.ts"
 import { type SnapshotHead, SnapshotStore } from "./SnapshotStore.ts"
 import { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
+import * as WorkspaceArchive from "./WorkspaceArchive.ts"
 import { validId } from "./WorkspaceRoot.ts"
+import { WorkspaceServices } from "./WorkspaceServices.ts"
 
 export const DefaultIdleMinutes = 30
 export const DefaultRetentionDays = 30
@@ -50,12 +50,20 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
    */
   readonly prepare: (threadId: ThreadId, status: string | undefined) => Effect.Effect<Option.Option<SnapshotHead>>
   /** Restores the snapshot into the opened (empty) workspace. */
-  readonly restore: (threadId: ThreadId, workspace: Owner, head: SnapshotHead) => Effect.Effect<void, SnapshotUnavailable>
+  readonly restore: (
+    threadId: ThreadId,
+    workspace: Owner,
+    head: SnapshotHead
+  ) => Effect.Effect<void, SnapshotUnavailable>
   /**
    * Snapshots the workspace when its files changed since the last snapshot, then ends its use on
    * this node (undefined: it never opened, or its restore failed: nothing to snapshot). A snapshot that cannot be taken or stored is reported (and logged), never a crash.
    */
-  readonly release: (threadId: ThreadId, workspace: Owner | undefined, report: (message: string) => Effect.Effect<void>) => Effect.Effect<void>
+  readonly release: (
+    threadId: ThreadId,
+    workspace: Owner | undefined,
+    report: (message: string) => Effect.Effect<void>
+  ) => Effect.Effect<void>
   /** The lifecycle pass (hibernation and retention of every workspace), then this node's local copies. */
   readonly sweep: Effect.Effect<void>
   /** Forgets the local markers of deleted threads. */
@@ -119,23 +127,30 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       }))
     })
 
-    const restore = Effect.fn("WorkspaceLifecycle.restore")(function*(threadId: ThreadId, workspace: Owner, head: SnapshotHead) {
-      const data = yield* store.read(threadId, head.version)
-      if (Option.isNone(data)) {
-        return yield* new SnapshotUnavailable({ message: `snapshot version ${head.version} of the workspace is gone` })
+    const restore = Effect.fn("WorkspaceLifecycle.restore")(
+      function*(threadId: ThreadId, workspace: Owner, head: SnapshotHead) {
+        const data = yield* store.read(threadId, head.version)
+        if (Option.isNone(data)) {
+          return yield* new SnapshotUnavailable({
+            message: `snapshot version ${head.version} of the workspace is gone`
+          })
+        }
+        if (WorkspaceArchive.sha256(data.value) !== head.sha256) {
+          return yield* new SnapshotUnavailable({
+            message:
+              `snapshot version ${head.version} of the workspace does not match its SHA-256; it cannot be restored`
+          })
+        }
+        const failed = yield* WorkspaceArchive.extract(workspace, data.value)
+        if (failed !== undefined) {
+          return yield* new SnapshotUnavailable({
+            message: `snapshot version ${head.version} of the workspace cannot be unpacked: ${failed}`
+          })
+        }
+        const fingerprint = yield* WorkspaceArchive.fingerprint(workspace)
+        if (fingerprint !== undefined) yield* writeMarker(threadId, { version: head.version, fingerprint })
       }
-      if (WorkspaceArchive.sha256(data.value) !== head.sha256) {
-        return yield* new SnapshotUnavailable({
-          message: `snapshot version ${head.version} of the workspace does not match its SHA-256; it cannot be restored`
-        })
-      }
-      const failed = yield* WorkspaceArchive.extract(workspace, data.value)
-      if (failed !== undefined) {
-        return yield* new SnapshotUnavailable({ message: `snapshot version ${head.version} of the workspace cannot be unpacked: ${failed}` })
-      }
-      const fingerprint = yield* WorkspaceArchive.fingerprint(workspace)
-      if (fingerprint !== undefined) yield* writeMarker(threadId, { version: head.version, fingerprint })
-    })
+    )
 
     /** A snapshot unless the tree is the one the latest snapshot holds; the problem, if any. */
     const snapshot = (threadId: ThreadId, workspace: Owner): Effect.Effect<string | undefined> =>
@@ -151,7 +166,12 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
           return `the workspace's snapshot is larger than SVC_WORKSPACE_SNAPSHOT_MAX_BYTES (${config.workspaceSnapshotMaxBytes} bytes) and was not stored; its files stay on this node only`
         }
         if (archive._tag === "Failed") return `the workspace's snapshot could not be taken: ${archive.message}`
-        const stored = yield* store.write(threadId, { node, sha256: archive.sha256, data: archive.data, createdAt: yield* nowIso }).pipe(
+        const stored = yield* store.write(threadId, {
+          node,
+          sha256: archive.sha256,
+          data: archive.data,
+          createdAt: yield* nowIso
+        }).pipe(
           Effect.map((version) => ({ version })),
           Effect.catchTag("SnapshotUnavailable", (e) => Effect.succeed({ problem: e.message }))
         )
@@ -165,14 +185,21 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
         if (workspace !== undefined) {
           const problem = yield* snapshot(threadId, workspace).pipe(
             Effect.catchCause((cause) =>
-              Effect.as(Effect.logError("workspace snapshot failed", cause), "the workspace's snapshot could not be stored (see the service's log)")
+              Effect.as(
+                Effect.logError("workspace snapshot failed", cause),
+                "the workspace's snapshot could not be stored (see the service's log)"
+              )
             )
           )
           if (problem !== undefined) {
-            yield* Effect.logWarning("workspace snapshot not stored").pipe(Effect.annotateLogs({ thread_id: threadId, problem }))
+            yield* Effect.logWarning("workspace snapshot not stored").pipe(
+              Effect.annotateLogs({ thread_id: threadId, problem })
+            )
             yield* report(problem)
           }
-          yield* repo.markUsed(threadId, yield* nowIso).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause)))
+          yield* repo.markUsed(threadId, yield* nowIso).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause))
+          )
         }
         yield* lock.withPermits(1)(Effect.sync(() => {
           const count = (inUse.get(threadId) ?? 1) - 1
@@ -206,7 +233,9 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
             const problem = yield* snapshot(id, owner)
             if (problem !== undefined) {
               if (fingerprint !== undefined) kept.set(id, fingerprint)
-              return yield* Effect.logWarning("hibernated workspace kept on this node").pipe(Effect.annotateLogs({ thread_id: id, problem }))
+              return yield* Effect.logWarning("hibernated workspace kept on this node").pipe(
+                Effect.annotateLogs({ thread_id: id, problem })
+              )
             }
           }
           kept.delete(id)
@@ -221,7 +250,9 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       const hibernated = yield* repo.hibernateIdle(now, DefaultIdleMinutes)
       const archived = yield* repo.archiveExpired(now, DefaultRetentionDays)
       if (hibernated.length > 0 || archived.length > 0) {
-        yield* Effect.logInfo("workspace lifecycle").pipe(Effect.annotateLogs({ hibernated: hibernated.length, archived: archived.length }))
+        yield* Effect.logInfo("workspace lifecycle").pipe(
+          Effect.annotateLogs({ hibernated: hibernated.length, archived: archived.length })
+        )
       }
       yield* releaseLocal
     }).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace lifecycle pass failed", cause)))
@@ -239,13 +270,16 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       restore,
       release,
       sweep,
-      forget: (threadIds) => Effect.forEach(threadIds, (id) => Effect.promise(() => rm(markerPath(id), { force: true })), { discard: true }),
+      forget: (threadIds) =>
+        Effect.forEach(threadIds, (id) => Effect.promise(() => rm(markerPath(id), { force: true })), { discard: true }),
       touch: (threadId) =>
         Effect.gen(function*() {
           const now = yield* Clock.currentTimeMillis
           if (now - (touched.get(threadId) ?? Number.NEGATIVE_INFINITY) < 60_000) return
           touched.set(threadId, now)
-          yield* repo.markUsed(threadId, yield* nowIso).pipe(Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause)))
+          yield* repo.markUsed(threadId, yield* nowIso).pipe(
+            Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause))
+          )
         })
     }
   }))

@@ -15,5 +15,7 @@ export const resolve = (path: string): Resolved => {
   if (path.startsWith("/")) return { error: `'${path}' is absolute; give a path relative to the workspace root` }
   const relative = posix.normalize(path === "" ? "." : path).replace(/\/+$/, "")
   if (relative === ".." || relative.startsWith("../")) return { error: `'${path}' is outside the workspace` }
-  return relative === "." || relative === "" ? { inner: mountPoint, relative: "." } : { inner: `${mountPoint}/${relative}`, relative }
+  return relative === "." || relative === ""
+    ? { inner: mountPoint, relative: "." }
+    : { inner: `${mountPoint}/${relative}`, relative }
 }

@@ -9,9 +9,9 @@
  * above must be traversable by others (o+x); a root that is not usable is
  * reported when a workspace opens, so the service itself still starts.
  */
+import { Effect, Semaphore } from "effect"
 import { chmod, chown, mkdir, readdir, stat, writeFile } from "node:fs/promises"
 import { dirname, join, resolve as resolvePath } from "node:path"
-import { Effect, Semaphore } from "effect"
 import * as Bwrap from "./BwrapCommand.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 
@@ -71,18 +71,25 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
       await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
       if (asRoot) await chmod(workspacesDir, 0o711)
     })
-    const closed = asRoot ? yield* fsStep(`the workspace root ${root} is not usable`, () => closedAncestor(workspacesDir)) : undefined
+    const closed = asRoot
+      ? yield* fsStep(`the workspace root ${root} is not usable`, () => closedAncestor(workspacesDir))
+      : undefined
     if (closed !== undefined) {
       return yield* new WorkspaceUnavailable({
-        message: `the workspace root ${root} is not usable: ${closed} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`
+        message:
+          `the workspace root ${root} is not usable: ${closed} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`
       })
     }
-    return yield* Effect.try({ try: () => Bwrap.hostLayout(etcDir), catch: unavailable("cannot read the host's system directories") })
+    return yield* Effect.try({
+      try: () => Bwrap.hostLayout(etcDir),
+      catch: unavailable("cannot read the host's system directories")
+    })
   }).pipe(Effect.cached)
 
   const dirOf = (id: string) => join(workspacesDir, id)
   /** The run's proxy and the services' own (ids have no `.`, so no workspace's name meets another's). */
-  const socketOf = (id: string, user: EgressUser = "run") => join(egressDir, user === "run" ? `${id}.sock` : `${id}.${user}.sock`)
+  const socketOf = (id: string, user: EgressUser = "run") =>
+    join(egressDir, user === "run" ? `${id}.sock` : `${id}.${user}.sock`)
   const portsDirOf = (id: string) => join(portsDir, id)
 
   /** The workspace's uid: its directory's owner, or a free slot of the range for a new one. */
@@ -118,12 +125,20 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
       Effect.flatMap((uid) =>
         uid === undefined || (uid >= uidBase && uid < uidBase + uidCount)
           ? Effect.succeed(uid)
-          : Effect.fail(new WorkspaceUnavailable({ message: `the directory of workspace ${id} is owned by uid ${uid}, outside the workspace uid range` }))
+          : Effect.fail(
+            new WorkspaceUnavailable({
+              message: `the directory of workspace ${id} is owned by uid ${uid}, outside the workspace uid range`
+            })
+          )
       )
     )
 
   /** The proxy's socket of a workspace, made connectable by the workspace's uid only. */
-  const egressOf = (id: string, uid: number | undefined, user: EgressUser = "run"): Effect.Effect<string, WorkspaceUnavailable> => {
+  const egressOf = (
+    id: string,
+    uid: number | undefined,
+    user: EgressUser = "run"
+  ): Effect.Effect<string, WorkspaceUnavailable> => {
     const path = socketOf(id, user)
     return Effect.promise(() => stat(path).then((s) => s.isSocket(), () => false)).pipe(
       Effect.flatMap((listening) =>
@@ -133,7 +148,9 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
             await chmod(path, 0o600)
             return path
           })
-          : Effect.fail(new WorkspaceUnavailable({ message: `the egress proxy of workspace ${id} is not listening at ${path}` }))
+          : Effect.fail(
+            new WorkspaceUnavailable({ message: `the egress proxy of workspace ${id} is not listening at ${path}` })
+          )
       )
     )
   }

@@ -50,7 +50,11 @@ const reasonOf = (stderr: string, exitCode: number): string => {
 }
 
 /** Clones `seed` into the (empty) workspace; a workspace that holds files is left as it is. */
-export const clone = (sandbox: Sandbox["Service"], workspace: Workspace, seed: Seed): Effect.Effect<void, WorkspaceUnavailable> =>
+export const clone = (
+  sandbox: Sandbox["Service"],
+  workspace: Workspace,
+  seed: Seed
+): Effect.Effect<void, WorkspaceUnavailable> =>
   Effect.gen(function*() {
     const result = yield* sandbox.exec(workspace, {
       command: script,
@@ -67,9 +71,13 @@ export const clone = (sandbox: Sandbox["Service"], workspace: Workspace, seed: S
     })
     if (result.exitCode === 0 && result.limit === undefined) return
     // Stopped by a limit before it could clean up: empty the workspace for the next try.
-    if (result.limit !== undefined) yield* Effect.ignore(sandbox.exec(workspace, { command: "find . -mindepth 1 -delete" }))
+    if (result.limit !== undefined) {
+      yield* Effect.ignore(sandbox.exec(workspace, { command: "find . -mindepth 1 -delete" }))
+    }
     const reason = result.limit?.message ?? reasonOf(result.stderr, result.exitCode)
     return yield* new WorkspaceUnavailable({
-      message: `the workspace's seed could not be cloned from ${seed.url}${seed.revision === undefined ? "" : ` at revision '${seed.revision}'`}: ${reason}`
+      message: `the workspace's seed could not be cloned from ${seed.url}${
+        seed.revision === undefined ? "" : ` at revision '${seed.revision}'`
+      }: ${reason}`
     })
   })

@@ -97,7 +97,10 @@ const make = Effect.fn("WorkspaceServices.make")(function*(startTimeoutMs: numbe
         socketPath,
         rules: { network, allowPrivate: config.allowPrivateUrls, serviceHosts: [] },
         resolve: outbound.resolve
-      }).pipe(Scope.provide(group.scope), Effect.mapError((e) => new Error(`the services' egress proxy could not start: ${e.message}`)))
+      }).pipe(
+        Scope.provide(group.scope),
+        Effect.mapError((e) => new Error(`the services' egress proxy could not start: ${e.message}`))
+      )
       group.egress = socketPath
       return socketPath
     })
@@ -105,7 +108,9 @@ const make = Effect.fn("WorkspaceServices.make")(function*(startTimeoutMs: numbe
   const ensure = (input: EnsureInput) =>
     Effect.gen(function*() {
       const { workspace } = input
-      const wanted = (input.spec.services ?? []).filter((s) => (s.restartPolicy ?? "on-resume") === "on-resume" || input.creating)
+      const wanted = (input.spec.services ?? []).filter((s) =>
+        (s.restartPolicy ?? "on-resume") === "on-resume" || input.creating
+      )
       if (wanted.length === 0) return
       const group = yield* groupOf(workspace.id)
       const starting = wanted.filter((s) => !group.running.has(s.name))
@@ -121,23 +126,34 @@ const make = Effect.fn("WorkspaceServices.make")(function*(startTimeoutMs: numbe
                 group.running.delete(service.name)
                 return startError === undefined
                   ? Effect.logInfo(`service ${service.name} of workspace ${workspace.id} exited with code ${exitCode}`)
-                  : Effect.logWarning(`service ${service.name} of workspace ${workspace.id} could not start: ${startError}`)
+                  : Effect.logWarning(
+                    `service ${service.name} of workspace ${workspace.id} could not start: ${startError}`
+                  )
               }),
               Effect.forkIn(group.scope)
             )
           }),
-          Effect.map((process) => process.ready),
-          Effect.catch((e) => Effect.as(Effect.logWarning(`service ${service.name} of workspace ${workspace.id} could not start: ${e.message}`), Effect.void))
+          Effect.map((process) =>
+            process.ready
+          ),
+          Effect.catch((e) =>
+            Effect.as(
+              Effect.logWarning(`service ${service.name} of workspace ${workspace.id} could not start: ${e.message}`),
+              Effect.void
+            )
+          )
         ))
       yield* Effect.timeoutOption(Effect.all(readies, { concurrency: "unbounded", discard: true }), startTimeoutMs)
     }).pipe(
-      Effect.catch((e) => Effect.logWarning(`the services of workspace ${input.workspace.id} could not start: ${e.message}`)),
+      Effect.catch((e) =>
+        Effect.logWarning(`the services of workspace ${input.workspace.id} could not start: ${e.message}`)
+      ),
       lockOf(input.workspace.id).withPermits(1)
     )
 
   return WorkspaceServices.of({
     ensure,
     stop: (id) => lockOf(id).withPermits(1)(stopGroup(id)),
-    running: (id) => Effect.sync(() => [...(groups.get(id)?.running ?? [])]),
+    running: (id) => Effect.sync(() => [...(groups.get(id)?.running ?? [])])
   })
 })

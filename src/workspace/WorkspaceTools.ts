@@ -37,22 +37,36 @@ export const artifactsDir = ".svc/artifacts"
 
 const str = (description: string) => ({ type: "string", description })
 const int = (description: string) => ({ type: "integer", minimum: 1, description })
-const object = (properties: Record<string, unknown>, required: ReadonlyArray<string>) => ({ type: "object", properties, required, additionalProperties: false })
+const object = (properties: Record<string, unknown>, required: ReadonlyArray<string>) => ({
+  type: "object",
+  properties,
+  required,
+  additionalProperties: false
+})
 
 export const fileToolSpecs: ReadonlyArray<ToolSpec> = [
   {
     name: "read_file",
-    description: "Read a text file of the workspace. Lines come numbered (`N<TAB>line`). `offset` is the first line (1-based), `limit` the number of lines (default 2000).",
-    inputSchema: object({ path: str("Path relative to the workspace root."), offset: int("First line to read, 1-based."), limit: int("Number of lines to read.") }, ["path"])
+    description:
+      "Read a text file of the workspace. Lines come numbered (`N<TAB>line`). `offset` is the first line (1-based), `limit` the number of lines (default 2000).",
+    inputSchema: object({
+      path: str("Path relative to the workspace root."),
+      offset: int("First line to read, 1-based."),
+      limit: int("Number of lines to read.")
+    }, ["path"])
   },
   {
     name: "write_file",
     description: "Create or overwrite a file of the workspace with `content` (parent directories are created).",
-    inputSchema: object({ path: str("Path relative to the workspace root."), content: str("The whole new content of the file.") }, ["path", "content"])
+    inputSchema: object({
+      path: str("Path relative to the workspace root."),
+      content: str("The whole new content of the file.")
+    }, ["path", "content"])
   },
   {
     name: "edit_file",
-    description: "Replace the exact text `oldString` with `newString` in a file. Fails when `oldString` is absent, or occurs more than once unless `replaceAll` is true.",
+    description:
+      "Replace the exact text `oldString` with `newString` in a file. Fails when `oldString` is absent, or occurs more than once unless `replaceAll` is true.",
     inputSchema: object({
       path: str("Path relative to the workspace root."),
       oldString: str("Exact text to replace, whitespace included."),
@@ -62,12 +76,17 @@ export const fileToolSpecs: ReadonlyArray<ToolSpec> = [
   },
   {
     name: "glob",
-    description: "List the files and directories (with a trailing /) matching a bash glob pattern, `**` for any depth, e.g. `src/**/*.ts`. Hidden names match only when the pattern names them.",
-    inputSchema: object({ pattern: str("Glob pattern."), path: str("Directory to search from, relative to the workspace root (default the root).") }, ["pattern"])
+    description:
+      "List the files and directories (with a trailing /) matching a bash glob pattern, `**` for any depth, e.g. `src/**/*.ts`. Hidden names match only when the pattern names them.",
+    inputSchema: object({
+      pattern: str("Glob pattern."),
+      path: str("Directory to search from, relative to the workspace root (default the root).")
+    }, ["pattern"])
   },
   {
     name: "grep",
-    description: "Search file contents with an extended regular expression (grep -E). Binary files and .git are skipped. Returns `path:line:text` lines.",
+    description:
+      "Search file contents with an extended regular expression (grep -E). Binary files and .git are skipped. Returns `path:line:text` lines.",
     inputSchema: object({
       pattern: str("Extended regular expression."),
       path: str("File or directory to search, relative to the workspace root (default the root)."),
@@ -78,7 +97,8 @@ export const fileToolSpecs: ReadonlyArray<ToolSpec> = [
 
 export const bashSpec: ToolSpec = {
   name: "bash",
-  description: "Run a command with bash in the workspace's sandbox (the workspace is the current directory and HOME; network, when the workspace has one, only through the HTTP(S)_PROXY set in the environment). Returns exitCode, stdout and stderr; a non-zero exit code is not an error.",
+  description:
+    "Run a command with bash in the workspace's sandbox (the workspace is the current directory and HOME; network, when the workspace has one, only through the HTTP(S)_PROXY set in the environment). Returns exitCode, stdout and stderr; a non-zero exit code is not an error.",
   inputSchema: object({
     command: str("The command line."),
     timeoutMs: int("Wall time limit in milliseconds."),
@@ -90,7 +110,12 @@ const Optional = <S extends Schema.Top>(schema: S) => Schema.optional(Schema.Und
 const inputs = {
   read_file: Schema.Struct({ path: Schema.String, offset: Optional(Schema.Number), limit: Optional(Schema.Number) }),
   write_file: Schema.Struct({ path: Schema.String, content: Schema.String }),
-  edit_file: Schema.Struct({ path: Schema.String, oldString: Schema.String, newString: Schema.String, replaceAll: Optional(Schema.Boolean) }),
+  edit_file: Schema.Struct({
+    path: Schema.String,
+    oldString: Schema.String,
+    newString: Schema.String,
+    replaceAll: Optional(Schema.Boolean)
+  }),
   glob: Schema.Struct({ pattern: Schema.String, path: Optional(Schema.String) }),
   grep: Schema.Struct({ pattern: Schema.String, path: Optional(Schema.String), glob: Optional(Schema.String) }),
   bash: Schema.Struct({ command: Schema.String, timeoutMs: Optional(Schema.Number), cwd: Optional(Schema.String) })
@@ -102,12 +127,18 @@ const decode = <S extends Schema.Codec<unknown, unknown>>(name: string, schema: 
   )
 
 const numbered = (content: string, start: number) =>
-  content.split("\n").slice(0, content.endsWith("\n") ? -1 : undefined).map((line, i) => `${start + i}\t${line}`).join("\n")
+  content.split("\n").slice(0, content.endsWith("\n") ? -1 : undefined).map((line, i) => `${start + i}\t${line}`).join(
+    "\n"
+  )
 
 export const make = (options: WorkspaceToolsOptions): ToolFamily => {
   const { sandbox, workspace } = options
   const mask = (text: string, truncated = false) => maskSecrets(text, options.secrets, { truncated })
-  const ok = (output: unknown, text: string): ToolOutcome => ({ output: maskDeep(output, mask), text: mask(text), isError: false })
+  const ok = (output: unknown, text: string): ToolOutcome => ({
+    output: maskDeep(output, mask),
+    text: mask(text),
+    isError: false
+  })
 
   const bash = (input: unknown) =>
     Effect.gen(function*() {
@@ -127,12 +158,19 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
       }
       if (result.limit !== undefined) {
         const failed = { error: result.limit.message, limit: result.limit.kind, ...output }
-        return { output: failed, text: `Error: ${result.limit.message}\n${JSON.stringify(output)}`, isError: true } satisfies ToolOutcome
+        return {
+          output: failed,
+          text: `Error: ${result.limit.message}\n${JSON.stringify(output)}`,
+          isError: true
+        } satisfies ToolOutcome
       }
       return { output, text: JSON.stringify(output), isError: false } satisfies ToolOutcome
     })
 
-  const run: Record<string, (input: unknown) => Effect.Effect<ToolOutcome, Files.FileToolError | WorkspaceUnavailable>> = {
+  const run: Record<
+    string,
+    (input: unknown) => Effect.Effect<ToolOutcome, Files.FileToolError | WorkspaceUnavailable>
+  > = {
     read_file: (input) =>
       Effect.flatMap(decode("read_file", inputs.read_file, input), (i) => Files.readFile(sandbox, workspace, i)).pipe(
         Effect.map((r) => {
@@ -148,21 +186,34 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
         })
       ),
     write_file: (input) =>
-      Effect.flatMap(decode("write_file", inputs.write_file, input), (i) => Files.writeFile(sandbox, workspace, i)).pipe(
-        Effect.map((r) => ok(r, `Wrote ${r.bytes} bytes to ${r.path}.`))
-      ),
+      Effect.flatMap(decode("write_file", inputs.write_file, input), (i) => Files.writeFile(sandbox, workspace, i))
+        .pipe(
+          Effect.map((r) => ok(r, `Wrote ${r.bytes} bytes to ${r.path}.`))
+        ),
     edit_file: (input) =>
       Effect.flatMap(decode("edit_file", inputs.edit_file, input), (i) => Files.editFile(sandbox, workspace, i)).pipe(
-        Effect.map((r) => ok(r, `Replaced ${r.replacements} occurrence${r.replacements === 1 ? "" : "s"} in ${r.path}.`))
+        Effect.map((r) =>
+          ok(r, `Replaced ${r.replacements} occurrence${r.replacements === 1 ? "" : "s"} in ${r.path}.`)
+        )
       ),
     glob: (input) =>
       Effect.flatMap(decode("glob", inputs.glob, input), (i) => Files.glob(sandbox, workspace, i)).pipe(
-        Effect.map((r) => ok(r, (r.matches.length === 0 ? "No match." : r.matches.join("\n")) + (r.truncated ? "\n(more matches not shown; narrow the pattern)" : "")))
+        Effect.map((r) =>
+          ok(
+            r,
+            (r.matches.length === 0 ? "No match." : r.matches.join("\n")) +
+              (r.truncated ? "\n(more matches not shown; narrow the pattern)" : "")
+          )
+        )
       ),
     grep: (input) =>
       Effect.flatMap(decode("grep", inputs.grep, input), (i) => Files.grep(sandbox, workspace, i)).pipe(
         Effect.map((r) =>
-          ok(r, (r.matches.length === 0 ? "No match." : r.matches.map((m) => `${m.path}:${m.line}:${m.text}`).join("\n")) + (r.truncated ? "\n(more matches not shown; narrow the search)" : ""))
+          ok(
+            r,
+            (r.matches.length === 0 ? "No match." : r.matches.map((m) => `${m.path}:${m.line}:${m.text}`).join("\n")) +
+              (r.truncated ? "\n(more matches not shown; narrow the search)" : "")
+          )
         )
       ),
     ...(options.shell ? { bash } : {})
@@ -179,7 +230,11 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
         Effect.catchTags({
           FileToolError: (e) => Effect.succeed(errorOutcome(`Error: ${mask(e.message)}`, { error: mask(e.message) })),
           WorkspaceUnavailable: (e) =>
-            Effect.succeed(errorOutcome(`workspace_unavailable: ${e.message}`, { error: { code: "workspace_unavailable", message: e.message } }))
+            Effect.succeed(
+              errorOutcome(`workspace_unavailable: ${e.message}`, {
+                error: { code: "workspace_unavailable", message: e.message }
+              })
+            )
         })
       )
     },
@@ -193,9 +248,14 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
         Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))
       ),
     files: {
-      write: (path, bytes) => Binary.writeBytes(sandbox, workspace, path, bytes).pipe(Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))),
+      write: (path, bytes) =>
+        Binary.writeBytes(sandbox, workspace, path, bytes).pipe(
+          Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))
+        ),
       read: (path, maxBytes) =>
-        Binary.readBytes(sandbox, workspace, path, maxBytes).pipe(Effect.mapError((e) => new SpillFailed({ message: mask(e.message) })))
+        Binary.readBytes(sandbox, workspace, path, maxBytes).pipe(
+          Effect.mapError((e) => new SpillFailed({ message: mask(e.message) }))
+        )
     }
   }
 }

@@ -64,7 +64,9 @@ const Model = Layer.unwrap(
 )
 
 class Service extends Context.Service<Service, { readonly url: string }>()("test/Service") {}
-const Harness = Layer.effect(Service)(Effect.map(TestServer.TestApi, (api) => ({ url: api.url }))).pipe(Layer.provideMerge(Model))
+const Harness = Layer.effect(Service)(Effect.map(TestServer.TestApi, (api) => ({ url: api.url }))).pipe(
+  Layer.provideMerge(Model)
+)
 
 const client = Effect.map(Service, ({ url }) => createClient({ baseUrl: url, apiKey: TestServer.Keys.a }))
 
@@ -109,10 +111,13 @@ TestServer.suiteWith(Harness)("client: the ChatTransport under useChat's chat lo
           onData: (part) => {
             if (part.type !== "data-svc-input-requested") return
             answering = c.interactions.list({ status: "pending" }).then((page) =>
-              Promise.all(page.data.filter((i) => i.threadId === thread.id).map((i) => {
-                approved.push(i.toolName)
-                return c.interactions.resolve(i.id, { inputResponses: [{ requestId: i.id, optionId: "approve" }] })
-              })))
+              Promise.all(
+                page.data.filter((i) => i.threadId === thread.id).map((i) => {
+                  approved.push(i.toolName)
+                  return c.interactions.resolve(i.id, { inputResponses: [{ requestId: i.id, optionId: "approve" }] })
+                })
+              )
+            )
           }
         })
         await chat.sendMessage({ text: "park please" })
@@ -137,7 +142,9 @@ TestServer.suiteWith(Harness)("client: the ChatTransport under useChat's chat lo
         const replay = await transport.reconnectToStream({ chatId: thread.id })
         if (replay === null) throw new Error("expected the parked run's stream")
         const [interaction] = (await c.interactions.list({ runId, status: "pending" })).data
-        await c.interactions.resolve(interaction.id, { inputResponses: [{ requestId: interaction.id, optionId: "approve" }] })
+        await c.interactions.resolve(interaction.id, {
+          inputResponses: [{ requestId: interaction.id, optionId: "approve" }]
+        })
         let message: UIMessage | undefined
         for await (const snapshot of readUIMessageStream({ stream: replay })) message = snapshot
         return {
@@ -160,14 +167,24 @@ TestServer.suiteWith(Harness)("client: the ChatTransport under useChat's chat lo
       const base = { chatId: thread.id, messageId: undefined, abortSignal: undefined }
       const failures = yield* Effect.promise(() =>
         Promise.all([
-          transport.sendMessages({ ...base, trigger: "regenerate-message", messages: [user([{ type: "text", text: "hi" }])] }),
+          transport.sendMessages({
+            ...base,
+            trigger: "regenerate-message",
+            messages: [user([{ type: "text", text: "hi" }])]
+          }),
           transport.sendMessages({
             ...base,
             trigger: "submit-message",
             messages: [user([{ type: "file", mediaType: "image/png", url: "data:image/png;base64,AA==" }])]
           }),
-          transport.sendMessages({ ...base, trigger: "submit-message", messages: [user([{ type: "text", text: "hi" }])], headers: { "x-a": "1" } })
-        ].map((p) => p.then(() => undefined, (e: unknown) => e))))
+          transport.sendMessages({
+            ...base,
+            trigger: "submit-message",
+            messages: [user([{ type: "text", text: "hi" }])],
+            headers: { "x-a": "1" }
+          })
+        ].map((p) => p.then(() => undefined, (e: unknown) => e)))
+      )
       const messages = failures.map((e) => {
         assert.instanceOf(e, ClientError)
         assert.strictEqual(e.kind, "invalid_request")

@@ -23,8 +23,12 @@ import * as TestServer from "../support/TestServer.ts"
 const Model = Layer.unwrap(
   Effect.gen(function*() {
     const peer = yield* aimock((mock) => {
-      mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
-      mock.on({ userMessage: "wait please", hasToolResult: false }, { toolCalls: [{ id: "call_w", name: "mcp__clientgate__wait", arguments: "{}" }] })
+      mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, {
+        chunkSize: 5
+      })
+      mock.on({ userMessage: "wait please", hasToolResult: false }, {
+        toolCalls: [{ id: "call_w", name: "mcp__clientgate__wait", arguments: "{}" }]
+      })
       mock.onToolResult("call_w", { content: "Waited long enough." }, { chunkSize: 4 })
       mock.on({ userMessage: "park please", hasToolResult: false }, {
         toolCalls: [{ id: "call_k", name: "mcp__clientgated__echo", arguments: JSON.stringify({ text: "approved" }) }]
@@ -62,7 +66,9 @@ const gatedAgent = (name: string, options: Record<string, unknown> = {}) =>
   })
 
 class Service extends Context.Service<Service, { readonly url: string }>()("test/Service") {}
-const Harness = Layer.effect(Service)(Effect.map(TestServer.TestApi, (api) => ({ url: api.url }))).pipe(Layer.provideMerge(Model))
+const Harness = Layer.effect(Service)(Effect.map(TestServer.TestApi, (api) => ({ url: api.url }))).pipe(
+  Layer.provideMerge(Model)
+)
 
 TestServer.suiteWith(Harness)("client: agent-service/client from a script", (it) => {
   it.effect("creates an agent and a thread, sends a message, iterates its chunks; readUIMessageStream folds a replay unchanged", () =>
@@ -131,7 +137,9 @@ TestServer.suiteWith(Harness)("client: agent-service/client from a script", (it)
           const page = await client.interactions.list({ runId, status: "pending" })
           for (const interaction of page.data) {
             pending.push(`${interaction.kind} ${interaction.toolName}`)
-            await client.interactions.resolve(interaction.id, { inputResponses: [{ requestId: interaction.id, optionId: "approve" }] })
+            await client.interactions.resolve(interaction.id, {
+              inputResponses: [{ requestId: interaction.id, optionId: "approve" }]
+            })
           }
         })
         return { runId, chunks, pending, run: await client.runs.get(runId) }
@@ -163,11 +171,13 @@ TestServer.suiteWith(Harness)("client: agent-service/client from a script", (it)
         }
       }
       const r = yield* Effect.promise(script)
-      for (const [error, status, type, code] of [
-        [r.missing, 404, "not_found", "agent_not_found"],
-        [r.unauthorized, 401, "authentication_error", "invalid_api_key"],
-        [r.streamMissing, 404, "not_found", "run_not_found"]
-      ] as const) {
+      for (
+        const [error, status, type, code] of [
+          [r.missing, 404, "not_found", "agent_not_found"],
+          [r.unauthorized, 401, "authentication_error", "invalid_api_key"],
+          [r.streamMissing, 404, "not_found", "run_not_found"]
+        ] as const
+      ) {
         assert.instanceOf(error, ServiceError)
         assert.deepInclude(error, { status, type, code })
         assert.match(error.request_id, TestServer.requestIdShape)

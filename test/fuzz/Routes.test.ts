@@ -9,13 +9,17 @@
  * afterwards. `npm test` runs FUZZ_RUNS (default 150) cases; `npm run fuzz`
  * runs 10,000.
  */
-import { fc } from "@fast-check/vitest"
 import { assert } from "@effect/vitest"
+import { fc } from "@fast-check/vitest"
 import { Effect } from "effect"
 import * as TestServer from "../support/TestServer.ts"
 
 const runs = Number(process.env["FUZZ_RUNS"] ?? "150")
-const seed = process.env["FUZZ_SEED"] !== undefined ? Number(process.env["FUZZ_SEED"]) : process.env["FUZZ_RUNS"] === undefined ? 20261123 : undefined
+const seed = process.env["FUZZ_SEED"] !== undefined
+  ? Number(process.env["FUZZ_SEED"])
+  : process.env["FUZZ_RUNS"] === undefined
+  ? 20261123
+  : undefined
 
 interface Operation {
   readonly method: string
@@ -25,11 +29,29 @@ interface Operation {
 const operationsOf = (doc: unknown): ReadonlyArray<Operation> => {
   const paths = (doc as { readonly paths: Record<string, Record<string, unknown>> }).paths
   return Object.entries(paths).flatMap(([path, item]) =>
-    Object.keys(item).filter((m) => ["get", "post", "patch", "put", "delete"].includes(m)).map((m) => ({ method: m.toUpperCase(), path }))
+    Object.keys(item).filter((m) => ["get", "post", "patch", "put", "delete"].includes(m)).map((m) => ({
+      method: m.toUpperCase(),
+      path
+    }))
   )
 }
 
-const prefixes = ["agent_", "thread_", "run_", "tar_", "fu_", "sec_", "sctx_", "hook_", "rh_", "ts_", "hc_", "file_", "art_", "wkr_"]
+const prefixes = [
+  "agent_",
+  "thread_",
+  "run_",
+  "tar_",
+  "fu_",
+  "sec_",
+  "sctx_",
+  "hook_",
+  "rh_",
+  "ts_",
+  "hc_",
+  "file_",
+  "art_",
+  "wkr_"
+]
 const pathValue = fc.oneof(
   fc.constantFrom(...prefixes).map((p) => `${p}${"A".repeat(22)}`),
   fc.string({ maxLength: 40 }),
@@ -38,17 +60,39 @@ const pathValue = fc.oneof(
 
 const queryString = fc.array(
   fc.tuple(
-    fc.oneof(fc.constantFrom("limit", "cursor", "status", "agentId", "threadId", "runId", "kind", "createdSince", "rootRunId"), fc.string({ maxLength: 10 })),
-    fc.oneof(fc.string({ maxLength: 30 }), fc.constantFrom("0", "101", "-5", "1e3", "%00", "true", "2026-13-45T99:00:00Z", "a".repeat(3000)))
+    fc.oneof(
+      fc.constantFrom("limit", "cursor", "status", "agentId", "threadId", "runId", "kind", "createdSince", "rootRunId"),
+      fc.string({ maxLength: 10 })
+    ),
+    fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.constantFrom("0", "101", "-5", "1e3", "%00", "true", "2026-13-45T99:00:00Z", "a".repeat(3000))
+    )
   ),
   { maxLength: 4 }
-).map((pairs) => (pairs.length === 0 ? "" : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}`))
+).map((
+  pairs
+) => (pairs.length === 0
+  ? ""
+  : `?${pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join("&")}`)
+)
 
 const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
 const body = fc.oneof(
   fc.json({ maxDepth: 4 }),
-  fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify({ input: v, name: v, kind: v, url: v, context: v, metadata: v })),
-  fc.constantFrom(nested(20_000), `{"a":${nested(5_000)}}`, `"${"x".repeat(1_500_000)}"`, "{\"input\":\"\\u0000\"}", "", "{", "[1,2", "nul"),
+  fc.jsonValue({ maxDepth: 3 }).map((v) =>
+    JSON.stringify({ input: v, name: v, kind: v, url: v, context: v, metadata: v })
+  ),
+  fc.constantFrom(
+    nested(20_000),
+    `{"a":${nested(5_000)}}`,
+    `"${"x".repeat(1_500_000)}"`,
+    "{\"input\":\"\\u0000\"}",
+    "",
+    "{",
+    "[1,2",
+    "nul"
+  ),
   fc.json().map((j) => j.slice(0, Math.max(0, j.length - 1))),
   fc.uint8Array({ maxLength: 200 }).map((b) => Buffer.from(b).toString("latin1"))
 )
@@ -62,7 +106,15 @@ const contentType = fc.constantFrom(
   "",
   "application/json; charset=latin1"
 )
-const key = fc.constantFrom<string | null>(TestServer.Keys.a, TestServer.Keys.c, "sk_test_wrong", "", "Bearer", "\u00ff\u00fe", null)
+const key = fc.constantFrom<string | null>(
+  TestServer.Keys.a,
+  TestServer.Keys.c,
+  "sk_test_wrong",
+  "",
+  "Bearer",
+  "\u00ff\u00fe",
+  null
+)
 
 const request = (operations: ReadonlyArray<Operation>) =>
   fc.record({
@@ -72,53 +124,69 @@ const request = (operations: ReadonlyArray<Operation>) =>
     body: fc.option(body, { nil: undefined }),
     contentType,
     key,
-    extraHeader: fc.option(fc.tuple(fc.constantFrom("idempotency-key", "last-event-id", "accept", "x-request-id"), fc.string({ maxLength: 300 })), { nil: undefined })
+    extraHeader: fc.option(
+      fc.tuple(
+        fc.constantFrom("idempotency-key", "last-event-id", "accept", "x-request-id"),
+        fc.string({ maxLength: 300 })
+      ),
+      { nil: undefined }
+    )
   })
 
 const isEnvelope = (json: unknown): boolean => {
   if (typeof json !== "object" || json === null || !("error" in json)) return false
   const error = (json as { readonly error: Record<string, unknown> }).error
-  return typeof error.type === "string" && typeof error.code === "string" && typeof error.message === "string" && typeof error.request_id === "string"
+  return typeof error.type === "string" && typeof error.code === "string" && typeof error.message === "string" &&
+    typeof error.request_id === "string"
 }
 
 TestServer.suite()("fuzzing every route", (it) => {
-  it.effect(`${runs} malformed requests: never a 5xx, never a hang, always the envelope; healthy after`, () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const doc = (yield* api.request("GET", "/v1/openapi.json")).json
-      const operations = operationsOf(doc)
-      assert.isAbove(operations.length, 60)
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(request(operations), async (r) => {
-            let i = 0
-            const path = r.operation.path.replace(/\{[^}]+\}|:[A-Za-z]+/g, () => r.values[i++ % r.values.length]) + r.query
-            const headers: Record<string, string> = {}
-            if (r.key !== null) headers["authorization"] = `Bearer ${r.key}`
-            if (r.body !== undefined && r.contentType !== "") headers["content-type"] = r.contentType
-            if (r.extraHeader !== undefined) headers[r.extraHeader[0]] = r.extraHeader[1].replace(/[^\t\x20-\x7e]/g, "")
-            const hasBody = r.body !== undefined && r.operation.method !== "GET"
-            const response = await fetch(api.url + path, {
-              method: r.operation.method,
-              headers,
-              body: hasBody ? r.body ?? null : null,
-              signal: AbortSignal.timeout(15_000)
-            })
-            const text = await response.text()
-            const where = `${r.operation.method} ${path.slice(0, 200)} -> ${response.status} ${text.slice(0, 300)}`
-            // The one 5xx a deployment means: 503 for a runtime it does not have (codehost_unconfigured).
-            const unconfigured = response.status === 503 && /_unconfigured"/.test(text)
-            if (!unconfigured) assert.isBelow(response.status, 500, where)
-            if (response.status >= 400) {
-              assert.isTrue(isEnvelope(TestServer.parseJson(text)), where)
-              assert.match(response.headers.get("x-request-id") ?? "", /^req_/, where)
-            }
-          }),
-          // npm test replays one fixed seed (CI stays reproducible); npm run fuzz draws a new one each time.
-          { numRuns: runs, ...(seed === undefined ? {} : { seed }) }
+  it.effect(
+    `${runs} malformed requests: never a 5xx, never a hang, always the envelope; healthy after`,
+    () =>
+      Effect.gen(function*() {
+        const api = yield* TestServer.TestApi
+        const doc = (yield* api.request("GET", "/v1/openapi.json")).json
+        const operations = operationsOf(doc)
+        assert.isAbove(operations.length, 60)
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(request(operations), async (r) => {
+              let i = 0
+              const path = r.operation.path.replace(/\{[^}]+\}|:[A-Za-z]+/g, () => r.values[i++ % r.values.length]) +
+                r.query
+              const headers: Record<string, string> = {}
+              if (r.key !== null) headers["authorization"] = `Bearer ${r.key}`
+              if (r.body !== undefined && r.contentType !== "") headers["content-type"] = r.contentType
+              if (r.extraHeader !== undefined) {
+                headers[r.extraHeader[0]] = r.extraHeader[1].replace(/[^\t\x20-\x7e]/g, "")
+              }
+              const hasBody = r.body !== undefined && r.operation.method !== "GET"
+              const response = await fetch(api.url + path, {
+                method: r.operation.method,
+                headers,
+                body: hasBody ? r.body ?? null : null,
+                signal: AbortSignal.timeout(15_000)
+              })
+              const text = await response.text()
+              const where = `${r.operation.method} ${path.slice(0, 200)} -> ${response.status} ${text.slice(0, 300)}`
+              // The one 5xx a deployment means: 503 for a runtime it does not have (codehost_unconfigured).
+              const unconfigured = response.status === 503 && /_unconfigured"/.test(text)
+              if (!unconfigured) {
+                assert.isBelow(response.status, 500, where)
+              }
+              if (response.status >= 400) {
+                assert.isTrue(isEnvelope(TestServer.parseJson(text)), where)
+                assert.match(response.headers.get("x-request-id") ?? "", /^req_/, where)
+              }
+            }),
+            // npm test replays one fixed seed (CI stays reproducible); npm run fuzz draws a new one each time.
+            { numRuns: runs, ...(seed === undefined ? {} : { seed }) }
+          )
         )
-      )
-      const health = yield* api.request("GET", "/v1/agents")
-      assert.strictEqual(health.status, 200)
-    }), { timeout: 600_000 })
+        const health = yield* api.request("GET", "/v1/agents")
+        assert.strictEqual(health.status, 200)
+      }),
+    { timeout: 600_000 }
+  )
 })

@@ -47,7 +47,10 @@ const toolServer: Kind = {
   label: "tool server",
   make: (key) =>
     Effect.map(
-      Collection.toolServers.create({ name: unique("ref-ts"), transport: "http", url: "https://93.184.215.14/mcp" }, key),
+      Collection.toolServers.create(
+        { name: unique("ref-ts"), transport: "http", url: "https://93.184.215.14/mcp" },
+        key
+      ),
       (r) => r.id
     ),
   reference: (ids) => ({ capabilities: { mcp: { toolServerIds: ids } } }),
@@ -75,7 +78,10 @@ const hook: Kind = {
   label: "tool approval hook",
   make: (key) =>
     Effect.map(
-      Collection.toolApprovalHooks.create({ name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s" }, key),
+      Collection.toolApprovalHooks.create(
+        { name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s" },
+        key
+      ),
       (r) => r.id
     ),
   reference: (ids) => ({ approvals: { toolExecution: { hookId: ids[0] } } }),
@@ -89,7 +95,12 @@ const hook: Kind = {
 
 const makeHandler = (key: string) =>
   Effect.map(
-    Collection.resultHandlers.create({ kind: "artifact", name: unique("ref-rh"), url: "https://93.184.215.14/r", secret: "s" }, key),
+    Collection.resultHandlers.create({
+      kind: "artifact",
+      name: unique("ref-rh"),
+      url: "https://93.184.215.14/r",
+      secret: "s"
+    }, key),
     (r) => r.id
   )
 
@@ -225,7 +236,9 @@ TestServer.suite()("agent references", (it) => {
       assert.deepStrictEqual(agent.artifacts.exports, body.artifacts.exports)
       assert.deepStrictEqual(agent.artifacts.oversizedToolResults, body.artifacts.oversizedToolResults)
       assert.isNotNull(agent.workspace)
-      assert.deepStrictEqual(agent.workspace?.type === "managed" ? agent.workspace.secretContexts : undefined, [context])
+      assert.deepStrictEqual(agent.workspace?.type === "managed" ? agent.workspace.secretContexts : undefined, [
+        context
+      ])
 
       yield* TestServer.expectOk(yield* request("POST", "/v1/agents/validate", { body }), 200, Valid)
 
@@ -290,7 +303,11 @@ TestServer.suite()("agent references", (it) => {
       yield* updateAgent(both.id, { artifacts: { oversizedToolResults: { resultHandlerId: handler } } })
       yield* inUse(exportsHandler, handler, [both.id, exportsOnly.id, overflowOnly.id])
       for (const agent of [both, exportsOnly, overflowOnly]) yield* updateAgent(agent.id, { artifacts: null })
-      yield* TestServer.expectOk(yield* request("DELETE", `/v1/result-handlers/${handler}`), 200, Deleted("result_handler"))
+      yield* TestServer.expectOk(
+        yield* request("DELETE", `/v1/result-handlers/${handler}`),
+        200,
+        Deleted("result_handler")
+      )
     }))
 
   it.effect("an agent referencing several servers or connections holds each until it drops it", () =>

@@ -8,7 +8,14 @@ import { TestClock } from "effect/testing"
 import { Agent } from "../../domain/Agent.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
@@ -18,7 +25,9 @@ const { post, patch, get, create: createAgent, update: patchAgent } = Collection
 
 const AgentPage = Page(Agent)
 
-const FieldErrors = Schema.Array(Schema.Struct({ field: Schema.String, location: Schema.String, message: Schema.String }))
+const FieldErrors = Schema.Array(
+  Schema.Struct({ field: Schema.String, location: Schema.String, message: Schema.String })
+)
 
 /** The `details.errors[].field` of a schema-level 400. */
 const errorFields = (details: Readonly<Record<string, unknown>> | undefined): ReadonlyArray<string> =>
@@ -60,7 +69,13 @@ const defaultPolicies = {
 
 const defaultArtifacts = { stream: { urls: "durable-only" } } as const
 
-const resolvedManaged = { type: "managed", filesystem: true, shell: true, documents: false, mediaEditing: false } as const
+const resolvedManaged = {
+  type: "managed",
+  filesystem: true,
+  shell: true,
+  documents: false,
+  mediaEditing: false
+} as const
 
 /** Every agent of the key's workspace, walking all pages. */
 const listAll = (key: string = TestServer.Keys.a) =>
@@ -68,7 +83,9 @@ const listAll = (key: string = TestServer.Keys.a) =>
     const out: Array<Agent> = []
     let cursor: string | null = null
     do {
-      const path: string = cursor === null ? "/v1/agents?limit=100" : `/v1/agents?limit=100&cursor=${encodeURIComponent(cursor)}`
+      const path: string = cursor === null
+        ? "/v1/agents?limit=100"
+        : `/v1/agents?limit=100&cursor=${encodeURIComponent(cursor)}`
       const page = yield* TestServer.expectOk(yield* request("GET", path, { key }), 200, AgentPage)
       out.push(...page.data)
       cursor = page.nextCursor
@@ -126,7 +143,13 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           subagents: false,
           media: false,
           skills: [
-            { name: "summarize", description: "Summaries", body: "Summarize.", frontmatter: { a: 1 }, metadata: { v: "2" } },
+            {
+              name: "summarize",
+              description: "Summaries",
+              body: "Summarize.",
+              frontmatter: { a: 1 },
+              metadata: { v: "2" }
+            },
             { name: "translate", description: "Translations", body: "Translate." }
           ]
         },
@@ -144,7 +167,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           services: [{ name: "web", command: "npm start", cwd: "app", port: 3000, restartPolicy: "on-resume" }]
         },
         approvals: { autoAllow: ["read_file", "svc-search"] },
-        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "standard", dataHandling: "strict" },
+        policies: {
+          maxStepsDefault: 50,
+          maxDurationMsDefault: 60_000,
+          mediaFidelity: "standard",
+          dataHandling: "strict"
+        },
         metadata: { team: "core", env: "prod" }
       }
       const reply = yield* post(body)
@@ -178,7 +206,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreateSchema({ foo: 1 }, "foo")
       yield* rejectsCreateSchema({ capabilities: { foo: true } }, "capabilities.foo")
       yield* rejectsCreateSchema({ capabilities: { browser: { tabs: false, foo: 1 } } }, "capabilities.browser.foo")
-      yield* rejectsCreateSchema({ capabilities: { skills: [{ name: "s", description: "d", body: "b", x: 1 }] } }, "capabilities.skills[0].x")
+      yield* rejectsCreateSchema(
+        { capabilities: { skills: [{ name: "s", description: "d", body: "b", x: 1 }] } },
+        "capabilities.skills[0].x"
+      )
       yield* rejectsCreateSchema({ context: [{ content: "x", extra: 1 }] }, "context[0].extra")
       yield* rejectsCreateSchema({ artifacts: { stream: { urls: "durable-only", foo: 1 } } }, "artifacts.stream.foo")
       yield* rejectsCreateSchema({ workspace: { type: "managed", foo: 1 } }, "workspace.foo")
@@ -242,7 +273,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
       assert.include(duplicate.message, "'a'")
       yield* rejectsCreate(
-        { context: [{ id: "a", content: "x" }, { content: "y" }, { id: "b", content: "z" }, { id: "b", content: "w" }] },
+        {
+          context: [{ id: "a", content: "x" }, { content: "y" }, { id: "b", content: "z" }, { id: "b", content: "w" }]
+        },
         "context[3].id"
       )
       yield* rejectsCreateSchema({ context: [{ id: "", content: "x" }] }, "context[0].id")
@@ -288,9 +321,18 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
     Effect.gen(function*() {
       const before = yield* listAll()
       yield* rejectsCreate({ workspace: { type: "managed", filesystem: false, shell: true } }, "workspace.shell")
-      yield* rejectsCreate({ workspace: { type: "remote", environmentId: "env_1", filesystem: false, shell: true } }, "workspace.shell")
-      yield* rejectsCreate({ workspace: { type: "remote", environmentId: "env_1", secretContexts: ["ctx"] } }, "workspace.secretContexts")
-      yield* rejectsCreate({ workspace: { type: "remote", environmentId: "env_1", secretContexts: [] } }, "workspace.secretContexts")
+      yield* rejectsCreate(
+        { workspace: { type: "remote", environmentId: "env_1", filesystem: false, shell: true } },
+        "workspace.shell"
+      )
+      yield* rejectsCreate(
+        { workspace: { type: "remote", environmentId: "env_1", secretContexts: ["ctx"] } },
+        "workspace.secretContexts"
+      )
+      yield* rejectsCreate(
+        { workspace: { type: "remote", environmentId: "env_1", secretContexts: [] } },
+        "workspace.secretContexts"
+      )
       yield* rejectsCreate(
         { workspace: { type: "managed", mediaEditing: true } },
         "workspace.mediaEditing",
@@ -301,9 +343,16 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         "workspace.type",
         "remote_workspace_unconfigured"
       )
-      yield* rejectsCreate({ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured")
+      yield* rejectsCreate(
+        { workspace: { type: "managed", documents: true } },
+        "workspace.documents",
+        "managed_documents_unconfigured"
+      )
       yield* rejectsCreateSchema({ workspace: { type: "remote" } }, "workspace.environmentId")
-      yield* rejectsCreateUnion({ workspace: { type: "managed", network: { mode: "restricted" } } }, "workspace.network.allowDomains")
+      yield* rejectsCreateUnion(
+        { workspace: { type: "managed", network: { mode: "restricted" } } },
+        "workspace.network.allowDomains"
+      )
       yield* rejectsCreateSchema({ workspace: { type: "managed", resources: "huge" } }, "workspace.resources")
       assert.deepStrictEqual(yield* listAll(), before)
     }))
@@ -313,23 +362,41 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       const before = yield* listAll()
       yield* rejectsCreate({ capabilities: { web: true } }, "capabilities.web", "web_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured")
-      yield* rejectsCreate({ capabilities: { browser: { tabs: true } } }, "capabilities.browser", "managed_browser_unconfigured")
+      yield* rejectsCreate(
+        { capabilities: { browser: { tabs: true } } },
+        "capabilities.browser",
+        "managed_browser_unconfigured"
+      )
       yield* rejectsCreate(
         { capabilities: { browser: { authenticated: { profileKey: "p" }, files: true } } },
         "capabilities.browser",
         "managed_browser_unconfigured"
       )
       yield* rejectsCreate({ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured")
-      yield* rejectsCreate({ capabilities: { media: { image: true } } }, "capabilities.media", "media_runtime_unconfigured")
-      yield* rejectsCreate({ capabilities: { mediaView: { output: "analysis" } } }, "capabilities.mediaView", "media_runtime_unconfigured")
+      yield* rejectsCreate(
+        { capabilities: { media: { image: true } } },
+        "capabilities.media",
+        "media_runtime_unconfigured"
+      )
+      yield* rejectsCreate(
+        { capabilities: { mediaView: { output: "analysis" } } },
+        "capabilities.mediaView",
+        "media_runtime_unconfigured"
+      )
       yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
-      yield* rejectsCreate({ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured")
+      yield* rejectsCreate(
+        { policies: { mediaFidelity: "spatial" } },
+        "policies.mediaFidelity",
+        "media_runtime_unconfigured"
+      )
       assert.deepStrictEqual(yield* listAll(), before)
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }
       assert.deepStrictEqual((yield* createAgent({ capabilities: off })).capabilities, off)
       // Subagents have a runtime: enabled, they are accepted and echoed (delegate_task, README "Subagents").
-      assert.deepStrictEqual((yield* createAgent({ capabilities: { subagents: true } })).capabilities, { subagents: true })
+      assert.deepStrictEqual((yield* createAgent({ capabilities: { subagents: true } })).capabilities, {
+        subagents: true
+      })
     }))
 
   it.effect("codehost needs a managed workspace with filesystem, shell and network; allowedTools excludes blockedTools", () =>
@@ -342,8 +409,14 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         "workspace.type",
         "remote_workspace_unconfigured"
       )
-      yield* rejectsCreate({ capabilities: { codehost }, workspace: { type: "managed", filesystem: false } }, "capabilities.codehost")
-      yield* rejectsCreate({ capabilities: { codehost }, workspace: { type: "managed", shell: false } }, "capabilities.codehost")
+      yield* rejectsCreate(
+        { capabilities: { codehost }, workspace: { type: "managed", filesystem: false } },
+        "capabilities.codehost"
+      )
+      yield* rejectsCreate(
+        { capabilities: { codehost }, workspace: { type: "managed", shell: false } },
+        "capabilities.codehost"
+      )
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "managed", network: { mode: "offline" } } },
         "capabilities.codehost"
@@ -357,7 +430,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
       // A well-formed grant: no code-hosting app backs it on this deployment.
       yield* rejectsCreate(
-        { capabilities: { codehost: { ...codehost, repositories: ["acme/api"], approval: "always" } }, workspace: { type: "managed" } },
+        {
+          capabilities: { codehost: { ...codehost, repositories: ["acme/api"], approval: "always" } },
+          workspace: { type: "managed" }
+        },
         "capabilities.codehost",
         "codehost_unconfigured"
       )
@@ -406,8 +482,16 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ capabilities: { foo: true } }, "invalid_request_error", "capabilities.foo"],
         [{ band: "frontier" }, "invalid_request_error", "band"],
         [{ context: [{ id: "a", content: "x" }, { id: "a", content: "y" }] }, "invalid_request_error", "context[1].id"],
-        [{ workspace: { type: "managed", filesystem: false, shell: true } }, "invalid_request_error", "workspace.shell"],
-        [{ workspace: { type: "managed", mediaEditing: true } }, "managed_media_editing_unconfigured", "workspace.mediaEditing"],
+        [
+          { workspace: { type: "managed", filesystem: false, shell: true } },
+          "invalid_request_error",
+          "workspace.shell"
+        ],
+        [
+          { workspace: { type: "managed", mediaEditing: true } },
+          "managed_media_editing_unconfigured",
+          "workspace.mediaEditing"
+        ],
         [{ capabilities: { web: true } }, "web_runtime_unconfigured", "capabilities.web"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
@@ -440,7 +524,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         artifacts: { stream: { urls: "durable-only" }, exports: { include: { browserDownloads: true } } },
         workspace: { type: "managed", resources: "large", network: { mode: "restricted", allowDomains: ["a.com"] } },
         approvals: { autoAllow: ["read_file"] },
-        policies: { maxStepsDefault: 50, maxDurationMsDefault: 60_000, mediaFidelity: "standard", dataHandling: "strict" },
+        policies: {
+          maxStepsDefault: 50,
+          maxDurationMsDefault: 60_000,
+          mediaFidelity: "standard",
+          dataHandling: "strict"
+        },
         metadata: { team: "core", env: "prod" }
       })
       assert.strictEqual(created.configVersion, 1)
@@ -480,14 +569,21 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           at = yield* nowIso
           const previous = current
           current = yield* patchAgent(created.id, body)
-          assert.deepStrictEqual(current, { ...expected(previous), configVersion: previous.configVersion + 1, updatedAt: at })
+          assert.deepStrictEqual(current, {
+            ...expected(previous),
+            configVersion: previous.configVersion + 1,
+            updatedAt: at
+          })
           assert.deepStrictEqual(yield* TestServer.expectOk(yield* get(created.id), 200, Agent), current)
         })
 
       yield* step({ context: "New persona." }, (p) => ({ ...p, context: [{ content: "New persona." }] }))
       yield* step({ band: "core" }, (p) => ({ ...p, band: "core" }))
       // capabilities replace: omitted keys are gone.
-      yield* step({ capabilities: { userInteraction: false } }, (p) => ({ ...p, capabilities: { userInteraction: false } }))
+      yield* step(
+        { capabilities: { userInteraction: false } },
+        (p) => ({ ...p, capabilities: { userInteraction: false } })
+      )
       // workspace replaces: omitted sub-fields are gone.
       yield* step({ workspace: { type: "managed", resources: "small" } }, (p) => ({
         ...p,
@@ -503,10 +599,18 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         workspace: { ...resolvedManaged, shell: false }
       }))
       // policies patch per field; null on mediaFidelity/dataHandling restores 'standard'.
-      yield* step({ policies: { maxStepsDefault: 10 } }, (p) => ({ ...p, policies: { ...p.policies, maxStepsDefault: 10 } }))
+      yield* step(
+        { policies: { maxStepsDefault: 10 } },
+        (p) => ({ ...p, policies: { ...p.policies, maxStepsDefault: 10 } })
+      )
       yield* step({ policies: { maxDurationMsDefault: null, mediaFidelity: null, dataHandling: null } }, (p) => ({
         ...p,
-        policies: { maxStepsDefault: 10, maxDurationMsDefault: null, mediaFidelity: "standard", dataHandling: "standard" }
+        policies: {
+          maxStepsDefault: 10,
+          maxDurationMsDefault: null,
+          mediaFidelity: "standard",
+          dataHandling: "standard"
+        }
       }))
       yield* step({ policies: { mediaFidelity: "standard", dataHandling: "strict" } }, (p) => ({
         ...p,
@@ -528,10 +632,19 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
 
       // Restating nulls that are already in effect is a no-op.
       yield* TestClock.adjust("1 second")
-      const noop = yield* patchAgent(created.id, { artifacts: null, approvals: null, policies: null, context: [], capabilities: {} })
+      const noop = yield* patchAgent(created.id, {
+        artifacts: null,
+        approvals: null,
+        policies: null,
+        context: [],
+        capabilities: {}
+      })
       assert.deepStrictEqual(noop, current)
       // A config edit and a metadata edit together: one increment.
-      yield* step({ band: "lite", metadata: { owner: null } }, (p) => ({ ...p, band: "lite", metadata: { team: "core" } }))
+      yield* step(
+        { band: "lite", metadata: { owner: null } },
+        (p) => ({ ...p, band: "lite", metadata: { team: "core" } })
+      )
     }))
 
   it.effect("PATCH: an invalid patch answers 400 and leaves the agent unchanged", () =>
@@ -544,8 +657,16 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ band: "ultra" }, "band", "invalid_request_error"],
         [{ foo: 1 }, "foo", "invalid_request_error"],
         [{ policies: { foo: 1 } }, "policies.foo", "invalid_request_error"],
-        [{ workspace: { type: "managed", mediaEditing: true } }, "workspace.mediaEditing", "managed_media_editing_unconfigured"],
-        [{ workspace: { type: "managed", filesystem: false, shell: true } }, "workspace.shell", "invalid_request_error"],
+        [
+          { workspace: { type: "managed", mediaEditing: true } },
+          "workspace.mediaEditing",
+          "managed_media_editing_unconfigured"
+        ],
+        [
+          { workspace: { type: "managed", filesystem: false, shell: true } },
+          "workspace.shell",
+          "invalid_request_error"
+        ],
         [{ capabilities: { web: true } }, "capabilities.web", "web_runtime_unconfigured"],
         [{ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured"],
         [{ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured"],
@@ -553,7 +674,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured"],
         [{ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.type", "remote_workspace_unconfigured"],
-        [{ capabilities: { codehost: { connectionId: "chc_1" } }, workspace: null }, "capabilities.codehost", "invalid_request_error"],
+        [
+          { capabilities: { codehost: { connectionId: "chc_1" } }, workspace: null },
+          "capabilities.codehost",
+          "invalid_request_error"
+        ],
         [{ context: [{ id: "x", content: "a" }, { id: "x", content: "b" }] }, "context[1].id", "invalid_request_error"],
         [{ context: repeat("c", 32_769) }, "context", "invalid_request_error"],
         [{ metadata: { n1: "v", n2: "v" } }, "metadata", "invalid_request_error"],
@@ -590,12 +715,15 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       assert.deepStrictEqual((yield* get(agent.id, TestServer.Keys.b)).json, first.json)
     }))
 
-  it.effect.each(routes)("an unknown id answers 404 agent_not_found naming the id: $label", (route) =>
-    Effect.gen(function*() {
-      const id = "agent_0000000000000000000000"
-      const error = yield* expectNotFound(yield* call(route, id), "agent_not_found")
-      assert.include(error.message, id)
-    }))
+  it.effect.each(routes)(
+    "an unknown id answers 404 agent_not_found naming the id: $label",
+    (route) =>
+      Effect.gen(function*() {
+        const id = "agent_0000000000000000000000"
+        const error = yield* expectNotFound(yield* call(route, id), "agent_not_found")
+        assert.include(error.message, id)
+      })
+  )
 
   it.effect("an id that is not an agent id answers 404 agent_not_found", () =>
     Effect.gen(function*() {
@@ -626,8 +754,18 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
 
       yield* TestServer.expectError(yield* get(agent.id), 404, "not_found", "agent_not_found")
       yield* TestServer.expectError(yield* patch(agent.id, { band: "lite" }), 404, "not_found", "agent_not_found")
-      yield* TestServer.expectError(yield* request("DELETE", `/v1/agents/${agent.id}`), 404, "not_found", "agent_not_found")
-      yield* TestServer.expectError(yield* request("GET", `/v1/threads/${thread.id}`), 404, "not_found", "thread_not_found")
+      yield* TestServer.expectError(
+        yield* request("DELETE", `/v1/agents/${agent.id}`),
+        404,
+        "not_found",
+        "agent_not_found"
+      )
+      yield* TestServer.expectError(
+        yield* request("GET", `/v1/threads/${thread.id}`),
+        404,
+        "not_found",
+        "thread_not_found"
+      )
       assert.isFalse((yield* listAll()).some((a) => a.id === agent.id))
     }))
 })
@@ -661,14 +799,22 @@ TestServer.suite()("agents list", (it) => {
       // Default limit 20: everything on one page.
       const all = yield* request("GET", "/v1/agents")
       assert.strictEqual(all.status, 200)
-      assert.deepStrictEqual(all.json, { object: "list", data: newestFirst, hasMore: false, nextCursor: null, limit: 20 })
+      assert.deepStrictEqual(all.json, {
+        object: "list",
+        data: newestFirst,
+        hasMore: false,
+        nextCursor: null,
+        limit: 20
+      })
 
       // Walk pages of three.
       const seen: Array<string> = []
       const shapes: Array<readonly [number, boolean]> = []
       let cursor: string | null = null
       do {
-        const path: string = cursor === null ? "/v1/agents?limit=3" : `/v1/agents?limit=3&cursor=${encodeURIComponent(cursor)}`
+        const path: string = cursor === null
+          ? "/v1/agents?limit=3"
+          : `/v1/agents?limit=3&cursor=${encodeURIComponent(cursor)}`
         const page = yield* TestServer.expectOk(yield* request("GET", path), 200, AgentPage)
         assert.strictEqual(page.object, "list")
         assert.strictEqual(page.limit, 3)
@@ -700,7 +846,13 @@ TestServer.suite()("agents list", (it) => {
         200,
         AgentPage
       )
-      assert.deepStrictEqual(rest, { object: "list", data: [newestFirst[9]], hasMore: false, nextCursor: null, limit: 9 })
+      assert.deepStrictEqual(rest, {
+        object: "list",
+        data: [newestFirst[9]],
+        hasMore: false,
+        nextCursor: null,
+        limit: 9
+      })
       const first = yield* TestServer.expectOk(yield* request("GET", "/v1/agents?limit=1"), 200, AgentPage)
       assert.deepStrictEqual(first.data.map((a) => a.id), [newer.id])
       assert.isTrue(first.hasMore)
@@ -714,7 +866,11 @@ TestServer.suite()("agents list", (it) => {
       // whose workspace happens to be named 'prod' too.
       for (const key of [TestServer.Keys.b, TestServer.Keys.c]) {
         const other = yield* request("GET", "/v1/agents", { key })
-        assert.deepStrictEqual(other.json, { object: "list", data: [], hasMore: false, nextCursor: null, limit: 20 }, `key ${key}`)
+        assert.deepStrictEqual(
+          other.json,
+          { object: "list", data: [], hasMore: false, nextCursor: null, limit: 20 },
+          `key ${key}`
+        )
       }
       assert.deepStrictEqual(yield* listAll(), mine)
     }))

@@ -14,7 +14,7 @@ import { Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { HookServer, hold, reply, replyText } from "../support/HookServer.ts"
+import { hold, HookServer, reply, replyText } from "../support/HookServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const stripe = new Stripe("sk_test_unused")
@@ -25,7 +25,10 @@ const setup = (name: string, policy: Record<string, unknown>, agentExtra: Record
   Effect.gen(function*() {
     const gate = yield* gateServer
     const server = yield* Collection.toolServers.create({ name, transport: "http", url: gate.url, ...policy })
-    const { agent, thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } }, ...agentExtra })
+    const { agent, thread } = yield* agentWithThread({
+      capabilities: { mcp: { toolServerIds: [server.id] } },
+      ...agentExtra
+    })
     return { gate, server, agent, thread }
   })
 
@@ -43,7 +46,8 @@ const pendingOf = (runId: string) =>
 
 const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
 /** The scripted model's answer after the echo tool: the result as it read it, in the untrusted envelope (servers are untrusted by default). */
-const echoed = (server: string, text: string) => `Result: <untrusted_data source="mcp__${server}__echo">\n${text}\n</untrusted_data>`
+const echoed = (server: string, text: string) =>
+  `Result: <untrusted_data source="mcp__${server}__echo">\n${text}\n</untrusted_data>`
 
 const Harness = Layer.mergeAll(TestServer.layer(), HookServer.layer)
 
@@ -131,13 +135,17 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
       // requestId must be the interaction's own id; optionId approve or deny.
       yield* TestServer.expectError(
-        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { inputResponses: [{ requestId: "x", optionId: "approve" }] } }),
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { inputResponses: [{ requestId: "x", optionId: "approve" }] }
+        }),
         400,
         "invalid_request_error",
         "invalid_request_error"
       )
       yield* TestServer.expectError(
-        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { inputResponses: [{ requestId: pending.id, optionId: "maybe" }] } }),
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { inputResponses: [{ requestId: pending.id, optionId: "maybe" }] }
+        }),
         400,
         "invalid_request_error",
         "invalid_request_error"
@@ -166,7 +174,10 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       )
       assert.strictEqual(rejected.decision, "deny")
       const after = yield* streamOf(second.runId)
-      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{ type: "tool-output-denied", toolCallId: again.toolCallId }])
+      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{
+        type: "tool-output-denied",
+        toolCallId: again.toolCallId
+      }])
       assert.deepStrictEqual(callIdsOf(after.chunks), [again.toolCallId])
       assert.strictEqual(textOf(after.message), "Result: Too risky.")
     }).pipe(Effect.scoped))
@@ -225,7 +236,11 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const parked = yield* send(thread.id, echo("cancelme", "c"))
       const [pending] = yield* pendingOf(parked.runId)
       yield* api.request("POST", `/v1/runs/${parked.runId}/cancel`)
-      const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${pending.id}`), 200, Interaction)
+      const after = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions/${pending.id}`),
+        200,
+        Interaction
+      )
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.decision, "cancel")
       assert.strictEqual(after.expiresAt, null)
@@ -242,7 +257,9 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const [pending] = yield* pendingOf(parked.runId)
       yield* api.request("POST", `/v1/runs/${parked.runId}/cancel`)
       const late = yield* TestServer.expectOk(
-        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { ...approve(pending.id), reason: "too late?" } }),
+        yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { ...approve(pending.id), reason: "too late?" }
+        }),
         200,
         Interaction
       )
@@ -256,7 +273,9 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(run.status, "cancelled")
       assert.isFalse((yield* streamOf(parked.runId)).chunks.some((c) => c.type === "tool-output-available"))
       // Now a client settled it: the same answer is 200, another one 409.
-      const same = yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: { ...approve(pending.id), reason: "too late?" } })
+      const same = yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+        body: { ...approve(pending.id), reason: "too late?" }
+      })
       assert.strictEqual(same.status, 200)
       yield* TestServer.expectError(
         yield* api.request("POST", `/v1/interactions/${pending.id}/resolve`, { body: deny(pending.id) }),
@@ -272,14 +291,20 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
         body: { items: [{ id: other.id, ...deny(other.id) }] }
       })
       assert.deepStrictEqual(reply.json, { items: [{ id: other.id, status: "resolved" }] })
-      const recorded = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${other.id}`), 200, Interaction)
+      const recorded = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions/${other.id}`),
+        200,
+        Interaction
+      )
       assert.strictEqual(recorded.status, "resolved")
       assert.strictEqual(recorded.decision, "deny")
       assert.strictEqual((yield* getRun(batched.runId)).status, "cancelled")
       const again = yield* api.request("POST", `/v1/runs/${batched.runId}/interactions/resolve`, {
         body: { items: [{ id: other.id, ...deny(other.id) }, { id: other.id, ...approve(other.id) }] }
       })
-      assert.deepStrictEqual(again.json, { items: [{ id: other.id, status: "already_resolved" }, { id: other.id, status: "conflict" }] })
+      assert.deepStrictEqual(again.json, {
+        items: [{ id: other.id, status: "already_resolved" }, { id: other.id, status: "conflict" }]
+      })
 
       // A client's cancel: true is a client settlement: a different answer afterwards stays 409.
       const dismissed = yield* send(thread.id, echo("late1", "dismissed"))
@@ -310,17 +335,25 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
 
       const never = yield* setup("never1", { approval: "never" })
-      assert.strictEqual(textOf((yield* send(never.thread.id, echo("never1", "n"))).parsed.message), echoed("never1", "n"))
+      assert.strictEqual(
+        textOf((yield* send(never.thread.id, echo("never1", "n"))).parsed.message),
+        echoed("never1", "n")
+      )
 
       const gated = yield* setup("gated1", { approval: "always", gatedTools: ["fail"] })
-      assert.strictEqual(textOf((yield* send(gated.thread.id, echo("gated1", "g"))).parsed.message), echoed("gated1", "g"))
+      assert.strictEqual(
+        textOf((yield* send(gated.thread.id, echo("gated1", "g"))).parsed.message),
+        echoed("gated1", "g")
+      )
       const gatedFail = yield* send(gated.thread.id, "/tool mcp__gated1__fail {}")
       assert.strictEqual((yield* getRun(gatedFail.runId)).status, "waiting_for_approval")
 
       const once = yield* setup("once1", { approval: "once" })
       const firstOnce = yield* send(once.thread.id, echo("once1", "same"))
       const [ask] = yield* pendingOf(firstOnce.runId)
-      yield* api.request("POST", `/v1/interactions/${ask.id}/resolve`, { body: { inputResponses: [{ requestId: ask.id, optionId: "approve" }] } })
+      yield* api.request("POST", `/v1/interactions/${ask.id}/resolve`, {
+        body: { inputResponses: [{ requestId: ask.id, optionId: "approve" }] }
+      })
       yield* streamOf(firstOnce.runId)
       const remembered = yield* send(once.thread.id, echo("once1", "same"))
       assert.strictEqual(textOf(remembered.parsed.message), echoed("once1", "same"))
@@ -335,8 +368,13 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const hook = yield* hookFor(hooks.origin, { enabled: false })
       const before = (yield* hooks.received).length
       const open = yield* setup("offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
-      assert.strictEqual(textOf((yield* send(open.thread.id, echo("offhook1", "o"))).parsed.message), echoed("offhook1", "o"))
-      const gated = yield* setup("offhook2", { approval: "always" }, { approvals: { toolExecution: { hookId: hook.id } } })
+      assert.strictEqual(
+        textOf((yield* send(open.thread.id, echo("offhook1", "o"))).parsed.message),
+        echoed("offhook1", "o")
+      )
+      const gated = yield* setup("offhook2", { approval: "always" }, {
+        approvals: { toolExecution: { hookId: hook.id } }
+      })
       const parked = yield* send(gated.thread.id, echo("offhook2", "p"))
       assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
       assert.strictEqual((yield* hooks.received).length, before)
@@ -348,7 +386,10 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const { thread } = yield* setup("texty", { approval: "always" })
       const parked = yield* send(thread.id, echo("texty", "t"))
       const [pending] = yield* pendingOf(parked.runId)
-      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "yes" }, headers: { accept: "application/json" } })
+      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "yes" },
+        headers: { accept: "application/json" }
+      })
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: parked.runId, resolved_interaction_id: pending.id })
       const resumed = yield* streamOf(parked.runId)

@@ -11,15 +11,16 @@ import { Context, Effect, Layer, Option } from "effect"
 import { FileDeleted } from "../../domain/Artifact.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { BlobStore } from "../../src/artifacts/BlobStore.ts"
-import { Files, fileKey } from "../../src/artifacts/Files.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
+import { fileKey, Files } from "../../src/artifacts/Files.ts"
 import * as S3Server from "../support/S3Server.ts"
+import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { download, everyByte, form, post, upload } from "../support/Uploads.ts"
 
 const prefix = "svc/"
 const prod: Principal = { keyId: "key_a", organizationId: "org_acme", workspaceId: "prod" }
-const sameBytes = (a: Uint8Array | undefined, b: Uint8Array) => a !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+const sameBytes = (a: Uint8Array | undefined, b: Uint8Array) =>
+  a !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
 
 /** The S3 server, and the service storing its artifacts there. */
 class S3Endpoint extends Context.Service<S3Endpoint, string>()("test/S3Endpoint") {}
@@ -29,7 +30,10 @@ const serviceOn = (endpoint: string) =>
     Effect.gen(function*() {
       const db = yield* testDatabase
       const config = TestServer.baseConfig(db.url, yield* TestServer.freePort)
-      return TestServer.layerWith({ ...config, artifacts: { ...config.artifacts, store: S3Server.storeConfig(endpoint, prefix) } })
+      return TestServer.layerWith({
+        ...config,
+        artifacts: { ...config.artifacts, store: S3Server.storeConfig(endpoint, prefix) }
+      })
     })
   )
 
@@ -73,7 +77,11 @@ TestServer.suiteWith(Harness)("S3 artifact store", (it) => {
 
       const artifact = yield* (yield* Files).toArtifact(prod, file.id, { runId: null, threadId: null })
       assert.isTrue(sameBytes((yield* S3Server.objectAt(endpoint, `svc/artifacts/${artifact.id}`))?.bytes, data))
-      const deleted = yield* TestServer.expectOk(yield* TestServer.request("DELETE", `/v1/files/${file.id}`), 200, FileDeleted)
+      const deleted = yield* TestServer.expectOk(
+        yield* TestServer.request("DELETE", `/v1/files/${file.id}`),
+        200,
+        FileDeleted
+      )
       assert.strictEqual(deleted.id, file.id)
       assert.strictEqual(yield* S3Server.objectAt(endpoint, `svc/${fileKey(file.id)}`), undefined)
       assert.isTrue(sameBytes((yield* download(`/v1/artifacts/${artifact.id}`)).bytes, data))

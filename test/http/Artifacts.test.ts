@@ -13,7 +13,7 @@ import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { ArtifactMetadata } from "../../domain/Artifact.ts"
 import { type ArtifactId, FileId, type ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { Artifacts, artifactKey } from "../../src/artifacts/Artifacts.ts"
+import { artifactKey, Artifacts } from "../../src/artifacts/Artifacts.ts"
 import { BlobStore } from "../../src/artifacts/BlobStore.ts"
 import { Files } from "../../src/artifacts/Files.ts"
 import * as Collection from "../support/Collection.ts"
@@ -30,8 +30,11 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a
 
 /** An export of `data` stored for key a's workspace. */
 const storeExport = (data: Uint8Array, threadId: ThreadId | null = null) =>
-  Effect.flatMap(Artifacts, (artifacts) =>
-    artifacts.put({ owner: prod, threadId, kind: "export", filename: "chart.png", mediaType: "image/png", data }))
+  Effect.flatMap(
+    Artifacts,
+    (artifacts) =>
+      artifacts.put({ owner: prod, threadId, kind: "export", filename: "chart.png", mediaType: "image/png", data })
+  )
 
 /** The signed URL, pointed at the test listener instead of SVC_PUBLIC_URL. */
 const local = (url: string) => Effect.map(TestServer.TestApi, (api) => url.replace("http://svc.test", api.url))
@@ -54,10 +57,17 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
       assert.isTrue(sameBytes(content.bytes, data))
       assert.strictEqual(content.headers.get("content-type"), "image/png")
       assert.strictEqual(content.headers.get("content-length"), "1024")
-      assert.strictEqual(content.headers.get("content-disposition"), `attachment; filename="chart.png"; filename*=UTF-8''chart.png`)
+      assert.strictEqual(
+        content.headers.get("content-disposition"),
+        `attachment; filename="chart.png"; filename*=UTF-8''chart.png`
+      )
       assert.strictEqual(content.headers.get("x-content-type-options"), "nosniff")
 
-      const metadata = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/artifacts/${artifact.id}/metadata`), 200, ArtifactMetadata)
+      const metadata = yield* TestServer.expectOk(
+        yield* TestServer.request("GET", `/v1/artifacts/${artifact.id}/metadata`),
+        200,
+        ArtifactMetadata
+      )
       assert.deepStrictEqual(metadata, {
         id: artifact.id,
         object: "artifact",
@@ -74,7 +84,9 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
 
       for (const tenant of otherTenants) {
         yield* expectDenied(replyOf(yield* download(`/v1/artifacts/${artifact.id}`, tenant.key)))
-        yield* expectDenied(yield* TestServer.request("GET", `/v1/artifacts/${artifact.id}/metadata`, { key: tenant.key }))
+        yield* expectDenied(
+          yield* TestServer.request("GET", `/v1/artifacts/${artifact.id}/metadata`, { key: tenant.key })
+        )
       }
       const direct = yield* Effect.flip((yield* Artifacts).get(staging, artifact.id))
       assert.strictEqual(direct._tag, "PermissionDenied")
@@ -91,7 +103,11 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
       const { thread } = yield* agentWithThread()
       const data = everyByte(3)
       const file = yield* upload({ filename: "notes.bin", type: "application/x-notes", data })
-      const artifact = yield* files.toArtifact(prod, file.id, { runId: null, threadId: thread.id, item: "input.attachments[0].fileId" })
+      const artifact = yield* files.toArtifact(prod, file.id, {
+        runId: null,
+        threadId: thread.id,
+        item: "input.attachments[0].fileId"
+      })
       assert.deepInclude(artifact, {
         kind: "attachment",
         threadId: thread.id,
@@ -106,11 +122,17 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
       assert.isTrue(sameBytes(content.bytes, data))
 
       const theirs = yield* upload({ filename: "theirs.txt", data: "staging's" }, TestServer.Keys.b)
-      const denied = yield* Effect.flip(files.toArtifact(prod, theirs.id, { runId: null, threadId: null, item: "input.attachments[1].fileId" }))
+      const denied = yield* Effect.flip(
+        files.toArtifact(prod, theirs.id, { runId: null, threadId: null, item: "input.attachments[1].fileId" })
+      )
       assert.strictEqual(denied._tag, "PermissionDenied")
       assert.isTrue(denied.message.startsWith("input.attachments[1].fileId: "), denied.message)
       const missing = yield* Effect.flip(
-        files.toArtifact(prod, FileId.make("file_0000000000000000000000"), { runId: null, threadId: null, item: "input.attachments[2].fileId" })
+        files.toArtifact(prod, FileId.make("file_0000000000000000000000"), {
+          runId: null,
+          threadId: null,
+          item: "input.attachments[2].fileId"
+        })
       )
       assert.deepInclude(missing, { _tag: "NotFound", code: "file_not_found" })
       assert.isTrue(missing.message.startsWith("input.attachments[2].fileId: "), missing.message)
@@ -123,7 +145,12 @@ TestServer.suite(suiteConfig)("artifacts", (it) => {
       const artifact = yield* storeExport(data)
       const other = yield* storeExport(everyByte(1))
       const link = yield* artifacts.signedLink(artifact.id, 60_000)
-      assert.match(link.url, new RegExp(`^http://svc\\.test/v1/artifacts/${artifact.id}/download\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`))
+      assert.match(
+        link.url,
+        new RegExp(
+          `^http://svc\\.test/v1/artifacts/${artifact.id}/download\\?expires=\\d+&signature=[A-Za-z0-9_-]{43}$`
+        )
+      )
       assert.strictEqual(link.url, yield* artifacts.signedUrl(artifact.id, 60_000))
       const url = yield* local(link.url)
 
@@ -194,8 +221,10 @@ TestServer.suite({ artifacts: { ...TestServer.baseConfig(undefined, 0).artifacts
     it.effect("every storage feature is 400 artifact_storage_unconfigured", () =>
       Effect.gen(function*() {
         const unconfigured = (reply: TestServer.Reply) =>
-          Effect.flatMap(TestServer.expectError(reply, 400, "invalid_request_error", "artifact_storage_unconfigured"), (error) =>
-            Effect.sync(() => assert.include(error.message, "SVC_ARTIFACT_STORE=none")))
+          Effect.flatMap(
+            TestServer.expectError(reply, 400, "invalid_request_error", "artifact_storage_unconfigured"),
+            (error) => Effect.sync(() => assert.include(error.message, "SVC_ARTIFACT_STORE=none"))
+          )
         yield* unconfigured(yield* post(form([{ filename: "a.txt", data: "a" }])))
         yield* unconfigured(yield* TestServer.request("GET", "/v1/files"))
         yield* unconfigured(yield* TestServer.request("GET", "/v1/files/file_0000000000000000000000"))

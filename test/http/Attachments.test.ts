@@ -6,10 +6,10 @@
  * GET /v1/artifacts/:id serves; later turns of the thread send them again;
  * bad items refuse the run with a 400 naming the item.
  */
-import { createHash } from "node:crypto"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { createHash } from "node:crypto"
 import { aimock, type RecordingProxy, recordingProxy, redactedKey } from "../support/Aimock.ts"
 import { agentWithThread, bashStep, getRun, outputsOf, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -37,7 +37,28 @@ const Harness = Layer.unwrap(
   })
 )
 
-const png = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 1, 2, 3, 255])
+const png = new Uint8Array([
+  0x89,
+  0x50,
+  0x4e,
+  0x47,
+  0x0d,
+  0x0a,
+  0x1a,
+  0x0a,
+  0,
+  0,
+  0,
+  13,
+  0x49,
+  0x48,
+  0x44,
+  0x52,
+  1,
+  2,
+  3,
+  255
+])
 const pdf = new TextEncoder().encode("%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n")
 const notes = "first line\nsecond line\n"
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
@@ -85,8 +106,14 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
       assert.include(manifest, `"chart.png" (image/png, ${png.length} bytes)`)
       assert.include(manifest, `"report.pdf" (application/pdf, ${pdf.length} bytes)`)
       assert.deepStrictEqual(parts[2], { type: "image_url", image_url: { url: `data:image/png;base64,${b64(png)}` } })
-      assert.deepStrictEqual(parts[3], { type: "file", file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${b64(pdf)}` } })
-      assert.deepStrictEqual(parts[4], { type: "text", text: `<file name="notes.txt" media_type="text/plain">\n${notes}\n</file>` })
+      assert.deepStrictEqual(parts[3], {
+        type: "file",
+        file: { filename: "report.pdf", file_data: `data:application/pdf;base64,${b64(pdf)}` }
+      })
+      assert.deepStrictEqual(parts[4], {
+        type: "text",
+        text: `<file name="notes.txt" media_type="text/plain">\n${notes}\n</file>`
+      })
       // Each handle is a run-scoped artifact of this workspace holding the file's bytes; not another workspace's.
       const served = yield* Uploads.download(`/v1/artifacts/${ids[0]}`)
       assert.strictEqual(served.status, 200)
@@ -107,8 +134,15 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
       const [sent] = (yield* sentBodies).slice(before)
       const blocks = sent.messages.at(-1)?.content as ReadonlyArray<Record<string, unknown>>
       assert.deepStrictEqual(blocks.map((b) => b.type), ["image", "document", "text", "text", "text"])
-      assert.deepStrictEqual(blocks[0], { type: "image", source: { type: "base64", media_type: "image/png", data: b64(png) } })
-      assert.deepStrictEqual(blocks[1], { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64(pdf) }, title: "report.pdf" })
+      assert.deepStrictEqual(blocks[0], {
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: b64(png) }
+      })
+      assert.deepStrictEqual(blocks[1], {
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: b64(pdf) },
+        title: "report.pdf"
+      })
       assert.strictEqual(handlesIn(String(blocks[3].text)).length, 3)
       assert.deepStrictEqual(blocks[4], { type: "text", text: "describe the files" })
     }))
@@ -125,7 +159,10 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
       const [first, second] = (yield* sentBodies).slice(before)
       const users = (body: Body) => body.messages.filter((m) => m.role === "user")
       assert.deepStrictEqual(users(second)[0], users(first).at(-1))
-      assert.deepStrictEqual((users(second)[0].content as ReadonlyArray<{ readonly type: string }>).map((p) => p.type), ["text", "text", "image_url"])
+      assert.deepStrictEqual(
+        (users(second)[0].content as ReadonlyArray<{ readonly type: string }>).map((p) => p.type),
+        ["text", "text", "image_url"]
+      )
       assert.deepStrictEqual(second.messages.at(-1), { role: "user", content: "and now?" })
     }))
 
@@ -133,7 +170,11 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({})
       const [image] = yield* uploadAll
-      const post = (input: unknown) => TestServer.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input }, headers: { accept: "application/json" } })
+      const post = (input: unknown) =>
+        TestServer.request("POST", `/v1/threads/${thread.id}/messages`, {
+          body: { input },
+          headers: { accept: "application/json" }
+        })
       const refused = (reply: TestServer.Reply, code: string, field: string, message: string) =>
         Effect.gen(function*() {
           const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", code)
@@ -147,7 +188,10 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
         "input.attachments[1].fileId",
         "input.attachments[1]: no file 'file_doesnotexist0000000000' exists."
       )
-      const theirs = yield* Uploads.upload({ filename: "theirs.txt", type: "text/plain", data: "not yours" }, TestServer.Keys.b)
+      const theirs = yield* Uploads.upload(
+        { filename: "theirs.txt", type: "text/plain", data: "not yours" },
+        TestServer.Keys.b
+      )
       yield* refused(
         yield* post({ attachments: [{ fileId: theirs.id }] }),
         "invalid_request_error",
@@ -182,7 +226,9 @@ TestServer.suiteWith(Harness)("attachments", (it) => {
       const zip = yield* Uploads.upload({ filename: "data.zip", type: "application/zip", data })
       const text = yield* Uploads.upload({ filename: "notes.txt", type: "text/plain", data: notes })
       const again = yield* Uploads.upload({ filename: "notes.txt", type: "text/plain", data: "second\n" })
-      const { thread } = yield* agentWithThread({ workspace: { type: "managed", shell: true, network: { mode: "offline" } } })
+      const { thread } = yield* agentWithThread({
+        workspace: { type: "managed", shell: true, network: { mode: "offline" } }
+      })
       const command = "cd attachments && sha256sum data.zip notes.txt 'notes (2).txt' && stat -c %s data.zip"
       const { run, chunks } = yield* Effect.gen(function*() {
         const receipt = yield* startRun(thread.id, {

@@ -39,14 +39,29 @@ interface Route {
 const authenticatedRoutes: ReadonlyArray<Route> = [
   { method: "GET", label: "/v1/agents", path: () => "/v1/agents" },
   { method: "POST", label: "/v1/agents", path: () => "/v1/agents", body: () => ({ context: "new agent" }) },
-  { method: "POST", label: "/v1/agents/validate", path: () => "/v1/agents/validate", body: () => ({ context: "validate me" }) },
+  {
+    method: "POST",
+    label: "/v1/agents/validate",
+    path: () => "/v1/agents/validate",
+    body: () => ({ context: "validate me" })
+  },
   { method: "GET", label: "/v1/agents/:id", path: (f) => `/v1/agents/${f.agent.id}` },
-  { method: "PATCH", label: "/v1/agents/:id", path: (f) => `/v1/agents/${f.agent.id}`, body: () => ({ context: "changed" }) },
+  {
+    method: "PATCH",
+    label: "/v1/agents/:id",
+    path: (f) => `/v1/agents/${f.agent.id}`,
+    body: () => ({ context: "changed" })
+  },
   { method: "DELETE", label: "/v1/agents/:id", path: (f) => `/v1/agents/${f.agent.id}` },
   { method: "GET", label: "/v1/threads?agentId=", path: (f) => `/v1/threads?agentId=${f.agent.id}` },
   { method: "POST", label: "/v1/threads", path: () => "/v1/threads", body: (f) => ({ agentId: f.agent.id }) },
   { method: "GET", label: "/v1/threads/:id", path: (f) => `/v1/threads/${f.thread.id}` },
-  { method: "PATCH", label: "/v1/threads/:id", path: (f) => `/v1/threads/${f.thread.id}`, body: () => ({ context: "changed" }) },
+  {
+    method: "PATCH",
+    label: "/v1/threads/:id",
+    path: (f) => `/v1/threads/${f.thread.id}`,
+    body: () => ({ context: "changed" })
+  },
   { method: "DELETE", label: "/v1/threads/:id", path: (f) => `/v1/threads/${f.thread.id}` },
   { method: "GET", label: "/v1/bands", path: () => "/v1/bands" }
 ]
@@ -65,30 +80,47 @@ const badCredentials: ReadonlyArray<{ readonly name: string; readonly headers: R
 ]
 
 TestServer.suite()("authentication", (it) => {
-  it.effect.each(authenticatedRoutes)("$method $label rejects every bad credential with 401 invalid_api_key", (route) =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const fixture = yield* makeFixture
-      const path = route.path(fixture)
-      const body = route.body?.(fixture)
-      for (const credential of badCredentials) {
-        const reply = yield* api.request(route.method, path, {
-          key: null,
-          headers: credential.headers,
+  it.effect.each(authenticatedRoutes)(
+    "$method $label rejects every bad credential with 401 invalid_api_key",
+    (route) =>
+      Effect.gen(function*() {
+        const api = yield* TestServer.TestApi
+        const fixture = yield* makeFixture
+        const path = route.path(fixture)
+        const body = route.body?.(fixture)
+        for (const credential of badCredentials) {
+          const reply = yield* api.request(route.method, path, {
+            key: null,
+            headers: credential.headers,
+            ...(body === undefined ? {} : { body })
+          })
+          assert.strictEqual(reply.status, 401, `${route.method} ${path} with ${credential.name}: ${reply.text}`)
+          yield* TestServer.expectError(reply, 401, "authentication_error", "invalid_api_key")
+        }
+        // Nothing was changed by the rejected requests.
+        const agent = yield* TestServer.expectOk(
+          yield* api.request("GET", `/v1/agents/${fixture.agent.id}`),
+          200,
+          Agent
+        )
+        assert.deepStrictEqual(agent, fixture.agent)
+        const thread = yield* TestServer.expectOk(
+          yield* api.request("GET", `/v1/threads/${fixture.thread.id}`),
+          200,
+          Thread
+        )
+        assert.deepStrictEqual(thread, fixture.thread)
+        // And the same route works with a good key (the 401 was about the key, not the route).
+        const ok = yield* api.request(route.method, path, {
+          key: TestServer.Keys.a,
           ...(body === undefined ? {} : { body })
         })
-        assert.strictEqual(reply.status, 401, `${route.method} ${path} with ${credential.name}: ${reply.text}`)
-        yield* TestServer.expectError(reply, 401, "authentication_error", "invalid_api_key")
-      }
-      // Nothing was changed by the rejected requests.
-      const agent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/agents/${fixture.agent.id}`), 200, Agent)
-      assert.deepStrictEqual(agent, fixture.agent)
-      const thread = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${fixture.thread.id}`), 200, Thread)
-      assert.deepStrictEqual(thread, fixture.thread)
-      // And the same route works with a good key (the 401 was about the key, not the route).
-      const ok = yield* api.request(route.method, path, { key: TestServer.Keys.a, ...(body === undefined ? {} : { body }) })
-      assert.isTrue(ok.status >= 200 && ok.status < 300, `${route.method} ${path} with key a: ${ok.status} ${ok.text}`)
-    }))
+        assert.isTrue(
+          ok.status >= 200 && ok.status < 300,
+          `${route.method} ${path} with key a: ${ok.status} ${ok.text}`
+        )
+      })
+  )
 
   it.effect("an unknown key of valid shape is 401 before any lookup (never 403 or 404)", () =>
     Effect.gen(function*() {
@@ -120,13 +152,28 @@ interface Attempt {
 /** Every route that addresses key a's resources by id. */
 const addressedRoutes: ReadonlyArray<Attempt> = [
   { name: "GET agent", method: "GET", path: (f) => `/v1/agents/${f.agent.id}` },
-  { name: "PATCH agent", method: "PATCH", path: (f) => `/v1/agents/${f.agent.id}`, body: () => ({ context: "hijacked", metadata: { owner: "x" } }) },
+  {
+    name: "PATCH agent",
+    method: "PATCH",
+    path: (f) => `/v1/agents/${f.agent.id}`,
+    body: () => ({ context: "hijacked", metadata: { owner: "x" } })
+  },
   { name: "DELETE agent", method: "DELETE", path: (f) => `/v1/agents/${f.agent.id}` },
   { name: "GET thread", method: "GET", path: (f) => `/v1/threads/${f.thread.id}` },
-  { name: "PATCH thread", method: "PATCH", path: (f) => `/v1/threads/${f.thread.id}`, body: () => ({ context: "hijacked", metadata: { owner: "x" } }) },
+  {
+    name: "PATCH thread",
+    method: "PATCH",
+    path: (f) => `/v1/threads/${f.thread.id}`,
+    body: () => ({ context: "hijacked", metadata: { owner: "x" } })
+  },
   { name: "DELETE thread", method: "DELETE", path: (f) => `/v1/threads/${f.thread.id}` },
   { name: "list threads of the agent", method: "GET", path: (f) => `/v1/threads?agentId=${f.agent.id}` },
-  { name: "create a thread on the agent", method: "POST", path: () => "/v1/threads", body: (f) => ({ agentId: f.agent.id }) }
+  {
+    name: "create a thread on the agent",
+    method: "POST",
+    path: () => "/v1/threads",
+    body: (f) => ({ agentId: f.agent.id })
+  }
 ]
 
 const others = otherTenants
@@ -160,24 +207,31 @@ const expectUnchanged = (fixture: Fixture, context: string) =>
       200,
       ThreadPage
     )
-    assert.deepStrictEqual(threads.data.map((t) => t.id), [fixture.thread.id], `threads of the agent changed after ${context}`)
+    assert.deepStrictEqual(
+      threads.data.map((t) => t.id),
+      [fixture.thread.id],
+      `threads of the agent changed after ${context}`
+    )
   })
 
 TestServer.suite()("workspace isolation", (it) => {
-  it.effect.each(attempts)("$label is 403 permission_denied and changes nothing", ({ attempt, other }) =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const fixture = yield* makeFixture
-      const body = attempt.body?.(fixture)
-      const reply = yield* api.request(attempt.method, attempt.path(fixture), {
-        key: other.key,
-        ...(body === undefined ? {} : { body })
+  it.effect.each(attempts)(
+    "$label is 403 permission_denied and changes nothing",
+    ({ attempt, other }) =>
+      Effect.gen(function*() {
+        const api = yield* TestServer.TestApi
+        const fixture = yield* makeFixture
+        const body = attempt.body?.(fixture)
+        const reply = yield* api.request(attempt.method, attempt.path(fixture), {
+          key: other.key,
+          ...(body === undefined ? {} : { body })
+        })
+        const error = yield* expectDenied(reply)
+        assert.notInclude(reply.text, "owned by a", "the 403 must not leak the resource")
+        assert.isString(error.message)
+        yield* expectUnchanged(fixture, `${attempt.name} with ${other.name}`)
       })
-      const error = yield* expectDenied(reply)
-      assert.notInclude(reply.text, "owned by a", "the 403 must not leak the resource")
-      assert.isString(error.message)
-      yield* expectUnchanged(fixture, `${attempt.name} with ${other.name}`)
-    }))
+  )
 
   it.effect("every id-addressed route, tried in turn by keys b and c, leaves the resources intact", () =>
     Effect.gen(function*() {
@@ -200,19 +254,39 @@ TestServer.suite()("workspace isolation", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const fixture = yield* makeFixture
-      const mine = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.a }), 200, AgentPage)
+      const mine = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.a }),
+        200,
+        AgentPage
+      )
       assert.isTrue(mine.data.some((a) => a.id === fixture.agent.id), "key a lists its own agent")
 
       const bAgent = yield* Collection.agents.create({ context: "owned by b" }, TestServer.Keys.b)
       for (const other of others) {
-        const theirs = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: other.key }), 200, AgentPage)
+        const theirs = yield* TestServer.expectOk(
+          yield* api.request("GET", "/v1/agents?limit=100", { key: other.key }),
+          200,
+          AgentPage
+        )
         assert.isFalse(theirs.data.some((a) => a.id === fixture.agent.id), `${other.name} must not list key a's agent`)
       }
-      const bList = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.b }), 200, AgentPage)
+      const bList = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.b }),
+        200,
+        AgentPage
+      )
       assert.isTrue(bList.data.some((a) => a.id === bAgent.id), "key b lists its own agent")
-      const cList = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.c }), 200, AgentPage)
+      const cList = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.c }),
+        200,
+        AgentPage
+      )
       assert.isFalse(cList.data.some((a) => a.id === bAgent.id), "key c must not list key b's agent")
-      const aList = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.a }), 200, AgentPage)
+      const aList = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100", { key: TestServer.Keys.a }),
+        200,
+        AgentPage
+      )
       assert.isFalse(aList.data.some((a) => a.id === bAgent.id), "key a must not list key b's agent")
       for (const agent of aList.data) assert.notStrictEqual(agent.context[0]?.content, "owned by b")
     }))
@@ -252,7 +326,11 @@ TestServer.suite()("workspace isolation", (it) => {
       })
       assert.strictEqual(differentBody.status, 200, differentBody.text)
       yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/agents", { key: TestServer.Keys.a, body: { context: "a's body" }, headers: { "idempotency-key": "idem-isolation-3" } }),
+        yield* api.request("POST", "/v1/agents", {
+          key: TestServer.Keys.a,
+          body: { context: "a's body" },
+          headers: { "idempotency-key": "idem-isolation-3" }
+        }),
         200,
         Agent
       )
@@ -261,7 +339,11 @@ TestServer.suite()("workspace isolation", (it) => {
         body: { context: "c's body" },
         headers: { "idempotency-key": "idem-isolation-3" }
       })
-      assert.strictEqual(crossConflict.status, 200, `key c must not see key a's idempotency record: ${crossConflict.text}`)
+      assert.strictEqual(
+        crossConflict.status,
+        200,
+        `key c must not see key a's idempotency record: ${crossConflict.text}`
+      )
     }))
 
   it.effect("a thread created by key b on its own agent is invisible to key a", () =>
@@ -280,7 +362,14 @@ TestServer.suite()("X-Request-Id", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const fixture = yield* makeFixture
-      const requests: ReadonlyArray<{ readonly method: string; readonly path: string; readonly options?: TestServer.RequestOptions; readonly status: number }> = [
+      const requests: ReadonlyArray<
+        {
+          readonly method: string
+          readonly path: string
+          readonly options?: TestServer.RequestOptions
+          readonly status: number
+        }
+      > = [
         { method: "GET", path: "/healthz", options: { key: null }, status: 200 },
         { method: "GET", path: "/healthz", options: { key: null }, status: 200 },
         { method: "GET", path: "/v1/openapi.json", options: { key: null }, status: 200 },
@@ -289,7 +378,12 @@ TestServer.suite()("X-Request-Id", (it) => {
         { method: "POST", path: "/v1/agents", options: { body: { context: "x" } }, status: 200 },
         { method: "POST", path: "/v1/agents/validate", options: { body: {} }, status: 200 },
         { method: "GET", path: `/v1/agents/${fixture.agent.id}`, status: 200 },
-        { method: "PATCH", path: `/v1/threads/${fixture.thread.id}`, options: { body: { metadata: { k: "v" } } }, status: 200 },
+        {
+          method: "PATCH",
+          path: `/v1/threads/${fixture.thread.id}`,
+          options: { body: { metadata: { k: "v" } } },
+          status: 200
+        },
         { method: "GET", path: "/v1/bands", status: 200 },
         { method: "POST", path: "/v1/threads", options: { body: { agentId: fixture.agent.id } }, status: 201 },
         { method: "GET", path: "/v1/agents", options: { key: null }, status: 401 },
@@ -299,7 +393,12 @@ TestServer.suite()("X-Request-Id", (it) => {
         { method: "GET", path: "/v1/nothing", status: 404 },
         { method: "GET", path: "/nothing/at/all", options: { key: null }, status: 404 },
         { method: "PUT", path: "/v1/agents", status: 405 },
-        { method: "POST", path: "/v1/agents", options: { rawBody: "{", headers: { "content-type": "application/json" } }, status: 400 },
+        {
+          method: "POST",
+          path: "/v1/agents",
+          options: { rawBody: "{", headers: { "content-type": "application/json" } },
+          status: 400
+        },
         { method: "GET", path: "/v1/agents?limit=0", status: 400 }
       ]
       const seen: Array<string> = []

@@ -32,8 +32,16 @@ TestServer.suite()("bands", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const a = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands"), 200, BandPage)
-      const b = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.b }), 200, BandPage)
-      const c = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.c }), 200, BandPage)
+      const b = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.b }),
+        200,
+        BandPage
+      )
+      const c = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/bands", { key: TestServer.Keys.c }),
+        200,
+        BandPage
+      )
       assert.deepStrictEqual(b, a)
       assert.deepStrictEqual(c, a)
     }))
@@ -41,7 +49,12 @@ TestServer.suite()("bands", (it) => {
   it.effect("requires an API key", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/bands", { key: null }), 401, "authentication_error", "invalid_api_key")
+      yield* TestServer.expectError(
+        yield* api.request("GET", "/v1/bands", { key: null }),
+        401,
+        "authentication_error",
+        "invalid_api_key"
+      )
       yield* TestServer.expectError(
         yield* api.request("GET", "/v1/bands", { key: "sk_test_not_a_key" }),
         401,

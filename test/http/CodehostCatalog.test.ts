@@ -19,8 +19,13 @@ const { request, expectOk } = TestServer
 const workspace = { type: "managed", network: { mode: "restricted", allowDomains: ["example.com"] } }
 
 const offered = (threadId: string) =>
-  Effect.map(send(threadId, "/show-tools"), ({ parsed }) =>
-    (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name).filter((n) => n.startsWith("codehost_")))
+  Effect.map(
+    send(threadId, "/show-tools"),
+    ({ parsed }) =>
+      (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name).filter((n) =>
+        n.startsWith("codehost_")
+      )
+  )
 
 layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting catalog", (it) => {
   it.effect("50 tools: account tools need account access and a user grant, search only when named, allowed and blocked filter", () =>
@@ -35,14 +40,28 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting c
         [...(yield* offered(plain.thread.id))].sort(),
         catalog.filter((e) => !e.account && !e.search).map((e) => e.name).sort()
       )
-      yield* expectOk(yield* request("PATCH", `/v1/codehost-connections/${id}`, { body: { access: { repositories: ["cat/a"], owners: ["cat"], account: true } } }), 200, CodehostConnection)
+      yield* expectOk(
+        yield* request("PATCH", `/v1/codehost-connections/${id}`, {
+          body: { access: { repositories: ["cat/a"], owners: ["cat"], account: true } }
+        }),
+        200,
+        CodehostConnection
+      )
       assert.strictEqual((yield* offered(plain.thread.id)).length, 49)
       const named = yield* agentWithThread({
         workspace,
-        capabilities: { codehost: { connectionId: id, allowedTools: ["codehost_get_issue", "codehost_search_repositories"] } }
+        capabilities: {
+          codehost: { connectionId: id, allowedTools: ["codehost_get_issue", "codehost_search_repositories"] }
+        }
       })
-      assert.deepStrictEqual([...(yield* offered(named.thread.id))].sort(), ["codehost_get_issue", "codehost_search_repositories"])
-      const blocked = yield* agentWithThread({ workspace, capabilities: { codehost: { connectionId: id, blockedTools: ["codehost_merge_pull_request"] } } })
+      assert.deepStrictEqual([...(yield* offered(named.thread.id))].sort(), [
+        "codehost_get_issue",
+        "codehost_search_repositories"
+      ])
+      const blocked = yield* agentWithThread({
+        workspace,
+        capabilities: { codehost: { connectionId: id, blockedTools: ["codehost_merge_pull_request"] } }
+      })
       const names = yield* offered(blocked.thread.id)
       assert.strictEqual(names.length, 48)
       assert.notInclude(names, "codehost_merge_pull_request")
@@ -56,15 +75,24 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting c
       const write = toolStep("codehost_create_issue", { repository: "gate/a", title: "From the agent" })
       const status = (codehost: Record<string, unknown>, step: string) =>
         Effect.gen(function*() {
-          const { thread } = yield* agentWithThread({ workspace, capabilities: { codehost: { connectionId: id, ...codehost } } })
+          const { thread } = yield* agentWithThread({
+            workspace,
+            capabilities: { codehost: { connectionId: id, ...codehost } }
+          })
           return (yield* getRun((yield* send(thread.id, step)).runId)).status
         })
       assert.strictEqual(yield* status({}, read), "completed")
       assert.strictEqual(yield* status({}, write), "waiting_for_approval")
       assert.strictEqual(gh.state.repo("gate", "a")?.issues.length, 0)
-      assert.strictEqual(yield* status({ approval: "always", gatedTools: ["codehost_push_branch"] }, write), "completed")
+      assert.strictEqual(
+        yield* status({ approval: "always", gatedTools: ["codehost_push_branch"] }, write),
+        "completed"
+      )
       assert.strictEqual(yield* status({ approval: "never" }, write), "completed")
-      assert.deepStrictEqual(gh.state.repo("gate", "a")?.issues.map((i) => i.title), ["From the agent", "From the agent"])
+      assert.deepStrictEqual(gh.state.repo("gate", "a")?.issues.map((i) => i.title), [
+        "From the agent",
+        "From the agent"
+      ])
     }))
 
   it.effect("a tool of each group works against GitHub, and every answer the fake gave matches GitHub's OpenAPI description", () =>
@@ -72,26 +100,48 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting c
       const gh = yield* Harness.GitHub
       const repo = gh.state.addRepo("all/app", { "README.md": "hello\nworld\n", "src/main.ts": "export const x = 1\n" })
       repo.workflows.push({ id: 77, name: "CI", path: ".github/workflows/ci.yml" })
-      repo.runs.push({ id: 501, workflow_id: 77, status: "completed", conclusion: "failure", head_branch: "main", head_sha: gh.state.sha(repo, "main") ?? "", name: "CI" })
+      repo.runs.push({
+        id: 501,
+        workflow_id: 77,
+        status: "completed",
+        conclusion: "failure",
+        head_branch: "main",
+        head_sha: gh.state.sha(repo, "main") ?? "",
+        name: "CI"
+      })
       const { id } = yield* Harness.connect({ account: "all", repositories: ["all/app"] })
-      yield* request("PATCH", `/v1/codehost-connections/${id}`, { body: { access: { repositories: ["all/app"], owners: ["all"], account: true } } })
-      const { thread } = yield* agentWithThread({ workspace, capabilities: { codehost: { connectionId: id, approval: "never", git: { branchPrefix: "agent/" } } } })
+      yield* request("PATCH", `/v1/codehost-connections/${id}`, {
+        body: { access: { repositories: ["all/app"], owners: ["all"], account: true } }
+      })
+      const { thread } = yield* agentWithThread({
+        workspace,
+        capabilities: { codehost: { connectionId: id, approval: "never", git: { branchPrefix: "agent/" } } }
+      })
       const r = { repository: "all/app" }
-      const { runId, parsed } = yield* send(thread.id, [
-        toolStep("codehost_get_repository", r),
-        toolStep("codehost_get_file_content", { ...r, path: "README.md" }),
-        toolStep("codehost_create_branch", { ...r, branch: "agent/x" }),
-        toolStep("codehost_create_or_update_file", { ...r, branch: "agent/x", path: "NEW.md", content: "new\n", message: "Add NEW" }),
-        toolStep("codehost_list_commits", { ...r, ref: "agent/x" }),
-        toolStep("codehost_create_issue", { ...r, title: "Bug", body: "Broken", labels: ["bug"] }),
-        toolStep("codehost_comment_issue", { ...r, number: 1, body: "Looking" }),
-        toolStep("codehost_create_pull_request", { ...r, title: "Add NEW", head: "agent/x", base: "main" }),
-        toolStep("codehost_list_pull_request_files", { ...r, number: 2 }),
-        toolStep("codehost_list_workflow_runs", r),
-        toolStep("codehost_rerun_workflow_run", { ...r, runId: 501 }),
-        toolStep("codehost_create_gist", { files: { "a.txt": "gist" } }),
-        "/text done"
-      ].join("\n"))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        [
+          toolStep("codehost_get_repository", r),
+          toolStep("codehost_get_file_content", { ...r, path: "README.md" }),
+          toolStep("codehost_create_branch", { ...r, branch: "agent/x" }),
+          toolStep("codehost_create_or_update_file", {
+            ...r,
+            branch: "agent/x",
+            path: "NEW.md",
+            content: "new\n",
+            message: "Add NEW"
+          }),
+          toolStep("codehost_list_commits", { ...r, ref: "agent/x" }),
+          toolStep("codehost_create_issue", { ...r, title: "Bug", body: "Broken", labels: ["bug"] }),
+          toolStep("codehost_comment_issue", { ...r, number: 1, body: "Looking" }),
+          toolStep("codehost_create_pull_request", { ...r, title: "Add NEW", head: "agent/x", base: "main" }),
+          toolStep("codehost_list_pull_request_files", { ...r, number: 2 }),
+          toolStep("codehost_list_workflow_runs", r),
+          toolStep("codehost_rerun_workflow_run", { ...r, runId: 501 }),
+          toolStep("codehost_create_gist", { files: { "a.txt": "gist" } }),
+          "/text done"
+        ].join("\n")
+      )
       assert.strictEqual((yield* getRun(runId)).status, "completed")
       const errors = parsed.chunks.filter((c) => c.type === "tool-output-error")
       assert.deepStrictEqual(errors, [])
@@ -101,7 +151,9 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting c
       assert.strictEqual(outputs[1]["content"], "hello\nworld\n")
       assert.strictEqual((outputs[4] as unknown as ReadonlyArray<{ message: string }>)[0].message, "Add NEW")
       assert.deepStrictEqual(files, [{ filename: "NEW.md", status: "added", additions: 0, deletions: 0 }])
-      assert.deepStrictEqual(repo.issues.map((i) => [i.title, i.labels, i.comments.map((c) => c.body)]), [["Bug", ["bug"], ["Looking"]]])
+      assert.deepStrictEqual(repo.issues.map((i) => [i.title, i.labels, i.comments.map((c) => c.body)]), [["Bug", [
+        "bug"
+      ], ["Looking"]]])
       assert.strictEqual(repo.runs[0].status, "queued")
       assert.deepStrictEqual([...gh.state.gists.values()].map((g) => g.files), [{ "a.txt": "gist" }])
 

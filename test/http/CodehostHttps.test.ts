@@ -9,9 +9,9 @@
  * clone's remote stays the https URL. A clone is checked out, fetched again,
  * pushed, and its pull request opened and checked out.
  */
-import { getCACertificates, setDefaultCACertificates } from "node:tls"
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { getCACertificates, setDefaultCACertificates } from "node:tls"
 import { agentWithThread, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import { gitRun } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
@@ -37,20 +37,34 @@ layer(harness, { timeout: TestServer.setupTimeout })("GitHub over https", (it) =
         capabilities: { codehost: { connectionId: id, approval: "never", git: { branchPrefix: "agent/" } } }
       })
       const r = { repository: "tls/app" }
-      const { parsed } = yield* send(thread.id, [
-        toolStep("codehost_checkout", { ...r, newBranch: "agent/tls" }),
-        toolStep("bash", { command: "cd app && echo 'over TLS' >> README.md && git commit -qam 'Say how' && git remote get-url origin && git config --get remote.origin.url" }),
-        toolStep("codehost_push_branch", r),
-        toolStep("codehost_checkout", { ...r, ref: "agent/tls" }),
-        toolStep("codehost_status", r),
-        toolStep("codehost_upsert_pull_request", { ...r, base: "main", title: "Say how" }),
-        toolStep("codehost_checkout_pull_request", { ...r, number: 1 }),
-        "/text done"
-      ].join("\n"))
+      const { parsed } = yield* send(
+        thread.id,
+        [
+          toolStep("codehost_checkout", { ...r, newBranch: "agent/tls" }),
+          toolStep("bash", {
+            command:
+              "cd app && echo 'over TLS' >> README.md && git commit -qam 'Say how' && git remote get-url origin && git config --get remote.origin.url"
+          }),
+          toolStep("codehost_push_branch", r),
+          toolStep("codehost_checkout", { ...r, ref: "agent/tls" }),
+          toolStep("codehost_status", r),
+          toolStep("codehost_upsert_pull_request", { ...r, base: "main", title: "Say how" }),
+          toolStep("codehost_checkout_pull_request", { ...r, number: 1 }),
+          "/text done"
+        ].join("\n")
+      )
       assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-error"), [])
       const pushed = gitRun(repo.dir, "rev-parse", "agent/tls")
-      const [checkout, bash, push, again, status, pull, pullCheckout] = outputsOf(parsed.chunks) as ReadonlyArray<Record<string, unknown>>
-      assert.deepStrictEqual([checkout["branch"], push["sha"], again["sha"], status["sha"], pullCheckout["sha"]], ["agent/tls", pushed, pushed, pushed, pushed])
+      const [checkout, bash, push, again, status, pull, pullCheckout] = outputsOf(parsed.chunks) as ReadonlyArray<
+        Record<string, unknown>
+      >
+      assert.deepStrictEqual([checkout["branch"], push["sha"], again["sha"], status["sha"], pullCheckout["sha"]], [
+        "agent/tls",
+        pushed,
+        pushed,
+        pushed,
+        pushed
+      ])
       // Inside the sandbox the remote is the https URL (git is pointed at the proxy only for the git tools' own commands).
       assert.strictEqual(bash["stdout"], `${gh.webUrl}/tls/app.git\n${gh.webUrl}/tls/app.git\n`)
       assert.strictEqual(gitRun(repo.dir, "show", "agent/tls:README.md"), "# app\nover TLS")

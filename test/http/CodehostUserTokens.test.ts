@@ -22,59 +22,110 @@ const workspace = { type: "managed", network: { mode: "restricted", allowDomains
 
 const approve = (runId: string) =>
   Effect.gen(function*() {
-    const pending = yield* expectOk(yield* request("GET", `/v1/interactions?runId=${runId}&status=pending`), 200, Page(Interaction))
-    for (const p of pending.data) yield* request("POST", `/v1/interactions/${p.id}/resolve`, { body: { inputResponses: [{ requestId: p.id, optionId: "approve" }] } })
+    const pending = yield* expectOk(
+      yield* request("GET", `/v1/interactions?runId=${runId}&status=pending`),
+      200,
+      Page(Interaction)
+    )
+    for (const p of pending.data) {
+      yield* request("POST", `/v1/interactions/${p.id}/resolve`, {
+        body: { inputResponses: [{ requestId: p.id, optionId: "approve" }] }
+      })
+    }
     return yield* streamOf(runId)
   })
 
 const offered = (threadId: string) =>
-  Effect.map(send(threadId, "/show-tools"), ({ parsed }) =>
-    (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name).filter((n) => n.includes("gist")))
+  Effect.map(
+    send(threadId, "/show-tools"),
+    ({ parsed }) =>
+      (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name).filter((n) =>
+        n.includes("gist")
+      )
+  )
 
 // The clock moves by 9 hours twice: scheduled recovery passes every hour, not a thousand of them.
-layer(Harness.layer({ recoveryIntervalMs: 60 * 60 * 1000 }), { timeout: TestServer.setupTimeout })("the installing person's token", (it) => {
-  it.effect("an expired token is renewed once and stored; a renewal GitHub refuses revokes the grant, saying why", () =>
-    Effect.gen(function*() {
-      const gh = yield* Harness.GitHub
-      const { id } = yield* Harness.connect({ account: "ut", repositories: ["ut/app"], login: "utperson" })
-      yield* request("PATCH", `/v1/codehost-connections/${id}`, { body: { access: { repositories: ["ut/app"], owners: ["ut"], account: true } } })
-      const { thread } = yield* agentWithThread({ workspace, capabilities: { codehost: { connectionId: id } } })
-      const [, firstRefresh] = gh.state.userTokens
-      const renewals = () => gh.received.filter((r) => r.line === "POST /login/oauth/access_token" && r.body["grant_type"] === "refresh_token")
+layer(Harness.layer({ recoveryIntervalMs: 60 * 60 * 1000 }), { timeout: TestServer.setupTimeout })(
+  "the installing person's token",
+  (it) => {
+    it.effect("an expired token is renewed once and stored; a renewal GitHub refuses revokes the grant, saying why", () =>
+      Effect.gen(function*() {
+        const gh = yield* Harness.GitHub
+        const { id } = yield* Harness.connect({ account: "ut", repositories: ["ut/app"], login: "utperson" })
+        yield* request("PATCH", `/v1/codehost-connections/${id}`, {
+          body: { access: { repositories: ["ut/app"], owners: ["ut"], account: true } }
+        })
+        const { thread } = yield* agentWithThread({ workspace, capabilities: { codehost: { connectionId: id } } })
+        const [, firstRefresh] = gh.state.userTokens
+        const renewals = () =>
+          gh.received.filter((r) =>
+            r.line === "POST /login/oauth/access_token" && r.body["grant_type"] === "refresh_token"
+          )
 
-      // The gist waits for approval for 9 hours: the person's token expires meanwhile.
-      const parked = yield* send(thread.id, toolStep("codehost_create_gist", { files: { "a.txt": "written after the wait" } }))
-      assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
-      yield* TestClock.adjust("9 hours")
-      gh.state.expireUserTokens("utperson")
-      const resumed = yield* approve(parked.runId)
-      assert.deepStrictEqual(resumed.chunks.filter((c) => c.type === "tool-output-error"), [])
-      const [gist] = [...gh.state.gists.values()]
-      assert.deepStrictEqual(outputsOf(resumed.chunks), [{ id: gist.id, html_url: `https://gist.github.example/${gist.id}` }])
-      assert.deepStrictEqual([gist.owner, gist.files], ["utperson", { "a.txt": "written after the wait" }])
-      assert.deepStrictEqual(renewals().map((r) => [r.body["refresh_token"], r.body["client_id"]]), [[firstRefresh, gh.clientId]])
-      assert.isFalse(gh.state.refreshTokens.has(firstRefresh))
+        // The gist waits for approval for 9 hours: the person's token expires meanwhile.
+        const parked = yield* send(
+          thread.id,
+          toolStep("codehost_create_gist", { files: { "a.txt": "written after the wait" } })
+        )
+        assert.strictEqual((yield* getRun(parked.runId)).status, "waiting_for_approval")
+        yield* TestClock.adjust("9 hours")
+        gh.state.expireUserTokens("utperson")
+        const resumed = yield* approve(parked.runId)
+        assert.deepStrictEqual(resumed.chunks.filter((c) => c.type === "tool-output-error"), [])
+        const [gist] = [...gh.state.gists.values()]
+        assert.deepStrictEqual(outputsOf(resumed.chunks), [{
+          id: gist.id,
+          html_url: `https://gist.github.example/${gist.id}`
+        }])
+        assert.deepStrictEqual([gist.owner, gist.files], ["utperson", { "a.txt": "written after the wait" }])
+        assert.deepStrictEqual(renewals().map((r) => [r.body["refresh_token"], r.body["client_id"]]), [[
+          firstRefresh,
+          gh.clientId
+        ]])
+        assert.isFalse(gh.state.refreshTokens.has(firstRefresh))
 
-      // Within the next 8 hours the renewed token is used as it is.
-      yield* TestClock.adjust("1 hour")
-      const listed = yield* send(thread.id, toolStep("codehost_list_gists", {}))
-      assert.deepStrictEqual(outputsOf(listed.parsed.chunks), [[{ id: gist.id, description: "", public: false, files: ["a.txt"] }]])
-      assert.strictEqual(renewals().length, 1)
-      const healthy = yield* expectOk(yield* request("GET", `/v1/codehost-connections/${id}`), 200, CodehostConnection)
-      assert.deepStrictEqual([healthy.status, healthy.statusReason, healthy.supportsAccountTools], ["ready", null, true])
+        // Within the next 8 hours the renewed token is used as it is.
+        yield* TestClock.adjust("1 hour")
+        const listed = yield* send(thread.id, toolStep("codehost_list_gists", {}))
+        assert.deepStrictEqual(outputsOf(listed.parsed.chunks), [[{
+          id: gist.id,
+          description: "",
+          public: false,
+          files: ["a.txt"]
+        }]])
+        assert.strictEqual(renewals().length, 1)
+        const healthy = yield* expectOk(
+          yield* request("GET", `/v1/codehost-connections/${id}`),
+          200,
+          CodehostConnection
+        )
+        assert.deepStrictEqual([healthy.status, healthy.statusReason, healthy.supportsAccountTools], [
+          "ready",
+          null,
+          true
+        ])
 
-      // The person revoked the app on GitHub: its refresh token no longer works.
-      yield* TestClock.adjust("9 hours")
-      gh.state.expireUserTokens("utperson")
-      gh.state.refreshTokens.clear()
-      assert.deepStrictEqual(yield* offered(thread.id), [])
-      assert.strictEqual(renewals().length, 2)
-      const revoked = yield* expectOk(yield* request("GET", `/v1/codehost-connections/${id}`), 200, CodehostConnection)
-      assert.deepStrictEqual([revoked.status, revoked.supportsAccountTools, revoked.supportsRepositoryTools], ["revoked", false, false])
-      assert.strictEqual(
-        revoked.statusReason,
-        "The installing person's authorization expired and GitHub refused to renew it (GitHub refused to renew the person's authorization: " +
-          "The refresh token passed is incorrect or expired.); authorize again with this connectionId to capture a new one."
-      )
-    }))
-})
+        // The person revoked the app on GitHub: its refresh token no longer works.
+        yield* TestClock.adjust("9 hours")
+        gh.state.expireUserTokens("utperson")
+        gh.state.refreshTokens.clear()
+        assert.deepStrictEqual(yield* offered(thread.id), [])
+        assert.strictEqual(renewals().length, 2)
+        const revoked = yield* expectOk(
+          yield* request("GET", `/v1/codehost-connections/${id}`),
+          200,
+          CodehostConnection
+        )
+        assert.deepStrictEqual([revoked.status, revoked.supportsAccountTools, revoked.supportsRepositoryTools], [
+          "revoked",
+          false,
+          false
+        ])
+        assert.strictEqual(
+          revoked.statusReason,
+          "The installing person's authorization expired and GitHub refused to renew it (GitHub refused to renew the person's authorization: " +
+            "The refresh token passed is incorrect or expired.); authorize again with this connectionId to capture a new one."
+        )
+      }))
+  }
+)

@@ -12,10 +12,20 @@ import { Effect } from "effect"
 import { contentSecurityPolicy } from "../../http/ConsoleRoute.ts"
 import * as Browser from "../support/Browser.ts"
 import * as Collection from "../support/Collection.ts"
-import { newThread, outcomeOf, runIdOf, send, signIn, storageKey, textsOf, toolCard, usageOf } from "../support/ConsolePage.ts"
+import {
+  newThread,
+  outcomeOf,
+  runIdOf,
+  send,
+  signIn,
+  storageKey,
+  textsOf,
+  toolCard,
+  usageOf
+} from "../support/ConsolePage.ts"
 import { getRun, streamOf } from "../support/Conversation.ts"
-import { gateServer } from "../support/GateMcpServer.ts"
 import { cutProxy } from "../support/CutProxy.ts"
+import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** Text a model might write that is markup if a page ever parsed it. */
@@ -25,7 +35,12 @@ const pretty = (value: unknown) => JSON.stringify(value, null, 2)
 
 /** The outputs of a replayed stream's tool calls, by call id. */
 const outputsById = (chunks: ReadonlyArray<{ readonly type: string }>) =>
-  new Map(chunks.flatMap((c) => (c.type === "tool-output-available" && "toolCallId" in c && "output" in c ? [[String(c.toolCallId), c.output] as const] : [])))
+  new Map(
+    chunks.flatMap((c) => (c.type === "tool-output-available" && "toolCallId" in c && "output" in c
+      ? [[String(c.toolCallId), c.output] as const]
+      : [])
+    )
+  )
 
 /** An agent calling the tools of a gate MCP server registered as `name`. */
 const toolAgent = (name: string) =>
@@ -40,7 +55,10 @@ TestServer.suite()("console", (it) => {
   it.effect("signs in, starts a thread and streams the answer: reasoning, text shown as text (never markup), usage, terminal state", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const agent = yield* Collection.agents.create({ context: "You are the console's test agent.", metadata: { name: "Console tester" } })
+      const agent = yield* Collection.agents.create({
+        context: "You are the console's test agent.",
+        metadata: { name: "Console tester" }
+      })
       const browser = yield* Browser.open
       const seen = yield* Browser.on(browser, async (page) => {
         await signIn(page, api.url, TestServer.Keys.a)
@@ -61,7 +79,8 @@ TestServer.suite()("console", (it) => {
           usage: await usageOf(page),
           images: await page.locator("img, b").count(),
           title: await page.title(),
-          listed: await page.getByRole("list", { name: "Runs" }).locator(`[data-run-id="${runId}"] .status`).textContent()
+          listed: await page.getByRole("list", { name: "Runs" }).locator(`[data-run-id="${runId}"] .status`)
+            .textContent()
         }
       })
       yield* browser.screenshot("streamed-answer")
@@ -100,7 +119,7 @@ TestServer.suite()("console", (it) => {
         await page.getByLabel("Context").fill("Support bot\nAnswer in one sentence.")
         await page.getByLabel("Band").selectOption("lite")
         await page.getByRole("button", { name: "Create agent" }).click()
-        const chosen = page.locator('[data-agent-id][aria-pressed="true"]')
+        const chosen = page.locator("[data-agent-id][aria-pressed=\"true\"]")
         await page.getByRole("heading", { name: "Threads of Support bot" }).waitFor()
         return { id: await chosen.getAttribute("data-agent-id"), name: await chosen.locator(".name").textContent() }
       })
@@ -150,7 +169,7 @@ TestServer.suite()("console", (it) => {
         await signIn(page, api.url, TestServer.Keys.a)
         await newThread(page, agent.id)
         await send(page, `/tool mcp__tools__echo ${JSON.stringify({ text: hostile })}\n/tool mcp__tools__wait {}`)
-        await toolCard(page, "mcp__tools__wait").and(page.locator('[data-state="running"]')).waitFor()
+        await toolCard(page, "mcp__tools__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
         return runIdOf(page)
       })
       // The run is blocked in `wait`: what the page shows now, it showed live.
@@ -171,7 +190,10 @@ TestServer.suite()("console", (it) => {
         await alert.waitFor()
         return alert.textContent()
       })
-      assert.strictEqual(held, "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it.")
+      assert.strictEqual(
+        held,
+        "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it."
+      )
       assert.deepStrictEqual((yield* getRun(runId)).queuedFollowups?.map((f) => f.text), ["hold this"])
       yield* gate.open
       const done = yield* Browser.on(browser, async (page) => ({
@@ -205,8 +227,11 @@ TestServer.suite()("console", (it) => {
       const runId = yield* Browser.on(browser, async (page) => {
         await signIn(page, proxy.url, TestServer.Keys.a)
         await newThread(page, agent.id)
-        await send(page, "/tool mcp__flaky__echo {\"text\":\"before\"}\n/tool mcp__flaky__wait {}\n/text After the cut.")
-        await toolCard(page, "mcp__flaky__wait").and(page.locator('[data-state="running"]')).waitFor()
+        await send(
+          page,
+          "/tool mcp__flaky__echo {\"text\":\"before\"}\n/tool mcp__flaky__wait {}\n/text After the cut."
+        )
+        await toolCard(page, "mcp__flaky__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
         return runIdOf(page)
       })
       yield* gate.waiting
@@ -228,7 +253,10 @@ TestServer.suite()("console", (it) => {
       assert.strictEqual(request.path, `/v1/runs/${runId}/stream`)
       // What came after the last frame it had: one the service sent before the cut.
       const lastEventId = Number(request.lastEventId)
-      assert.isTrue(Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length, String(request.lastEventId))
+      assert.isTrue(
+        Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length,
+        String(request.lastEventId)
+      )
       assert.strictEqual(seen.outcome, "Run completed.")
       assert.deepStrictEqual(seen.texts, ["After the cut."])
       assert.strictEqual(seen.cards, 2)
@@ -245,12 +273,16 @@ TestServer.suite()("console", (it) => {
         await signIn(page, api.url, TestServer.Keys.a)
         await newThread(page, agent.id)
         await send(page, "/tool mcp__stoppable__wait {}")
-        await toolCard(page, "mcp__stoppable__wait").and(page.locator('[data-state="running"]')).waitFor()
+        await toolCard(page, "mcp__stoppable__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
       })
       yield* gate.waiting
       const seen = yield* Browser.on(browser, async (page) => {
         await page.getByRole("button", { name: "Cancel run" }).click()
-        return { runId: await runIdOf(page), outcome: await outcomeOf(page), cancelButtons: await page.getByRole("button", { name: "Cancel run" }).count() }
+        return {
+          runId: await runIdOf(page),
+          outcome: await outcomeOf(page),
+          cancelButtons: await page.getByRole("button", { name: "Cancel run" }).count()
+        }
       })
       yield* browser.screenshot("run-cancelled")
       const run = yield* getRun(seen.runId)
@@ -264,7 +296,12 @@ TestServer.suite()("console", (it) => {
   it.effect("the files are served with a strict Content-Security-Policy; unknown files and other methods get the envelope", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      for (const [path, type] of [["/console", "text/html"], ["/console/", "text/html"], ["/console/main.js", "text/javascript"], ["/console/console.css", "text/css"]] as const) {
+      for (
+        const [path, type] of [["/console", "text/html"], ["/console/", "text/html"], [
+          "/console/main.js",
+          "text/javascript"
+        ], ["/console/console.css", "text/css"]] as const
+      ) {
         const reply = yield* TestServer.request("GET", path, { key: null })
         assert.strictEqual(reply.status, 200, path)
         assert.strictEqual(reply.headers.get("content-type"), `${type}; charset=utf-8`, path)
@@ -272,8 +309,20 @@ TestServer.suite()("console", (it) => {
         assert.strictEqual(reply.headers.get("x-content-type-options"), "nosniff", path)
       }
       assert.include(contentSecurityPolicy, "script-src 'self'")
-      for (const path of ["/console/nope.js", "/console/tsconfig.json", "/console/%2e%2e%2fpackage.json", "/console/..%2fhttp%2fServer.ts"]) {
-        yield* TestServer.expectError(yield* TestServer.request("GET", path, { key: null }), 404, "not_found", "route_not_found")
+      for (
+        const path of [
+          "/console/nope.js",
+          "/console/tsconfig.json",
+          "/console/%2e%2e%2fpackage.json",
+          "/console/..%2fhttp%2fServer.ts"
+        ]
+      ) {
+        yield* TestServer.expectError(
+          yield* TestServer.request("GET", path, { key: null }),
+          404,
+          "not_found",
+          "route_not_found"
+        )
       }
       const post = yield* TestServer.request("POST", "/console", { key: null })
       yield* TestServer.expectError(post, 405, "invalid_request_error", "method_not_allowed")
@@ -283,7 +332,9 @@ TestServer.suite()("console", (it) => {
       const sink = yield* Browser.on(browser, async (page) => {
         await page.goto(`${api.url}/console`)
         await page.getByLabel("API key").waitFor()
-        return page.evaluate(`(() => { try { document.body.innerHTML = "<b>x</b>"; return "allowed" } catch (e) { return e.name } })()`)
+        return page.evaluate(
+          `(() => { try { document.body.innerHTML = "<b>x</b>"; return "allowed" } catch (e) { return e.name } })()`
+        )
       })
       assert.strictEqual(sink, "TypeError")
     }).pipe(Effect.scoped))

@@ -23,7 +23,10 @@ const pendingCard = (page: Page, kind: "Approval request" | "Question") =>
   page.getByRole("region", { name: "Inbox" }).locator(`article[aria-label="${kind}"]:not([data-resolved])`)
 
 const interactionsOf = (runId: string) =>
-  Effect.flatMap(TestServer.request("GET", `/v1/interactions?runId=${runId}`), (reply) => TestServer.expectOk(reply, 200, PageOf(Interaction)))
+  Effect.flatMap(
+    TestServer.request("GET", `/v1/interactions?runId=${runId}`),
+    (reply) => TestServer.expectOk(reply, 200, PageOf(Interaction))
+  )
 
 /** The stream requests the page made that resume after a frame (Last-Event-ID), as `runId:id`. */
 const resumptions = (page: Page) => {
@@ -51,7 +54,12 @@ TestServer.suite()("console inbox", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* Collection.toolServers.create({ name: "gated", transport: "http", url: gate.url, approval: "always" })
+      const server = yield* Collection.toolServers.create({
+        name: "gated",
+        transport: "http",
+        url: gate.url,
+        approval: "always"
+      })
       const agent = yield* Collection.agents.create({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const browser = yield* Browser.open
       const resumed = resumptions(browser.page)
@@ -101,7 +109,9 @@ TestServer.suite()("console inbox", (it) => {
       assert.strictEqual(approved.cardStatus, "Approved. (resolved)")
       assert.strictEqual(approved.count, "0")
       assert.strictEqual(approved.outcome, "Run completed.")
-      assert.deepStrictEqual(approved.texts, [`Result: <untrusted_data source="mcp__gated__echo">\nneeds a yes\n</untrusted_data>`])
+      assert.deepStrictEqual(approved.texts, [
+        `Result: <untrusted_data source="mcp__gated__echo">\nneeds a yes\n</untrusted_data>`
+      ])
       assert.strictEqual(approved.toolState, "done")
       // The resumed run goes on in the parked step: one card, its input once, the waiting note gone.
       assert.strictEqual(approved.inputs, 1)
@@ -191,7 +201,9 @@ TestServer.suite()("console inbox", (it) => {
         }
       })
       yield* browser.screenshot("question-answered")
-      const resolution = { inputResponses: [{ requestId: "color", optionId: "blue" }, { requestId: "note", text: "make it bold" }] }
+      const resolution = {
+        inputResponses: [{ requestId: "color", optionId: "blue" }, { requestId: "note", text: "make it bold" }]
+      }
       const [settled] = (yield* interactionsOf(asked.runId)).data
       assert.strictEqual(settled.status, "resolved")
       assert.deepStrictEqual(settled.resolution, resolution)

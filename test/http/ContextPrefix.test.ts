@@ -31,7 +31,9 @@ const Harness = Layer.unwrap(
   })
 )
 
-const SystemOf = Schema.Struct({ messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.Unknown })) })
+const SystemOf = Schema.Struct({
+  messages: Schema.Array(Schema.Struct({ role: Schema.String, content: Schema.Unknown }))
+})
 const decodeSystemOf = Schema.decodeUnknownEffect(SystemOf)
 
 /** Runs one turn to its end and returns the system prompt the provider received for it. */

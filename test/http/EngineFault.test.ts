@@ -6,8 +6,8 @@
  * error chunk that carries no internal detail; the thread is freed. Log lines
  * are captured, not printed.
  */
-import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert } from "@effect/vitest"
 import { Effect, Layer, Logger, Redacted, References } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { Thread } from "../../domain/Thread.ts"
@@ -46,7 +46,9 @@ const injectFault = Effect.gen(function*() {
   const sql = yield* PgClient.PgClient
   yield* sql.unsafe(`CREATE FUNCTION svc_test_fault() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN RAISE EXCEPTION 'injected fault: secret internals of table run_followups'; END $$`)
-  yield* sql.unsafe(`CREATE TRIGGER svc_test_fault BEFORE UPDATE ON run_followups FOR EACH STATEMENT EXECUTE FUNCTION svc_test_fault()`)
+  yield* sql.unsafe(
+    `CREATE TRIGGER svc_test_fault BEFORE UPDATE ON run_followups FOR EACH STATEMENT EXECUTE FUNCTION svc_test_fault()`
+  )
 }).pipe(Effect.orDie)
 
 const removeFault = Effect.gen(function*() {
@@ -83,7 +85,9 @@ TestServer.suiteWith(Harness)("engine fault", (it) => {
         { type: "finish", finishReason: "error" }
       ])
       const text = JSON.stringify(parsed.chunks)
-      for (const internal of ["secret", "run_followups", "injected", "inc_", "    at "]) assert.notInclude(text, internal)
+      for (const internal of ["secret", "run_followups", "injected", "inc_", "    at "]) {
+        assert.notInclude(text, internal)
+      }
 
       // The incident is logged with its reference, the run and the cause.
       const incident = logged.find((l) => l.annotations["reference"] === reference)

@@ -79,20 +79,32 @@ TestServer.suite()("error envelope", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { band: 5 } }), "body", ["band"])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body: { band: 5 } }), "body", ["band"])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { capabilities: { web: "yes" } } }), "body", [
-        "capabilities.web"
+      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body: { band: 5 } }), "body", [
+        "band"
       ])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { metadata: { k: 1 } } }), "body", ["metadata.k"])
+      yield* expectFieldErrors(
+        yield* api.request("POST", "/v1/agents", { body: { capabilities: { web: "yes" } } }),
+        "body",
+        [
+          "capabilities.web"
+        ]
+      )
+      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { metadata: { k: 1 } } }), "body", [
+        "metadata.k"
+      ])
       const agent = yield* Collection.agents.create()
-      yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { band: 5 } }), "body", ["band"])
+      yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { band: 5 } }), "body", [
+        "band"
+      ])
       yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: { agentId: 5 } }), "body", ["agentId"])
     }))
 
   it.effect("a missing required field is named (POST /v1/threads {} names agentId)", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const errors = yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: {} }), "body", ["agentId"])
+      const errors = yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: {} }), "body", [
+        "agentId"
+      ])
       assert.strictEqual(errors.length, 1, JSON.stringify(errors))
     }))
 
@@ -100,13 +112,25 @@ TestServer.suite()("error envelope", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { nope: 1 } }), "body", ["nope"])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents", { body: { capabilities: { nope: true } } }), "body", [
-        "capabilities.nope"
+      yield* expectFieldErrors(
+        yield* api.request("POST", "/v1/agents", { body: { capabilities: { nope: true } } }),
+        "body",
+        [
+          "capabilities.nope"
+        ]
+      )
+      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body: { nope: 1 } }), "body", [
+        "nope"
       ])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/agents/validate", { body: { nope: 1 } }), "body", ["nope"])
       const agent = yield* Collection.agents.create()
-      yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { nope: 1 } }), "body", ["nope"])
-      yield* expectFieldErrors(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, nope: 1 } }), "body", ["nope"])
+      yield* expectFieldErrors(yield* api.request("PATCH", `/v1/agents/${agent.id}`, { body: { nope: 1 } }), "body", [
+        "nope"
+      ])
+      yield* expectFieldErrors(
+        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, nope: 1 } }),
+        "body",
+        ["nope"]
+      )
       // Nothing was created or changed.
       const read = yield* TestServer.expectOk(yield* api.request("GET", `/v1/agents/${agent.id}`), 200, Agent)
       assert.deepStrictEqual(read, agent)
@@ -133,8 +157,18 @@ TestServer.suite()("error envelope", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       yield* TestServer.expectError(yield* api.request("GET", "/v1/nothing"), 404, "not_found", "route_not_found")
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/nothing", { key: null }), 404, "not_found", "route_not_found")
-      yield* TestServer.expectError(yield* api.request("POST", "/v1/nothing/deeper", { body: {} }), 404, "not_found", "route_not_found")
+      yield* TestServer.expectError(
+        yield* api.request("GET", "/v1/nothing", { key: null }),
+        404,
+        "not_found",
+        "route_not_found"
+      )
+      yield* TestServer.expectError(
+        yield* api.request("POST", "/v1/nothing/deeper", { body: {} }),
+        404,
+        "not_found",
+        "route_not_found"
+      )
       yield* TestServer.expectError(yield* api.request("GET", "/v2/agents"), 404, "not_found", "route_not_found")
     }))
 
@@ -181,7 +215,11 @@ TestServer.suite()("error envelope", (it) => {
   it.effect("an unsupported content type is 415 unsupported_media_type", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
-      const before = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100"), 200, Schema.Struct({ data: Schema.Array(Agent) }))
+      const before = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100"),
+        200,
+        Schema.Struct({ data: Schema.Array(Agent) })
+      )
       const reply = yield* api.request("POST", "/v1/agents", {
         rawBody: JSON.stringify({ context: "plain" }),
         headers: { "content-type": "text/plain" }
@@ -192,7 +230,11 @@ TestServer.suite()("error envelope", (it) => {
         headers: { "content-type": "application/x-www-form-urlencoded" }
       })
       yield* TestServer.expectError(form, 415, "invalid_request_error", "unsupported_media_type")
-      const after = yield* TestServer.expectOk(yield* api.request("GET", "/v1/agents?limit=100"), 200, Schema.Struct({ data: Schema.Array(Agent) }))
+      const after = yield* TestServer.expectOk(
+        yield* api.request("GET", "/v1/agents?limit=100"),
+        200,
+        Schema.Struct({ data: Schema.Array(Agent) })
+      )
       assert.strictEqual(after.data.length, before.data.length, "no agent was created")
     }))
 
@@ -201,13 +243,22 @@ TestServer.suite()("error envelope", (it) => {
       const api = yield* TestServer.TestApi
       const rawBody = JSON.stringify({ context: "x".repeat(100_000) })
       assert.isAbove(rawBody.length, 65_536)
-      const reply = yield* api.request("POST", "/v1/agents", { rawBody, headers: { "content-type": "application/json" } })
+      const reply = yield* api.request("POST", "/v1/agents", {
+        rawBody,
+        headers: { "content-type": "application/json" }
+      })
       yield* TestServer.expectError(reply, 413, "invalid_request_error", "request_too_large")
-      const validate = yield* api.request("POST", "/v1/agents/validate", { rawBody, headers: { "content-type": "application/json" } })
+      const validate = yield* api.request("POST", "/v1/agents/validate", {
+        rawBody,
+        headers: { "content-type": "application/json" }
+      })
       yield* TestServer.expectError(validate, 413, "invalid_request_error", "request_too_large")
       // Just under the cap is read (and then judged on its merits, not its size).
       const under = JSON.stringify({ metadata: { k: "y".repeat(400) } })
-      const ok = yield* api.request("POST", "/v1/agents/validate", { rawBody: under, headers: { "content-type": "application/json" } })
+      const ok = yield* api.request("POST", "/v1/agents/validate", {
+        rawBody: under,
+        headers: { "content-type": "application/json" }
+      })
       assert.strictEqual(ok.status, 200, ok.text)
     }))
 
@@ -249,7 +300,9 @@ TestServer.suite()("error envelope", (it) => {
         yield* expectFieldErrors(reply, "query", ["limit"])
       }
       const agent = yield* Collection.agents.create()
-      yield* expectFieldErrors(yield* api.request("GET", `/v1/threads?agentId=${agent.id}&limit=101`), "query", ["limit"])
+      yield* expectFieldErrors(yield* api.request("GET", `/v1/threads?agentId=${agent.id}&limit=101`), "query", [
+        "limit"
+      ])
       yield* expectFieldErrors(yield* api.request("GET", "/v1/threads"), "query", ["agentId"])
       // In range is fine.
       for (const limit of ["1", "100"]) {
@@ -273,7 +326,9 @@ TestServer.suite()("error envelope", (it) => {
       for (const reply of replies) {
         const id = reply.headers.get("x-request-id") ?? ""
         assert.match(id, RequestIdShape, reply.text)
-        const body = yield* Schema.decodeUnknownEffect(Schema.Struct({ error: Schema.Struct({ request_id: Schema.String }) }))(reply.json).pipe(
+        const body = yield* Schema.decodeUnknownEffect(
+          Schema.Struct({ error: Schema.Struct({ request_id: Schema.String }) })
+        )(reply.json).pipe(
           Effect.orDie
         )
         assert.strictEqual(body.error.request_id, id)
@@ -296,7 +351,16 @@ TestServer.suite()("documentation routes", (it) => {
       )(reply.json).pipe(Effect.orDie)
       assert.match(doc.openapi, /^3\./)
       const paths = Object.keys(doc.paths)
-      for (const path of ["/v1/agents", "/v1/agents/validate", "/v1/agents/{id}", "/v1/threads", "/v1/threads/{id}", "/v1/bands"]) {
+      for (
+        const path of [
+          "/v1/agents",
+          "/v1/agents/validate",
+          "/v1/agents/{id}",
+          "/v1/threads",
+          "/v1/threads/{id}",
+          "/v1/bands"
+        ]
+      ) {
         assert.include(paths, path, `paths: ${paths.join(", ")}`)
       }
       assert.notInclude(paths, "/v1/threads/:id", "path parameters are rendered as {id}")
@@ -355,7 +419,9 @@ const defectApp = Effect.acquireRelease(
     const logged: Array<string> = []
     const app = Layer.mergeAll(
       HttpRouter.add("GET", "/boom", Effect.die(new Error("secret SQL: SELECT 1"))),
-      RouterMiddleware.layer(routeTable, { maxBodyBytes: 1000, extraRoutes: [["GET", "/boom"]] }).pipe(Layer.provide(IdGenerator.layer)),
+      RouterMiddleware.layer(routeTable, { maxBodyBytes: 1000, extraRoutes: [["GET", "/boom"]] }).pipe(
+        Layer.provide(IdGenerator.layer)
+      ),
       Logger.layer([Logger.make((options) => {
         logged.push(`${options.logLevel} ${String(options.message)}`)
       })])

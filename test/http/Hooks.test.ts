@@ -12,7 +12,14 @@ import { Deleted, Page } from "../../domain/Page.ts"
 import { HookTestResult, ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
 import * as Collection from "../support/Collection.ts"
 import * as HookServer from "../support/HookServer.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
@@ -110,7 +117,9 @@ const checkDelivery = (received: HookServer.Received, path: string, secret: stri
 
     const json = parseJson(received.body)
     const body = yield* Schema.decodeUnknownEffect(ReviewBody)(json).pipe(Effect.orDie)
-    const keys = Object.keys(yield* Schema.decodeUnknownEffect(Schema.Record(Schema.String, Schema.Unknown))(json).pipe(Effect.orDie))
+    const keys = Object.keys(
+      yield* Schema.decodeUnknownEffect(Schema.Record(Schema.String, Schema.Unknown))(json).pipe(Effect.orDie)
+    )
     for (const key of keys) assert.include(reviewFields, key, `unexpected field ${key}`)
     assert.notProperty(json, "workerRef", "a synthetic review is not a worker call")
     assert.match(body.id, /^tar_[0-9A-Za-z]+$/)
@@ -136,7 +145,9 @@ const expectHookFailure = (reply: TestServer.Reply, ...mentions: ReadonlyArray<s
 const TestLayer = Layer.merge(TestServer.layer(), HookServer.HookServer.layer)
 
 /** Every route that addresses a hook by id. */
-const routes = resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], ["test"]])
+const routes = resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], [
+  "test"
+]])
 
 // ---- the routes on one shared server ----------------------------------------
 
@@ -220,7 +231,8 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
 
   it.effect("POST refuses a missing secret, an unknown onHookError and missing name or url", () =>
     Effect.gen(function*() {
-      const before = (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
+      const before =
+        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
       const { secret: _secret, ...withoutSecret } = yield* hookBody()
       yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutSecret }), "secret")
       yield* expectInvalid(
@@ -231,7 +243,8 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutName }), "name")
       const { url: _url, ...withoutUrl } = yield* hookBody()
       yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutUrl }), "url")
-      const after = (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
+      const after =
+        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
       assert.strictEqual(after, before, "nothing was registered")
     }))
 
@@ -263,7 +276,11 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
     Effect.gen(function*() {
       // The globex workspace is otherwise empty of hooks.
       const key = TestServer.Keys.c
-      const created = [yield* createHook({ name: "h1" }, key), yield* createHook({ name: "h2" }, key), yield* createHook({ name: "h3" }, key)]
+      const created = [
+        yield* createHook({ name: "h1" }, key),
+        yield* createHook({ name: "h2" }, key),
+        yield* createHook({ name: "h3" }, key)
+      ]
       const first = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=2`, { key }), 200, HookPage)
       assert.strictEqual(first.object, "list")
       assert.strictEqual(first.limit, 2)
@@ -373,7 +390,10 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       assert.include(verificationError(received, "whsec_righ", sentAt), "No signatures found")
       const tampered = { ...received, body: received.body.replace("tool_execution_review", "tool_execution_reviev") }
       assert.include(verificationError(tampered, "whsec_right", sentAt), "No signatures found")
-      assert.include(verificationError(received, "whsec_right", sentAt + 301_000), "Timestamp outside the tolerance zone")
+      assert.include(
+        verificationError(received, "whsec_right", sentAt + 301_000),
+        "Timestamp outside the tolerance zone"
+      )
     }))
 
   it.effect("test: deny and pause answers are echoed with their reason", () =>
@@ -384,7 +404,12 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       yield* server.answerWith(HookServer.reply(200, { decision: "deny", reason: "r" }))
       const deny = yield* runTest(hook.id)
       const denied = yield* TestServer.expectOk(deny.reply, 200, HookTestResult)
-      assert.deepStrictEqual(deny.reply.json, { delivered: true, latencyMs: denied.latencyMs, decision: "deny", reason: "r" })
+      assert.deepStrictEqual(deny.reply.json, {
+        delivered: true,
+        latencyMs: denied.latencyMs,
+        decision: "deny",
+        reason: "r"
+      })
       yield* checkDelivery(deny.received, "/hooks/review", "whsec_decisions", deny.sentAt)
 
       yield* server.answerWith(HookServer.reply(200, { decision: "pause", reason: "needs a human" }))
@@ -490,7 +515,8 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       const missing = yield* request("POST", `${hooksPath}/${rotated.id}/rotate-secret`, { body: {} })
       yield* expectInvalid(missing, "secret")
       assert.strictEqual(
-        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook)).configVersion,
+        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook))
+          .configVersion,
         rotated.configVersion,
         "a refused rotation changes nothing"
       )
@@ -526,9 +552,10 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       const second = yield* Collection.agents.create({ approvals: { ...approvals, autoAllow: ["read_file"] } })
       const blocked = yield* request("DELETE", `${hooksPath}/${hook.id}`)
       const error = yield* TestServer.expectError(blocked, 409, "api_error", "resource_in_use")
-      const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(error.details?.["inUseByAgentIds"]).pipe(
-        Effect.orDie
-      )
+      const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(error.details?.["inUseByAgentIds"])
+        .pipe(
+          Effect.orDie
+        )
       assert.sameMembers([...ids], [first.id, second.id])
       yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook)
 
@@ -546,10 +573,13 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       assert.deepStrictEqual(done.json, { id: hook.id, object: "tool_approval_hook", deleted: true })
     }))
 
-  it.effect.each(routes)("an unknown id is 404 tool_approval_hook_not_found: $label", (route) =>
-    Effect.gen(function*() {
-      yield* expectNotFound(yield* call(route, "hook_doesnotexist0000000000"), "tool_approval_hook_not_found")
-    }))
+  it.effect.each(routes)(
+    "an unknown id is 404 tool_approval_hook_not_found: $label",
+    (route) =>
+      Effect.gen(function*() {
+        yield* expectNotFound(yield* call(route, "hook_doesnotexist0000000000"), "tool_approval_hook_not_found")
+      })
+  )
 
   it.effect.each(byOtherTenants(routes))(
     "another workspace's hook is 403 permission_denied and absent from its list: $label",
@@ -559,7 +589,11 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
         const hook = yield* createHook({ name: "private" })
         const delivered = (yield* server.received).length
         yield* expectDenied(yield* call(route, hook.id, tenant.key))
-        const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }), 200, HookPage)
+        const page = yield* TestServer.expectOk(
+          yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }),
+          200,
+          HookPage
+        )
         assert.notInclude(page.data.map((h) => h.id), hook.id)
         assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
         const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)

@@ -4,16 +4,23 @@
  * OpenAPI 3.0 / 3.1 and Swagger 2.0 documents (@readme/oas-examples), inline
  * and served over HTTP, plus hand-built documents for naming edge cases.
  */
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { assert } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { HttpConnection, HttpConnectionTestResult } from "../../domain/HttpConnection.ts"
 import { Deleted, Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
 import * as McpServers from "../support/McpServers.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as SpecServer from "../support/SpecServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -72,7 +79,8 @@ const { Keys, nowIso, request } = TestServer
 const { post, patch, get, del, create, update } = Collection.httpConnections
 
 const test = (id: string, key?: string) => Collection.httpConnections.action(id, "test", undefined, key)
-const testOk = (id: string) => Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, HttpConnectionTestResult))
+const testOk = (id: string) =>
+  Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, HttpConnectionTestResult))
 
 /** A small valid inline document. */
 const tinySpec = openapi({ "/items": { get: op("listItems") } })
@@ -187,7 +195,12 @@ TestServer.suite()("http connections", (it) => {
         assert.strictEqual((yield* create(minimal(name))).name, name)
       }
       const first = yield* create(minimal("hc-shared"))
-      const conflict = yield* TestServer.expectError(yield* post(minimal("hc-shared")), 409, "api_error", "name_conflict")
+      const conflict = yield* TestServer.expectError(
+        yield* post(minimal("hc-shared")),
+        409,
+        "api_error",
+        "name_conflict"
+      )
       assert.strictEqual(conflict.details?.["field"], "name")
       yield* TestServer.expectError(yield* post(minimal("hc-shared"), Keys.b), 409, "api_error", "name_conflict")
       const elsewhere = yield* create(minimal("hc-shared"), Keys.c)
@@ -251,10 +264,17 @@ TestServer.suite()("http connections", (it) => {
           "auth.secretId"
         )
       }
-      const missing = yield* expectInvalid(yield* post({ ...minimal("hc-bearer-nobase"), auth: bearer(own.id) }), "baseUrl")
+      const missing = yield* expectInvalid(
+        yield* post({ ...minimal("hc-bearer-nobase"), auth: bearer(own.id) }),
+        "baseUrl"
+      )
       assert.include(missing.message, "baseUrl")
 
-      const connection = yield* create({ ...minimal("hc-bearer"), baseUrl: "https://93.184.215.14/v1", auth: bearer(own.id) })
+      const connection = yield* create({
+        ...minimal("hc-bearer"),
+        baseUrl: "https://93.184.215.14/v1",
+        auth: bearer(own.id)
+      })
       assert.deepStrictEqual([connection.auth, connection.baseUrl], [bearer(own.id), "https://93.184.215.14/v1"])
       yield* expectInvalid(yield* patch(connection.id, { baseUrl: null }), "baseUrl")
       yield* expectInvalid(yield* patch(connection.id, { auth: bearer(foreign.id) }), "auth.secretId")
@@ -272,7 +292,10 @@ TestServer.suite()("http connections", (it) => {
     Effect.gen(function*() {
       yield* expectInvalid(yield* post({ ...minimal("hc-approval"), approval: "maybe" }), "approval")
       yield* expectInvalid(yield* post({ ...minimal("hc-gated-alone"), gatedTools: ["addPet"] }), "gatedTools")
-      yield* expectInvalid(yield* post({ ...minimal("hc-gated-never"), approval: "never", gatedTools: ["addPet"] }), "gatedTools")
+      yield* expectInvalid(
+        yield* post({ ...minimal("hc-gated-never"), approval: "never", gatedTools: ["addPet"] }),
+        "gatedTools"
+      )
       yield* expectInvalid(yield* post({ ...minimal("hc-cap"), resultCapBytes: 1_023 }), "resultCapBytes")
       yield* expectInvalid(yield* post({ ...minimal("hc-cap"), resultCapBytes: 10_000_001 }), "resultCapBytes")
       yield* expectInvalid(yield* post({ ...minimal("hc-timeout"), requestTimeoutMs: 600_001 }), "requestTimeoutMs")
@@ -320,7 +343,11 @@ TestServer.suite()("http connections", (it) => {
     Effect.gen(function*() {
       const mine = yield* create(minimal("hc-listed-a"))
       const theirs = yield* create(minimal("hc-listed-b"), Keys.b)
-      const page = yield* TestServer.expectOk(yield* request("GET", "/v1/http-connections?limit=100"), 200, HttpConnectionPage)
+      const page = yield* TestServer.expectOk(
+        yield* request("GET", "/v1/http-connections?limit=100"),
+        200,
+        HttpConnectionPage
+      )
       assert.isTrue(page.data.some((c) => c.id === mine.id))
       assert.isFalse(page.data.some((c) => c.id === theirs.id))
     }))
@@ -358,7 +385,9 @@ TestServer.suite()("http connections", (it) => {
 
   it.effect("test: the petstore documents (Swagger 2.0, OpenAPI 3.0 and 3.1) inline map every operation", () =>
     Effect.gen(function*() {
-      for (const [name, spec] of [["pets-v2", petstore2], ["pets-v30", petstore30], ["pets-v31", petstore31]] as const) {
+      for (
+        const [name, spec] of [["pets-v2", petstore2], ["pets-v30", petstore30], ["pets-v31", petstore31]] as const
+      ) {
         assertTested(yield* registerAndTest(name, spec), name, petstoreOperations)
       }
     }))
@@ -370,7 +399,12 @@ TestServer.suite()("http connections", (it) => {
         "/v30/petstore.json": { body: petstore30 },
         "/v31/petstore.json": { body: petstore31, contentType: "application/vnd.oai.openapi+json" }
       })
-      for (const [name, path] of [["srv-v2", "/v2/petstore.json"], ["srv-v30", "/v30/petstore.json"], ["srv-v31", "/v31/petstore.json"]] as const) {
+      for (
+        const [name, path] of [["srv-v2", "/v2/petstore.json"], ["srv-v30", "/v30/petstore.json"], [
+          "srv-v31",
+          "/v31/petstore.json"
+        ]] as const
+      ) {
         assertTested(yield* registerAndTest(name, served.origin + path), name, petstoreOperations)
       }
       assert.deepStrictEqual(served.requested(), ["/v2/petstore.json", "/v30/petstore.json", "/v31/petstore.json"])
@@ -378,7 +412,11 @@ TestServer.suite()("http connections", (it) => {
 
   it.effect("test: allowedOperations filters the mapped operations", () =>
     Effect.gen(function*() {
-      const connection = yield* create({ name: "pets-allowed", spec: petstore30, allowedOperations: ["getPetById", "addPet", "nope"] })
+      const connection = yield* create({
+        name: "pets-allowed",
+        spec: petstore30,
+        allowedOperations: ["getPetById", "addPet", "nope"]
+      })
       assertTested(yield* testOk(connection.id), "pets-allowed", ["addPet", "getPetById"])
       yield* update(connection.id, { allowedOperations: ["deleteUser"] })
       assertTested(yield* testOk(connection.id), "pets-allowed", ["deleteUser"])
@@ -403,7 +441,11 @@ TestServer.suite()("http connections", (it) => {
         ["post_global", "post_operation", "put_path", "put_combo"]
       )
       const built = openapi({ "/users": { get: op(), post: op() }, "/health-check": { get: op() } })
-      assertTested(yield* registerAndTest("fallback", built), "fallback", ["get_users", "post_users", "get_health-check"])
+      assertTested(yield* registerAndTest("fallback", built), "fallback", [
+        "get_users",
+        "post_users",
+        "get_health-check"
+      ])
     }))
 
   it.effect("test: operationIds are sanitized, collisions get a numeric suffix, names over 64 characters are not exposed", () =>
@@ -439,7 +481,10 @@ TestServer.suite()("http connections", (it) => {
     Effect.gen(function*() {
       const served = yield* SpecServer.serve({
         "/html": { body: "<html><body>docs</body></html>", contentType: "text/html" },
-        "/yaml": { body: "openapi: 3.0.3\ninfo:\n  title: t\n  version: '1'\npaths: {}\n", contentType: "application/yaml" },
+        "/yaml": {
+          body: "openapi: 3.0.3\ninfo:\n  title: t\n  version: '1'\npaths: {}\n",
+          contentType: "application/yaml"
+        },
         "/other-json": { body: JSON.stringify({ kind: "not openapi" }) },
         "/gone": { status: 500, body: JSON.stringify(JSON.parse(petstore30)) }
       })
@@ -462,7 +507,11 @@ TestServer.suite()("http connections", (it) => {
   it.effect("test: a spec URL that never answers is 502 service_unavailable once requestTimeoutMs passes", () =>
     Effect.gen(function*() {
       const silent = yield* McpServers.holding
-      const connection = yield* create({ name: "spec-silent", spec: silent.origin + "/openapi.json", requestTimeoutMs: 5_000 })
+      const connection = yield* create({
+        name: "spec-silent",
+        spec: silent.origin + "/openapi.json",
+        requestTimeoutMs: 5_000
+      })
       const fiber = yield* Effect.forkChild(test(connection.id))
       yield* Effect.raceFirst(silent.arrived, Effect.asVoid(Fiber.await(fiber)))
       yield* TestClock.adjust("5 seconds")
@@ -476,7 +525,12 @@ TestServer.suite()("http connections", (it) => {
       const noServers = openapi(paths, null)
       const relative = openapi(paths, [{ url: "/api" }])
       const swaggerNoHost = JSON.stringify({ swagger: "2.0", info, basePath: "/api", paths })
-      for (const [name, spec] of [["base-none", noServers], ["base-relative", relative], ["base-v2-nohost", swaggerNoHost]] as const) {
+      for (
+        const [name, spec] of [["base-none", noServers], ["base-relative", relative], [
+          "base-v2-nohost",
+          swaggerNoHost
+        ]] as const
+      ) {
         const connection = yield* create({ name, spec })
         const error = yield* expectInvalid(yield* test(connection.id), "baseUrl")
         assert.include(error.message, "baseUrl")

@@ -8,11 +8,11 @@
  * connections, and read-only operations running together while others run
  * one at a time.
  */
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { SpecTtlMs } from "../../src/tools/SpecCache.ts"
@@ -23,7 +23,11 @@ import * as TestServer from "../support/TestServer.ts"
 
 const token = "tok-http-tools-0123456789"
 
-const petSchema = { type: "object", properties: { name: { type: "string" }, tag: { type: "string" } }, required: ["name"] }
+const petSchema = {
+  type: "object",
+  properties: { name: { type: "string" }, tag: { type: "string" } },
+  required: ["name"]
+}
 
 /** An OpenAPI 3.0 document whose operations use each credential placement of rule 4. */
 const document = JSON.stringify({
@@ -71,15 +75,21 @@ const document = JSON.stringify({
         responses: { "200": { description: "OK" } }
       }
     },
-    "/exam": { post: { operationId: "examine", "x-svc-required-skills": ["vet"], responses: { "200": { description: "OK" } } } },
-    "/session": { get: { operationId: "whoAmI", security: [{ keyCookie: [] }], responses: { "200": { description: "OK" } } } }
+    "/exam": {
+      post: { operationId: "examine", "x-svc-required-skills": ["vet"], responses: { "200": { description: "OK" } } }
+    },
+    "/session": {
+      get: { operationId: "whoAmI", security: [{ keyCookie: [] }], responses: { "200": { description: "OK" } } }
+    }
   }
 })
 
 /** 404 for pet 404, a long list or a long text for pets 900 / 901, 201 for a POST, otherwise 200; other bodies echo what arrived. */
 const respond = (request: ApiServer.Received) => {
   if (request.path.startsWith("/pets/404")) return { status: 404, body: { error: "no such pet" } }
-  if (request.path.startsWith("/pets/900")) return { status: 200, body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) }
+  if (request.path.startsWith("/pets/900")) {
+    return { status: 200, body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) }
+  }
   if (request.path.startsWith("/pets/901")) return { status: 200, body: { story: "é".repeat(2_000) } }
   return { status: request.method === "POST" ? 201 : 200, body: { seen: `${request.method} ${request.path}` } }
 }
@@ -87,7 +97,9 @@ const respond = (request: ApiServer.Received) => {
 const connect = (body: Record<string, unknown>, capabilities: Record<string, unknown> = {}) =>
   Effect.gen(function*() {
     const connection = yield* Collection.httpConnections.create(body)
-    const { thread } = yield* agentWithThread({ capabilities: { http: { connectionIds: [connection.id] }, ...capabilities } })
+    const { thread } = yield* agentWithThread({
+      capabilities: { http: { connectionIds: [connection.id] }, ...capabilities }
+    })
     return { connection, thread }
   })
 
@@ -122,9 +134,12 @@ const calls = (...list: ReadonlyArray<readonly [string, unknown]>) =>
   `/tools ${JSON.stringify(list.map(([name, input]) => ({ name, input })))}`
 
 type Chunk = { readonly type: string } & Record<string, unknown>
-const outputsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
-const errorsOf = (chunks: ReadonlyArray<Chunk>) => chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
-const dataOf = (chunks: ReadonlyArray<Chunk>, type: string) => chunks.filter((c) => c.type === type).map((c) => c["data"])
+const outputsOf = (chunks: ReadonlyArray<Chunk>) =>
+  chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
+const errorsOf = (chunks: ReadonlyArray<Chunk>) =>
+  chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
+const dataOf = (chunks: ReadonlyArray<Chunk>, type: string) =>
+  chunks.filter((c) => c.type === type).map((c) => c["data"])
 const unavailableOf = (chunks: ReadonlyArray<Chunk>) => dataOf(chunks, "data-svc-http-connection-unavailable")
 
 TestServer.suite()("http connections as tools", (it) => {
@@ -176,14 +191,23 @@ TestServer.suite()("http connections as tools", (it) => {
       assert.strictEqual(who.headers["cookie"], `sid=${token}`)
       assert.strictEqual(del.method, "DELETE")
       assert.strictEqual(del.headers["authorization"], `Basic ${token}`)
-      assert.deepStrictEqual(outputsOf(parsed.chunks).map((o) => (o as { status: number }).status), [201, 200, 200, 200])
+      assert.deepStrictEqual(outputsOf(parsed.chunks).map((o) => (o as { status: number }).status), [
+        201,
+        200,
+        200,
+        200
+      ])
     }).pipe(Effect.scoped))
 
   it.effect("a non-2xx answer is returned to the model as a result, and the run completes", () =>
     Effect.gen(function*() {
       const { thread } = yield* setup("missing")
       const { runId, parsed } = yield* send(thread.id, call("api__missing__getPetById", { petId: 404 }))
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ status: 404, statusText: "Not Found", body: { error: "no such pet" } }])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+        status: 404,
+        statusText: "Not Found",
+        body: { error: "no such pet" }
+      }])
       assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-error"))
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
@@ -243,7 +267,9 @@ TestServer.suite()("http connections as tools", (it) => {
       server.setSpec("{ not json")
       yield* Collection.httpConnections.update(connection.id, { allowedOperations: ["getPetById"] })
       const invalid = yield* send(thread.id, "hello")
-      const codes = [unreachable, invalid].map((r) => unavailableOf(r.parsed.chunks).map((d) => (d as { errorCode: string }).errorCode))
+      const codes = [unreachable, invalid].map((r) =>
+        unavailableOf(r.parsed.chunks).map((d) => (d as { errorCode: string }).errorCode)
+      )
       assert.deepStrictEqual(codes, [["spec_unreachable"], ["spec_invalid"]])
       assert.strictEqual((yield* getRun(invalid.runId)).status, "completed")
       assert.deepStrictEqual(
@@ -256,7 +282,12 @@ TestServer.suite()("http connections as tools", (it) => {
       const authless = yield* connect({ name: "nowhere", spec: `${noServers.origin}/openapi.json` })
       const { parsed } = yield* send(authless.thread.id, "hello")
       assert.deepStrictEqual(unavailableOf(parsed.chunks), [
-        { connectionId: authless.connection.id, name: "nowhere", errorCode: "base_url_missing", message: "No usable base URL." }
+        {
+          connectionId: authless.connection.id,
+          name: "nowhere",
+          errorCode: "base_url_missing",
+          message: "No usable base URL."
+        }
       ])
     }).pipe(Effect.scoped))
 
@@ -274,8 +305,15 @@ TestServer.suite()("http connections as tools", (it) => {
         await bothOpen
         return respond(request)
       })
-      const { thread } = yield* connect({ name: "lanes", spec: `${server.origin}/openapi.json`, baseUrl: server.origin })
-      const reads = yield* send(thread.id, calls(["api__lanes__getPetById", { petId: 1 }], ["api__lanes__getPetById", { petId: 2 }]))
+      const { thread } = yield* connect({
+        name: "lanes",
+        spec: `${server.origin}/openapi.json`,
+        baseUrl: server.origin
+      })
+      const reads = yield* send(
+        thread.id,
+        calls(["api__lanes__getPetById", { petId: 1 }], ["api__lanes__getPetById", { petId: 2 }])
+      )
       assert.strictEqual(server.maxInFlight(), 2)
       assert.deepStrictEqual(outputsOf(reads.parsed.chunks).map((o) => (o as { status: number }).status), [200, 200])
 
@@ -309,13 +347,15 @@ TestServer.suite()("http connections as tools", (it) => {
       const plain = yield* send(thread.id, call("api__trusty__getPetById", { petId: 5 }))
       const forced = yield* send(thread.id, call("api__trusty__listPets", {}))
       const answer = (r: typeof plain) => textOf(r.parsed.message)
-      assert.strictEqual(answer(plain), `Result: ${JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets/5" } })}`)
+      assert.strictEqual(
+        answer(plain),
+        `Result: ${JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets/5" } })}`
+      )
       assert.strictEqual(
         answer(forced),
         `Result: <untrusted_data source="api__trusty__listPets">\n${
           // The upstream echoed the apiKey it was sent: masked (README, Secret hygiene).
-          JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets?key=***" } })
-        }\n</untrusted_data>`
+          JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets?key=***" } })}\n</untrusted_data>`
       )
     }).pipe(Effect.scoped))
 
@@ -328,11 +368,27 @@ TestServer.suite()("http connections as tools", (it) => {
       )
       const overflows = dataOf(parsed.chunks, "data-svc-tool-result-overflow")
       const [listCall, textCall] = callIdsOf(parsed.chunks)
-      const fullList = JSON.stringify({ status: 200, statusText: "OK", body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` })) })
+      const fullList = JSON.stringify({
+        status: 200,
+        statusText: "OK",
+        body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` }))
+      })
       const fullText = JSON.stringify({ status: 200, statusText: "OK", body: { story: "é".repeat(2_000) } })
       assert.sameDeepMembers(overflows, [
-        { toolCallId: listCall, toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullList), capBytes: 1_024, recovery: "none" },
-        { toolCallId: textCall, toolName: "api__capped__getPetById", bytes: Buffer.byteLength(fullText), capBytes: 1_024, recovery: "none" }
+        {
+          toolCallId: listCall,
+          toolName: "api__capped__getPetById",
+          bytes: Buffer.byteLength(fullList),
+          capBytes: 1_024,
+          recovery: "none"
+        },
+        {
+          toolCallId: textCall,
+          toolName: "api__capped__getPetById",
+          bytes: Buffer.byteLength(fullText),
+          capBytes: 1_024,
+          recovery: "none"
+        }
       ])
       const byCall = new Map(
         parsed.chunks.flatMap((c) => (c.type === "tool-output-available" ? [[c.toolCallId, c.output] as const] : []))
@@ -340,7 +396,10 @@ TestServer.suite()("http connections as tools", (it) => {
       const digest = byCall.get(listCall) as { total: number; shown: number; items: ReadonlyArray<unknown> }
       assert.strictEqual(digest.total, 200)
       assert.isAbove(digest.shown, 0)
-      assert.deepStrictEqual(digest.items, Array.from({ length: digest.shown }, (_, i) => ({ id: i, name: `pet ${i}` })))
+      assert.deepStrictEqual(
+        digest.items,
+        Array.from({ length: digest.shown }, (_, i) => ({ id: i, name: `pet ${i}` }))
+      )
       assert.isAtMost(Buffer.byteLength(JSON.stringify(digest)), 1_024)
       const head = byCall.get(textCall) as { truncated: true; head: string }
       assert.strictEqual(head.truncated, true)
@@ -359,13 +418,23 @@ TestServer.suite()("http connections as tools", (it) => {
       ])
       assert.deepStrictEqual(server.received(), [])
 
-      const same = yield* send(thread.id, calls(["load_skill", { name: "petcare" }], ["api__skilled__getPetById", { petId: 2 }]))
+      const same = yield* send(
+        thread.id,
+        calls(["load_skill", { name: "petcare" }], ["api__skilled__getPetById", { petId: 2 }])
+      )
       assert.deepStrictEqual(errorsOf(same.parsed.chunks), [])
       assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/2"])
 
       // Loaded in an earlier step of the run: later steps may use the tool.
-      const steps = yield* send(thread.id, [call("load_skill", { name: "petcare" }), call("api__skilled__getPetById", { petId: 3 })].join("\n"))
-      assert.deepStrictEqual(outputsOf(steps.parsed.chunks).at(-1), { status: 200, statusText: "OK", body: { seen: "GET /pets/3" } })
+      const steps = yield* send(
+        thread.id,
+        [call("load_skill", { name: "petcare" }), call("api__skilled__getPetById", { petId: 3 })].join("\n")
+      )
+      assert.deepStrictEqual(outputsOf(steps.parsed.chunks).at(-1), {
+        status: 200,
+        statusText: "OK",
+        body: { seen: "GET /pets/3" }
+      })
 
       // A new run starts without the skill: earlier turns reach the model as text only, without the skill's body.
       const next = yield* send(thread.id, call("api__skilled__getPetById", { petId: 5 }))
@@ -381,7 +450,13 @@ TestServer.suite()("http connections as tools", (it) => {
 
   it.effect("defer: deferred tools are offered without a schema until load_tools loads it in the run; x-svc-defer and defer: false always send it", () =>
     Effect.gen(function*() {
-      const answer = (r: { readonly parsed: { readonly message?: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined } }) =>
+      const answer = (
+        r: {
+          readonly parsed: {
+            readonly message?: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined
+          }
+        }
+      ) =>
         JSON.parse(textOf(r.parsed.message)) as ReadonlyArray<
           { readonly name: string; readonly inputSchema: Record<string, unknown> }
         >
@@ -390,21 +465,36 @@ TestServer.suite()("http connections as tools", (it) => {
       const deferredSchema = { type: "object", additionalProperties: true }
       const getPetSchema = {
         type: "object",
-        properties: { petId: { type: "integer" }, verbose: { type: "boolean" }, "X-Trace": { type: "string" }, lang: { type: "string" } },
+        properties: {
+          petId: { type: "integer" },
+          verbose: { type: "boolean" },
+          "X-Trace": { type: "string" },
+          lang: { type: "string" }
+        },
         required: ["petId"]
       }
       const addPetSchema = { type: "object", properties: { body: petSchema }, required: ["body"] }
       const loadTools = {
         name: "load_tools",
-        inputSchema: { type: "object", properties: { names: { type: "array", items: { type: "string" } } }, required: ["names"] }
+        inputSchema: {
+          type: "object",
+          properties: { names: { type: "array", items: { type: "string" } } },
+          required: ["names"]
+        }
       }
       assert.deepStrictEqual(answer(yield* send(thread.id, "/show-tools")), [
         { name: "api__lazy__getPetById", inputSchema: deferredSchema },
         { name: "api__lazy__addPet", inputSchema: addPetSchema },
         loadTools
       ])
-      const loaded = yield* send(thread.id, `${call("load_tools", { names: ["api__lazy__getPetById", "nope"] })}\n/show-tools`)
-      assert.deepStrictEqual(outputsOf(loaded.parsed.chunks), [{ loaded: ["api__lazy__getPetById"], unknown: ["nope"] }])
+      const loaded = yield* send(
+        thread.id,
+        `${call("load_tools", { names: ["api__lazy__getPetById", "nope"] })}\n/show-tools`
+      )
+      assert.deepStrictEqual(outputsOf(loaded.parsed.chunks), [{
+        loaded: ["api__lazy__getPetById"],
+        unknown: ["nope"]
+      }])
       assert.deepStrictEqual(answer(loaded), [
         { name: "api__lazy__getPetById", inputSchema: getPetSchema },
         { name: "api__lazy__addPet", inputSchema: addPetSchema },
@@ -462,7 +552,11 @@ TestServer.suite()("http connections as tools", (it) => {
       const [followed] = elsewhere.received()
       assert.strictEqual(followed.path, "/pets/78")
       assert.isUndefined(followed.headers["authorization"])
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ status: 200, statusText: "OK", body: { seen: "GET /pets/78" } }])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+        status: 200,
+        statusText: "OK",
+        body: { seen: "GET /pets/78" }
+      }])
     }).pipe(Effect.scoped))
 
   it.effect("a document path that would move the request to another origin is refused: the bearer credential never leaves its origin", () =>
@@ -484,7 +578,10 @@ TestServer.suite()("http connections as tools", (it) => {
 
   it.effect("form bodies: formData parameters are sent url-encoded, or as multipart when the operation consumes it", () =>
     Effect.gen(function*() {
-      const petstore = readFileSync(fileURLToPath(new URL("../../node_modules/@readme/oas-examples/2.0/json/petstore.json", import.meta.url)), "utf8")
+      const petstore = readFileSync(
+        fileURLToPath(new URL("../../node_modules/@readme/oas-examples/2.0/json/petstore.json", import.meta.url)),
+        "utf8"
+      )
       const server = yield* ApiServer.serve(petstore, respond)
       const { thread } = yield* connect({
         name: "forms",
@@ -492,10 +589,13 @@ TestServer.suite()("http connections as tools", (it) => {
         baseUrl: server.origin,
         allowedOperations: ["updatePetWithForm", "uploadFile"]
       })
-      const sent = yield* send(thread.id, [
-        call("api__forms__updatePetWithForm", { petId: 5, body: { name: "Rex", status: "sold" } }),
-        call("api__forms__uploadFile", { petId: 5, body: { additionalMetadata: "checked" } })
-      ].join("\n"))
+      const sent = yield* send(
+        thread.id,
+        [
+          call("api__forms__updatePetWithForm", { petId: 5, body: { name: "Rex", status: "sold" } }),
+          call("api__forms__uploadFile", { petId: 5, body: { additionalMetadata: "checked" } })
+        ].join("\n")
+      )
       assert.deepStrictEqual(errorsOf(sent.parsed.chunks), [])
       const [form, multipart] = server.received()
       assert.strictEqual(form.path, "/pet/5")

@@ -167,7 +167,10 @@ TestServer.suite()("idempotency over HTTP", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const agent = yield* TestServer.expectOk(
-        yield* api.request("POST", "/v1/agents", { body: { metadata: { marker: "per-route" } }, headers: idem("shared-route") }),
+        yield* api.request("POST", "/v1/agents", {
+          body: { metadata: { marker: "per-route" } },
+          headers: idem("shared-route")
+        }),
         200,
         Agent
       )
@@ -423,7 +426,10 @@ const request = (key: string, body: unknown, principal: Principal = prod): Idemp
 const awaitStarted = <A, E>(started: Deferred.Deferred<void>, fiber: Fiber.Fiber<A, E>) =>
   Effect.raceFirst(
     Deferred.await(started),
-    Effect.flatMap(Fiber.await(fiber), (exit) => Effect.die(new Error(`the first request ended early: ${String(exit)}`)))
+    Effect.flatMap(
+      Fiber.await(fiber),
+      (exit) => Effect.die(new Error(`the first request ended early: ${String(exit)}`))
+    )
   )
 
 layer(IdempotencyLive, { timeout: 60_000 })("idempotency service", (it) => {
@@ -461,7 +467,9 @@ layer(IdempotencyLive, { timeout: 60_000 })("idempotency service", (it) => {
 
       // Another workspace (same organization, or same name in another organization) is not blocked by it.
       assert.deepStrictEqual(yield* idempotency.run(request("K", { a: 1 }, staging), replayable, counted), { n: 2 })
-      assert.deepStrictEqual(yield* idempotency.run(request("K", { a: 1 }, otherOrgProd), replayable, counted), { n: 2 })
+      assert.deepStrictEqual(yield* idempotency.run(request("K", { a: 1 }, otherOrgProd), replayable, counted), {
+        n: 2
+      })
       assert.strictEqual(yield* Ref.get(runs), 3)
 
       yield* Deferred.succeed(gate, undefined)
@@ -486,10 +494,16 @@ layer(IdempotencyLive, { timeout: 60_000 })("idempotency service", (it) => {
   it.effect("a failed request releases its key", () =>
     Effect.gen(function*() {
       const idempotency = yield* Idempotency
-      const failure = yield* Effect.flip(idempotency.run(request("fails", { a: 1 }), replayable, Effect.fail("boom" as const)))
+      const failure = yield* Effect.flip(
+        idempotency.run(request("fails", { a: 1 }), replayable, Effect.fail("boom" as const))
+      )
       assert.strictEqual(failure, "boom")
-      assert.deepStrictEqual(yield* idempotency.run(request("fails", { a: 1 }), replayable, Effect.succeed({ n: 3 })), { n: 3 })
-      assert.deepStrictEqual(yield* idempotency.run(request("fails", { a: 1 }), replayable, Effect.succeed({ n: 4 })), { n: 3 })
+      assert.deepStrictEqual(yield* idempotency.run(request("fails", { a: 1 }), replayable, Effect.succeed({ n: 3 })), {
+        n: 3
+      })
+      assert.deepStrictEqual(yield* idempotency.run(request("fails", { a: 1 }), replayable, Effect.succeed({ n: 4 })), {
+        n: 3
+      })
     }))
 
   it.effect("an interrupted request releases its key", () =>
@@ -497,7 +511,11 @@ layer(IdempotencyLive, { timeout: 60_000 })("idempotency service", (it) => {
       const idempotency = yield* Idempotency
       const started = yield* Deferred.make<void>()
       const fiber = yield* Effect.forkChild(
-        idempotency.run(request("interrupted", { a: 1 }), replayable, Effect.andThen(Deferred.succeed(started, undefined), Effect.never))
+        idempotency.run(
+          request("interrupted", { a: 1 }),
+          replayable,
+          Effect.andThen(Deferred.succeed(started, undefined), Effect.never)
+        )
       )
       yield* awaitStarted(started, fiber)
       yield* Fiber.interrupt(fiber)
@@ -510,16 +528,26 @@ layer(IdempotencyLive, { timeout: 60_000 })("idempotency service", (it) => {
   it.effect("a record is kept 24 hours, then the key runs afresh", () =>
     Effect.gen(function*() {
       const idempotency = yield* Idempotency
-      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 1 }), replayable, Effect.succeed({ n: 1 })), { n: 1 })
+      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 1 }), replayable, Effect.succeed({ n: 1 })), {
+        n: 1
+      })
       yield* TestClock.adjust("24 hours")
       // Exactly 24 hours later: still retained.
-      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 1 }), replayable, Effect.succeed({ n: 2 })), { n: 1 })
-      const conflict = yield* Effect.flip(idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 2 })))
+      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 1 }), replayable, Effect.succeed({ n: 2 })), {
+        n: 1
+      })
+      const conflict = yield* Effect.flip(
+        idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 2 }))
+      )
       assert.strictEqual(conflict.code, "idempotency_key_conflict")
       yield* TestClock.adjust("1 millis")
       // Expired: a different body is accepted and runs.
-      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 3 })), { n: 3 })
-      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 4 })), { n: 3 })
+      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 3 })), {
+        n: 3
+      })
+      assert.deepStrictEqual(yield* idempotency.run(request("aging", { a: 2 }), replayable, Effect.succeed({ n: 4 })), {
+        n: 3
+      })
     }))
 
   it.effect("a request without a key is never remembered", () =>

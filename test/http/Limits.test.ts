@@ -94,11 +94,15 @@ TestServer.suite({ limits: { ...noLimits, maxActiveRunsPerWorkspace: 2 } })("act
       const server = yield* Collection.toolServers.create({ name: "gate", transport: "http", url: gate.url })
       const agent = yield* Collection.agents.create({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const threads = yield* Effect.forEach([1, 2, 3, 4, 5], () => Collection.threads.create({ agentId: agent.id }))
-      const replies = yield* Effect.forEach(threads, (thread) =>
-        api.request("POST", `/v1/threads/${thread.id}/messages`, {
-          body: { input: "/tool mcp__gate__wait {}\n/text done" },
-          headers: json
-        }), { concurrency: "unbounded" })
+      const replies = yield* Effect.forEach(
+        threads,
+        (thread) =>
+          api.request("POST", `/v1/threads/${thread.id}/messages`, {
+            body: { input: "/tool mcp__gate__wait {}\n/text done" },
+            headers: json
+          }),
+        { concurrency: "unbounded" }
+      )
       const started = replies.filter((r) => r.status === 200)
       const refused = replies.filter((r) => r.status !== 200)
       assert.strictEqual(started.length, 2)
@@ -122,7 +126,10 @@ TestServer.suite({ limits: { ...noLimits, maxActiveRunsPerWorkspace: 2 } })("act
       assert.strictEqual(elsewhere.status, 200)
 
       // A message to a thread whose run is active is held as before (busy wins over the cap).
-      const busy = yield* api.request("POST", `/v1/threads/${receipts[0].threadId}/messages`, { body: { input: "later" }, headers: json })
+      const busy = yield* api.request("POST", `/v1/threads/${receipts[0].threadId}/messages`, {
+        body: { input: "later" },
+        headers: json
+      })
       const held = yield* TestServer.expectError(busy, 409, "api_error", "thread_busy")
       assert.strictEqual(held.details?.["queued"], true)
       yield* api.request("DELETE", `/v1/runs/${receipts[0].runId}/followups/${String(held.details?.["followup_id"])}`)
@@ -136,7 +143,9 @@ TestServer.suite({ limits: { ...noLimits, maxActiveRunsPerWorkspace: 2 } })("act
 
   it.effect("parked runs hold no slot: with two runs waiting for input, a third starts", () =>
     Effect.gen(function*() {
-      const question = `/tool ask_question ${JSON.stringify({ title: "Pick", questions: [{ id: "q", prompt: "Which?" }] })}`
+      const question = `/tool ask_question ${
+        JSON.stringify({ title: "Pick", questions: [{ id: "q", prompt: "Which?" }] })
+      }`
       const agent = yield* Collection.agents.create({ capabilities: { userInteraction: true } })
       const threads = yield* Effect.forEach([1, 2, 3], () => Collection.threads.create({ agentId: agent.id }))
       for (const thread of threads.slice(0, 2)) {

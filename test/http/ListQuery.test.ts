@@ -11,8 +11,8 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Page } from "../../domain/Page.ts"
 import { Run } from "../../domain/Run.ts"
-import { expectInvalid } from "../support/Refusals.ts"
 import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
+import { expectInvalid } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const zeros = "0000000000000000000000"
@@ -76,11 +76,19 @@ const filters: ReadonlyArray<QueryCase> = [
     "2026-01-01 10:00:00Z",
     "1767261600000",
     ""
-  ].map((value) => ({ label: `createdSince=${value}`, path: `/v1/runs?createdSince=${encodeURIComponent(value)}`, field: "createdSince" })),
+  ].map((value) => ({
+    label: `createdSince=${value}`,
+    path: `/v1/runs?createdSince=${encodeURIComponent(value)}`,
+    field: "createdSince"
+  })),
   { label: "runs status=nope", path: "/v1/runs?status=nope", field: "status" },
   { label: "runs agentId with a thread prefix", path: `/v1/runs?agentId=thread_${zeros}`, field: "agentId" },
   { label: "runs threadId not an id", path: "/v1/runs?threadId=nope", field: "threadId" },
-  { label: "runs threadId twice", path: `/v1/runs?threadId=thread_${zeros}&threadId=thread_${zeros}`, field: "threadId" },
+  {
+    label: "runs threadId twice",
+    path: `/v1/runs?threadId=thread_${zeros}&threadId=thread_${zeros}`,
+    field: "threadId"
+  },
   { label: "interactions status=nope", path: "/v1/interactions?status=nope", field: "status" },
   { label: "interactions kind=nope", path: "/v1/interactions?kind=nope", field: "kind" },
   { label: "interactions runId not a run id", path: `/v1/interactions?runId=agent_${zeros}`, field: "runId" },
@@ -88,8 +96,16 @@ const filters: ReadonlyArray<QueryCase> = [
   { label: "threads without agentId", path: "/v1/threads", field: "agentId" },
   { label: "threads agentId not an id", path: "/v1/threads?agentId=x%2Fy", field: "agentId" },
   { label: "secrets metadata[] (empty key)", path: "/v1/secrets?metadata[]=x", field: "metadata[]" },
-  { label: "secrets metadata key too long", path: `/v1/secrets?metadata[${"k".repeat(41)}]=x`, field: `metadata[${"k".repeat(41)}]` },
-  { label: "secrets metadata value too long", path: `/v1/secrets?metadata[team]=${"v".repeat(501)}`, field: "metadata[team]" },
+  {
+    label: "secrets metadata key too long",
+    path: `/v1/secrets?metadata[${"k".repeat(41)}]=x`,
+    field: `metadata[${"k".repeat(41)}]`
+  },
+  {
+    label: "secrets metadata value too long",
+    path: `/v1/secrets?metadata[team]=${"v".repeat(501)}`,
+    field: "metadata[team]"
+  },
   { label: "secrets metadata without a key", path: "/v1/secrets?metadata=x", field: "metadata" },
   { label: "secrets name twice", path: "/v1/secrets?name=a&name=b", field: "name" },
   { label: "bands take no parameters", path: "/v1/bands?limit=1", field: "limit" }
@@ -114,12 +130,15 @@ TestServer.suite()("list query parameters", (it) => {
       yield* expectQueryError(yield* TestServer.request("GET", path), field)
     }))
 
-  it.effect.each(listRoutes)("the parameters a route has are accepted: $path", ({ path, base }) =>
-    Effect.gen(function*() {
-      const reply = yield* TestServer.request("GET", `${path}?${base}limit=100`)
-      // Threads of an agent that does not exist: the one list that names a parent (404, as ever).
-      assert.strictEqual(reply.status, path === "/v1/threads" ? 404 : 200, reply.text)
-    }))
+  it.effect.each(listRoutes)(
+    "the parameters a route has are accepted: $path",
+    ({ path, base }) =>
+      Effect.gen(function*() {
+        const reply = yield* TestServer.request("GET", `${path}?${base}limit=100`)
+        // Threads of an agent that does not exist: the one list that names a parent (404, as ever).
+        assert.strictEqual(reply.status, path === "/v1/threads" ? 404 : 200, reply.text)
+      })
+  )
 
   it.effect("createdSince: a date-time with any zone, or a date (midnight UTC), compared as instants", () =>
     Effect.gen(function*() {
@@ -129,7 +148,8 @@ TestServer.suite()("list query parameters", (it) => {
       yield* streamOf(run.runId)
       const createdAt = Date.parse((yield* getRun(run.runId)).createdAt)
       /** `millis` written in the zone one hour east of UTC, without fractions when there are none. */
-      const plusOneHour = (millis: number) => new Date(millis + 3_600_000).toISOString().replace(".000Z", "").replace("Z", "") + "+01:00"
+      const plusOneHour = (millis: number) =>
+        new Date(millis + 3_600_000).toISOString().replace(".000Z", "").replace("Z", "") + "+01:00"
       const day = new Date(createdAt).toISOString().slice(0, 10)
       const list = (createdSince: string) =>
         Effect.flatMap(
@@ -139,13 +159,24 @@ TestServer.suite()("list query parameters", (it) => {
       assert.deepStrictEqual(yield* list(day), [run.runId], "a date is that day's midnight UTC")
       assert.deepStrictEqual(yield* list(plusOneHour(createdAt)), [run.runId], "the same instant in another zone")
       assert.deepStrictEqual(yield* list(plusOneHour(createdAt + 1)), [], "one millisecond later")
-      assert.deepStrictEqual(yield* list(new Date(createdAt).toISOString().replace("Z", "999Z")), [run.runId], "fractions cut to ms")
+      assert.deepStrictEqual(
+        yield* list(new Date(createdAt).toISOString().replace("Z", "999Z")),
+        [run.runId],
+        "fractions cut to ms"
+      )
       assert.deepStrictEqual(yield* list(new Date(createdAt + 86_400_000).toISOString().slice(0, 10)), [])
     }))
 
   it.effect("a well-formed filter id that matches nothing is an empty page", () =>
     Effect.gen(function*() {
-      for (const path of [`/v1/runs?agentId=agent_${zeros}`, `/v1/runs?threadId=thread_${zeros}`, `/v1/interactions?runId=run_${zeros}`, `/v1/interactions?rootRunId=run_${zeros}`]) {
+      for (
+        const path of [
+          `/v1/runs?agentId=agent_${zeros}`,
+          `/v1/runs?threadId=thread_${zeros}`,
+          `/v1/interactions?runId=run_${zeros}`,
+          `/v1/interactions?rootRunId=run_${zeros}`
+        ]
+      ) {
         const page = yield* TestServer.expectOk(yield* TestServer.request("GET", path), 200, Page(Run))
         assert.deepStrictEqual(page.data, [], path)
       }

@@ -5,17 +5,22 @@
  * a running request finish and closes its connection, and closes connections
  * still open after the grace period.
  */
-import { Agent, request } from "node:http"
 import { assert, describe, it } from "@effect/vitest"
-import type { ServerResponse } from "node:http"
 import { Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Agent, request } from "node:http"
+import type { ServerResponse } from "node:http"
 import { Draining } from "../../http/Draining.ts"
 import * as Listener from "../../http/Listener.ts"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import { parseJson } from "../support/TestServer.ts"
 
 type Reply =
-  | { readonly _tag: "reply"; readonly status: number; readonly headers: Record<string, string | string[] | undefined>; readonly body: string }
+  | {
+    readonly _tag: "reply"
+    readonly status: number
+    readonly headers: Record<string, string | string[] | undefined>
+    readonly body: string
+  }
   | { readonly _tag: "error"; readonly code: string | undefined }
 
 const get = (port: number, path = "/healthz", agent: Agent | false = false) =>
@@ -23,8 +28,10 @@ const get = (port: number, path = "/healthz", agent: Agent | false = false) =>
     const req = request({ host: "127.0.0.1", port, path, agent }, (res) => {
       let body = ""
       res.on("data", (d: Buffer) => (body += d.toString()))
-      res.on("end", () => resume(Effect.succeed({ _tag: "reply", status: res.statusCode ?? 0, headers: res.headers, body })))
-      res.on("error", (error: NodeJS.ErrnoException) => resume(Effect.succeed({ _tag: "error", code: error.code })))
+      res.on("end", () =>
+        resume(Effect.succeed({ _tag: "reply", status: res.statusCode ?? 0, headers: res.headers, body })))
+      res.on("error", (error: NodeJS.ErrnoException) =>
+        resume(Effect.succeed({ _tag: "error", code: error.code })))
     })
     req.on("error", (error: NodeJS.ErrnoException) => resume(Effect.succeed({ _tag: "error", code: error.code })))
     req.end()
@@ -35,7 +42,10 @@ const get = (port: number, path = "/healthz", agent: Agent | false = false) =>
 const listening = (scope: Scope.Scope, graceMs: number) =>
   Effect.gen(function*() {
     const listener = yield* Listener.make
-    const context = yield* Layer.buildWithScope(Listener.layerStop(listener, graceMs).pipe(Layer.provideMerge(Draining.layer)), scope)
+    const context = yield* Layer.buildWithScope(
+      Listener.layerStop(listener, graceMs).pipe(Layer.provideMerge(Draining.layer)),
+      scope
+    )
     const port = yield* Effect.callback<number>((resume) => {
       listener.server.listen(0, "127.0.0.1", () => {
         const address = listener.server.address()

@@ -43,14 +43,18 @@ const setup = (api: Api, server: SessionServer, name: string, policy: Record<str
 
 const start = (api: Api, threadId: string, input: string) =>
   Effect.flatMap(
-    api.request("POST", `/v1/threads/${threadId}/messages`, { body: { input }, headers: { accept: "application/json" } }),
+    api.request("POST", `/v1/threads/${threadId}/messages`, {
+      body: { input },
+      headers: { accept: "application/json" }
+    }),
     (reply) => Effect.map(TestServer.expectOk(reply, 200, RunReceipt), (r) => r.runId)
   )
 
 const streamOf = (api: Api, runId: string) =>
   Effect.flatMap(api.request("GET", `/v1/runs/${runId}/stream`), (r) => Effect.orDie(parseWithAi(r.text)))
 
-const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> => chunks.filter((c) => c.type.startsWith("tool-output"))
+const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
+  chunks.filter((c) => c.type.startsWith("tool-output"))
 
 /** Starts a run and waits for its whole stream. */
 const runToEnd = (api: Api, threadId: string, input: string) =>
@@ -60,7 +64,8 @@ const runToEnd = (api: Api, threadId: string, input: string) =>
     return { runId, outputs: outputsOf(chunks), callId: callIdsOf(chunks)[0] }
   })
 
-const tool = (server: string, name: string, input: unknown = {}) => `/tool mcp__${server}__${name} ${JSON.stringify(input)}`
+const tool = (server: string, name: string, input: unknown = {}) =>
+  `/tool mcp__${server}__${name} ${JSON.stringify(input)}`
 
 layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
   it.effect("two runs in sequence open one MCP session; each tool call carries its own run's Svc-Run-Id", () =>
@@ -70,13 +75,24 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       const { thread } = yield* setup(api, server, "warm1")
       const first = yield* runToEnd(api, yield* thread(), tool("warm1", "echo", { text: "one" }))
       const second = yield* runToEnd(api, yield* thread(), tool("warm1", "echo", { text: "two" }))
-      assert.deepStrictEqual(first.outputs, [{ type: "tool-output-available", toolCallId: first.callId, output: [{ type: "text", text: "one" }] }])
-      assert.deepStrictEqual(second.outputs, [{ type: "tool-output-available", toolCallId: second.callId, output: [{ type: "text", text: "two" }] }])
+      assert.deepStrictEqual(first.outputs, [{
+        type: "tool-output-available",
+        toolCallId: first.callId,
+        output: [{ type: "text", text: "one" }]
+      }])
+      assert.deepStrictEqual(second.outputs, [{
+        type: "tool-output-available",
+        toolCallId: second.callId,
+        output: [{ type: "text", text: "two" }]
+      }])
       assert.strictEqual(server.opened(), 1)
       assert.strictEqual(server.seen().filter((s) => s.rpc === "initialize").length, 1)
       assert.deepStrictEqual(server.deleted(), [])
       const calls = server.seen().filter((s) => s.rpc === "tools/call")
-      assert.deepStrictEqual(calls.map((c) => [c.runId, c.rootRunId]), [[first.runId, first.runId], [second.runId, second.runId]])
+      assert.deepStrictEqual(calls.map((c) => [c.runId, c.rootRunId]), [[first.runId, first.runId], [
+        second.runId,
+        second.runId
+      ]])
       assert.notStrictEqual(first.runId, second.runId)
       assert.strictEqual(new Set(calls.map((c) => c.sessionId)).size, 1)
     }).pipe(Effect.scoped))
@@ -87,13 +103,19 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       const server = yield* sessionServer
       const { thread } = yield* setup(api, server, "warm2")
       const [a, b, c] = yield* Effect.all([thread(), thread(), thread()])
-      const runs = yield* Effect.all([a, b, c].map((t) => start(api, t, tool("warm2", "wait"))), { concurrency: "unbounded" })
+      const runs = yield* Effect.all([a, b, c].map((t) => start(api, t, tool("warm2", "wait"))), {
+        concurrency: "unbounded"
+      })
       yield* server.awaitWaiting(3)
       assert.strictEqual(server.opened(), 1)
       yield* server.open
       for (const runId of runs) {
         const { chunks } = yield* streamOf(api, runId)
-        assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-available", toolCallId: callIdsOf(chunks)[0], output: [{ type: "text", text: "gate opened" }] }])
+        assert.deepStrictEqual(outputsOf(chunks), [{
+          type: "tool-output-available",
+          toolCallId: callIdsOf(chunks)[0],
+          output: [{ type: "text", text: "gate opened" }]
+        }])
       }
       const waits = server.seen().filter((s) => s.rpc === "tools/call")
       assert.deepStrictEqual(waits.map((w) => w.runId).sort(), [...runs].sort())
@@ -111,7 +133,11 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       // The service notices the broken stream and drops the session (its DELETE reaches the new server, which does not know it).
       yield* server.awaitSeen((s) => s.http === "DELETE" && s.sessionId === before.sessionId)
       const after = yield* runToEnd(api, yield* thread(), tool("warm3", "echo", { text: "after" }))
-      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: after.callId, output: [{ type: "text", text: "after" }] }])
+      assert.deepStrictEqual(after.outputs, [{
+        type: "tool-output-available",
+        toolCallId: after.callId,
+        output: [{ type: "text", text: "after" }]
+      }])
       assert.strictEqual(server.opened(), 2)
     }).pipe(Effect.scoped))
 
@@ -123,7 +149,11 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       yield* runToEnd(api, yield* thread(), tool("warm4", "echo", { text: "before" }))
       yield* server.expire
       const after = yield* runToEnd(api, yield* thread(), tool("warm4", "echo", { text: "after" }))
-      assert.deepStrictEqual(after.outputs, [{ type: "tool-output-available", toolCallId: after.callId, output: [{ type: "text", text: "after" }] }])
+      assert.deepStrictEqual(after.outputs, [{
+        type: "tool-output-available",
+        toolCallId: after.callId,
+        output: [{ type: "text", text: "after" }]
+      }])
       assert.strictEqual(server.opened(), 2)
       const calls = server.seen().filter((s) => s.rpc === "tools/call")
       assert.deepStrictEqual(calls.map((c) => c.runId), [calls[0].runId, after.runId, after.runId])
@@ -138,7 +168,8 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
       yield* runToEnd(api, id, tool("warm5", "add_tool", { text: "late" }))
       const reply = yield* api.request("POST", `/v1/threads/${id}/messages`, { body: { input: "/show-tools" } })
       const { message } = yield* Effect.orDie(parseWithAi(reply.text))
-      const shown = (message?.parts ?? []).flatMap((p) => ("text" in p && typeof p.text === "string" ? [p.text] : [])).join("")
+      const shown = (message?.parts ?? []).flatMap((p) => ("text" in p && typeof p.text === "string" ? [p.text] : []))
+        .join("")
       assert.include(shown, "\"mcp__warm5__late\"")
       assert.strictEqual(server.opened(), 1)
     }).pipe(Effect.scoped))
@@ -166,8 +197,13 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
         Interaction
       )
       const { chunks } = yield* streamOf(api, runId)
-      const text = "tools_changed: 'mcp__warm6__echo' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
-      assert.deepStrictEqual(outputsOf(chunks), [{ type: "tool-output-error", toolCallId: callIdsOf(chunks)[0], errorText: text }])
+      const text =
+        "tools_changed: 'mcp__warm6__echo' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
+      assert.deepStrictEqual(outputsOf(chunks), [{
+        type: "tool-output-error",
+        toolCallId: callIdsOf(chunks)[0],
+        errorText: text
+      }])
       assert.strictEqual(server.opened(), 1)
       assert.strictEqual(server.seen().filter((s) => s.rpc === "tools/call").length, 0)
     }).pipe(Effect.scoped))

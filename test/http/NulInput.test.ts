@@ -8,8 +8,8 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
-import { expectInvalid, expectNotFound, type IdRoute, idRoute, resourceRoutes } from "../support/Refusals.ts"
 import * as Collection from "../support/Collection.ts"
+import { expectInvalid, expectNotFound, type IdRoute, idRoute, resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const zeros = "0000000000000000000000"
@@ -19,7 +19,8 @@ interface PathCase {
   readonly code: string
 }
 
-const cases = (code: string, routes: ReadonlyArray<IdRoute>): ReadonlyArray<PathCase> => routes.map((route) => ({ route, code }))
+const cases = (code: string, routes: ReadonlyArray<IdRoute>): ReadonlyArray<PathCase> =>
+  routes.map((route) => ({ route, code }))
 
 /** Every route that addresses a resource by id, with a body it would otherwise accept. */
 const idRoutes: ReadonlyArray<PathCase> = [
@@ -47,7 +48,10 @@ const idRoutes: ReadonlyArray<PathCase> = [
     "tool_approval_hook_not_found",
     resourceRoutes("/v1/tool-approval-hooks", { enabled: true }, [["rotate-secret", { secret: "s" }], ["test"]])
   ),
-  ...cases("result_handler_not_found", resourceRoutes("/v1/result-handlers", { metadata: {} }, [["rotate-secret", { secret: "s" }]])),
+  ...cases(
+    "result_handler_not_found",
+    resourceRoutes("/v1/result-handlers", { metadata: {} }, [["rotate-secret", { secret: "s" }]])
+  ),
   ...cases("tool_server_not_found", resourceRoutes("/v1/tool-servers", { enabled: true }, [["test"]])),
   ...cases("http_connection_not_found", resourceRoutes("/v1/http-connections", { enabled: true }, [["test"]]))
 ]
@@ -102,7 +106,11 @@ const bodyCases: ReadonlyArray<BodyCase> = [
   post("/v1/agents", { context: [{ content: "fine" }, { id: "b", content: nul }] }, "context[1].content"),
   post("/v1/agents", { metadata: { team: nul } }, "metadata.team"),
   post("/v1/agents", { metadata: { [nul]: "x" } }, `metadata.${nul}`),
-  post("/v1/agents", { capabilities: { mcp: { toolServerIds: [`ts_${zeros}`, nul] } } }, "capabilities.mcp.toolServerIds[1]"),
+  post(
+    "/v1/agents",
+    { capabilities: { mcp: { toolServerIds: [`ts_${zeros}`, nul] } } },
+    "capabilities.mcp.toolServerIds[1]"
+  ),
   post("/v1/agents", { unknownField: nul }, "unknownField"),
   post("/v1/agents/validate", { context: nul }, "context"),
   post(agentPath, { metadata: { team: nul } }, "metadata.team", "PATCH"),
@@ -117,7 +125,10 @@ const bodyCases: ReadonlyArray<BodyCase> = [
   post("/v1/secrets", { name: "n", value: nul }, "value"),
   post(`/v1/secrets/sec_${zeros}`, { metadata: { [nul]: null } }, `metadata.${nul}`, "PATCH"),
   post(`/v1/secrets/sec_${zeros}/rotate`, { value: nul }, "value"),
-  post("/v1/secret-contexts", { name: "c", projections: [{ type: "workspace_env", secretId: `sec_${zeros}`, env: nul }] }, "projections[0].env"),
+  post("/v1/secret-contexts", {
+    name: "c",
+    projections: [{ type: "workspace_env", secretId: `sec_${zeros}`, env: nul }]
+  }, "projections[0].env"),
   post("/v1/tool-approval-hooks", { name: "h", url: "https://example.com", secret: nul }, "secret"),
   post(`/v1/tool-approval-hooks/hook_${zeros}/rotate-secret`, { secret: nul }, "secret"),
   post("/v1/result-handlers", { kind: "artifact", name: nul, url: "https://example.com", secret: "s" }, "name"),
@@ -126,7 +137,11 @@ const bodyCases: ReadonlyArray<BodyCase> = [
   post("/v1/http-connections", { name: "c", spec: nul }, "spec"),
   post(`/v1/http-connections/hc_${zeros}`, { allowedOperations: ["ok", nul] }, "allowedOperations[1]", "PATCH"),
   post(`/v1/interactions/tar_${zeros}/resolve`, { reason: nul }, "reason"),
-  post(`/v1/interactions/tar_${zeros}/resolve`, { inputResponses: [{ requestId: "q", text: nul }] }, "inputResponses[0].text"),
+  post(
+    `/v1/interactions/tar_${zeros}/resolve`,
+    { inputResponses: [{ requestId: "q", text: nul }] },
+    "inputResponses[0].text"
+  ),
   post(`/v1/runs/run_${zeros}/interactions/resolve`, { items: [{ id: nul, cancel: true }] }, "items[0].id"),
   post("/v1/agents", nul, "body")
 ]
@@ -161,12 +176,21 @@ const queryCases: ReadonlyArray<QueryCase> = [
 ]
 
 TestServer.suite()("NUL characters in requests", (it) => {
-  it.effect.each(idRoutes)("a path id that cannot exist is 404 $code: $route.label", ({ route, code }) =>
-    Effect.gen(function*() {
-      for (const id of [...impossibleIds, `x${prefixOf(code)}${zeros}`, `${code === "agent_not_found" ? "thread_" : "agent_"}${zeros}`]) {
-        yield* expectNotFound(yield* send(route, id), code)
-      }
-    }))
+  it.effect.each(idRoutes)(
+    "a path id that cannot exist is 404 $code: $route.label",
+    ({ route, code }) =>
+      Effect.gen(function*() {
+        for (
+          const id of [
+            ...impossibleIds,
+            `x${prefixOf(code)}${zeros}`,
+            `${code === "agent_not_found" ? "thread_" : "agent_"}${zeros}`
+          ]
+        ) {
+          yield* expectNotFound(yield* send(route, id), code)
+        }
+      })
+  )
 
   it.effect("the 404 names the id it was given, NUL included", () =>
     Effect.gen(function*() {
@@ -174,21 +198,27 @@ TestServer.suite()("NUL characters in requests", (it) => {
       assert.include(error.message, "'run_a\u0000b'")
     }))
 
-  it.effect.each(bodyCases)("a NUL in a body string is 400 naming it: $label", ({ method, path, body, field }) =>
-    Effect.gen(function*() {
-      const error = yield* expectInvalid(yield* TestServer.request(method, path, { body }), field)
-      assert.deepStrictEqual(error.details?.["errors"], [
-        { field, location: "body", message: "must not contain a NUL character (U+0000)" }
-      ])
-    }))
+  it.effect.each(bodyCases)(
+    "a NUL in a body string is 400 naming it: $label",
+    ({ method, path, body, field }) =>
+      Effect.gen(function*() {
+        const error = yield* expectInvalid(yield* TestServer.request(method, path, { body }), field)
+        assert.deepStrictEqual(error.details?.["errors"], [
+          { field, location: "body", message: "must not contain a NUL character (U+0000)" }
+        ])
+      })
+  )
 
-  it.effect.each(queryCases)("a NUL in a query parameter is 400 naming it: $path", ({ path, field }) =>
-    Effect.gen(function*() {
-      const error = yield* expectInvalid(yield* TestServer.request("GET", path), field)
-      assert.deepStrictEqual(error.details?.["errors"], [
-        { field, location: "query", message: "must not contain a NUL character (U+0000)" }
-      ])
-    }))
+  it.effect.each(queryCases)(
+    "a NUL in a query parameter is 400 naming it: $path",
+    ({ path, field }) =>
+      Effect.gen(function*() {
+        const error = yield* expectInvalid(yield* TestServer.request("GET", path), field)
+        assert.deepStrictEqual(error.details?.["errors"], [
+          { field, location: "query", message: "must not contain a NUL character (U+0000)" }
+        ])
+      })
+  )
 
   it.effect("an escaped backslash before u0000 is text, not a NUL, and is stored as sent", () =>
     Effect.gen(function*() {

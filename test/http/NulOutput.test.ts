@@ -60,7 +60,12 @@ TestServer.suiteWith(Service)("NUL characters from models and tools", (it) => {
   it.effect("scripted model: a tool input with a NUL, the MCP tool's result echoing it, the answer quoting it", () =>
     Effect.gen(function*() {
       const gate = yield* gateServer
-      const server = yield* Collection.toolServers.create({ name: "nulmcp", transport: "http", url: gate.url, trusted: true })
+      const server = yield* Collection.toolServers.create({
+        name: "nulmcp",
+        transport: "http",
+        url: gate.url,
+        trusted: true
+      })
       const { thread } = yield* agentWithThread({ band: "lite", capabilities: { mcp: { toolServerIds: [server.id] } } })
       // The client sends the escape as text (backslash, u, 0000): the model's JSON makes it a NUL.
       const live = yield* send(thread.id, "/tool mcp__nulmcp__echo {\"text\":\"a\\u0000b\"}")
@@ -91,22 +96,35 @@ TestServer.suiteWith(Service)("NUL characters from models and tools", (it) => {
         baseUrl: api.origin,
         trusted: true
       })
-      const { thread } = yield* agentWithThread({ band: "lite", capabilities: { http: { connectionIds: [connection.id] } } })
+      const { thread } = yield* agentWithThread({
+        band: "lite",
+        capabilities: { http: { connectionIds: [connection.id] } }
+      })
       const { runId } = yield* send(thread.id, "/tool api__nulhttp__getStory {}")
       const replay = yield* streamOf(runId)
       assertNoNul(replay.reply.text)
       const output = replay.chunks.find((c) => c.type === "tool-output-available")
-      assert.deepInclude(output, { type: "tool-output-available", output: { status: 200, statusText: "OK", body: { story: REPLACED } } })
+      assert.deepInclude(output, {
+        type: "tool-output-available",
+        output: { status: 200, statusText: "OK", body: { story: REPLACED } }
+      })
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 
   it.effect("a question the model asks with a NUL: the interaction is stored and read back", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ band: "lite", capabilities: { userInteraction: true } })
-      const ask = JSON.stringify({ title: "Go\\u0000on?", questions: [{ id: "go", prompt: "Go?" }] }).replace("\\\\u0000", "\\u0000")
+      const ask = JSON.stringify({ title: "Go\\u0000on?", questions: [{ id: "go", prompt: "Go?" }] }).replace(
+        "\\\\u0000",
+        "\\u0000"
+      )
       const { runId } = yield* send(thread.id, `/tool ask_question ${ask}`)
       assertNoNul((yield* streamOf(runId)).reply.text)
-      const page = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+      const page = yield* TestServer.expectOk(
+        yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`),
+        200,
+        Page(Interaction)
+      )
       assert.strictEqual(page.data.length, 1)
       assert.deepInclude(page.data[0]?.request, { title: "Go\uFFFDon?" })
       assert.strictEqual((yield* getRun(runId)).status, "waiting_for_input")
@@ -125,13 +143,20 @@ TestServer.suiteWith(Service)("NUL characters from models and tools", (it) => {
   it.effect("a model (aimock) calling an MCP tool with a NUL in its arguments", () =>
     Effect.gen(function*() {
       const gate = yield* gateServer
-      const server = yield* Collection.toolServers.create({ name: "nulai", transport: "http", url: gate.url, trusted: true })
+      const server = yield* Collection.toolServers.create({
+        name: "nulai",
+        transport: "http",
+        url: gate.url,
+        trusted: true
+      })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const { runId } = yield* startRun(thread.id, { input: "echo nul" })
       const replay = yield* streamOf(runId)
       assertNoNul(replay.reply.text)
       assert.deepInclude(replay.chunks.find((c) => c.type === "tool-input-available"), { input: { text: REPLACED } })
-      assert.deepInclude(replay.chunks.find((c) => c.type === "tool-output-available"), { output: [{ type: "text", text: REPLACED }] })
+      assert.deepInclude(replay.chunks.find((c) => c.type === "tool-output-available"), {
+        output: [{ type: "text", text: REPLACED }]
+      })
       assert.strictEqual(textOf(replay.message), `echoed ${REPLACED}`)
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))

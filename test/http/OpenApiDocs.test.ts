@@ -66,7 +66,9 @@ describe("the OpenAPI document", () => {
         const example = media !== undefined && "example" in media ? media.example : undefined
         for (const schema of payload.schemas) {
           if (!("ast" in schema)) continue
-          const decoded = Schema.decodeUnknownExit(Schema.make<Schema.Codec<unknown, unknown>>(schema.ast))(example, { onExcessProperty: "error" })
+          const decoded = Schema.decodeUnknownExit(Schema.make<Schema.Codec<unknown, unknown>>(schema.ast))(example, {
+            onExcessProperty: "error"
+          })
           if (decoded._tag === "Failure") invalid.push(`${endpoint.method} ${endpoint.path}: ${String(decoded.cause)}`)
         }
       }

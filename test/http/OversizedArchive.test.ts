@@ -8,13 +8,22 @@
  * never the whole result. A failed archive is reported on the overflow chunk
  * (`recovery: "none"` with the handler's error); a workspace takes precedence.
  */
-import { createHash } from "node:crypto"
 import { assert } from "@effect/vitest"
 import { Clock, Context, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import { createHash } from "node:crypto"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, overflowsOf, send, startRun, streamOf, textOf, toolStep } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  callIdsOf,
+  overflowsOf,
+  send,
+  startRun,
+  streamOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
 import { type GateServer, gateServer } from "../support/GateMcpServer.ts"
 import * as HookServer from "../support/HookServer.ts"
 import { checkDispatch, createHandler, DispatchBody, receivedSince } from "../support/ResultHandlerDeliveries.ts"
@@ -28,14 +37,21 @@ const storyText = `${"once upon a time ".repeat(300)}the end`
 const storyBytes = Buffer.byteLength(storyText)
 const listText = JSON.stringify(Array.from({ length: 200 }, (_, i) => ({ id: i, name: `item ${i}` })))
 
-
 /** A thread of an agent with the gate server (cap 1,024 bytes, untrusted), `artifacts` and `workspace` as given. */
 const threadWith = (agentBody: Record<string, unknown>) =>
   Effect.gen(function*() {
     const gate = yield* Gate
     const name = Collection.uniqueName("gate")
-    const server = yield* Collection.toolServers.create({ name, transport: "http", url: gate.url, resultCapBytes: 1_024 })
-    const { agent, thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } }, ...agentBody })
+    const server = yield* Collection.toolServers.create({
+      name,
+      transport: "http",
+      url: gate.url,
+      resultCapBytes: 1_024
+    })
+    const { agent, thread } = yield* agentWithThread({
+      capabilities: { mcp: { toolServerIds: [server.id] } },
+      ...agentBody
+    })
     return { agent, thread, tool: (t: string) => `mcp__${name}__${t}` }
   })
 
@@ -48,7 +64,14 @@ const echo = (thread: { readonly id: string }, tool: (t: string) => string, text
     const sentAtMs = yield* Clock.currentTimeMillis
     const { runId, parsed } = yield* send(thread.id, toolStep(tool("echo"), { text }))
     const [id] = callIdsOf(parsed.chunks)
-    return { runId, id, parsed, sentAtMs, overflows: overflowsOf(parsed.chunks), received: yield* receivedSince(before) }
+    return {
+      runId,
+      id,
+      parsed,
+      sentAtMs,
+      overflows: overflowsOf(parsed.chunks),
+      received: yield* receivedSince(before)
+    }
   })
 
 const failedNote = (why: string) => `[Only this preview is available: the full result could not be archived (${why}).]`
@@ -59,7 +82,9 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       const server = yield* HookServer.HookServer
       const ids = yield* IdGenerator
       const { handler, secret, path } = yield* createHandler()
-      yield* server.answerWith(HookServer.reply(200, { artifactId: "arch-1", url: "https://files.example.com/arch-1", block: "[[arch-1]]" }))
+      yield* server.answerWith(
+        HookServer.reply(200, { artifactId: "arch-1", url: "https://files.example.com/arch-1", block: "[[arch-1]]" })
+      )
       const { agent, thread, tool } = yield* threadWith(archivingTo(handler.id))
       const { runId, id, parsed, sentAtMs, overflows, received } = yield* echo(thread, tool, storyText)
 
@@ -98,8 +123,15 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
         url: "https://files.example.com/arch-1"
       }])
       // The overflow is announced while the call runs, before its output.
-      const callChunks = parsed.chunks.filter((c) => "toolCallId" in c || ("data" in c && c.type === "data-svc-tool-result-overflow"))
-      assert.deepStrictEqual(callChunks.map((c) => c.type), ["tool-input-start", "tool-input-available", "data-svc-tool-result-overflow", "tool-output-available"])
+      const callChunks = parsed.chunks.filter((c) =>
+        "toolCallId" in c || ("data" in c && c.type === "data-svc-tool-result-overflow")
+      )
+      assert.deepStrictEqual(callChunks.map((c) => c.type), [
+        "tool-input-start",
+        "tool-input-available",
+        "data-svc-tool-result-overflow",
+        "tool-output-available"
+      ])
 
       // The model read the head in the envelope, then the service's note; never the whole result.
       const answer = textOf(parsed.message)
@@ -125,8 +157,14 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       yield* server.answerWith(HookServer.reply(200, { artifactId: "arch-list" }))
       const { thread, tool } = yield* threadWith(archivingTo(handler.id))
       const { parsed, overflows, received } = yield* echo(thread, tool, listText)
-      const body = yield* Schema.decodeUnknownEffect(DispatchBody)(TestServer.parseJson(received[0].body)).pipe(Effect.orDie)
-      assert.deepStrictEqual([body.mediaType, body.content, body.bytes], ["application/json", listText, Buffer.byteLength(listText)])
+      const body = yield* Schema.decodeUnknownEffect(DispatchBody)(TestServer.parseJson(received[0].body)).pipe(
+        Effect.orDie
+      )
+      assert.deepStrictEqual([body.mediaType, body.content, body.bytes], [
+        "application/json",
+        listText,
+        Buffer.byteLength(listText)
+      ])
       assert.strictEqual((overflows[0] as Record<string, unknown>)["artifactId"], "arch-list")
       assert.include(textOf(parsed.message), "{\"total\":200,\"shown\":")
       assert.notInclude(textOf(parsed.message), "item 199")
@@ -138,9 +176,24 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       const { handler } = yield* createHandler()
       const { thread, tool } = yield* threadWith(archivingTo(handler.id))
       const cases = [
-        { answer: HookServer.reply(503, { error: "busy" }), reason: "status", code: "service_unavailable", why: "the result handler answered with an error status" },
-        { answer: HookServer.replyText(200, "ok"), reason: "invalid_response", code: "result_handler_response_invalid", why: "the result handler's answer was invalid" },
-        { answer: HookServer.reply(200, { url: "https://files.example.com/x" }), reason: "invalid_response", code: "result_handler_response_invalid", why: "the result handler's answer was invalid" }
+        {
+          answer: HookServer.reply(503, { error: "busy" }),
+          reason: "status",
+          code: "service_unavailable",
+          why: "the result handler answered with an error status"
+        },
+        {
+          answer: HookServer.replyText(200, "ok"),
+          reason: "invalid_response",
+          code: "result_handler_response_invalid",
+          why: "the result handler's answer was invalid"
+        },
+        {
+          answer: HookServer.reply(200, { url: "https://files.example.com/x" }),
+          reason: "invalid_response",
+          code: "result_handler_response_invalid",
+          why: "the result handler's answer was invalid"
+        }
       ] as const
       for (const c of cases) {
         yield* server.answerWith(c.answer)
@@ -159,7 +212,10 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
           error: { code: c.code, reason: c.reason, message: error.message }
         })
         assert.match(error.message, new RegExp(`^Result handler ${handler.id}: .+\\.$`))
-        assert.isTrue(textOf(parsed.message).endsWith(`</untrusted_data>\n${failedNote(c.why)}`), textOf(parsed.message))
+        assert.isTrue(
+          textOf(parsed.message).endsWith(`</untrusted_data>\n${failedNote(c.why)}`),
+          textOf(parsed.message)
+        )
       }
     }))
 
@@ -190,7 +246,9 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       const gate = yield* Gate
       const { handler } = yield* createHandler()
       const { agent, thread, tool } = yield* threadWith(archivingTo(handler.id))
-      const receipt = yield* startRun(thread.id, { input: [toolStep(tool("wait")), toolStep(tool("echo"), { text: storyText })].join("\n") })
+      const receipt = yield* startRun(thread.id, {
+        input: [toolStep(tool("wait")), toolStep(tool("echo"), { text: storyText })].join("\n")
+      })
       yield* gate.waiting
       // The run captured the handler at its start; the agent lets go of it and it is deleted.
       yield* Collection.agents.update(agent.id, { artifacts: null })
@@ -209,7 +267,10 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
   it.effect("with a managed workspace the result is kept there and the handler is not called", () =>
     Effect.gen(function*() {
       const { handler } = yield* createHandler()
-      const { thread, tool } = yield* threadWith({ ...archivingTo(handler.id), workspace: { type: "managed", network: { mode: "offline" } } })
+      const { thread, tool } = yield* threadWith({
+        ...archivingTo(handler.id),
+        workspace: { type: "managed", network: { mode: "offline" } }
+      })
       const { id, overflows, received } = yield* echo(thread, tool, storyText)
       assert.deepStrictEqual(received, [])
       assert.deepStrictEqual(overflows, [{

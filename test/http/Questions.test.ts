@@ -33,7 +33,11 @@ const setup = Effect.map(agentWithThread({ capabilities: { userInteraction: true
 const park = (threadId: string, input: string) =>
   Effect.gen(function*() {
     const { runId, parsed } = yield* send(threadId, input)
-    const list = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+    const list = yield* TestServer.expectOk(
+      yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`),
+      200,
+      Page(Interaction)
+    )
     return { runId, parsed, interaction: list.data[0] }
   })
 
@@ -59,7 +63,14 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
             title: "Pick a color",
             details: "For the banner",
             questions: [
-              { id: "color", prompt: "Which color?", options: [{ id: "red", label: "Red" }, { id: "blue", label: "Blue" }], multiple: false, multiline: false, allowOther: false },
+              {
+                id: "color",
+                prompt: "Which color?",
+                options: [{ id: "red", label: "Red" }, { id: "blue", label: "Blue" }],
+                multiple: false,
+                multiline: false,
+                allowOther: false
+              },
               { id: "note", prompt: "Anything else?", multiple: false, multiline: true, allowOther: false }
             ],
             actions: [{ id: "skip", label: "Skip" }]
@@ -84,11 +95,17 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       assert.strictEqual(fetched.status, 200)
       assert.isFalse(Object.hasOwn(Object(fetched.json), "input"))
       assert.deepStrictEqual(Object(fetched.json)["request"], interaction.request)
-      assert.strictEqual(Date.parse(interaction.expiresAt ?? "") - Date.parse(interaction.createdAt), 14 * 24 * 60 * 60 * 1000)
+      assert.strictEqual(
+        Date.parse(interaction.expiresAt ?? "") - Date.parse(interaction.createdAt),
+        14 * 24 * 60 * 60 * 1000
+      )
       const parked = yield* getRun(runId)
       assert.strictEqual(parked.status, "waiting_for_input")
       assert.deepStrictEqual(parked.queuedFollowups, [])
-      assert.strictEqual((yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status, "running")
+      assert.strictEqual(
+        (yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status,
+        "running"
+      )
 
       const answered = yield* TestServer.expectOk(
         yield* resolve(interaction.id, {
@@ -110,7 +127,11 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       const full = yield* streamOf(runId)
       assert.strictEqual(textOf(full.message), "thanks")
       const output = full.chunks.find((c) => c.type === "tool-output-available")
-      assert.deepStrictEqual(output, { type: "tool-output-available", toolCallId: interaction.toolCallId, output: answered.resolution })
+      assert.deepStrictEqual(output, {
+        type: "tool-output-available",
+        toolCallId: interaction.toolCallId,
+        output: answered.resolution
+      })
       assert.deepStrictEqual(full.chunks.at(-1), { type: "finish", finishReason: "stop" })
       const done = yield* getRun(runId)
       assert.strictEqual(done.status, "completed")
@@ -123,7 +144,9 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       })
       assert.strictEqual(same.status, 200)
       yield* TestServer.expectError(
-        yield* resolve(interaction.id, { inputResponses: [{ requestId: "color", optionId: "red" }, { requestId: "note", text: "x" }] }),
+        yield* resolve(interaction.id, {
+          inputResponses: [{ requestId: "color", optionId: "red" }, { requestId: "note", text: "x" }]
+        }),
         409,
         "api_error",
         "idempotency_key_conflict"
@@ -144,14 +167,33 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       const { runId, interaction } = yield* park(thread.id, ask(multi))
       const bad = (body: unknown, message: RegExp) =>
         Effect.gen(function*() {
-          const error = yield* TestServer.expectError(yield* resolve(interaction.id, body), 400, "invalid_request_error", "invalid_request_error")
+          const error = yield* TestServer.expectError(
+            yield* resolve(interaction.id, body),
+            400,
+            "invalid_request_error",
+            "invalid_request_error"
+          )
           assert.match(error.message, message)
         })
-      yield* bad({ inputResponses: [{ requestId: interaction.id, optionId: "a" }] }, new RegExp(`Unknown question '${interaction.id}'`))
-      yield* bad({ inputResponses: [{ requestId: "tags", optionIds: ["a"] }, { requestId: "tags", optionIds: ["b"] }] }, /more than once/)
-      yield* bad({ inputResponses: [{ requestId: "one", optionIds: ["x", "y"] }, { requestId: "tags", optionIds: ["a"] }] }, /takes one option/)
-      yield* bad({ inputResponses: [{ requestId: "tags", optionIds: ["c"] }, { requestId: "one", optionId: "x" }] }, /has no option 'c'/)
-      yield* bad({ inputResponses: [{ requestId: "tags", text: "free" }, { requestId: "one", optionId: "x" }] }, /does not take free text/)
+      yield* bad(
+        { inputResponses: [{ requestId: interaction.id, optionId: "a" }] },
+        new RegExp(`Unknown question '${interaction.id}'`)
+      )
+      yield* bad(
+        { inputResponses: [{ requestId: "tags", optionIds: ["a"] }, { requestId: "tags", optionIds: ["b"] }] },
+        /more than once/
+      )
+      yield* bad({
+        inputResponses: [{ requestId: "one", optionIds: ["x", "y"] }, { requestId: "tags", optionIds: ["a"] }]
+      }, /takes one option/)
+      yield* bad(
+        { inputResponses: [{ requestId: "tags", optionIds: ["c"] }, { requestId: "one", optionId: "x" }] },
+        /has no option 'c'/
+      )
+      yield* bad(
+        { inputResponses: [{ requestId: "tags", text: "free" }, { requestId: "one", optionId: "x" }] },
+        /does not take free text/
+      )
       yield* bad({ inputResponses: [{ requestId: "tags", optionIds: ["a"] }] }, /Question 'one' needs an answer/)
       yield* bad({ cancel: true, inputResponses: [{ requestId: "tags", optionIds: ["a"] }] }, /either cancel/)
       yield* TestServer.expectError(
@@ -161,14 +203,19 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
         "interaction_not_found"
       )
       yield* TestServer.expectError(
-        yield* api.request("POST", `/v1/interactions/${interaction.id}/resolve`, { body: { cancel: true }, key: TestServer.Keys.b }),
+        yield* api.request("POST", `/v1/interactions/${interaction.id}/resolve`, {
+          body: { cancel: true },
+          key: TestServer.Keys.b
+        }),
         403,
         "permission_error",
         "permission_denied"
       )
       assert.strictEqual((yield* getRun(runId)).status, "waiting_for_input")
       const ok = yield* TestServer.expectOk(
-        yield* resolve(interaction.id, { inputResponses: [{ requestId: "tags", optionIds: ["a", "b"] }, { requestId: "one", text: "z" }] }),
+        yield* resolve(interaction.id, {
+          inputResponses: [{ requestId: "tags", optionIds: ["a", "b"] }, { requestId: "one", text: "z" }]
+        }),
         200,
         Interaction
       )
@@ -178,7 +225,11 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
 
       // cancel: true abandons the question; the run goes on and the model is told.
       const again = yield* park(thread.id, ask(multi))
-      const cancelled = yield* TestServer.expectOk(yield* resolve(again.interaction.id, { cancel: true }), 200, Interaction)
+      const cancelled = yield* TestServer.expectOk(
+        yield* resolve(again.interaction.id, { cancel: true }),
+        200,
+        Interaction
+      )
       assert.strictEqual(cancelled.status, "cancelled")
       assert.strictEqual(cancelled.decision, null)
       const after = yield* streamOf(again.runId)
@@ -194,11 +245,21 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const thread = yield* setup
-      const { runId, interaction } = yield* park(thread.id, ask({ title: "Name?", questions: [{ id: "name", prompt: "Your name?" }] }))
-      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "Ada" }, headers: { accept: "application/json" } })
+      const { runId, interaction } = yield* park(
+        thread.id,
+        ask({ title: "Name?", questions: [{ id: "name", prompt: "Your name?" }] })
+      )
+      const reply = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "Ada" },
+        headers: { accept: "application/json" }
+      })
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: runId, resolved_interaction_id: interaction.id })
-      const settled = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
+      const settled = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions/${interaction.id}`),
+        200,
+        Interaction
+      )
       assert.deepStrictEqual(settled.resolution, { inputResponses: [{ requestId: "name", text: "Ada" }] })
       yield* streamOf(runId)
       assert.strictEqual((yield* getRun(runId)).status, "completed")
@@ -208,7 +269,9 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const thread = yield* setup
-      const input = `${ask({ title: "A?", questions: [{ id: "a", prompt: "A?" }] }, "")}\n/tool ask_question ${JSON.stringify({ title: "B?", questions: [{ id: "b", prompt: "B?" }] })}`
+      const input = `${ask({ title: "A?", questions: [{ id: "a", prompt: "A?" }] }, "")}\n/tool ask_question ${
+        JSON.stringify({ title: "B?", questions: [{ id: "b", prompt: "B?" }] })
+      }`
       // Two questions in two steps would park twice; put both calls in one step by asking twice in the same directive set.
       const first = yield* park(thread.id, input)
       const reply = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
@@ -220,16 +283,28 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
         }
       })
       assert.strictEqual(reply.status, 200)
-      assert.deepStrictEqual(reply.json, { items: [{ id: first.interaction.id, status: "invalid_body" }, { id: "tar_unknown", status: "not_found" }] })
+      assert.deepStrictEqual(reply.json, {
+        items: [{ id: first.interaction.id, status: "invalid_body" }, { id: "tar_unknown", status: "not_found" }]
+      })
       assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_input")
       const good = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
         body: { items: [{ id: first.interaction.id, inputResponses: [{ requestId: "a", text: "yes" }] }] }
       })
       assert.deepStrictEqual(good.json, { items: [{ id: first.interaction.id, status: "resolved" }] })
       const repeat = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
-        body: { items: [{ id: first.interaction.id, inputResponses: [{ requestId: "a", text: "yes" }] }, { id: first.interaction.id, cancel: true }] }
+        body: {
+          items: [{ id: first.interaction.id, inputResponses: [{ requestId: "a", text: "yes" }] }, {
+            id: first.interaction.id,
+            cancel: true
+          }]
+        }
       })
-      assert.deepStrictEqual(repeat.json, { items: [{ id: first.interaction.id, status: "already_resolved" }, { id: first.interaction.id, status: "conflict" }] })
+      assert.deepStrictEqual(repeat.json, {
+        items: [{ id: first.interaction.id, status: "already_resolved" }, {
+          id: first.interaction.id,
+          status: "conflict"
+        }]
+      })
       const tooMany = yield* api.request("POST", `/v1/runs/${first.runId}/interactions/resolve`, {
         body: { items: Array.from({ length: 21 }, (_, i) => ({ id: `tar_${i}`, cancel: true })) }
       })
@@ -243,12 +318,19 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       const { runId, interaction } = yield* park(thread.id, ask(question))
       const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${runId}/cancel`), 200, Run)
       assert.strictEqual(cancelled.status, "cancelled")
-      const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
+      const after = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions/${interaction.id}`),
+        200,
+        Interaction
+      )
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.expiresAt, null)
       const stream = yield* streamOf(runId)
       assert.deepStrictEqual(stream.chunks.at(-1), { type: "abort", reason: "cancelled" })
-      assert.strictEqual((yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status, "idle")
+      assert.strictEqual(
+        (yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status,
+        "idle"
+      )
       // Resolving after the run ended: 200, the record is finalized, nothing resumes.
       const late = yield* resolve(interaction.id, { cancel: true })
       assert.strictEqual(late.status, 200)
@@ -268,7 +350,11 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
       const expired = yield* getRun(runId)
       assert.strictEqual(expired.status, "cancelled")
       assert.strictEqual(expired.terminalReason, "interaction_timeout")
-      const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/interactions/${interaction.id}`), 200, Interaction)
+      const after = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/interactions/${interaction.id}`),
+        200,
+        Interaction
+      )
       assert.strictEqual(after.status, "cancelled")
       assert.strictEqual(after.expiresAt, null)
       const stream = yield* streamOf(runId)
@@ -276,9 +362,15 @@ TestServer.suite({ recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000 })("questions", (
         { type: "data-svc-usage", data: expired.usage },
         { type: "abort", reason: "interaction_timeout" }
       ])
-      assert.strictEqual((yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status, "idle")
+      assert.strictEqual(
+        (yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)).status,
+        "idle"
+      )
       const receipt = yield* TestServer.expectOk(
-        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "hi" }, headers: { accept: "application/json" } }),
+        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+          body: { input: "hi" },
+          headers: { accept: "application/json" }
+        }),
         200,
         RunReceipt
       )

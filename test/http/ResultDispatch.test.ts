@@ -11,7 +11,14 @@ import { TestClock } from "effect/testing"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import { type DispatchRequest, ResultDispatch } from "../../src/resultHandlers/ResultDispatch.ts"
 import * as HookServer from "../support/HookServer.ts"
-import { checkDispatch, createHandler, DispatchBody, png, receivedSince, requestFor } from "../support/ResultHandlerDeliveries.ts"
+import {
+  checkDispatch,
+  createHandler,
+  DispatchBody,
+  png,
+  receivedSince,
+  requestFor
+} from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const Harness = Layer.merge(TestServer.layer(), HookServer.HookServer.layer)
@@ -25,10 +32,14 @@ const dispatchOnce = (request: DispatchRequest) =>
     return { result, received: yield* receivedSince(before), sentAtMs }
   })
 
-const failureOf = <A, E>(result: { readonly _tag: "Success"; readonly success: A } | { readonly _tag: "Failure"; readonly failure: E }): E =>
+const failureOf = <A, E>(
+  result: { readonly _tag: "Success"; readonly success: A } | { readonly _tag: "Failure"; readonly failure: E }
+): E =>
   result._tag === "Failure" ? result.failure : assert.fail(`expected a failure, got ${JSON.stringify(result.success)}`)
 
-const successOf = <A, E>(result: { readonly _tag: "Success"; readonly success: A } | { readonly _tag: "Failure"; readonly failure: E }): A =>
+const successOf = <A, E>(
+  result: { readonly _tag: "Success"; readonly success: A } | { readonly _tag: "Failure"; readonly failure: E }
+): A =>
   result._tag === "Success" ? result.success : assert.fail(`expected a success, got ${JSON.stringify(result.failure)}`)
 
 TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
@@ -38,13 +49,25 @@ TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
       const ids = yield* IdGenerator
       const { handler, secret, path } = yield* createHandler()
       const request = yield* requestFor(handler.id)
-      yield* server.answerWith(HookServer.reply(201, { artifactId: "a-1", url: "https://files.example.com/a-1", block: "[[a-1]]", metadata: { pages: 1 } }))
+      yield* server.answerWith(
+        HookServer.reply(201, {
+          artifactId: "a-1",
+          url: "https://files.example.com/a-1",
+          block: "[[a-1]]",
+          metadata: { pages: 1 }
+        })
+      )
       const first = yield* dispatchOnce(request)
       const requestId = ids.derive("request", request.requestKey)
       assert.deepStrictEqual(successOf(first.result), {
         requestId,
         replayed: false,
-        answer: { artifactId: "a-1", url: "https://files.example.com/a-1", ref: { block: "[[a-1]]" }, metadata: { pages: 1 } }
+        answer: {
+          artifactId: "a-1",
+          url: "https://files.example.com/a-1",
+          ref: { block: "[[a-1]]" },
+          metadata: { pages: 1 }
+        }
       })
       assert.strictEqual(first.received.length, 1)
       const body = yield* checkDispatch(first.received[0], {
@@ -87,12 +110,19 @@ TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
       const { handler } = yield* createHandler()
-      const content = { kind: "url", url: "http://svc.test/v1/artifacts/art_1", mimeType: "text/csv", svcArtifactId: "art_1" } as const
+      const content = {
+        kind: "url",
+        url: "http://svc.test/v1/artifacts/art_1",
+        mimeType: "text/csv",
+        svcArtifactId: "art_1"
+      } as const
       const request = yield* requestFor(handler.id, { content, mediaType: "text/csv" })
       yield* server.answerWith(HookServer.reply(200, { url: "https://files.example.com/report.csv" }))
       const { result, received } = yield* dispatchOnce(request)
       assert.deepStrictEqual(successOf(result).answer, { url: "https://files.example.com/report.csv" })
-      const body = yield* Schema.decodeUnknownEffect(DispatchBody)(TestServer.parseJson(received[0].body)).pipe(Effect.orDie)
+      const body = yield* Schema.decodeUnknownEffect(DispatchBody)(TestServer.parseJson(received[0].body)).pipe(
+        Effect.orDie
+      )
       assert.deepStrictEqual([body.mediaType, body.content], ["text/csv", content])
     }))
 
@@ -129,15 +159,30 @@ TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
       const { handler } = yield* createHandler()
       const request = yield* requestFor(handler.id)
       const cases = [
-        { answer: HookServer.reply(500, { artifactId: "x" }), reason: "status", code: "service_unavailable", message: `answered HTTP 500` },
-        { answer: HookServer.replyText(200, "stored!"), reason: "invalid_response", code: "result_handler_response_invalid", message: "HTTP 200 with an invalid response: the response is not valid JSON." },
+        {
+          answer: HookServer.reply(500, { artifactId: "x" }),
+          reason: "status",
+          code: "service_unavailable",
+          message: `answered HTTP 500`
+        },
+        {
+          answer: HookServer.replyText(200, "stored!"),
+          reason: "invalid_response",
+          code: "result_handler_response_invalid",
+          message: "HTTP 200 with an invalid response: the response is not valid JSON."
+        },
         {
           answer: HookServer.reply(200, { artifactId: "x", padding: "p".repeat(300 * 1024) }),
           reason: "invalid_response",
           code: "result_handler_response_invalid",
           message: "HTTP 200 with an invalid response: the response is over the limit of 262144 bytes (256 KiB)."
         },
-        { answer: HookServer.reply(200, { ref: { block: "[[x]]" } }), reason: "invalid_response", code: "result_handler_response_invalid", message: "ref or block but neither artifactId nor url" }
+        {
+          answer: HookServer.reply(200, { ref: { block: "[[x]]" } }),
+          reason: "invalid_response",
+          code: "result_handler_response_invalid",
+          message: "ref or block but neither artifactId nor url"
+        }
       ] as const
       for (const c of cases) {
         yield* server.answerWith(c.answer)
@@ -165,7 +210,10 @@ TestServer.suiteWith(Harness)("result handler dispatch", (it) => {
       const deleted = yield* dispatchOnce(request)
       const failure = failureOf(deleted.result)
       assert.deepStrictEqual([failure.reason, failure.code], ["not_found", "result_handler_not_found"])
-      assert.strictEqual(failure.message, `Result handler ${handler.id}: no such result handler in this workspace (it was deleted).`)
+      assert.strictEqual(
+        failure.message,
+        `Result handler ${handler.id}: no such result handler in this workspace (it was deleted).`
+      )
       assert.deepStrictEqual(deleted.received, [])
 
       const foreign = yield* createHandler({}, TestServer.Keys.b)

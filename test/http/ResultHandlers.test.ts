@@ -9,7 +9,14 @@ import { TestClock } from "effect/testing"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { ResultHandler } from "../../domain/ResultHandler.ts"
 import * as Collection from "../support/Collection.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
@@ -171,7 +178,11 @@ TestServer.suite()("result handlers", (it) => {
         yield* createHandler({ name: "b" }, key),
         yield* createHandler({ name: "c" }, key)
       ]
-      const first = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=2`, { key }), 200, HandlerPage)
+      const first = yield* TestServer.expectOk(
+        yield* request("GET", `${handlersPath}?limit=2`, { key }),
+        200,
+        HandlerPage
+      )
       assert.strictEqual(first.object, "list")
       assert.strictEqual(first.limit, 2)
       assert.strictEqual(first.data.length, 2)
@@ -197,7 +208,12 @@ TestServer.suite()("result handlers", (it) => {
       yield* TestClock.adjust("2 seconds")
       const now = yield* nowIso
       const reply = yield* request("PATCH", `${handlersPath}/${handler.id}`, {
-        body: { name: "renamed", url: "http://127.0.0.1:10/v2", requestTimeoutMs: 60_000, metadata: { a: null, c: "3" } }
+        body: {
+          name: "renamed",
+          url: "http://127.0.0.1:10/v2",
+          requestTimeoutMs: 60_000,
+          metadata: { a: null, c: "3" }
+        }
       })
       const patched = yield* TestServer.expectOk(reply, 200, ResultHandler)
       assert.deepStrictEqual(reply.json, {
@@ -244,7 +260,9 @@ TestServer.suite()("result handlers", (it) => {
       const handler = yield* createHandler({ secret: "rh_old" })
       yield* TestClock.adjust("3 seconds")
       const now = yield* nowIso
-      const reply = yield* request("POST", `${handlersPath}/${handler.id}/rotate-secret`, { body: { secret: "rh_new" } })
+      const reply = yield* request("POST", `${handlersPath}/${handler.id}/rotate-secret`, {
+        body: { secret: "rh_new" }
+      })
       const rotated = yield* TestServer.expectOk(reply, 200, ResultHandler)
       assert.deepStrictEqual(reply.json, { ...handler, configVersion: handler.configVersion + 1, updatedAt: now })
       assertNoSecret(reply, "rh_old", "rh_new")
@@ -260,7 +278,11 @@ TestServer.suite()("result handlers", (it) => {
         "secret",
         "result_handler_secret_missing"
       )
-      const after = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}/${handler.id}`), 200, ResultHandler)
+      const after = yield* TestServer.expectOk(
+        yield* request("GET", `${handlersPath}/${handler.id}`),
+        200,
+        ResultHandler
+      )
       assert.strictEqual(after.configVersion, rotated.configVersion, "a refused rotation changes nothing")
     }))
 
@@ -288,7 +310,9 @@ TestServer.suite()("result handlers", (it) => {
     Effect.gen(function*() {
       const handler = yield* createHandler()
       const exporter = yield* Collection.agents.create({ artifacts: { exports: { resultHandlerId: handler.id } } })
-      const archiver = yield* Collection.agents.create({ artifacts: { oversizedToolResults: { resultHandlerId: handler.id } } })
+      const archiver = yield* Collection.agents.create({
+        artifacts: { oversizedToolResults: { resultHandlerId: handler.id } }
+      })
       const error = yield* TestServer.expectError(
         yield* request("DELETE", `${handlersPath}/${handler.id}`),
         409,
@@ -324,7 +348,11 @@ TestServer.suite()("result handlers", (it) => {
       Effect.gen(function*() {
         const handler = yield* createHandler({ name: "private" })
         yield* expectDenied(yield* call(route, handler.id, tenant.key))
-        const page = yield* TestServer.expectOk(yield* request("GET", `${handlersPath}?limit=100`, { key: tenant.key }), 200, HandlerPage)
+        const page = yield* TestServer.expectOk(
+          yield* request("GET", `${handlersPath}?limit=100`, { key: tenant.key }),
+          200,
+          HandlerPage
+        )
         assert.notInclude(page.data.map((h) => h.id), handler.id)
         assert.deepStrictEqual((yield* request("GET", `${handlersPath}/${handler.id}`)).json, handler)
       })

@@ -24,8 +24,10 @@ const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string):
 
 const threadStatus = (threadId: string) =>
   Effect.map(
-    Effect.flatMap(TestServer.request("GET", `/v1/threads/${threadId}`), (reply) => TestServer.expectOk(reply, 200, Thread)),
-    (thread) => thread.status
+    Effect.flatMap(TestServer.request("GET", `/v1/threads/${threadId}`), (reply) =>
+      TestServer.expectOk(reply, 200, Thread)),
+    (thread) =>
+      thread.status
   )
 
 TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
@@ -34,7 +36,9 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "stall", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* startRun(thread.id, { input: "/tool mcp__stall__echo {\"text\":\"one\"}\n/tool mcp__stall__wait {}\n/text never" })
+      const receipt = yield* startRun(thread.id, {
+        input: "/tool mcp__stall__echo {\"text\":\"one\"}\n/tool mcp__stall__wait {}\n/text never"
+      })
       yield* gate.waiting
       // The first step took no time; the second is bounded from its own start.
       yield* TestClock.adjust("4999 millis")
@@ -80,7 +84,9 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "slow", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
-      const receipt = yield* startRun(thread.id, { input: "/tool mcp__slow__wait {}\n/tool mcp__slow__wait {}\n/text done" })
+      const receipt = yield* startRun(thread.id, {
+        input: "/tool mcp__slow__wait {}\n/tool mcp__slow__wait {}\n/text done"
+      })
       yield* gate.waiting
       yield* TestClock.adjust("4000 millis")
       yield* gate.open
@@ -93,11 +99,14 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
   it.effect("the same tool call with the same input and result five times in a row fails the run with agent_loop_halted, no reference", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread()
-      const receipt = yield* startRun(thread.id, { input: Array.from({ length: 8 }, () => "/tool lookup {\"q\": 1, \"page\": 2}").join("\n") })
+      const receipt = yield* startRun(thread.id, {
+        input: Array.from({ length: 8 }, () => "/tool lookup {\"q\": 1, \"page\": 2}").join("\n")
+      })
       const { chunks, errors } = yield* streamOf(receipt.runId)
       assert.strictEqual(chunks.filter((c) => c.type === "finish-step").length, 5)
       assert.deepStrictEqual(types(chunks).slice(-4), ["error", "data-svc-terminal", "data-svc-usage", "finish"])
-      const message = "The agent repeated the same tool call (lookup) with the same input and the same result 5 times in a row; the run was halted."
+      const message =
+        "The agent repeated the same tool call (lookup) with the same input and the same result 5 times in a row; the run was halted."
       assert.deepStrictEqual(errors, [message])
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "agent_loop_halted" })
       assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "error" })
@@ -112,11 +121,17 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
   it.effect("four repeats, or calls whose input changes, are progress: the run goes on", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread()
-      const four = yield* startRun(thread.id, { input: [...Array.from({ length: 4 }, () => "/tool lookup {}"), "/text ok"].join("\n") })
-      assert.deepStrictEqual(dataOf((yield* streamOf(four.runId)).chunks, "data-svc-terminal"), { terminalReason: null })
+      const four = yield* startRun(thread.id, {
+        input: [...Array.from({ length: 4 }, () => "/tool lookup {}"), "/text ok"].join("\n")
+      })
+      assert.deepStrictEqual(dataOf((yield* streamOf(four.runId)).chunks, "data-svc-terminal"), {
+        terminalReason: null
+      })
       // `/steps 8` calls `noop` with a different input each step.
       const varied = yield* startRun(thread.id, { input: "/steps 8" })
-      assert.deepStrictEqual(dataOf((yield* streamOf(varied.runId)).chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.deepStrictEqual(dataOf((yield* streamOf(varied.runId)).chunks, "data-svc-terminal"), {
+        terminalReason: null
+      })
       assert.strictEqual((yield* getRun(varied.runId)).usage?.steps, 8)
     }))
 
@@ -129,8 +144,16 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
       yield* gate.waiting
       const ref = "wkr_0000000000000000000001"
       const workerPath = (runId: string) => `/v1/runs/${runId}/workers/${ref}/stream`
-      const live = yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 404, "not_found", "worker_not_found")
-      assert.strictEqual(live.message, `Run '${active.runId}' has no worker '${ref}': worker references come from the run's data-svc-task chunks.`)
+      const live = yield* TestServer.expectError(
+        yield* TestServer.request("GET", workerPath(active.runId)),
+        404,
+        "not_found",
+        "worker_not_found"
+      )
+      assert.strictEqual(
+        live.message,
+        `Run '${active.runId}' has no worker '${ref}': worker references come from the run's data-svc-task chunks.`
+      )
       // A reference that cannot exist (another prefix, other characters) is 404 without a lookup.
       for (const bad of ["w1", "run_0000000000000000000001", "wkr_%00"]) {
         yield* TestServer.expectError(
@@ -147,11 +170,26 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
         "permission_denied"
       )
       yield* TestServer.request("POST", `/v1/runs/${active.runId}/cancel`)
-      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(active.runId)), 404, "not_found", "worker_not_found")
+      yield* TestServer.expectError(
+        yield* TestServer.request("GET", workerPath(active.runId)),
+        404,
+        "not_found",
+        "worker_not_found"
+      )
       const done = yield* startRun(thread.id, { input: "hi" })
       yield* streamOf(done.runId)
-      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath(done.runId)), 404, "not_found", "worker_not_found")
-      yield* TestServer.expectError(yield* TestServer.request("GET", workerPath("run_nope")), 404, "not_found", "run_not_found")
+      yield* TestServer.expectError(
+        yield* TestServer.request("GET", workerPath(done.runId)),
+        404,
+        "not_found",
+        "worker_not_found"
+      )
+      yield* TestServer.expectError(
+        yield* TestServer.request("GET", workerPath("run_nope")),
+        404,
+        "not_found",
+        "run_not_found"
+      )
       // The run's own stream still replays it, and cancel still answers its final state.
       assert.strictEqual((yield* streamOf(done.runId)).chunks.at(-1)?.type, "finish")
       assert.strictEqual((yield* TestServer.request("POST", `/v1/runs/${done.runId}/cancel`)).status, 200)
@@ -163,7 +201,10 @@ TestServer.suite({ routePrices: "scripted=1000/1000", maxRunCents: 30 })("per-ru
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread()
       for (const budget of [undefined, 500]) {
-        const receipt = yield* startRun(thread.id, { input: "/steps 100", ...(budget === undefined ? {} : { budgetCents: budget }) })
+        const receipt = yield* startRun(thread.id, {
+          input: "/steps 100",
+          ...(budget === undefined ? {} : { budgetCents: budget })
+        })
         const { chunks } = yield* streamOf(receipt.runId)
         assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "per_run_cap_exceeded" })
         assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "stop" })

@@ -4,17 +4,17 @@
  * executed is finalized as run_recovery_reaped after five attempts, and its
  * thread is freed.
  */
-import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
+import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
-import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { RecoveryRepo } from "../../src/store/RecoveryRepo.ts"
-import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
 import { nowIso } from "../../src/Time.ts"
+import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -51,8 +51,12 @@ const stageRun = (options: {
         created_at, updated_at, started_at, executor, recovery_attempts, idempotency_key)
       SELECT ${options.id}, organization_id, workspace_id, ${options.threadId}, agent_id, ${options.status},
         '{"inputTokens":0,"outputTokens":0,"totalTokens":0,"costCents":0,"steps":0}'::jsonb, config,
-        ${options.input === undefined ? sql`'{}'::jsonb` : sql`jsonb_set(plan, '{input}', to_jsonb(${options.input}::text))`}, metadata,
-        '1969-01-01T00:00:00.000Z', ${options.updatedAt}, NULL, ${options.executor}, ${options.attempts}, ${options.idempotencyKey ?? null}
+        ${
+      options.input === undefined ? sql`'{}'::jsonb` : sql`jsonb_set(plan, '{input}', to_jsonb(${options.input}::text))`
+    }, metadata,
+        '1969-01-01T00:00:00.000Z', ${options.updatedAt}, NULL, ${options.executor}, ${options.attempts}, ${
+      options.idempotencyKey ?? null
+    }
       FROM runs WHERE id = ${options.from}`
     yield* sql`UPDATE threads SET status = 'running', active_run_id = ${options.id} WHERE id = ${options.threadId}`
   })
@@ -84,11 +88,26 @@ const nextPassCompletes = (runId: string) =>
 TestServer.suiteWith(Harness)("run recovery", (it) => {
   // What a runner killed between creating a run and starting it leaves (queued), and what a lost resume or a
   // runner handing the run's shard to another leaves (running): an active run with no executor, updated just now.
-  for (const [status, id, when] of [["queued", "run_lostdispatchrecent0001", "5 s"], ["running", "run_handedoffnoexecutor001", "2.5 s"]] as const) {
+  for (
+    const [status, id, when] of [["queued", "run_lostdispatchrecent0001", "5 s"], [
+      "running",
+      "run_handedoffnoexecutor001",
+      "2.5 s"
+    ]] as const
+  ) {
     it.effect(`a ${status} run with no executor is dispatched again at the first pass after ${when}, long before it would count as stalled`, () =>
       Effect.gen(function*() {
         const { thread, done } = yield* afterFirstTurn
-        yield* stageRun({ id, from: done.runId, threadId: thread.id, status, input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+        yield* stageRun({
+          id,
+          from: done.runId,
+          threadId: thread.id,
+          status,
+          input: "second",
+          updatedAt: yield* nowIso,
+          executor: null,
+          attempts: 0
+        })
         yield* nextPassCompletes(id)
       }))
   }
@@ -99,11 +118,23 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const claimOf = (runId: string) =>
-        Effect.map(sql<{ readonly attempt: number }>`SELECT attempt FROM runs WHERE id = ${runId}`, (rows) => rows[0]?.attempt)
+        Effect.map(
+          sql<{ readonly attempt: number }>`SELECT attempt FROM runs WHERE id = ${runId}`,
+          (rows) => rows[0]?.attempt
+        )
       const { thread, done } = yield* afterFirstTurn
       assert.strictEqual(yield* claimOf(done.runId), 0)
       const id = "run_recoveredclaims000001"
-      yield* stageRun({ id, from: done.runId, threadId: thread.id, status: "running", input: "second", updatedAt: yield* nowIso, executor: null, attempts: 0 })
+      yield* stageRun({
+        id,
+        from: done.runId,
+        threadId: thread.id,
+        status: "running",
+        input: "second",
+        updatedAt: yield* nowIso,
+        executor: null,
+        attempts: 0
+      })
       yield* nextPassCompletes(id)
       assert.strictEqual(yield* claimOf(id), 1)
     }))
@@ -114,7 +145,10 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       const { thread, done } = yield* afterFirstTurn
       // The service's own sessions carry its node id; a killed process's sessions end with it, its last beat stays behind.
       const [own] = yield* sql<{ readonly executor: string }>`SELECT executor FROM runs WHERE id = ${done.runId}`
-      assert.deepStrictEqual(yield* sql`SELECT 1 AS named FROM pg_stat_activity WHERE application_name = ${own?.executor ?? ""} LIMIT 1`, [{ named: 1 }])
+      assert.deepStrictEqual(
+        yield* sql`SELECT 1 AS named FROM pg_stat_activity WHERE application_name = ${own?.executor ?? ""} LIMIT 1`,
+        [{ named: 1 }]
+      )
       yield* sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES ('node_killedamomentago00001', now(), now() + interval '1 hour')`
       const orphan = "run_killedamomentago000001"
       yield* stageRun({
@@ -247,7 +281,8 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       })
       const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${idleRun}/cancel`), 200, Run)
       assert.strictEqual(cancelled.status, "cancelled")
-      const countMessages = (runId: string) => sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
+      const countMessages = (runId: string) =>
+        sql`SELECT count(*)::int AS n FROM cluster_messages WHERE entity_id = ${runId}`
       assert.deepStrictEqual(yield* countMessages(lost), [{ n: 0 }])
       assert.deepStrictEqual(yield* countMessages(idleRun), [{ n: 1 }])
       const repo = yield* RecoveryRepo
@@ -282,7 +317,9 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       })
 
       yield* nextPassCompletes(orphan)
-      const after = yield* sql<{ readonly executor: string; readonly recovery_attempts: number }>`SELECT executor, recovery_attempts FROM runs WHERE id = ${orphan}`
+      const after = yield* sql<
+        { readonly executor: string; readonly recovery_attempts: number }
+      >`SELECT executor, recovery_attempts FROM runs WHERE id = ${orphan}`
       assert.notStrictEqual(after[0]?.executor, "node_deadprocess0000000001")
       // Dispatched again once, then it completed a step: the count of attempts without progress starts over.
       assert.strictEqual(after[0]?.recovery_attempts, 0)

@@ -63,7 +63,12 @@ TestServer.suite()("runs", (it) => {
       assert.strictEqual(run.terminalReason, null)
       assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-usage"), run.usage)
       assert.strictEqual(run.usage?.steps, 1)
-      assert.deepStrictEqual(run.config, { band: "core", mediaFidelity: "standard", dataHandling: "standard", timeZone: "UTC" })
+      assert.deepStrictEqual(run.config, {
+        band: "core",
+        mediaFidelity: "standard",
+        dataHandling: "standard",
+        timeZone: "UTC"
+      })
       assert.isNotNull(run.startedAt)
       assert.isNotNull(run.completedAt)
       const after = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
@@ -93,7 +98,12 @@ TestServer.suite()("runs", (it) => {
       assert.deepStrictEqual(frames(atEnd.reply.text).map((f) => f.data), ["[DONE]"])
       const bad = yield* api.request("GET", `/v1/runs/${receipt.runId}/stream`, { headers: { "last-event-id": "abc" } })
       yield* TestServer.expectError(bad, 400, "invalid_request_error", "invalid_request_error")
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/runs/run_nope/stream"), 404, "not_found", "run_not_found")
+      yield* TestServer.expectError(
+        yield* api.request("GET", "/v1/runs/run_nope/stream"),
+        404,
+        "not_found",
+        "run_not_found"
+      )
     }))
 
   it.effect("POST /v1/runs starts a run; unknown thread is 404, another workspace's thread 403", () =>
@@ -133,7 +143,8 @@ TestServer.suite()("runs", (it) => {
       const server = yield* Collection.toolServers.create({ name: "gate1", transport: "http", url: gate.url })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const receipt = yield* startRun(thread.id, {
-        input: "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
+        input:
+          "/tool mcp__gate1__echo {\"text\":\"hi\"}\n/tool mcp__gate1__fail {}\n/tool missing_tool {}\n/text all done"
       })
       const { chunks, message } = yield* streamOf(receipt.runId)
       // Each call under the service's own tc_ id, not the model's (spec 1).
@@ -150,7 +161,11 @@ TestServer.suite()("runs", (it) => {
           { type: "tool-output-error", toolCallId: failId, errorText: "it failed" },
           { type: "tool-input-start", toolCallId: missingId, toolName: "missing_tool" },
           { type: "tool-input-available", toolCallId: missingId, toolName: "missing_tool", input: {} },
-          { type: "tool-output-error", toolCallId: missingId, errorText: "Error: there is no tool named 'missing_tool'." }
+          {
+            type: "tool-output-error",
+            toolCallId: missingId,
+            errorText: "Error: there is no tool named 'missing_tool'."
+          }
         ]
       )
       assert.strictEqual(textOf(message), "all done")
@@ -164,7 +179,6 @@ TestServer.suite()("runs", (it) => {
         assert.strictEqual(h["svc-root-run-id"], receipt.runId)
       }
     }).pipe(Effect.scoped))
-
 
   it.effect("MCP tools share the tool policy: defer false sends the schema, requiredSkills waits for load_skill, resultCapBytes cuts the result", () =>
     Effect.gen(function*() {
@@ -181,11 +195,15 @@ TestServer.suite()("runs", (it) => {
       const skills = [{ name: "echoing", description: "Echo things", body: "Echo carefully." }]
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] }, skills } })
       const shown = yield* streamOf((yield* startRun(thread.id, { input: "/show-tools" })).runId)
-      const offered = JSON.parse(textOf(shown.message)) as ReadonlyArray<{ readonly name: string; readonly inputSchema: Record<string, unknown> }>
+      const offered = JSON.parse(textOf(shown.message)) as ReadonlyArray<
+        { readonly name: string; readonly inputSchema: Record<string, unknown> }
+      >
       assert.deepStrictEqual(offered.map((t) => t.name), ["mcp__gate8__echo", "load_skill"])
       assert.deepStrictEqual(Object.keys(offered[0].inputSchema["properties"] as object), ["text"])
 
-      const early = yield* streamOf((yield* startRun(thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId)
+      const early = yield* streamOf(
+        (yield* startRun(thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId
+      )
       assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
         {
           type: "tool-output-error",
@@ -195,7 +213,10 @@ TestServer.suite()("runs", (it) => {
       ])
 
       const long = "x".repeat(3_000)
-      const calls = [{ name: "load_skill", input: { name: "echoing" } }, { name: "mcp__gate8__echo", input: { text: long } }]
+      const calls = [{ name: "load_skill", input: { name: "echoing" } }, {
+        name: "mcp__gate8__echo",
+        input: { text: long }
+      }]
       const capped = yield* streamOf((yield* startRun(thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
       const echoCall = callIdsOf(capped.chunks)[1]
       assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
@@ -235,7 +256,10 @@ TestServer.suite()("runs", (it) => {
       })
 
       const first = yield* TestServer.expectError(
-        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "withdraw me" }, headers: json }),
+        yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+          body: { input: "withdraw me" },
+          headers: json
+        }),
         409,
         "api_error",
         "thread_busy"
@@ -258,14 +282,24 @@ TestServer.suite()("runs", (it) => {
         })
         const error = yield* TestServer.expectError(keyed, 409, "api_error", "thread_busy")
         assert.strictEqual(error.details?.["queued"], true)
-        assert.strictEqual((yield* getRun(receipt.runId)).queuedFollowups?.filter((f) => f.text === "only once").length, 1)
+        assert.strictEqual(
+          (yield* getRun(receipt.runId)).queuedFollowups?.filter((f) => f.text === "only once").length,
+          1
+        )
       }
       const onceId = (yield* getRun(receipt.runId)).queuedFollowups?.find((f) => f.text === "only once")?.id ?? ""
-      yield* TestServer.expectOk(yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${onceId}`), 200, Schema.Unknown)
+      yield* TestServer.expectOk(
+        yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${onceId}`),
+        200,
+        Schema.Unknown
+      )
 
       const running = yield* getRun(receipt.runId)
       assert.strictEqual(running.status, "running")
-      assert.deepStrictEqual(running.queuedFollowups?.map((f) => [f.id, f.text]), [[firstId, "withdraw me"], [secondId, "thanks"]])
+      assert.deepStrictEqual(running.queuedFollowups?.map((f) => [f.id, f.text]), [[firstId, "withdraw me"], [
+        secondId,
+        "thanks"
+      ]])
 
       const withdrawn = yield* api.request("DELETE", `/v1/runs/${receipt.runId}/followups/${firstId}`)
       assert.strictEqual(withdrawn.status, 200)
@@ -298,7 +332,13 @@ TestServer.suite()("runs", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const gate = yield* gateServer
-      const server = yield* Collection.toolServers.create({ name: "gate12", transport: "http", url: gate.url, approval: "always", gatedTools: ["echo"] })
+      const server = yield* Collection.toolServers.create({
+        name: "gate12",
+        transport: "http",
+        url: gate.url,
+        approval: "always",
+        gatedTools: ["echo"]
+      })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       /** Sends `text` to the busy thread and GETs `runId` at once: the follow-up the 409 names is listed, last. */
       const holdAndSee = (runId: string, text: string) =>
@@ -309,9 +349,17 @@ TestServer.suite()("runs", (it) => {
             "api_error",
             "thread_busy"
           )
-          assert.deepStrictEqual(busy.details, { active_run_id: runId, queued: true, followup_id: busy.details?.["followup_id"] })
+          assert.deepStrictEqual(busy.details, {
+            active_run_id: runId,
+            queued: true,
+            followup_id: busy.details?.["followup_id"]
+          })
           const run = yield* getRun(runId)
-          assert.deepStrictEqual(run.queuedFollowups?.at(-1), { id: busy.details?.["followup_id"], text, queuedAt: run.queuedFollowups?.at(-1)?.queuedAt })
+          assert.deepStrictEqual(run.queuedFollowups?.at(-1), {
+            id: busy.details?.["followup_id"],
+            text,
+            queuedAt: run.queuedFollowups?.at(-1)?.queuedAt
+          })
         })
 
       // Right after the start (the run may still be queued), then while it runs.
@@ -328,7 +376,11 @@ TestServer.suite()("runs", (it) => {
       const waiting = yield* getRun(parked.runId)
       assert.strictEqual(waiting.status, "waiting_for_approval")
       assert.deepStrictEqual(waiting.queuedFollowups, [])
-      const listed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=waiting_for_approval`), 200, Page(Run))
+      const listed = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=waiting_for_approval`),
+        200,
+        Page(Run)
+      )
       assert.deepStrictEqual(listed.data.map((r) => r.queuedFollowups), [[]])
       for (let i = 0; i < 30; i++) yield* holdAndSee(parked.runId, `parked ${i}`)
       assert.strictEqual((yield* getRun(parked.runId)).queuedFollowups?.length, 30)
@@ -348,7 +400,11 @@ TestServer.suite()("runs", (it) => {
         "api_error",
         "thread_busy"
       )
-      const cancelled = yield* TestServer.expectOk(yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
+      const cancelled = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/runs/${receipt.runId}/cancel`),
+        200,
+        Run
+      )
       assert.strictEqual(cancelled.status, "cancelled")
       assert.deepStrictEqual(cancelled.queuedFollowups?.map((f) => f.id), [held.details?.["followup_id"]])
       const { chunks } = yield* streamOf(receipt.runId)
@@ -384,7 +440,12 @@ TestServer.suite()("runs", (it) => {
       yield* gate.waiting
       const deleted = yield* api.request("DELETE", `/v1/threads/${thread.id}`)
       assert.deepStrictEqual(deleted.json, { id: thread.id, object: "thread", deleted: true })
-      yield* TestServer.expectError(yield* api.request("GET", `/v1/runs/${first.runId}`), 404, "not_found", "run_not_found")
+      yield* TestServer.expectError(
+        yield* api.request("GET", `/v1/runs/${first.runId}`),
+        404,
+        "not_found",
+        "run_not_found"
+      )
 
       const other = yield* Collection.threads.create({ agentId: agent.id })
       const second = yield* startRun(other.id, { input: "/tool mcp__gate7__wait {}" })
@@ -482,7 +543,9 @@ TestServer.suite()("runs", (it) => {
         { kind: "activity", summaryAvailable: false, text: "Working: nothing" },
         { kind: "activity", summaryAvailable: false, text: "Thinking" }
       ])
-      assert.deepStrictEqual([...new Set(progress.map((c) => ("id" in c ? c.id : undefined)))], [`progress_${on.runId}`])
+      assert.deepStrictEqual([...new Set(progress.map((c) => ("id" in c ? c.id : undefined)))], [
+        `progress_${on.runId}`
+      ])
       assert.strictEqual(message?.parts.filter((p) => p.type === "data-svc-progress").length, 1)
       const off = yield* startRun(thread.id, { input: "/tool nothing {}\n/text ok" })
       const without = yield* streamOf(off.runId)
@@ -524,7 +587,10 @@ TestServer.suite()("runs", (it) => {
         headers: json
       })
       yield* TestServer.expectError(relax, 400, "invalid_request_error", "invalid_request_error")
-      const unavailable = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "x", band: "frontier" }, headers: json })
+      const unavailable = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: { input: "x", band: "frontier" },
+        headers: json
+      })
       yield* TestServer.expectError(unavailable, 400, "invalid_request_error", "invalid_request_error")
     }))
 
@@ -553,7 +619,11 @@ TestServer.suite()("runs", (it) => {
       )
       assert.deepStrictEqual(page2.data.map((r) => r.id), [ids[0]])
       assert.isFalse(page2.hasMore)
-      const byAgent = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?agentId=${agent.id}&status=completed`), 200, Page(Run))
+      const byAgent = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?agentId=${agent.id}&status=completed`),
+        200,
+        Page(Run)
+      )
       assert.deepStrictEqual(byAgent.data.map((r) => r.id), [ids[2], ids[1], ids[0]])
       const since = (yield* getRun(ids[1])).createdAt
       const recent = yield* TestServer.expectOk(
@@ -562,10 +632,24 @@ TestServer.suite()("runs", (it) => {
         Page(Run)
       )
       assert.deepStrictEqual(recent.data.map((r) => r.id), [ids[2], ids[1]])
-      const none = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=failed`), 200, Page(Run))
+      const none = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}&status=failed`),
+        200,
+        Page(Run)
+      )
       assert.deepStrictEqual(none.data, [])
-      yield* TestServer.expectError(yield* api.request("GET", "/v1/runs?status=nope"), 400, "invalid_request_error", "invalid_request_error")
-      yield* TestServer.expectError(yield* api.request("GET", `/v1/runs/${ids[0]}`, { key: TestServer.Keys.c }), 403, "permission_error", "permission_denied")
+      yield* TestServer.expectError(
+        yield* api.request("GET", "/v1/runs?status=nope"),
+        400,
+        "invalid_request_error",
+        "invalid_request_error"
+      )
+      yield* TestServer.expectError(
+        yield* api.request("GET", `/v1/runs/${ids[0]}`, { key: TestServer.Keys.c }),
+        403,
+        "permission_error",
+        "permission_denied"
+      )
     }))
 
   it.effect("Idempotency-Key on messages replays the receipt without starting a second run; warm answers 204", () =>
@@ -581,7 +665,11 @@ TestServer.suite()("runs", (it) => {
       yield* streamOf(first.runId)
       const replay = yield* TestServer.expectOk(yield* send, 200, RunReceipt)
       assert.deepStrictEqual(replay, first)
-      const list = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
+      const list = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}`),
+        200,
+        Page(Run)
+      )
       assert.strictEqual(list.data.length, 1)
       const warm = yield* api.request("GET", `/v1/threads/${thread.id}/messages?warm=1`)
       assert.strictEqual(warm.status, 204)
@@ -621,12 +709,18 @@ TestServer.suite({
       })
       yield* TestServer.expectError(requested, 400, "invalid_request_error", "strict_data_handling_unavailable")
       const strictAgent = yield* agentWithThread({ policies: { dataHandling: "strict" } })
-      const inherited = yield* api.request("POST", `/v1/threads/${strictAgent.thread.id}/messages`, { body: { input: "x" }, headers: json })
+      const inherited = yield* api.request("POST", `/v1/threads/${strictAgent.thread.id}/messages`, {
+        body: { input: "x" },
+        headers: json
+      })
       yield* TestServer.expectError(inherited, 400, "invalid_request_error", "strict_data_handling_unavailable")
       const onLite = yield* startRun(strictAgent.thread.id, { input: "x", band: "lite" })
       yield* streamOf(onLite.runId)
-      const runs = yield* TestServer.expectOk(yield* api.request("GET", `/v1/runs?threadId=${thread.id}`), 200, Page(Run))
+      const runs = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/runs?threadId=${thread.id}`),
+        200,
+        Page(Run)
+      )
       assert.deepStrictEqual(runs.data, [])
     }))
 })
-

@@ -9,15 +9,15 @@
 import { assert } from "@effect/vitest"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { RunId } from "../../domain/Ids.ts"
+import { Interaction } from "../../domain/Interaction.ts"
+import { Page } from "../../domain/Page.ts"
+import { EventLog, MaxHold } from "../../src/runs/EventLog.ts"
 import { type Aimock, aimock, redactedKey, sleepProbeWhere } from "../support/Aimock.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
-import { RunId } from "../../domain/Ids.ts"
-import { Interaction } from "../../domain/Interaction.ts"
-import { Page } from "../../domain/Page.ts"
-import { EventLog, MaxHold } from "../../src/runs/EventLog.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The run's whole stream, parsed, and the Run once it ended. */
@@ -29,7 +29,9 @@ const finish = (runId: string) =>
   })
 
 /** The service's clock: the test's TestClock, reporting each sleep under 2 s (the retry backoffs; pool and server timers are longer) as it starts. */
-class Backoffs extends Context.Service<Backoffs, { readonly next: Effect.Effect<Duration.Duration> }>()("test/Backoffs") {}
+class Backoffs
+  extends Context.Service<Backoffs, { readonly next: Effect.Effect<Duration.Duration> }>()("test/Backoffs")
+{}
 
 /** The model server, for its request journal. */
 class Peer extends Context.Service<Peer, Aimock>()("test/Peer") {}
@@ -38,19 +40,27 @@ const Providers = Layer.unwrap(
   Effect.gen(function*() {
     // Backoffs only: not the stream writer's hold (MaxHold) nor anything of two seconds or more.
     const probe = yield* sleepProbeWhere((duration) =>
-      Duration.isGreaterThan(duration, MaxHold) && Duration.isLessThan(duration, Duration.seconds(2)))
+      Duration.isGreaterThan(duration, MaxHold) && Duration.isLessThan(duration, Duration.seconds(2))
+    )
     const peer = yield* aimock((mock) => {
-      mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
+      mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, {
+        chunkSize: 5
+      })
       mock.on({ userMessage: "echo please", hasToolResult: false }, {
         toolCalls: [{ id: "call_e1", name: "mcp__gate9__echo", arguments: JSON.stringify({ text: "from the model" }) }],
         usage: { prompt_tokens: 20, completion_tokens: 8 }
       })
-      mock.onToolResult("call_e1", { content: "The tool said hello back.", usage: { prompt_tokens: 30, completion_tokens: 6 } })
+      mock.onToolResult("call_e1", {
+        content: "The tool said hello back.",
+        usage: { prompt_tokens: 30, completion_tokens: 6 }
+      })
       // Two tool steps on Anthropic: each result matches only when it comes back under the provider's own tool_use id.
       mock.on({ userMessage: "echo twice", hasToolResult: false }, {
         toolCalls: [{ id: "toolu_a1", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "one" }) }]
       })
-      mock.onToolResult("toolu_a1", { toolCalls: [{ id: "toolu_a2", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "two" }) }] })
+      mock.onToolResult("toolu_a1", {
+        toolCalls: [{ id: "toolu_a2", name: "mcp__gate11__echo", arguments: JSON.stringify({ text: "two" }) }]
+      })
       mock.onToolResult("toolu_a2", { content: "Echoed twice." })
       mock.on({ userMessage: "pets please", hasToolResult: false }, {
         toolCalls: [{ id: "call_p1", name: "api__petsai__getPetById", arguments: JSON.stringify({ petId: 7 }) }],
@@ -79,7 +89,8 @@ const Providers = Layer.unwrap(
       })
       mock.onToolResult("call_o1", {
         error: {
-          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
+          message:
+            "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens.",
           type: "invalid_request_error",
           param: "messages",
           code: "context_length_exceeded"
@@ -123,7 +134,15 @@ const followupStep = (() => {
 
 /** The call ids a provider request carried (aimock journals Anthropic requests in the OpenAI shape): on assistant calls and on results. */
 const providerIdsIn = (body: unknown) => {
-  const messages = (body as { readonly messages: ReadonlyArray<{ readonly role: string; readonly tool_call_id?: string; readonly tool_calls?: ReadonlyArray<{ readonly id: string }> }> }).messages
+  const messages = (body as {
+    readonly messages: ReadonlyArray<
+      {
+        readonly role: string
+        readonly tool_call_id?: string
+        readonly tool_calls?: ReadonlyArray<{ readonly id: string }>
+      }
+    >
+  }).messages
   return {
     calls: messages.flatMap((m) => (m.tool_calls ?? []).map((c) => c.id)),
     results: messages.flatMap((m) => (m.role === "tool" && m.tool_call_id !== undefined ? [m.tool_call_id] : []))
@@ -153,12 +172,20 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       const [callId] = callIdsOf(chunks)
       assert.deepStrictEqual(chunks.filter((c) => c.type.startsWith("tool-")), [
         { type: "tool-input-start", toolCallId: callId, toolName: "mcp__gate9__echo" },
-        { type: "tool-input-available", toolCallId: callId, toolName: "mcp__gate9__echo", input: { text: "from the model" } },
+        {
+          type: "tool-input-available",
+          toolCallId: callId,
+          toolName: "mcp__gate9__echo",
+          input: { text: "from the model" }
+        },
         { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "from the model" }] }
       ])
       assert.strictEqual(textOf(message), "The tool said hello back.")
       assert.deepStrictEqual(run.usage, { inputTokens: 50, outputTokens: 14, totalTokens: 64, costCents: 78, steps: 2 })
-      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_e1"], results: ["call_e1"] })
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), {
+        calls: ["call_e1"],
+        results: ["call_e1"]
+      })
       assert.strictEqual((yield* peer.journal).length - before, 2)
     }).pipe(Effect.scoped))
 
@@ -167,7 +194,10 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       const peer = yield* Peer
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "gate11", transport: "http", url: gate.url })
-      const { thread } = yield* agentWithThread({ band: "frontier", capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { thread } = yield* agentWithThread({
+        band: "frontier",
+        capabilities: { mcp: { toolServerIds: [server.id] } }
+      })
       const { chunks, message, run } = yield* finish((yield* startRun(thread.id, { input: "echo twice" })).runId)
       const ids = callIdsOf(chunks)
       assert.strictEqual(ids.length, 2)
@@ -258,12 +288,21 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
     Effect.gen(function*() {
       const peer = yield* Peer
       const gate = yield* gateServer
-      const server = yield* Collection.toolServers.create({ name: "gate14", transport: "http", url: gate.url, approval: "always" })
+      const server = yield* Collection.toolServers.create({
+        name: "gate14",
+        transport: "http",
+        url: gate.url,
+        approval: "always"
+      })
       const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
       const { runId } = yield* startRun(thread.id, { input: "park please" })
       const parked = yield* streamOf(runId)
       const [callId] = callIdsOf(parked.chunks)
-      const page = yield* TestServer.expectOk(yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`), 200, Page(Interaction))
+      const page = yield* TestServer.expectOk(
+        yield* TestServer.request("GET", `/v1/interactions?runId=${runId}`),
+        200,
+        Page(Interaction)
+      )
       const [interaction] = page.data
       assert.strictEqual(interaction.toolCallId, callId)
       yield* TestServer.expectOk(
@@ -279,7 +318,10 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       assert.deepStrictEqual(chunks.filter((c) => c.type === "tool-output-available"), [
         { type: "tool-output-available", toolCallId: callId, output: [{ type: "text", text: "approved" }] }
       ])
-      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), { calls: ["call_k1"], results: ["call_k1"] })
+      assert.deepStrictEqual(providerIdsIn((yield* peer.journal).at(-1)?.body), {
+        calls: ["call_k1"],
+        results: ["call_k1"]
+      })
     }).pipe(Effect.scoped))
 
   it.effect("a claimed follow-up stays listed on the run until its replay is stored: never neither listed nor replayed", () =>
@@ -291,7 +333,10 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       const { runId } = yield* startRun(thread.id, { input: "hold it" })
       yield* gate.waiting
       const busy = yield* TestServer.expectError(
-        yield* TestServer.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "and this too" }, headers: { accept: "application/json" } }),
+        yield* TestServer.request("POST", `/v1/threads/${thread.id}/messages`, {
+          body: { input: "and this too" },
+          headers: { accept: "application/json" }
+        }),
         409,
         "api_error",
         "thread_busy"
@@ -302,8 +347,13 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       yield* Effect.promise(() => followupStep.arrived)
       const run = yield* getRun(runId)
       const listed = (run.queuedFollowups ?? []).some((f) => f.id === followupId)
-      const replayed = (yield* events.read(RunId.make(runId), 0)).some((e) => e.chunk.type === "data-svc-followup-replayed")
-      assert.isTrue(listed || replayed, `follow-up neither listed (${JSON.stringify(run.queuedFollowups)}) nor replayed`)
+      const replayed = (yield* events.read(RunId.make(runId), 0)).some((e) =>
+        e.chunk.type === "data-svc-followup-replayed"
+      )
+      assert.isTrue(
+        listed || replayed,
+        `follow-up neither listed (${JSON.stringify(run.queuedFollowups)}) nor replayed`
+      )
       followupStep.release()
       const { chunks, message, run: done } = yield* finish(runId)
       assert.deepStrictEqual(chunks.filter((c) => c.type === "data-svc-followup-replayed"), [
@@ -341,16 +391,28 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
       assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/7"])
 
       type Body = {
-        readonly messages: ReadonlyArray<{ readonly role: string; readonly content: unknown; readonly tool_call_id?: string }>
-        readonly tools: ReadonlyArray<{ readonly function: { readonly name: string; readonly description: string; readonly parameters: unknown } }>
+        readonly messages: ReadonlyArray<
+          { readonly role: string; readonly content: unknown; readonly tool_call_id?: string }
+        >
+        readonly tools: ReadonlyArray<
+          { readonly function: { readonly name: string; readonly description: string; readonly parameters: unknown } }
+        >
       }
       const [first, second] = (yield* peer.journal).slice(before).map((e) => e.body as Body)
       assert.deepStrictEqual(first.tools.map((t) => t.function), [
-        { name: "api__petsai__getPetById", description: "Find a pet", parameters: { type: "object", additionalProperties: true } },
+        {
+          name: "api__petsai__getPetById",
+          description: "Find a pet",
+          parameters: { type: "object", additionalProperties: true }
+        },
         {
           name: "load_tools",
           description: "Load the full input schemas of tools listed without one, by name, before calling them.",
-          parameters: { type: "object", properties: { names: { type: "array", items: { type: "string" } } }, required: ["names"] }
+          parameters: {
+            type: "object",
+            properties: { names: { type: "array", items: { type: "string" } } },
+            required: ["names"]
+          }
         }
       ])
       const system = String(first.messages.find((m) => m.role === "system")?.content)

@@ -4,19 +4,26 @@
  * organization, list filters, delete refused while bound, workspace
  * isolation, and master-key rotation against the database itself.
  */
-import { createHash } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Option, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
+import { createHash } from "node:crypto"
 import { Deleted, Page } from "../../domain/Page.ts"
 import { Secret } from "../../domain/Secret.ts"
 import { SecretContext } from "../../domain/SecretContext.ts"
 import { parseMasterKey, SecretBox } from "../../src/secrets/SecretBox.ts"
 import * as Collection from "../support/Collection.ts"
 import * as McpServers from "../support/McpServers.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -32,7 +39,9 @@ const ContextPage = Page(SecretContext)
 
 /** The secret's value must not appear anywhere in a response. */
 const assertNoValue = (reply: TestServer.Reply, ...values: ReadonlyArray<string>) => {
-  for (const value of values) assert.isFalse(reply.text.includes(value), `the value leaked into: ${reply.text.slice(0, 500)}`)
+  for (const value of values) {
+    assert.isFalse(reply.text.includes(value), `the value leaked into: ${reply.text.slice(0, 500)}`)
+  }
 }
 
 const toolServer = (name: string, secretId: string, url = "https://93.184.215.14/mcp") =>
@@ -87,7 +96,13 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       const now = yield* nowIso
       const value = "-----BEGIN KEY-----full-----END KEY-----"
       const reply = yield* request("POST", "/v1/secrets", {
-        body: { name: "Not an ENV name: spaces & symbols!", value, source: "svc", contentType: "application/x-pem-file", metadata: { team: "core" } }
+        body: {
+          name: "Not an ENV name: spaces & symbols!",
+          value,
+          source: "svc",
+          contentType: "application/x-pem-file",
+          metadata: { team: "core" }
+        }
       })
       const secret = yield* TestServer.expectOk(reply, 200, Secret)
       assert.deepStrictEqual(reply.json, {
@@ -115,7 +130,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
 
       const ascii = yield* createSecret({ name: "size-ascii-max", value: "a".repeat(65_536) })
       assert.strictEqual(ascii.configVersion, 1)
-      const over = yield* request("POST", "/v1/secrets", { body: { name: "size-ascii-over", value: "a".repeat(65_537) } })
+      const over = yield* request("POST", "/v1/secrets", {
+        body: { name: "size-ascii-over", value: "a".repeat(65_537) }
+      })
       yield* expectInvalid(over, "value")
 
       // 32,768 two-byte characters are exactly 65,536 bytes; one more byte is too many,
@@ -132,7 +149,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
         "value"
       )
       // Nothing was stored for the refused bodies.
-      const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?name=size-2byte-over"), 200, SecretPage)
+      const listed = yield* TestServer.expectOk(
+        yield* request("GET", "/v1/secrets?name=size-2byte-over"),
+        200,
+        SecretPage
+      )
       assert.deepStrictEqual(listed.data, [])
 
       // Rotate has the same limits.
@@ -153,7 +174,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
     Effect.gen(function*() {
       yield* expectInvalid(yield* request("POST", "/v1/secrets", { body: { name: "", value: "v" } }), "name")
       yield* expectInvalid(yield* request("POST", "/v1/secrets", { body: { value: "v" } }), "name")
-      yield* expectInvalid(yield* request("POST", "/v1/secrets", { body: { name: "n".repeat(129), value: "v" } }), "name")
+      yield* expectInvalid(
+        yield* request("POST", "/v1/secrets", { body: { name: "n".repeat(129), value: "v" } }),
+        "name"
+      )
       const longest = yield* createSecret({ name: "n".repeat(128), value: "v" })
       assert.strictEqual(longest.name, "n".repeat(128))
 
@@ -170,7 +194,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
         "metadata.k"
       )
       yield* expectInvalid(
-        yield* request("POST", "/v1/secrets", { body: { name: "metadata-nested", value: "v", metadata: { k: { a: "b" } } } }),
+        yield* request("POST", "/v1/secrets", {
+          body: { name: "metadata-nested", value: "v", metadata: { k: { a: "b" } } }
+        }),
         "metadata.k"
       )
       yield* expectInvalid(
@@ -183,7 +209,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
     Effect.gen(function*() {
       const value = "LEAKCHECK-9f3c2e7a1b"
       const rotatedValue = "LEAKCHECK-ROTATED-44d1e0"
-      const created = yield* request("POST", "/v1/secrets", { body: { name: "leak-check", value, metadata: { kind: "leak" } } })
+      const created = yield* request("POST", "/v1/secrets", {
+        body: { name: "leak-check", value, metadata: { kind: "leak" } }
+      })
       const secret = yield* TestServer.expectOk(created, 200, Secret)
       assertNoValue(created, value)
       assertNoValue(yield* request("GET", `/v1/secrets/${secret.id}`), value)
@@ -221,7 +249,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       yield* expectInvalid(badRotate, "value")
       assertNoValue(badRotate, "LEAKBIG-", "x".repeat(100))
       // Rotate with a wrongly typed body does not echo the rest of it either.
-      const badRotateBody = yield* request("POST", `/v1/secrets/${secret.id}/rotate`, { body: { value: 1, note: value } })
+      const badRotateBody = yield* request("POST", `/v1/secrets/${secret.id}/rotate`, {
+        body: { value: 1, note: value }
+      })
       yield* TestServer.expectError(badRotateBody, 400, "invalid_request_error", "invalid_request_error")
       assertNoValue(badRotateBody, value)
       // Deleting does not return it either.
@@ -325,7 +355,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
         [200, 409, 409, 409, 409, 409],
         renames.map((r) => r.text).join("\n")
       )
-      const renamed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?name=race-renamed"), 200, SecretPage)
+      const renamed = yield* TestServer.expectOk(
+        yield* request("GET", "/v1/secrets?name=race-renamed"),
+        200,
+        SecretPage
+      )
       assert.strictEqual(renamed.data.length, 1)
     }))
 
@@ -340,7 +374,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       assert.deepStrictEqual(reply.json, { ...created, metadata: { a: "1", c: "3" }, updatedAt: t1 })
       assert.strictEqual(metaOnly.configVersion, 1)
 
-      const empty = yield* TestServer.expectOk(yield* request("PATCH", `/v1/secrets/${created.id}`, { body: {} }), 200, Secret)
+      const empty = yield* TestServer.expectOk(
+        yield* request("PATCH", `/v1/secrets/${created.id}`, { body: {} }),
+        200,
+        Secret
+      )
       assert.strictEqual(empty.configVersion, 1)
       assert.deepStrictEqual(empty.metadata, { a: "1", c: "3" })
 
@@ -368,7 +406,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       assert.strictEqual(cleared.configVersion, 3)
 
       const renamed = yield* TestServer.expectOk(
-        yield* request("PATCH", `/v1/secrets/${created.id}`, { body: { name: "patch-me-renamed", metadata: { a: null } } }),
+        yield* request("PATCH", `/v1/secrets/${created.id}`, {
+          body: { name: "patch-me-renamed", metadata: { a: null } }
+        }),
         200,
         Secret
       )
@@ -383,7 +423,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
 
       // Invalid patches.
       yield* expectInvalid(yield* request("PATCH", `/v1/secrets/${created.id}`, { body: { name: "" } }), "name")
-      yield* expectInvalid(yield* request("PATCH", `/v1/secrets/${created.id}`, { body: { metadata: { k: 1 } } }), "metadata.k")
+      yield* expectInvalid(
+        yield* request("PATCH", `/v1/secrets/${created.id}`, { body: { metadata: { k: 1 } } }),
+        "metadata.k"
+      )
       const unchanged = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${created.id}`), 200, Secret)
       assert.deepStrictEqual(unchanged, renamed)
     }))
@@ -403,7 +446,10 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
         Secret
       )
       assert.strictEqual(again.configVersion, 3)
-      assert.deepStrictEqual(yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${created.id}`), 200, Secret), again)
+      assert.deepStrictEqual(
+        yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${created.id}`), 200, Secret),
+        again
+      )
       assert.strictEqual(rotated.name, "rotate-me")
       yield* expectInvalid(yield* request("POST", `/v1/secrets/${created.id}/rotate`, { body: {} }), "value")
     }))
@@ -418,10 +464,17 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       const gone = yield* createSecret({ name: "deleted-soon", value: "v" })
       const deleted = yield* request("DELETE", `/v1/secrets/${gone.id}`)
       assert.strictEqual(deleted.status, 200)
-      assert.deepStrictEqual(yield* TestServer.expectOk(deleted, 200, Deleted("secret")), { id: gone.id, object: "secret", deleted: true })
+      assert.deepStrictEqual(yield* TestServer.expectOk(deleted, 200, Deleted("secret")), {
+        id: gone.id,
+        object: "secret",
+        deleted: true
+      })
       yield* expectNotFound(yield* request("GET", `/v1/secrets/${gone.id}`), "secret_not_found")
       yield* expectNotFound(yield* request("DELETE", `/v1/secrets/${gone.id}`), "secret_not_found")
-      yield* expectNotFound(yield* request("POST", `/v1/secrets/${gone.id}/rotate`, { body: { value: "v" } }), "secret_not_found")
+      yield* expectNotFound(
+        yield* request("POST", `/v1/secrets/${gone.id}/rotate`, { body: { value: "v" } }),
+        "secret_not_found"
+      )
       // The name is free again.
       yield* createSecret({ name: "deleted-soon", value: "v" })
     }))
@@ -433,9 +486,17 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
         const name = unique("isolated")
         const secret = yield* createSecret({ name, value: "isolated-value", metadata: { owner: "a" } })
         yield* expectDenied(yield* call(route, secret.id, tenant.key))
-        const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?limit=100", { key: tenant.key }), 200, SecretPage)
+        const listed = yield* TestServer.expectOk(
+          yield* request("GET", "/v1/secrets?limit=100", { key: tenant.key }),
+          200,
+          SecretPage
+        )
         assert.isFalse(listed.data.some((s) => s.id === secret.id))
-        const byName = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets?name=${name}`, { key: tenant.key }), 200, SecretPage)
+        const byName = yield* TestServer.expectOk(
+          yield* request("GET", `/v1/secrets?name=${name}`, { key: tenant.key }),
+          200,
+          SecretPage
+        )
         assert.deepStrictEqual(byName.data, [])
         const read = yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${secret.id}`), 200, Secret)
         assert.deepStrictEqual(read, secret)
@@ -496,7 +557,12 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("secrets", (it) => {
       // Key b (same organization, other workspace) cannot bind key a's secret.
       const ts = yield* request("POST", "/v1/tool-servers", {
         key: Keys.b,
-        body: { name: "ts-cross", transport: "http", url: "https://93.184.215.14/mcp", auth: { type: "bearer", secretId: secret.id } }
+        body: {
+          name: "ts-cross",
+          transport: "http",
+          url: "https://93.184.215.14/mcp",
+          auth: { type: "bearer", secretId: secret.id }
+        }
       })
       yield* expectInvalid(ts, "auth.secretId")
       const ctx = yield* request("POST", "/v1/secret-contexts", {
@@ -528,14 +594,22 @@ TestServer.suite()("secrets list", (it) => {
       const newestFirst = [...created].reverse()
 
       const all = yield* request("GET", "/v1/secrets")
-      assert.deepStrictEqual(all.json, { object: "list", data: newestFirst, hasMore: false, nextCursor: null, limit: 20 })
+      assert.deepStrictEqual(all.json, {
+        object: "list",
+        data: newestFirst,
+        hasMore: false,
+        nextCursor: null,
+        limit: 20
+      })
       for (let i = 0; i < 7; i++) assertNoValue(all, `value-${i}`)
 
       const seen: Array<string> = []
       const shapes: Array<readonly [number, boolean]> = []
       let cursor: string | null = null
       do {
-        const path: string = cursor === null ? "/v1/secrets?limit=3" : `/v1/secrets?limit=3&cursor=${encodeURIComponent(cursor)}`
+        const path: string = cursor === null
+          ? "/v1/secrets?limit=3"
+          : `/v1/secrets?limit=3&cursor=${encodeURIComponent(cursor)}`
         const page = yield* TestServer.expectOk(yield* request("GET", path), 200, SecretPage)
         assert.strictEqual(page.limit, 3)
         assert.strictEqual(page.nextCursor === null, !page.hasMore)
@@ -568,7 +642,10 @@ TestServer.suite()("secrets list", (it) => {
 
       const names = (query: string) =>
         Effect.map(
-          Effect.flatMap(request("GET", `/v1/secrets?${query}`), (reply) => TestServer.expectOk(reply, 200, SecretPage)),
+          Effect.flatMap(
+            request("GET", `/v1/secrets?${query}`),
+            (reply) => TestServer.expectOk(reply, 200, SecretPage)
+          ),
           (page) => page.data.map((s) => s.id)
         )
 
@@ -592,11 +669,18 @@ TestServer.suite()("secrets list", (it) => {
       assert.deepStrictEqual(yield* names("name=filter-a&metadata[tier]=c"), [])
 
       // Filters page like the full list.
-      const first = yield* TestServer.expectOk(yield* request("GET", "/v1/secrets?metadata[team]=a&limit=1"), 200, SecretPage)
+      const first = yield* TestServer.expectOk(
+        yield* request("GET", "/v1/secrets?metadata[team]=a&limit=1"),
+        200,
+        SecretPage
+      )
       assert.deepStrictEqual(first.data.map((s) => s.id), [b.id])
       assert.isTrue(first.hasMore)
       const second = yield* TestServer.expectOk(
-        yield* request("GET", `/v1/secrets?metadata[team]=a&limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`),
+        yield* request(
+          "GET",
+          `/v1/secrets?metadata[team]=a&limit=1&cursor=${encodeURIComponent(first.nextCursor ?? "")}`
+        ),
         200,
         SecretPage
       )
@@ -654,7 +738,11 @@ TestServer.suite()("secret contexts", (it) => {
 
       const listed = yield* TestServer.expectOk(yield* request("GET", "/v1/secret-contexts"), 200, ContextPage)
       assert.deepStrictEqual(listed.data.map((c) => c.id).slice(0, 2).sort(), [ctx.id, minimal.id].sort())
-      const firstPage = yield* TestServer.expectOk(yield* request("GET", "/v1/secret-contexts?limit=1"), 200, ContextPage)
+      const firstPage = yield* TestServer.expectOk(
+        yield* request("GET", "/v1/secret-contexts?limit=1"),
+        200,
+        ContextPage
+      )
       assert.strictEqual(firstPage.data.length, 1)
       assert.isTrue(firstPage.hasMore)
 
@@ -702,18 +790,34 @@ TestServer.suite()("secret contexts", (it) => {
       const mine = yield* createSecret({ name: "proj-mine", value: "m" })
       const staging = yield* createSecret({ name: "proj-staging", value: "s" }, Keys.b)
       const globex = yield* createSecret({ name: "proj-globex", value: "g" }, Keys.c)
-      const post = (projections: unknown, name = "proj-ctx") => request("POST", "/v1/secret-contexts", { body: { name, projections } })
+      const post = (projections: unknown, name = "proj-ctx") =>
+        request("POST", "/v1/secret-contexts", { body: { name, projections } })
       const env = (value: string) => [{ type: "workspace_env", secretId: mine.id, env: value }]
 
       for (const bad of ["1BAD", "HAS-DASH", "has space", "", "ÄNV", "A.B"]) {
         yield* expectInvalid(yield* post(env(bad)), "projections[0].env")
       }
       // Names the sandbox sets, or that the host programs starting it would obey (some run as root).
-      for (const reserved of ["PATH", "LD_PRELOAD", "ld_library_path", "GLIBC_TUNABLES", "BASH_ENV", "HOME", "LC_ALL", "HTTPS_PROXY", "GCONV_PATH"]) {
+      for (
+        const reserved of [
+          "PATH",
+          "LD_PRELOAD",
+          "ld_library_path",
+          "GLIBC_TUNABLES",
+          "BASH_ENV",
+          "HOME",
+          "LC_ALL",
+          "HTTPS_PROXY",
+          "GCONV_PATH"
+        ]
+      ) {
         const error = yield* expectInvalid(yield* post(env(reserved)), "projections[0].env")
         assert.include(error.message, "is reserved")
       }
-      assert.strictEqual((yield* createContext({ name: "proj-pathlike", projections: env("MY_PATH") })).projections[0]?.env, "MY_PATH")
+      assert.strictEqual(
+        (yield* createContext({ name: "proj-pathlike", projections: env("MY_PATH") })).projections[0]?.env,
+        "MY_PATH"
+      )
       const longest = yield* createContext({ name: "proj-longest", projections: env("E".repeat(128)) })
       assert.strictEqual(longest.projections[0]?.env, "E".repeat(128))
 
@@ -728,8 +832,14 @@ TestServer.suite()("secret contexts", (it) => {
         yield* post([{ type: "workspace_env", secretId: "sec_0000000000000000000000", env: "X" }]),
         "projections[0].secretId"
       )
-      yield* expectInvalid(yield* post([{ type: "workspace_env", secretId: staging.id, env: "X" }]), "projections[0].secretId")
-      yield* expectInvalid(yield* post([{ type: "workspace_env", secretId: globex.id, env: "X" }]), "projections[0].secretId")
+      yield* expectInvalid(
+        yield* post([{ type: "workspace_env", secretId: staging.id, env: "X" }]),
+        "projections[0].secretId"
+      )
+      yield* expectInvalid(
+        yield* post([{ type: "workspace_env", secretId: globex.id, env: "X" }]),
+        "projections[0].secretId"
+      )
       yield* expectInvalid(
         yield* post([
           { type: "workspace_env", secretId: mine.id, env: "OK" },
@@ -827,12 +937,16 @@ TestServer.suite()("secret contexts", (it) => {
         "workspace.secretContexts[0]"
       )
       yield* expectInvalid(
-        yield* request("POST", "/v1/agents", { body: { workspace: { type: "managed", secretContexts: [ctx.id, staging.id] } } }),
+        yield* request("POST", "/v1/agents", {
+          body: { workspace: { type: "managed", secretContexts: [ctx.id, staging.id] } }
+        }),
         "workspace.secretContexts[1]"
       )
 
       const agent1 = yield* Collection.agents.create({ workspace: { type: "managed", secretContexts: [ctx.id] } })
-      const agent2 = yield* Collection.agents.create({ workspace: { type: "managed", secretContexts: [other.id, ctx.id] } })
+      const agent2 = yield* Collection.agents.create({
+        workspace: { type: "managed", secretContexts: [other.id, ctx.id] }
+      })
       yield* expectInvalid(
         yield* request("PATCH", `/v1/agents/${agent1.id}`, {
           body: { workspace: { type: "managed", secretContexts: [ctx.id, "sctx_0000000000000000000000"] } }
@@ -857,7 +971,10 @@ TestServer.suite()("secret contexts", (it) => {
       )
       assert.deepStrictEqual(secretInUse.details, { inUseBy: [{ object: "secret_context", id: ctx.id }] })
 
-      assert.strictEqual((yield* request("PATCH", `/v1/agents/${agent1.id}`, { body: { workspace: null } })).status, 200)
+      assert.strictEqual(
+        (yield* request("PATCH", `/v1/agents/${agent1.id}`, { body: { workspace: null } })).status,
+        200
+      )
       yield* expectInUse([agent2.id])
       const repointed = yield* request("PATCH", `/v1/agents/${agent2.id}`, {
         body: { workspace: { type: "managed", secretContexts: [other.id] } }
@@ -874,15 +991,23 @@ TestServer.suite()("secret contexts", (it) => {
       // With the context gone, the secret is free.
       assert.strictEqual((yield* request("DELETE", `/v1/secrets/${secret.id}`)).status, 200)
       // Deleting the other context is refused while agent2 lists it; deleting agent2 frees it.
-      yield* TestServer.expectError(yield* request("DELETE", `/v1/secret-contexts/${other.id}`), 409, "api_error", "resource_in_use")
+      yield* TestServer.expectError(
+        yield* request("DELETE", `/v1/secret-contexts/${other.id}`),
+        409,
+        "api_error",
+        "resource_in_use"
+      )
       assert.strictEqual((yield* request("DELETE", `/v1/agents/${agent2.id}`)).status, 200)
       assert.strictEqual((yield* request("DELETE", `/v1/secret-contexts/${other.id}`)).status, 200)
     }))
 
-  it.effect.each(contextRoutes)("an unknown id is 404 secret_context_not_found: $label", (route) =>
-    Effect.gen(function*() {
-      yield* expectNotFound(yield* call(route, "sctx_0000000000000000000000"), "secret_context_not_found")
-    }))
+  it.effect.each(contextRoutes)(
+    "an unknown id is 404 secret_context_not_found: $label",
+    (route) =>
+      Effect.gen(function*() {
+        yield* expectNotFound(yield* call(route, "sctx_0000000000000000000000"), "secret_context_not_found")
+      })
+  )
 
   it.effect.each(byOtherTenants(contextRoutes))(
     "another workspace's context is 403 permission_denied and changes nothing: $label",
@@ -937,10 +1062,14 @@ const dumpDatabase = (url: string) =>
           sql.unsafe(`SELECT string_agg(t::text, E'\\n') AS dump FROM "${table_name.replaceAll("\"", "\"\"")}" t`),
           Schema.decodeUnknownEffect(Schema.Array(Dump))
         ))
-      return { tables: tables.map((t) => t.table_name), text: dumps.flatMap((rows) => rows.map((r) => r.dump ?? "")).join("\n") }
+      return {
+        tables: tables.map((t) => t.table_name),
+        text: dumps.flatMap((rows) => rows.map((r) => r.dump ?? "")).join("\n")
+      }
     }))
 
-const keyIdOf = (base64Key: string) => createHash("sha256").update(Buffer.from(base64Key, "base64")).digest("hex").slice(0, 16)
+const keyIdOf = (base64Key: string) =>
+  createHash("sha256").update(Buffer.from(base64Key, "base64")).digest("hex").slice(0, 16)
 
 const masterKeyOf = (base64Key: string) => {
   const parsed = parseMasterKey(base64Key)
@@ -950,108 +1079,117 @@ const masterKeyOf = (base64Key: string) => {
 
 /** The tool server test route: 502 (the recorder is no MCP server), and the bearer it was sent. */
 const testToolServer = (id: string) =>
-  Effect.flatMap(request("POST", `/v1/tool-servers/${id}/test`), (reply) =>
-    Effect.as(TestServer.expectError(reply, 502, "api_error", "service_unavailable"), reply))
+  Effect.flatMap(
+    request("POST", `/v1/tool-servers/${id}/test`),
+    (reply) => Effect.as(TestServer.expectError(reply, 502, "api_error", "service_unavailable"), reply)
+  )
 
 describe("secrets at rest", () => {
-  it.effect("the database holds only AES-GCM ciphertext under the master key's id; a new master key re-seals on rotate", () =>
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const hook = yield* McpServers.authRecorder
-      const oldKey = TestServer.testMasterKey
-      const newKey = Buffer.alloc(32, 9).toString("base64")
-      const oldKeyId = keyIdOf(oldKey)
-      const newKeyId = keyIdOf(newKey)
-      assert.strictEqual(masterKeyOf(oldKey).id, oldKeyId)
-      const valueA = "AT-REST-alpha-7c1d0f"
-      const valueB = "AT-REST-bravo-e93b22-ünïcödé"
-      const valueA2 = "AT-REST-alpha-rotated-5a8e"
+  it.effect(
+    "the database holds only AES-GCM ciphertext under the master key's id; a new master key re-seals on rotate",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const hook = yield* McpServers.authRecorder
+        const oldKey = TestServer.testMasterKey
+        const newKey = Buffer.alloc(32, 9).toString("base64")
+        const oldKeyId = keyIdOf(oldKey)
+        const newKeyId = keyIdOf(newKey)
+        assert.strictEqual(masterKeyOf(oldKey).id, oldKeyId)
+        const valueA = "AT-REST-alpha-7c1d0f"
+        const valueB = "AT-REST-bravo-e93b22-ünïcödé"
+        const valueA2 = "AT-REST-alpha-rotated-5a8e"
 
-      // ---- first server: the test master key ----
-      const first = yield* Effect.gen(function*() {
-        const a = yield* createSecret({ name: "rest-a", value: valueA })
-        const b = yield* createSecret({ name: "rest-b", value: valueB, metadata: { k: "v" } })
-        // The same value sealed twice gives different ciphertexts (random IV).
-        const twin = yield* createSecret({ name: "rest-twin", value: valueA })
-        const tsA = yield* toolServer("ts-rest-a", a.id, `${hook.url}/a`)
-        const tsB = yield* toolServer("ts-rest-b", b.id, `${hook.url}/b`)
-        const probe = yield* testToolServer(tsB.id)
-        assertNoValue(probe, valueB)
-        return { a, b, twin, tsA, tsB }
-      }).pipe(Effect.provide(TestServer.layerWith(TestServer.baseConfig(db.url, yield* TestServer.freePort))), Effect.orDie)
-      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
-
-      const rows = yield* sealedRows(db.url)
-      const box = SecretBox.make(masterKeyOf(oldKey), [])
-      for (const [secret, value] of [[first.a, valueA], [first.b, valueB], [first.twin, valueA]] as const) {
-        const row = rows.get(secret.id)
-        assert.isDefined(row)
-        if (row === undefined) return
-        assert.strictEqual(row.key_id, oldKeyId)
-        assert.isFalse(row.sealed.includes(value))
-        assert.isFalse(row.sealed.includes(Buffer.from(value).toString("base64")))
-        // iv (12) + tag (16) + one byte per byte of plaintext
-        assert.strictEqual(Buffer.from(row.sealed, "base64").length, 28 + Buffer.byteLength(value))
-        const opened = yield* box.open({ ciphertext: row.sealed, keyId: row.key_id })
-        assert.strictEqual(Redacted.value(opened), value)
-      }
-      assert.notStrictEqual(rows.get(first.a.id)?.sealed, rows.get(first.twin.id)?.sealed)
-      // No table of the database holds a plaintext value.
-      const dump = yield* dumpDatabase(db.url)
-      assert.include(dump.tables, "secrets")
-      for (const value of [valueA, valueB]) {
-        assert.isFalse(dump.text.includes(value), `plaintext ${value} found in the database`)
-        assert.isFalse(dump.text.includes(Buffer.from(value).toString("base64")))
-      }
-
-      // ---- second server: a new master key, the old one kept for decryption ----
-      yield* Effect.gen(function*() {
-        // Values sealed under the old key are still readable and usable.
-        assert.deepStrictEqual(
-          yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${first.b.id}`), 200, Secret),
-          first.b
+        // ---- first server: the test master key ----
+        const first = yield* Effect.gen(function*() {
+          const a = yield* createSecret({ name: "rest-a", value: valueA })
+          const b = yield* createSecret({ name: "rest-b", value: valueB, metadata: { k: "v" } })
+          // The same value sealed twice gives different ciphertexts (random IV).
+          const twin = yield* createSecret({ name: "rest-twin", value: valueA })
+          const tsA = yield* toolServer("ts-rest-a", a.id, `${hook.url}/a`)
+          const tsB = yield* toolServer("ts-rest-b", b.id, `${hook.url}/b`)
+          const probe = yield* testToolServer(tsB.id)
+          assertNoValue(probe, valueB)
+          return { a, b, twin, tsA, tsB }
+        }).pipe(
+          Effect.provide(TestServer.layerWith(TestServer.baseConfig(db.url, yield* TestServer.freePort))),
+          Effect.orDie
         )
-        const probeB = yield* testToolServer(first.tsB.id)
-        assertNoValue(probeB, valueB)
-        const probeA = yield* testToolServer(first.tsA.id)
-        assertNoValue(probeA, valueA)
-        // Rotating re-seals under the new key.
-        const rotated = yield* request("POST", `/v1/secrets/${first.a.id}/rotate`, { body: { value: valueA2 } })
-        assert.strictEqual((yield* TestServer.expectOk(rotated, 200, Secret)).configVersion, 2)
-        assertNoValue(rotated, valueA, valueA2)
-        const probeA2 = yield* testToolServer(first.tsA.id)
-        assertNoValue(probeA2, valueA2)
-        // New secrets are sealed under the new key.
-        yield* createSecret({ name: "rest-c", value: "AT-REST-charlie" })
-      }).pipe(
-        Effect.provide(
-          TestServer.layerWith({
-            ...TestServer.baseConfig(db.url, yield* TestServer.freePort),
-            masterKey: Option.some(Redacted.make(newKey)),
-            previousMasterKeys: [Redacted.make(oldKey)]
-          })
-        ),
-        Effect.orDie
-      )
-      assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
-      assert.deepStrictEqual(hook.authorizations("/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
+        assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
 
-      const after = yield* sealedRows(db.url)
-      const newBox = SecretBox.make(masterKeyOf(newKey), [masterKeyOf(oldKey)])
-      const rowA = after.get(first.a.id)
-      const rowB = after.get(first.b.id)
-      assert.isDefined(rowA)
-      assert.isDefined(rowB)
-      if (rowA === undefined || rowB === undefined) return
-      assert.strictEqual(rowA.key_id, newKeyId)
-      assert.strictEqual(Redacted.value(yield* newBox.open({ ciphertext: rowA.sealed, keyId: rowA.key_id })), valueA2)
-      assert.strictEqual(rowB.key_id, oldKeyId)
-      assert.strictEqual(rowB.sealed, rows.get(first.b.id)?.sealed)
-      assert.strictEqual(Redacted.value(yield* newBox.open({ ciphertext: rowB.sealed, keyId: rowB.key_id })), valueB)
-      const rowC = [...after.values()].find((r) => !rows.has(r.id))
-      assert.strictEqual(rowC?.key_id, newKeyId)
-      const dumpAfter = yield* dumpDatabase(db.url)
-      assert.isFalse(dumpAfter.text.includes(valueA2))
-      assert.isFalse(dumpAfter.text.includes("AT-REST-charlie"))
-    }), 120_000)
+        const rows = yield* sealedRows(db.url)
+        const box = SecretBox.make(masterKeyOf(oldKey), [])
+        for (const [secret, value] of [[first.a, valueA], [first.b, valueB], [first.twin, valueA]] as const) {
+          const row = rows.get(secret.id)
+          assert.isDefined(row)
+          if (row === undefined) return
+          assert.strictEqual(row.key_id, oldKeyId)
+          assert.isFalse(row.sealed.includes(value))
+          assert.isFalse(row.sealed.includes(Buffer.from(value).toString("base64")))
+          // iv (12) + tag (16) + one byte per byte of plaintext
+          assert.strictEqual(Buffer.from(row.sealed, "base64").length, 28 + Buffer.byteLength(value))
+          const opened = yield* box.open({ ciphertext: row.sealed, keyId: row.key_id })
+          assert.strictEqual(Redacted.value(opened), value)
+        }
+        assert.notStrictEqual(rows.get(first.a.id)?.sealed, rows.get(first.twin.id)?.sealed)
+        // No table of the database holds a plaintext value.
+        const dump = yield* dumpDatabase(db.url)
+        assert.include(dump.tables, "secrets")
+        for (const value of [valueA, valueB]) {
+          assert.isFalse(dump.text.includes(value), `plaintext ${value} found in the database`)
+          assert.isFalse(dump.text.includes(Buffer.from(value).toString("base64")))
+        }
+
+        // ---- second server: a new master key, the old one kept for decryption ----
+        yield* Effect.gen(function*() {
+          // Values sealed under the old key are still readable and usable.
+          assert.deepStrictEqual(
+            yield* TestServer.expectOk(yield* request("GET", `/v1/secrets/${first.b.id}`), 200, Secret),
+            first.b
+          )
+          const probeB = yield* testToolServer(first.tsB.id)
+          assertNoValue(probeB, valueB)
+          const probeA = yield* testToolServer(first.tsA.id)
+          assertNoValue(probeA, valueA)
+          // Rotating re-seals under the new key.
+          const rotated = yield* request("POST", `/v1/secrets/${first.a.id}/rotate`, { body: { value: valueA2 } })
+          assert.strictEqual((yield* TestServer.expectOk(rotated, 200, Secret)).configVersion, 2)
+          assertNoValue(rotated, valueA, valueA2)
+          const probeA2 = yield* testToolServer(first.tsA.id)
+          assertNoValue(probeA2, valueA2)
+          // New secrets are sealed under the new key.
+          yield* createSecret({ name: "rest-c", value: "AT-REST-charlie" })
+        }).pipe(
+          Effect.provide(
+            TestServer.layerWith({
+              ...TestServer.baseConfig(db.url, yield* TestServer.freePort),
+              masterKey: Option.some(Redacted.make(newKey)),
+              previousMasterKeys: [Redacted.make(oldKey)]
+            })
+          ),
+          Effect.orDie
+        )
+        assert.deepStrictEqual(hook.authorizations("/b"), [`Bearer ${valueB}`])
+        assert.deepStrictEqual(hook.authorizations("/a"), [`Bearer ${valueA}`, `Bearer ${valueA2}`])
+
+        const after = yield* sealedRows(db.url)
+        const newBox = SecretBox.make(masterKeyOf(newKey), [masterKeyOf(oldKey)])
+        const rowA = after.get(first.a.id)
+        const rowB = after.get(first.b.id)
+        assert.isDefined(rowA)
+        assert.isDefined(rowB)
+        if (rowA === undefined || rowB === undefined) return
+        assert.strictEqual(rowA.key_id, newKeyId)
+        assert.strictEqual(Redacted.value(yield* newBox.open({ ciphertext: rowA.sealed, keyId: rowA.key_id })), valueA2)
+        assert.strictEqual(rowB.key_id, oldKeyId)
+        assert.strictEqual(rowB.sealed, rows.get(first.b.id)?.sealed)
+        assert.strictEqual(Redacted.value(yield* newBox.open({ ciphertext: rowB.sealed, keyId: rowB.key_id })), valueB)
+        const rowC = [...after.values()].find((r) => !rows.has(r.id))
+        assert.strictEqual(rowC?.key_id, newKeyId)
+        const dumpAfter = yield* dumpDatabase(db.url)
+        assert.isFalse(dumpAfter.text.includes(valueA2))
+        assert.isFalse(dumpAfter.text.includes("AT-REST-charlie"))
+      }),
+    120_000
+  )
 })

@@ -5,8 +5,8 @@
  * content-free stream that ends with terminalReason stream_replay_unavailable,
  * which the `ai` package parses and folds.
  */
-import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert } from "@effect/vitest"
 import { Effect, Layer, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
@@ -21,12 +21,15 @@ const Harness = Layer.unwrap(
     const db = yield* testDatabase
     const runnerPort = yield* TestServer.freePort
     const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(TestServer.layerWith({
-      ...TestServer.baseConfig(db.url, runnerPort),
-      eventRetentionDays: 30,
-      // The test runs the recovery pass itself: a background pass every 30 s of a 30-day jump is 86,400 passes.
-      recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000
-    }), sql)
+    return Layer.mergeAll(
+      TestServer.layerWith({
+        ...TestServer.baseConfig(db.url, runnerPort),
+        eventRetentionDays: 30,
+        // The test runs the recovery pass itself: a background pass every 30 s of a 30-day jump is 86,400 passes.
+        recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000
+      }),
+      sql
+    )
   })
 ).pipe(Layer.provide(Reactivity.layer))
 
@@ -42,13 +45,19 @@ const storedChunks = (runId: string) =>
 
 /** Each chunk with its frame id. */
 const framed = (parsed: { readonly chunks: ReadonlyArray<unknown>; readonly ids: ReadonlyArray<number> }) =>
-  parsed.chunks.map((chunk, i): { readonly id: number | undefined; readonly chunk: unknown } => ({ id: parsed.ids[i], chunk }))
+  parsed.chunks.map((chunk, i): { readonly id: number | undefined; readonly chunk: unknown } => ({
+    id: parsed.ids[i],
+    chunk
+  }))
 
 const unavailable = (runId: string, firstId: number) => [
   { id: firstId, chunk: { type: "start", messageId: runId } },
   {
     id: firstId + 1,
-    chunk: { type: "error", errorText: "This run ended longer ago than the event log's retention; its stream can no longer be replayed." }
+    chunk: {
+      type: "error",
+      errorText: "This run ended longer ago than the event log's retention; its stream can no longer be replayed."
+    }
   },
   { id: firstId + 2, chunk: { type: "data-svc-terminal", data: { terminalReason: "stream_replay_unavailable" } } },
   { id: firstId + 3, chunk: { type: "finish", finishReason: "error" } }

@@ -4,8 +4,8 @@
  * engine fault in a worker is credited: billed $0 and listed as a $0
  * subagent_run row of the root's usage, while the root goes on.
  */
-import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { agentWithThread, getRun, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
@@ -18,7 +18,9 @@ TestServer.suite({ routePrices: "scripted=1000/1000" })("subagent budget", (it) 
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true } })
       const receipt = yield* startRun(thread.id, {
-        input: [delegate({ label: "a", prompt: "/steps 30" }, { label: "b", prompt: "/steps 30" }), "/text never"].join("\n"),
+        input: [delegate({ label: "a", prompt: "/steps 30" }, { label: "b", prompt: "/steps 30" }), "/text never"].join(
+          "\n"
+        ),
         budgetCents: 3000
       })
       const { chunks } = yield* streamOf(receipt.runId)
@@ -41,7 +43,10 @@ const FaultHarness = Layer.unwrap(
     const db = yield* testDatabase
     const runnerPort = yield* TestServer.freePort
     const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), routePrices: "scripted=1000/1000" }), sql)
+    return Layer.mergeAll(
+      TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), routePrices: "scripted=1000/1000" }),
+      sql
+    )
   })
 ).pipe(Layer.provide(Reactivity.layer))
 
@@ -56,18 +61,31 @@ TestServer.suiteWith(FaultHarness)("subagent engine fault", (it) => {
         WHEN (NEW.worker_ref IS NOT NULL) EXECUTE FUNCTION svc_test_fault()`)
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true, userInteraction: true } })
       const ask = `/tool ask_question ${JSON.stringify({ title: "Which?" })}`
-      const { runId, parsed } = yield* send(thread.id, delegate({ label: "faulty", prompt: ["/tool noop {}", ask].join("\n") }))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        delegate({ label: "faulty", prompt: ["/tool noop {}", ask].join("\n") })
+      )
       const [task] = tasksOf(parsed.chunks)
-      const message = `The task 'faulty' (${task.workerRef}) ended without an answer: it failed: The run failed because of an internal error.`
+      const message =
+        `The task 'faulty' (${task.workerRef}) ended without an answer: it failed: The run failed because of an internal error.`
       assert.strictEqual(textOf(parsed.message), `Result: ${message}`)
       const run = yield* getRun(runId)
       assert.deepStrictEqual([run.status, run.terminalReason], ["completed", null])
       const [row] = run.usage?.subagentRuns ?? []
-      assert.deepStrictEqual([row.status, row.terminalReason, row.credited, row.costCents, row.steps], ["failed", "engine_fault", true, 0, 2])
+      assert.deepStrictEqual([row.status, row.terminalReason, row.credited, row.costCents, row.steps], [
+        "failed",
+        "engine_fault",
+        true,
+        0,
+        2
+      ])
       assert.isAbove(row.inputTokens, 0)
       // The root pays for its own steps only.
       assert.isAbove(run.usage?.costCents ?? 0, 0)
-      assert.strictEqual(run.usage?.costCents, (run.usage?.inputTokens ?? 0) - row.inputTokens + (run.usage?.outputTokens ?? 0) - row.outputTokens)
+      assert.strictEqual(
+        run.usage?.costCents,
+        (run.usage?.inputTokens ?? 0) - row.inputTokens + (run.usage?.outputTokens ?? 0) - row.outputTokens
+      )
       const sub = yield* subStream(runId, task.workerRef)
       assert.strictEqual((dataOf(sub.chunks, "data-svc-usage")[0] as { costCents: number }).costCents, 0)
       assert.deepStrictEqual(dataOf(sub.chunks, "data-svc-terminal"), [{ terminalReason: "engine_fault" }])

@@ -16,7 +16,16 @@ import { BatchResolveResult, Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run } from "../../domain/Run.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, getThread, outputsOf, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  getRun,
+  getThread,
+  outputsOf,
+  send,
+  startRun,
+  streamOf,
+  textOf
+} from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, reply } from "../support/HookServer.ts"
 import { dataOf, delegate, subStream, tasksAnnounced, tasksOf, workerRunIdOf } from "../support/Subagents.ts"
@@ -24,8 +33,10 @@ import * as TestServer from "../support/TestServer.ts"
 
 const interactionsOf = (query: string) =>
   Effect.map(
-    Effect.flatMap(TestServer.request("GET", `/v1/interactions?${query}`), (r) => TestServer.expectOk(r, 200, Page(Interaction))),
-    (p) => p.data
+    Effect.flatMap(TestServer.request("GET", `/v1/interactions?${query}`), (r) =>
+      TestServer.expectOk(r, 200, Page(Interaction))),
+    (p) =>
+      p.data
   )
 
 const waitTool = (server: string) => `/tool mcp__${server}__wait {}`
@@ -35,7 +46,10 @@ const gatedAgent = (name: string, extra: Record<string, unknown> = {}, capabilit
   Effect.gen(function*() {
     const gate = yield* gateServer
     const server = yield* Collection.toolServers.create({ name, transport: "http", url: gate.url })
-    const { thread } = yield* agentWithThread({ capabilities: { subagents: true, mcp: { toolServerIds: [server.id] }, ...capabilities }, ...extra })
+    const { thread } = yield* agentWithThread({
+      capabilities: { subagents: true, mcp: { toolServerIds: [server.id] }, ...capabilities },
+      ...extra
+    })
     return { gate, thread }
   })
 
@@ -46,16 +60,22 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true } })
       const prompts = ["/text alpha", "/show-tools", "/text gamma"]
-      const { runId, parsed } = yield* send(thread.id, [
-        delegate(
-          { label: "one", prompt: prompts[0] },
-          { label: "two", prompt: prompts[1] },
-          { label: "three", prompt: prompts[2], role: "advisor" }
-        ),
-        "/text all done"
-      ].join("\n"))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        [
+          delegate(
+            { label: "one", prompt: prompts[0] },
+            { label: "two", prompt: prompts[1] },
+            { label: "three", prompt: prompts[2], role: "advisor" }
+          ),
+          "/text all done"
+        ].join("\n")
+      )
       const tasks = tasksOf(parsed.chunks)
-      assert.deepStrictEqual(tasks.map((t) => [t.label, t.role]), [["one", "worker"], ["two", "worker"], ["three", "advisor"]])
+      assert.deepStrictEqual(tasks.map((t) => [t.label, t.role]), [["one", "worker"], ["two", "worker"], [
+        "three",
+        "advisor"
+      ]])
       for (const t of tasks) assert.match(t.workerRef, /^wkr_[0-9A-Za-z]{22}$/)
       // The root's stream: the tasks, then each call's result (the worker's final answer), then the root's answer.
       const outputs = outputsOf(parsed.chunks)
@@ -83,9 +103,24 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
         const workerRunId = workerRunIdOf(sub.chunks)
         assert.match(workerRunId, /^run_/)
         assert.notStrictEqual(workerRunId, runId)
-        yield* TestServer.expectError(yield* TestServer.request("GET", `/v1/runs/${workerRunId}`), 404, "not_found", "run_not_found")
-        yield* TestServer.expectError(yield* TestServer.request("GET", `/v1/runs/${workerRunId}/stream`), 404, "not_found", "run_not_found")
-        yield* TestServer.expectError(yield* TestServer.request("POST", `/v1/runs/${workerRunId}/cancel`), 404, "not_found", "run_not_found")
+        yield* TestServer.expectError(
+          yield* TestServer.request("GET", `/v1/runs/${workerRunId}`),
+          404,
+          "not_found",
+          "run_not_found"
+        )
+        yield* TestServer.expectError(
+          yield* TestServer.request("GET", `/v1/runs/${workerRunId}/stream`),
+          404,
+          "not_found",
+          "run_not_found"
+        )
+        yield* TestServer.expectError(
+          yield* TestServer.request("POST", `/v1/runs/${workerRunId}/cancel`),
+          404,
+          "not_found",
+          "run_not_found"
+        )
       }
       assert.strictEqual(textOf((yield* subStream(runId, tasks[0].workerRef)).message), "alpha")
       yield* TestServer.expectError(
@@ -119,14 +154,21 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       const receipt = yield* startRun(thread.id, { input: delegate({ label: "a", ...task }, { label: "b", ...task }) })
       const tasks = yield* tasksAnnounced(receipt.runId, 2)
       yield* gate.waiting
-      const cancelled = yield* TestServer.expectOk(yield* TestServer.request("POST", `/v1/runs/${receipt.runId}/cancel`), 200, Run)
+      const cancelled = yield* TestServer.expectOk(
+        yield* TestServer.request("POST", `/v1/runs/${receipt.runId}/cancel`),
+        200,
+        Run
+      )
       assert.strictEqual(cancelled.status, "cancelled")
       assert.deepStrictEqual((yield* streamOf(receipt.runId)).chunks.at(-1), { type: "abort", reason: "cancelled" })
       for (const t of tasks) {
         const sub = yield* subStream(receipt.runId, t.workerRef)
         assert.deepStrictEqual(sub.chunks.at(-1), { type: "abort", reason: "cancelled" })
       }
-      assert.deepStrictEqual((yield* getRun(receipt.runId)).usage?.subagentRuns?.map((r) => r.status), ["cancelled", "cancelled"])
+      assert.deepStrictEqual((yield* getRun(receipt.runId)).usage?.subagentRuns?.map((r) => r.status), [
+        "cancelled",
+        "cancelled"
+      ])
       assert.strictEqual((yield* getThread(thread.id)).status, "idle")
       yield* gate.open
     }).pipe(Effect.scoped))
@@ -134,12 +176,19 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
   it.effect("a worker's approval parks the root (waiting_for_approval); resolving it under the root continues the worker", () =>
     Effect.gen(function*() {
       const hooks = yield* HookServer
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "reviewer", url: `${hooks.origin}/review`, secret: "whsec_workers" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "reviewer",
+        url: `${hooks.origin}/review`,
+        secret: "whsec_workers"
+      })
       // delegate_task itself is named by the approval policy: delegating needs no review here.
-      const { gate, thread, } = yield* gatedAgent("guarded", { approvals: { toolExecution: { hookId: hook.id }, autoAllow: ["delegate_task"] } })
+      const { gate, thread } = yield* gatedAgent("guarded", {
+        approvals: { toolExecution: { hookId: hook.id }, autoAllow: ["delegate_task"] }
+      })
       yield* hooks.answerWith(reply(200, { decision: "pause", reason: "A person decides." }))
       const before = (yield* hooks.received).length
-      const prompt = [`/tool mcp__guarded__echo ${JSON.stringify({ text: "from the worker" })}`, "/text worker done"].join("\n")
+      const prompt = [`/tool mcp__guarded__echo ${JSON.stringify({ text: "from the worker" })}`, "/text worker done"]
+        .join("\n")
       const receipt = yield* startRun(thread.id, { input: delegate({ label: "guarded", prompt }) })
       const [task] = yield* tasksAnnounced(receipt.runId, 1)
       // The worker's stream ends its turn at the park, with the request.
@@ -165,12 +214,20 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       // Resolved through the batch route under the root's id.
       const resolved = yield* TestServer.expectOk(
         yield* TestServer.request("POST", `/v1/runs/${receipt.runId}/interactions/resolve`, {
-          body: { items: [{ id: requested.interactionId, inputResponses: [{ requestId: requested.interactionId, optionId: "approve" }] }] }
+          body: {
+            items: [{
+              id: requested.interactionId,
+              inputResponses: [{ requestId: requested.interactionId, optionId: "approve" }]
+            }]
+          }
         }),
         200,
         BatchResolveResult
       )
-      assert.deepStrictEqual(resolved.items.map((i) => [String(i.id), i.status]), [[requested.interactionId, "resolved"]])
+      assert.deepStrictEqual(resolved.items.map((i) => [String(i.id), i.status]), [[
+        requested.interactionId,
+        "resolved"
+      ]])
       const root = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(outputsOf(root.chunks), [{ workerRef: task.workerRef, answer: "worker done" }])
       assert.strictEqual(textOf(root.message), "Result: worker done")
@@ -186,11 +243,20 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
   it.effect("delegate_task is gated like any tool: the root parks on its approval, and the approved task then runs as a worker", () =>
     Effect.gen(function*() {
       const hooks = yield* HookServer
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "gatekeeper", url: `${hooks.origin}/review`, secret: "whsec_delegate" })
-      const { thread } = yield* agentWithThread({ capabilities: { subagents: true }, approvals: { toolExecution: { hookId: hook.id } } })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "gatekeeper",
+        url: `${hooks.origin}/review`,
+        secret: "whsec_delegate"
+      })
+      const { thread } = yield* agentWithThread({
+        capabilities: { subagents: true },
+        approvals: { toolExecution: { hookId: hook.id } }
+      })
       yield* hooks.answerWith(reply(200, { decision: "pause" }))
       const before = (yield* hooks.received).length
-      const receipt = yield* startRun(thread.id, { input: delegate({ label: "reviewed", prompt: "/text approved task" }) })
+      const receipt = yield* startRun(thread.id, {
+        input: delegate({ label: "reviewed", prompt: "/text approved task" })
+      })
       const parked = yield* streamOf(receipt.runId)
       assert.deepStrictEqual(parked.chunks.at(-1), { type: "finish", finishReason: "other" })
       assert.deepStrictEqual(tasksOf(parked.chunks), [])
@@ -231,47 +297,76 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), [{ terminalReason: "max_duration_exceeded" }])
       const run = yield* getRun(receipt.runId)
       assert.deepStrictEqual([run.status, run.terminalReason], ["completed", "max_duration_exceeded"])
-      assert.deepStrictEqual(run.usage?.subagentRuns?.map((r) => [r.status, r.terminalReason]), [["completed", "max_duration_exceeded"]])
+      assert.deepStrictEqual(run.usage?.subagentRuns?.map((r) => [r.status, r.terminalReason]), [[
+        "completed",
+        "max_duration_exceeded"
+      ]])
       yield* gate.open
     }).pipe(Effect.scoped))
 
   it.effect("a worker's question expires like the root's park (interaction_timeout); the root reads a tool error and goes on", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true, userInteraction: true } })
-      const ask = `/tool ask_question ${JSON.stringify({ title: "Which?", questions: [{ id: "q", prompt: "Which one?" }] })}`
-      const receipt = yield* startRun(thread.id, { input: delegate({ label: "asker", prompt: [ask, "/text answered"].join("\n") }) })
+      const ask = `/tool ask_question ${
+        JSON.stringify({ title: "Which?", questions: [{ id: "q", prompt: "Which one?" }] })
+      }`
+      const receipt = yield* startRun(thread.id, {
+        input: delegate({ label: "asker", prompt: [ask, "/text answered"].join("\n") })
+      })
       const [task] = yield* tasksAnnounced(receipt.runId, 1)
       yield* subStream(receipt.runId, task.workerRef)
       assert.strictEqual((yield* getRun(receipt.runId)).status, "waiting_for_input")
       yield* TestClock.adjust("61 seconds")
       yield* (yield* RunRecovery).pass
       const root = yield* streamOf(receipt.runId)
-      const message = `The task 'asker' (${task.workerRef}) ended without an answer: it was cancelled (interaction_timeout).`
-      assert.deepStrictEqual(root.chunks.filter((c) => c.type === "tool-output-error").map((c) => ("errorText" in c ? c.errorText : "")), [message])
+      const message =
+        `The task 'asker' (${task.workerRef}) ended without an answer: it was cancelled (interaction_timeout).`
+      assert.deepStrictEqual(
+        root.chunks.filter((c) => c.type === "tool-output-error").map((c) => ("errorText" in c ? c.errorText : "")),
+        [message]
+      )
       assert.strictEqual(textOf(root.message), `Result: ${message}`)
       const run = yield* getRun(receipt.runId)
       assert.deepStrictEqual([run.status, run.terminalReason], ["completed", null])
-      assert.deepStrictEqual(run.usage?.subagentRuns?.map((r) => [r.status, r.terminalReason]), [["cancelled", "interaction_timeout"]])
+      assert.deepStrictEqual(run.usage?.subagentRuns?.map((r) => [r.status, r.terminalReason]), [[
+        "cancelled",
+        "interaction_timeout"
+      ]])
       assert.deepStrictEqual((yield* interactionsOf(`rootRunId=${receipt.runId}`)).map((i) => i.status), ["cancelled"])
-      assert.deepStrictEqual((yield* subStream(receipt.runId, task.workerRef)).chunks.at(-1), { type: "abort", reason: "interaction_timeout" })
+      assert.deepStrictEqual((yield* subStream(receipt.runId, task.workerRef)).chunks.at(-1), {
+        type: "abort",
+        reason: "interaction_timeout"
+      })
     }))
 
   it.effect("delegate_task input: outputSchema gives the result a structured output; a bad input is a tool error the model reads and starts no worker", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ capabilities: { subagents: true } })
       const schema = { type: "object", properties: { n: { type: "number" } }, required: ["n"] }
-      const { runId, parsed } = yield* send(thread.id, delegate(
-        { label: "structured", prompt: "/output {\"n\": 7}", outputSchema: schema },
-        { label: "", prompt: "x" },
-        { label: "ok", prompt: "x", role: "boss" },
-        { label: "ok", prompt: "x", outputSchema: { type: "nope" } }
-      ))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        delegate(
+          { label: "structured", prompt: "/output {\"n\": 7}", outputSchema: schema },
+          { label: "", prompt: "x" },
+          { label: "ok", prompt: "x", role: "boss" },
+          { label: "ok", prompt: "x", outputSchema: { type: "nope" } }
+        )
+      )
       const [task] = tasksOf(parsed.chunks)
       assert.deepStrictEqual(tasksOf(parsed.chunks).map((t) => t.label), ["structured"])
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ workerRef: task.workerRef, answer: "{\"n\": 7}", output: { n: 7 } }])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+        workerRef: task.workerRef,
+        answer: "{\"n\": 7}",
+        output: { n: 7 }
+      }])
       const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
       assert.strictEqual(errors.length, 3)
-      for (const e of errors.slice(0, 2)) assert.match(e, /^Error: delegate_task needs \{ label, prompt, role\?: 'worker' \| 'advisor', outputSchema\? \}/)
+      for (const e of errors.slice(0, 2)) {
+        assert.match(
+          e,
+          /^Error: delegate_task needs \{ label, prompt, role\?: 'worker' \| 'advisor', outputSchema\? \}/
+        )
+      }
       assert.match(errors[2], /^Error: delegate_task outputSchema is not a valid JSON Schema: /)
       assert.strictEqual((yield* getRun(runId)).usage?.subagentRuns?.length, 1)
     }))

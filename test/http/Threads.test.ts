@@ -163,8 +163,14 @@ TestServer.suite()("threads", (it) => {
         yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, timeZone: "Mars/Base" } }),
         "timeZone"
       )
-      yield* expectInvalid(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, timeZone: "" } }), "timeZone")
-      yield* expectInvalid(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, timeZone: 2 } }), "timeZone")
+      yield* expectInvalid(
+        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, timeZone: "" } }),
+        "timeZone"
+      )
+      yield* expectInvalid(
+        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, timeZone: 2 } }),
+        "timeZone"
+      )
       const tokyo = yield* createThread({ agentId: agent.id, timeZone: "Asia/Tokyo" })
       assert.strictEqual(tokyo.timeZone, "Asia/Tokyo")
     }))
@@ -235,7 +241,9 @@ TestServer.suite()("threads", (it) => {
 
       const bornStrict = yield* createThread({ agentId: agent.id, dataHandling: "strict" })
       yield* expectInvalid(
-        yield* api.request("PATCH", `/v1/threads/${bornStrict.id}`, { body: { dataHandling: null, metadata: { x: "y" } } }),
+        yield* api.request("PATCH", `/v1/threads/${bornStrict.id}`, {
+          body: { dataHandling: null, metadata: { x: "y" } }
+        }),
         "dataHandling"
       )
       // A rejected PATCH changes nothing.
@@ -252,7 +260,10 @@ TestServer.suite()("threads", (it) => {
         yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, band: "frontier" } }),
         "band"
       )
-      yield* expectInvalid(yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, band: "ultra" } }), "band")
+      yield* expectInvalid(
+        yield* api.request("POST", "/v1/threads", { body: { agentId: agent.id, band: "ultra" } }),
+        "band"
+      )
       assert.strictEqual((yield* createThread({ agentId: agent.id, band: "core" })).band, "core")
     }))
 
@@ -277,7 +288,9 @@ TestServer.suite()("threads", (it) => {
   it.effect("context: a string is one block, \"\" and [] are empty", () =>
     Effect.gen(function*() {
       const agent = yield* createAgent()
-      assert.deepStrictEqual((yield* createThread({ agentId: agent.id, context: "hello" })).context, [{ content: "hello" }])
+      assert.deepStrictEqual((yield* createThread({ agentId: agent.id, context: "hello" })).context, [{
+        content: "hello"
+      }])
       assert.deepStrictEqual((yield* createThread({ agentId: agent.id, context: "" })).context, [])
       assert.deepStrictEqual((yield* createThread({ agentId: agent.id, context: [] })).context, [])
     }))
@@ -340,7 +353,10 @@ TestServer.suite()("threads", (it) => {
       const merged = yield* patchThread(thread.id, { metadata: { b: null, c: "3", a: "one" } })
       assert.deepStrictEqual(merged.metadata, { a: "one", c: "3" })
       assert.deepStrictEqual((yield* patchThread(thread.id, { band: "lite" })).metadata, { a: "one", c: "3" })
-      assert.deepStrictEqual((yield* patchThread(thread.id, { metadata: { missing: null } })).metadata, { a: "one", c: "3" })
+      assert.deepStrictEqual((yield* patchThread(thread.id, { metadata: { missing: null } })).metadata, {
+        a: "one",
+        c: "3"
+      })
       assert.deepStrictEqual((yield* getThread(thread.id)).metadata, { a: "one", c: "3" })
     }))
 
@@ -369,7 +385,10 @@ TestServer.suite()("threads", (it) => {
         yield* api.request("PATCH", `/v1/threads/${thread.id}`, { body: { agentId: other.id } }),
         "agentId"
       )
-      yield* expectInvalid(yield* api.request("PATCH", `/v1/threads/${thread.id}`, { body: { status: "running" } }), "status")
+      yield* expectInvalid(
+        yield* api.request("PATCH", `/v1/threads/${thread.id}`, { body: { status: "running" } }),
+        "status"
+      )
       assert.deepStrictEqual(yield* getThread(thread.id), withoutCreated(thread))
     }))
 
@@ -386,7 +405,11 @@ TestServer.suite()("threads", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const agent = yield* createAgent()
-      const page = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads?agentId=${agent.id}`), 200, ThreadPage)
+      const page = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/threads?agentId=${agent.id}`),
+        200,
+        ThreadPage
+      )
       assert.deepStrictEqual(page, { object: "list", data: [], hasMore: false, nextCursor: null, limit: 20 })
     }))
 
@@ -403,7 +426,11 @@ TestServer.suite()("threads", (it) => {
       }
       const newestFirst = [...ids].reverse()
 
-      const first = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads?agentId=${agent.id}`), 200, ThreadPage)
+      const first = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/threads?agentId=${agent.id}`),
+        200,
+        ThreadPage
+      )
       assert.strictEqual(first.object, "list")
       assert.strictEqual(first.limit, 20)
       assert.isTrue(first.hasMore)
@@ -415,7 +442,10 @@ TestServer.suite()("threads", (it) => {
       }
 
       const second = yield* TestServer.expectOk(
-        yield* api.request("GET", `/v1/threads?agentId=${agent.id}&cursor=${encodeURIComponent(first.nextCursor ?? "")}`),
+        yield* api.request(
+          "GET",
+          `/v1/threads?agentId=${agent.id}&cursor=${encodeURIComponent(first.nextCursor ?? "")}`
+        ),
         200,
         ThreadPage
       )
@@ -459,7 +489,11 @@ TestServer.suite()("threads", (it) => {
       // The list items are the threads as read one by one.
       assert.deepStrictEqual(first.data[0], yield* getThread(newestFirst[0]))
 
-      const others = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads?agentId=${other.id}`), 200, ThreadPage)
+      const others = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/threads?agentId=${other.id}`),
+        200,
+        ThreadPage
+      )
       assert.strictEqual(others.data.length, 3)
       assert.isTrue(others.data.every((t) => t.agentId === other.id))
     }))
@@ -510,7 +544,12 @@ TestServer.suite()("threads", (it) => {
       const deleted = yield* TestServer.expectOk(reply, 200, ThreadDeleted)
       assert.deepStrictEqual(deleted, { id: thread.id, object: "thread", deleted: true })
       assert.deepStrictEqual(reply.json, { id: thread.id, object: "thread", deleted: true })
-      yield* TestServer.expectError(yield* api.request("GET", `/v1/threads/${thread.id}`), 404, "not_found", "thread_not_found")
+      yield* TestServer.expectError(
+        yield* api.request("GET", `/v1/threads/${thread.id}`),
+        404,
+        "not_found",
+        "thread_not_found"
+      )
       yield* TestServer.expectError(
         yield* api.request("PATCH", `/v1/threads/${thread.id}`, { body: { band: "lite" } }),
         404,
@@ -523,7 +562,11 @@ TestServer.suite()("threads", (it) => {
         "not_found",
         "thread_not_found"
       )
-      const page = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads?agentId=${agent.id}`), 200, ThreadPage)
+      const page = yield* TestServer.expectOk(
+        yield* api.request("GET", `/v1/threads?agentId=${agent.id}`),
+        200,
+        ThreadPage
+      )
       assert.deepStrictEqual(page.data.map((t) => t.id), [kept.id])
     }))
 
@@ -535,10 +578,19 @@ TestServer.suite()("threads", (it) => {
       const t1 = yield* createThread({ agentId: agent.id })
       const t2 = yield* createThread({ agentId: agent.id })
       const t3 = yield* createThread({ agentId: survivor.id })
-      const deleted = yield* TestServer.expectOk(yield* api.request("DELETE", `/v1/agents/${agent.id}`), 200, AgentDeleted)
+      const deleted = yield* TestServer.expectOk(
+        yield* api.request("DELETE", `/v1/agents/${agent.id}`),
+        200,
+        AgentDeleted
+      )
       assert.deepStrictEqual(deleted, { id: agent.id, object: "agent", deleted: true })
       for (const t of [t1, t2]) {
-        yield* TestServer.expectError(yield* api.request("GET", `/v1/threads/${t.id}`), 404, "not_found", "thread_not_found")
+        yield* TestServer.expectError(
+          yield* api.request("GET", `/v1/threads/${t.id}`),
+          404,
+          "not_found",
+          "thread_not_found"
+        )
         yield* TestServer.expectError(
           yield* api.request("DELETE", `/v1/threads/${t.id}`),
           404,

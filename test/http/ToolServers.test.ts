@@ -13,7 +13,14 @@ import { Secret } from "../../domain/Secret.ts"
 import { ToolServer, ToolServerTestResult } from "../../domain/ToolServer.ts"
 import * as Collection from "../support/Collection.ts"
 import * as McpServers from "../support/McpServers.ts"
-import { byOtherTenants, call, expectDenied, expectInvalid, expectNotFound, resourceRoutes } from "../support/Refusals.ts"
+import {
+  byOtherTenants,
+  call,
+  expectDenied,
+  expectInvalid,
+  expectNotFound,
+  resourceRoutes
+} from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
@@ -22,7 +29,8 @@ const { Keys, nowIso, request } = TestServer
 const { post, patch, get, del, create, update } = Collection.toolServers
 
 const test = (id: string, key?: string) => Collection.toolServers.action(id, "test", undefined, key)
-const testOk = (id: string) => Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, ToolServerTestResult))
+const testOk = (id: string) =>
+  Effect.flatMap(test(id), (reply) => TestServer.expectOk(reply, 200, ToolServerTestResult))
 
 /** A public address; registration does not contact it. */
 const remoteUrl = "https://93.184.215.14/mcp"
@@ -156,7 +164,12 @@ TestServer.suite()("tool servers", (it) => {
   it.effect("names are unique per organization on create and rename, free in another organization", () =>
     Effect.gen(function*() {
       const first = yield* create(minimal("shared-name"))
-      const again = yield* TestServer.expectError(yield* post(minimal("shared-name")), 409, "api_error", "name_conflict")
+      const again = yield* TestServer.expectError(
+        yield* post(minimal("shared-name")),
+        409,
+        "api_error",
+        "name_conflict"
+      )
       assert.strictEqual(again.details?.["field"], "name")
       // Key b: same organization, other workspace.
       yield* TestServer.expectError(yield* post(minimal("shared-name"), Keys.b), 409, "api_error", "name_conflict")
@@ -244,7 +257,10 @@ TestServer.suite()("tool servers", (it) => {
     Effect.gen(function*() {
       yield* expectInvalid(yield* post({ ...minimal("bad-approval"), approval: "sometimes" }), "approval")
       yield* expectInvalid(yield* post({ ...minimal("gated-alone"), gatedTools: ["x"] }), "gatedTools")
-      yield* expectInvalid(yield* post({ ...minimal("gated-never"), approval: "never", gatedTools: ["x"] }), "gatedTools")
+      yield* expectInvalid(
+        yield* post({ ...minimal("gated-never"), approval: "never", gatedTools: ["x"] }),
+        "gatedTools"
+      )
       for (const approval of ["once", "always", "never"]) {
         const server = yield* create({ ...minimal(`approval-${approval}`), approval })
         assert.strictEqual(server.approval, approval)
@@ -274,7 +290,10 @@ TestServer.suite()("tool servers", (it) => {
       const foreign = yield* Collection.secrets.create({ name: "auth-foreign", value: "v2" }, Keys.b)
       const otherOrg = yield* Collection.secrets.create({ name: "auth-other-org", value: "v3" }, Keys.c)
       for (const secretId of ["sec_doesnotexist", foreign.id, otherOrg.id]) {
-        yield* expectInvalid(yield* post({ ...minimal("bearer-bad"), auth: { type: "bearer", secretId } }), "auth.secretId")
+        yield* expectInvalid(
+          yield* post({ ...minimal("bearer-bad"), auth: { type: "bearer", secretId } }),
+          "auth.secretId"
+        )
       }
       const server = yield* create({ ...minimal("bearer"), auth: { type: "bearer", secretId: own.id } })
       assert.deepStrictEqual(server.auth, { type: "bearer", secretId: own.id })
@@ -311,7 +330,9 @@ TestServer.suite()("tool servers", (it) => {
       for (const requestTimeoutMs of [0, 600_001, -1, 1.5, "1000"]) {
         yield* expectInvalid(yield* post({ ...minimal("bad-timeout"), requestTimeoutMs }), "requestTimeoutMs")
       }
-      for (const [field, value] of [["trusted", "yes"], ["enabled", 1], ["defer", "no"], ["requiredSkills", 5]] as const) {
+      for (
+        const [field, value] of [["trusted", "yes"], ["enabled", 1], ["defer", "no"], ["requiredSkills", 5]] as const
+      ) {
         const error = yield* TestServer.expectError(
           yield* post({ ...minimal("bad-flag"), [field]: value }),
           400,
@@ -555,4 +576,3 @@ TestServer.suite()("tool servers", (it) => {
       }
     }))
 })
-

@@ -157,15 +157,26 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
 
   it.effect("a public IP literal registers everywhere", () =>
     Effect.gen(function*() {
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url: "https://93.184.215.14/x", secret: "whsec_x" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "hook",
+        url: "https://93.184.215.14/x",
+        secret: "whsec_x"
+      })
       assert.strictEqual(hook.url, "https://93.184.215.14/x")
       const handler = yield* Collection.resultHandlers.create(
         { kind: "artifact", name: "rh", url: "https://93.184.215.14/x", secret: "rh_x" }
       )
       assert.strictEqual(handler.url, "https://93.184.215.14/x")
-      const server = yield* Collection.toolServers.create({ name: uniqueName("ts"), transport: "http", url: "https://93.184.215.14/mcp" })
+      const server = yield* Collection.toolServers.create({
+        name: uniqueName("ts"),
+        transport: "http",
+        url: "https://93.184.215.14/mcp"
+      })
       assert.strictEqual(server.url, "https://93.184.215.14/mcp")
-      const bySpec = yield* Collection.httpConnections.create({ name: uniqueName("hc"), spec: "https://93.184.215.14/openapi.json" })
+      const bySpec = yield* Collection.httpConnections.create({
+        name: uniqueName("hc"),
+        spec: "https://93.184.215.14/openapi.json"
+      })
       assert.strictEqual(bySpec.spec, "https://93.184.215.14/openapi.json")
       const byBase = yield* Collection.httpConnections.create(
         { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://93.184.215.14/api" }
@@ -194,7 +205,11 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
       assert.isAbove(yield* dns.queriesFor("evil.example.com"), evilBefore, "the service asked the test's DNS server")
 
       const goodBefore = yield* dns.queriesFor("good.example.com")
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url: "https://good.example.com/hook", secret: "whsec_x" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "hook",
+        url: "https://good.example.com/hook",
+        secret: "whsec_x"
+      })
       assert.strictEqual(hook.url, "https://good.example.com/hook")
       assert.isAbove(yield* dns.queriesFor("good.example.com"), goodBefore)
     }))
@@ -202,7 +217,14 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
   it.effect("updates are held to the same policy", () =>
     Effect.gen(function*() {
       const hook = yield* createHook("https://good.example.com/hook", 1_000)
-      for (const url of ["http://good.example.com/hook", "https://10.0.0.1/x", "https://evil.example.com/hook", "https://[::1]/x"]) {
+      for (
+        const url of [
+          "http://good.example.com/hook",
+          "https://10.0.0.1/x",
+          "https://evil.example.com/hook",
+          "https://[::1]/x"
+        ]
+      ) {
         yield* expectUrlNotAllowed(
           yield* request("PATCH", `${hookPath}/${hook.id}`, { body: { url } }),
           "url",
@@ -229,12 +251,16 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
         { name: uniqueName("hc"), spec: inlineSpec, baseUrl: "https://good.example.com/api" }
       )
       yield* expectUrlNotAllowed(
-        yield* request("PATCH", `/v1/http-connections/${connection.id}`, { body: { baseUrl: "https://evil.example.com/api" } }),
+        yield* request("PATCH", `/v1/http-connections/${connection.id}`, {
+          body: { baseUrl: "https://evil.example.com/api" }
+        }),
         "baseUrl",
         "HTTP connection PATCH baseUrl"
       )
       yield* expectUrlNotAllowed(
-        yield* request("PATCH", `/v1/http-connections/${connection.id}`, { body: { spec: "https://10.1.2.3/openapi.json" } }),
+        yield* request("PATCH", `/v1/http-connections/${connection.id}`, {
+          body: { spec: "https://10.1.2.3/openapi.json" }
+        }),
         "spec",
         "HTTP connection PATCH spec"
       )

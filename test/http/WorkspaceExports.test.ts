@@ -8,9 +8,9 @@
  * `include-svc-signed` a signed URL that works without a key. A handler that
  * fails is a tool error the model reads.
  */
-import { createHash } from "node:crypto"
 import { assert } from "@effect/vitest"
 import { Clock, Effect, Layer, Schema } from "effect"
+import { createHash } from "node:crypto"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import { agentWithThread, bashStep, callIdsOf, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import * as HookServer from "../support/HookServer.ts"
@@ -25,13 +25,24 @@ const report = "quarterly numbers: up\n"
 const sha = (bytes: Uint8Array | string) => createHash("sha256").update(bytes).digest("hex")
 
 /** Writes `out/report.txt`, then exports it: the run, the export call's id and outputs, and the deliveries made. */
-const writeAndExport = (threadId: string, setup = toolStep("write_file", { path: "out/report.txt", content: report }), path = "out/report.txt") =>
+const writeAndExport = (
+  threadId: string,
+  setup = toolStep("write_file", { path: "out/report.txt", content: report }),
+  path = "out/report.txt"
+) =>
   Effect.gen(function*() {
     const before = (yield* (yield* HookServer.HookServer).received).length
     const sentAtMs = yield* Clock.currentTimeMillis
     const { runId, parsed } = yield* send(threadId, [setup, toolStep("workspace_export_artifact", { path })].join("\n"))
     const ids = callIdsOf(parsed.chunks)
-    return { runId, id: ids[1], parsed, sentAtMs, output: outputsOf(parsed.chunks)[1], received: yield* receivedSince(before) }
+    return {
+      runId,
+      id: ids[1],
+      parsed,
+      sentAtMs,
+      output: outputsOf(parsed.chunks)[1],
+      received: yield* receivedSince(before)
+    }
   })
 
 /** The path and query of a URL this service signed (the test server is not at its public URL). */
@@ -42,9 +53,16 @@ const local = (url: string) => {
 
 /** The tool errors of a stream, as the model read them. */
 const errorTextsOf = (chunks: ReadonlyArray<{ readonly type: string }>) =>
-  chunks.flatMap((c) => (c.type === "tool-output-error" && "errorText" in c && typeof c.errorText === "string" ? [c.errorText] : []))
+  chunks.flatMap((
+    c
+  ) => (c.type === "tool-output-error" && "errorText" in c && typeof c.errorText === "string" ? [c.errorText] : []))
 
-const SvcArtifact = Schema.Struct({ artifact: Schema.Struct({ ref: Schema.Struct({ kind: Schema.Literal("svc"), id: Schema.String }), url: Schema.optionalKey(Schema.String) }) })
+const SvcArtifact = Schema.Struct({
+  artifact: Schema.Struct({
+    ref: Schema.Struct({ kind: Schema.Literal("svc"), id: Schema.String }),
+    url: Schema.optionalKey(Schema.String)
+  })
+})
 
 TestServer.suiteWith(Harness)("workspace exports", (it) => {
   it.effect("with an export handler: one signed dispatch of the file (base64), and the model reads the handler's durable answer", () =>
@@ -57,7 +75,10 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
         url: "https://files.example.com/exp-1",
         ref: { kind: "drive", id: "d-1", block: "[[exp-1]]" }
       }))
-      const { agent, thread } = yield* agentWithThread({ workspace, artifacts: { exports: { resultHandlerId: handler.id } } })
+      const { agent, thread } = yield* agentWithThread({
+        workspace,
+        artifacts: { exports: { resultHandlerId: handler.id } }
+      })
       const { runId, id, sentAtMs, output, received } = yield* writeAndExport(thread.id)
 
       assert.strictEqual(received.length, 1)
@@ -100,12 +121,21 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
       const { handler } = yield* createHandler()
       yield* server.answerWith(HookServer.reply(200, { url: "https://files.example.com/big" }))
       const { thread } = yield* agentWithThread({ workspace, artifacts: { exports: { resultHandlerId: handler.id } } })
-      const { output, received } = yield* writeAndExport(thread.id, bashStep("head -c 1100000 /dev/urandom > big.bin"), "big.bin")
+      const { output, received } = yield* writeAndExport(
+        thread.id,
+        bashStep("head -c 1100000 /dev/urandom > big.bin"),
+        "big.bin"
+      )
       const body = Schema.decodeUnknownSync(Schema.Struct({
         bytes: Schema.Number,
         sha256: Schema.String,
         mediaType: Schema.String,
-        content: Schema.Struct({ kind: Schema.Literal("url"), url: Schema.String, mimeType: Schema.String, svcArtifactId: Schema.String })
+        content: Schema.Struct({
+          kind: Schema.Literal("url"),
+          url: Schema.String,
+          mimeType: Schema.String,
+          svcArtifactId: Schema.String
+        })
       }))(TestServer.parseJson(received[0].body))
       assert.strictEqual(body.bytes, 1_100_000)
       assert.strictEqual(body.mediaType, "application/octet-stream")
@@ -130,7 +160,11 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
   it.effect("without a handler (or with workspace exports excluded): the svc handle, whose bytes GET /v1/artifacts/:id serves; nothing is sent", () =>
     Effect.gen(function*() {
       const { handler } = yield* createHandler()
-      for (const artifacts of [undefined, { exports: { resultHandlerId: handler.id, include: { workspaceExports: false } } }]) {
+      for (
+        const artifacts of [undefined, {
+          exports: { resultHandlerId: handler.id, include: { workspaceExports: false } }
+        }]
+      ) {
         const { thread } = yield* agentWithThread({ workspace, ...(artifacts === undefined ? {} : { artifacts }) })
         const { output, received } = yield* writeAndExport(thread.id)
         assert.strictEqual(received.length, 0)
@@ -149,7 +183,10 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
       const { thread } = yield* agentWithThread({ workspace, artifacts: { stream: { urls: "include-svc-signed" } } })
       const { output } = yield* writeAndExport(thread.id)
       const { artifact } = Schema.decodeUnknownSync(SvcArtifact)(output)
-      assert.match(artifact.url ?? "", new RegExp(`^http://svc\\.test/v1/artifacts/${artifact.ref.id}/download\\?expires=\\d+&signature=`))
+      assert.match(
+        artifact.url ?? "",
+        new RegExp(`^http://svc\\.test/v1/artifacts/${artifact.ref.id}/download\\?expires=\\d+&signature=`)
+      )
       const served = yield* Uploads.download(local(artifact.url ?? ""), null)
       assert.strictEqual(served.status, 200)
       assert.strictEqual(new TextDecoder().decode(served.bytes), report)
@@ -165,7 +202,9 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
       assert.strictEqual(received.length, 1)
       const [invalid] = errorTextsOf(parsed.chunks)
       assert.isTrue(
-        invalid.startsWith("Error: the export could not be delivered to the agent's artifact handler (result_handler_response_invalid): "),
+        invalid.startsWith(
+          "Error: the export could not be delivered to the agent's artifact handler (result_handler_response_invalid): "
+        ),
         invalid
       )
       assert.strictEqual(parsed.message?.role, "assistant")

@@ -8,13 +8,13 @@
  * SVC_WORKSPACE_SNAPSHOT_MAX_BYTES is refused with an error in the stream, the
  * run still completes, and hibernation keeps such a workspace's files.
  */
-import { existsSync } from "node:fs"
-import { join } from "node:path"
-import { assert } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert } from "@effect/vitest"
 import { Clock, Effect, Layer, Redacted, Schema } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { TestClock } from "effect/testing"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { agentWithThread, bashStep, getRun, getThread, outputsOf, send } from "../support/Conversation.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
@@ -29,7 +29,11 @@ const harness = (snapshotMaxBytes: number) =>
       return Layer.mergeAll(
         // The tests run each pass themselves after moving the clock by days: scheduled passes every
         // 6 hours keep a move of 2 days from running thousands of them.
-        TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), workspaceSnapshotMaxBytes: snapshotMaxBytes, recoveryIntervalMs: 6 * 60 * 60 * 1000 }),
+        TestServer.layerWith({
+          ...TestServer.baseConfig(db.url, runnerPort),
+          workspaceSnapshotMaxBytes: snapshotMaxBytes,
+          recoveryIntervalMs: 6 * 60 * 60 * 1000
+        }),
         sql
       )
     })
@@ -43,10 +47,14 @@ const localCopy = (threadId: string) => existsSync(join(TestServer.testWorkspace
 const snapshotOf = (threadId: string) =>
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const rows = yield* sql`SELECT version::int AS version, bytes::int AS bytes FROM workspace_snapshots WHERE thread_id = ${threadId}`.pipe(
-      Effect.flatMap(Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ version: Schema.Number, bytes: Schema.Number })))),
-      Effect.orDie
-    )
+    const rows =
+      yield* sql`SELECT version::int AS version, bytes::int AS bytes FROM workspace_snapshots WHERE thread_id = ${threadId}`
+        .pipe(
+          Effect.flatMap(
+            Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ version: Schema.Number, bytes: Schema.Number })))
+          ),
+          Effect.orDie
+        )
     return rows[0]
   })
 
@@ -79,7 +87,11 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
       assert.isFalse(localCopy(thread.id))
 
       const { runId, parsed } = yield* send(thread.id, bashStep("cat notes/a.txt"))
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "kept across hibernation\n", stderr: "" }])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+        exitCode: 0,
+        stdout: "kept across hibernation\n",
+        stderr: ""
+      }])
       assert.strictEqual((yield* getRun(runId)).status, "completed")
       assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "active")
       assert.strictEqual((yield* snapshotOf(thread.id))?.version, 1)
@@ -88,7 +100,9 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
   it.effect("retentionDays after the last use -> archived, snapshot and files deleted; the next run starts an empty workspace", () =>
     Effect.gen(function*() {
       const recovery = yield* RunRecovery
-      const { thread } = yield* agentWithThread({ workspace: { ...offline, lifecycle: { idleMinutes: 5, retentionDays: 2 } } })
+      const { thread } = yield* agentWithThread({
+        workspace: { ...offline, lifecycle: { idleMinutes: 5, retentionDays: 2 } }
+      })
       yield* send(thread.id, bashStep("echo old > old.txt"))
       assert.strictEqual((yield* snapshotOf(thread.id))?.version, 1)
       const lastUse = yield* Clock.currentTimeMillis
@@ -150,7 +164,10 @@ TestServer.suiteWith(harness(4096))("a workspace over the snapshot size limit", 
   it.effect("is not stored: the stream says so, the run completes, the files stay on the node, also when hibernated", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: offline })
-      const { runId, parsed } = yield* send(thread.id, bashStep("head -c 65536 /dev/urandom > noise.bin && echo written"))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        bashStep("head -c 65536 /dev/urandom > noise.bin && echo written")
+      )
       assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "written\n", stderr: "" }])
       const errors = parsed.chunks.filter((c) => c.type === "error")
       assert.deepStrictEqual(errors, [{

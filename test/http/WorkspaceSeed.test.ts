@@ -8,11 +8,11 @@
  * revision fails the run with workspace_unavailable. With private URLs not
  * allowed, a seed URL at a private address is refused at agent create and update.
  */
-import { readdirSync } from "node:fs"
-import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { readdirSync } from "node:fs"
+import { join } from "node:path"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, bashStep, getRun, getThread, send } from "../support/Conversation.ts"
@@ -32,7 +32,9 @@ const Harness = Layer.unwrap(
 
 type Chunk = { readonly type: string } & Record<string, unknown>
 const stdoutsOf = (chunks: ReadonlyArray<Chunk>) =>
-  chunks.filter((c) => c.type === "tool-output-available").map((c) => (c["output"] as { readonly stdout?: string }).stdout)
+  chunks.filter((c) => c.type === "tool-output-available").map((c) =>
+    (c["output"] as { readonly stdout?: string }).stdout
+  )
 
 /** A thread of an agent whose workspace is seeded with `seed` (the git server's URL at git.test). */
 const seededThread = (
@@ -52,7 +54,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
     Effect.gen(function*() {
       const git = yield* Git
       const thread = yield* seededThread({})
-      const { runId, parsed } = yield* send(thread.id, bashStep("git log --oneline | wc -l; cat README; git branch --show-current; git status --short | wc -l"))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        bashStep("git log --oneline | wc -l; cat README; git branch --show-current; git status --short | wc -l")
+      )
       assert.strictEqual((yield* getRun(runId)).status, "completed")
       assert.deepStrictEqual(stdoutsOf(parsed.chunks), [`2\n${git.readmes[1]}main\n0\n`])
       assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "active")
@@ -80,7 +85,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
     Effect.gen(function*() {
       const git = yield* Git
       const thread = yield* seededThread({}, { mode: "offline" })
-      const { parsed } = yield* send(thread.id, bashStep(`cat README; curl -s --max-time 5 ${git.urlAt("git.test")}/info/refs || echo offline`))
+      const { parsed } = yield* send(
+        thread.id,
+        bashStep(`cat README; curl -s --max-time 5 ${git.urlAt("git.test")}/info/refs || echo offline`)
+      )
       assert.deepStrictEqual(stdoutsOf(parsed.chunks), [`${git.readmes[1]}offline\n`])
     }))
 
@@ -91,10 +99,16 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
       const tag = yield* send((yield* seededThread({ revision: "v1" })).id, log)
       assert.deepStrictEqual(stdoutsOf(tag.parsed.chunks), [`1\n${git.readmes[0]}README\nfile1.txt\n`])
 
-      const commit = yield* send((yield* seededThread({ revision: git.commits[0] })).id, bashStep("git rev-parse HEAD; cat README"))
+      const commit = yield* send(
+        (yield* seededThread({ revision: git.commits[0] })).id,
+        bashStep("git rev-parse HEAD; cat README")
+      )
       assert.deepStrictEqual(stdoutsOf(commit.parsed.chunks), [`${git.commits[0]}\n${git.readmes[0]}`])
 
-      const shallow = yield* send((yield* seededThread({ depth: 1 })).id, bashStep("git log --oneline | wc -l; git rev-parse HEAD; cat README"))
+      const shallow = yield* send(
+        (yield* seededThread({ depth: 1 })).id,
+        bashStep("git log --oneline | wc -l; git rev-parse HEAD; cat README")
+      )
       assert.deepStrictEqual(stdoutsOf(shallow.parsed.chunks), [`1\n${git.commits[1]}\n${git.readmes[1]}`])
     }))
 
@@ -108,7 +122,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
       assert.strictEqual(run.error?.code, "workspace_unavailable")
       assert.include(run.error?.message, "revision 'no-such-revision'")
       assert.include(run.error?.message, "couldn't find remote ref no-such-revision")
-      assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), { type: "data-svc-terminal", data: { terminalReason: "workspace_unavailable" } })
+      assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), {
+        type: "data-svc-terminal",
+        data: { terminalReason: "workspace_unavailable" }
+      })
       assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "failed")
       assert.deepStrictEqual(readdirSync(join(TestServer.testWorkspaceRoot, "workspaces", thread.id)), [])
     }))
@@ -127,9 +144,12 @@ layer(Harness, { timeout: TestServer.setupTimeout })("workspace seed", (it) => {
 })
 
 layer(
-  Layer.unwrap(Effect.map(DnsServer, (dns) => TestServer.layer({ allowPrivateUrls: false, dnsServers: [dns.address] }))).pipe(
-    Layer.provideMerge(DnsServer.layer({ "git.internal.example.com": "10.0.0.9", "git.example.com": "93.184.215.14" }))
-  ),
+  Layer.unwrap(Effect.map(DnsServer, (dns) => TestServer.layer({ allowPrivateUrls: false, dnsServers: [dns.address] })))
+    .pipe(
+      Layer.provideMerge(
+        DnsServer.layer({ "git.internal.example.com": "10.0.0.9", "git.example.com": "93.184.215.14" })
+      )
+    ),
   { timeout: TestServer.setupTimeout }
 )("workspace seed URL policy", (it) => {
   const create = (url: string) =>
@@ -137,10 +157,19 @@ layer(
 
   it.effect("a seed URL that is not https on a public address is refused at create, validate and update with 400 url_not_allowed", () =>
     Effect.gen(function*() {
-      for (const url of ["https://10.1.2.3/repo.git", "https://git.internal.example.com/repo.git", "http://git.example.com/repo.git", "git://git.example.com/repo.git"]) {
+      for (
+        const url of [
+          "https://10.1.2.3/repo.git",
+          "https://git.internal.example.com/repo.git",
+          "http://git.example.com/repo.git",
+          "git://git.example.com/repo.git"
+        ]
+      ) {
         const reply = yield* create(url)
         assert.strictEqual(reply.status, 400, `${url}: ${reply.text}`)
-        const error = (reply.json as { readonly error: { readonly code: string; readonly details?: unknown; readonly message: string } }).error
+        const error = (reply.json as {
+          readonly error: { readonly code: string; readonly details?: unknown; readonly message: string }
+        }).error
         assert.strictEqual(error.code, "url_not_allowed")
         assert.deepStrictEqual(error.details, { field: "workspace.seed.url" })
       }
@@ -149,9 +178,13 @@ layer(
       })
       assert.strictEqual(validate.status, 400)
 
-      const agent = yield* Collection.agents.create({ workspace: { type: "managed", seed: { type: "git", url: "https://git.example.com/repo.git" } } })
+      const agent = yield* Collection.agents.create({
+        workspace: { type: "managed", seed: { type: "git", url: "https://git.example.com/repo.git" } }
+      })
       const patched = yield* TestServer.request("PATCH", `/v1/agents/${agent.id}`, {
-        body: { workspace: { type: "managed", seed: { type: "git", url: "https://git.internal.example.com/repo.git" } } }
+        body: {
+          workspace: { type: "managed", seed: { type: "git", url: "https://git.internal.example.com/repo.git" } }
+        }
       })
       assert.strictEqual(patched.status, 400)
       assert.include(patched.text, "url_not_allowed")

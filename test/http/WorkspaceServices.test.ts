@@ -6,13 +6,13 @@
  * workspace sees anything; a port with no service is 502; restartPolicy; a
  * workspace cannot turn a port into a link to a host socket.
  */
+import { assert, layer } from "@effect/vitest"
+import { Clock, Context, Effect, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { assert, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../actors/RunRecovery.ts"
 import { Thread } from "../../domain/Thread.ts"
 import { WorkspaceServices } from "../../src/workspace/WorkspaceServices.ts"
@@ -26,7 +26,9 @@ const offline = { type: "managed", network: { mode: "offline" } } as const
 const hourMs = 60 * 60 * 1000
 
 const logOf = (threadId: string, name: string) =>
-  Effect.sync(() => readFileSync(join(TestServer.testWorkspaceRoot, "workspaces", threadId, ".svc", "logs", `${name}.log`), "utf8"))
+  Effect.sync(() =>
+    readFileSync(join(TestServer.testWorkspaceRoot, "workspaces", threadId, ".svc", "logs", `${name}.log`), "utf8")
+  )
 /** The preview of `port` on the thread, as a path on the test server. */
 const previewPath = (thread: Thread, port: number) => {
   const preview = thread.workspace?.previews?.find((p) => p.port === port)
@@ -49,7 +51,9 @@ TestServer.suite()("workspace services and previews", (it) => {
           [[web], { filesystem: false, shell: false }, "workspace.services"]
         ] as const
       ) {
-        const reply = yield* TestServer.request("POST", "/v1/agents", { body: { workspace: { type: "managed", ...extra, services } } })
+        const reply = yield* TestServer.request("POST", "/v1/agents", {
+          body: { workspace: { type: "managed", ...extra, services } }
+        })
         const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "invalid_request_error")
         assert.strictEqual(error.details?.["field"], field)
       }
@@ -68,11 +72,18 @@ TestServer.suite()("workspace services and previews", (it) => {
       })
       // Not active yet: no URL to show.
       assert.deepStrictEqual((yield* getThread(thread.id)).workspace, { status: "uninitialized", previews: [] })
-      const { parsed } = yield* send(thread.id, [
-        toolStep("write_file", { path: "hello.txt", content: "hello from the workspace\n" }),
-        bashStep("curl -s localhost:8000/hello.txt")
-      ].join("\n"))
-      assert.deepStrictEqual(outputsOf(parsed.chunks)[1], { exitCode: 0, stdout: "hello from the workspace\n", stderr: "" })
+      const { parsed } = yield* send(
+        thread.id,
+        [
+          toolStep("write_file", { path: "hello.txt", content: "hello from the workspace\n" }),
+          bashStep("curl -s localhost:8000/hello.txt")
+        ].join("\n")
+      )
+      assert.deepStrictEqual(outputsOf(parsed.chunks)[1], {
+        exitCode: 0,
+        stdout: "hello from the workspace\n",
+        stderr: ""
+      })
 
       const active = yield* getThread(thread.id)
       const now = yield* Clock.currentTimeMillis
@@ -81,7 +92,9 @@ TestServer.suite()("workspace services and previews", (it) => {
         { port: 8000, expiresAt },
         { port: 8001, expiresAt }
       ])
-      for (const preview of active.workspace?.previews ?? []) assert.match(preview.url, /^http:\/\/svc\.test\/v1\/previews\/thread_\w+\.\d+\.\d+\.[\w-]{43}\/$/)
+      for (const preview of active.workspace?.previews ?? []) {
+        assert.match(preview.url, /^http:\/\/svc\.test\/v1\/previews\/thread_\w+\.\d+\.\d+\.[\w-]{43}\/$/)
+      }
       // Every read within the hour shows the same URL.
       assert.deepStrictEqual((yield* getThread(thread.id)).workspace?.previews, active.workspace?.previews)
 
@@ -96,7 +109,12 @@ TestServer.suite()("workspace services and previews", (it) => {
       assert.include(bare.text, "<a href=\"hello.txt\">hello.txt</a>")
 
       // A listed port with no service behind it.
-      yield* TestServer.expectError(yield* anonymous("GET", previewPath(active, 8001)), 502, "api_error", "service_unavailable")
+      yield* TestServer.expectError(
+        yield* anonymous("GET", previewPath(active, 8001)),
+        502,
+        "api_error",
+        "service_unavailable"
+      )
 
       // Forged: another signature, or the signature of port 8000 on port 8001's URL; nothing reaches the service.
       const token = path.split("/")[3]
@@ -110,11 +128,21 @@ TestServer.suite()("workspace services and previews", (it) => {
           "/v1/previews/"
         ]
       ) {
-        yield* TestServer.expectError(yield* anonymous("GET", `${forged}hello.txt`), 403, "permission_error", "permission_denied")
+        yield* TestServer.expectError(
+          yield* anonymous("GET", `${forged}hello.txt`),
+          403,
+          "permission_error",
+          "permission_denied"
+        )
       }
       // Expired: the URL in hand is refused; re-reading the thread gives one that works.
       yield* TestClock.adjust(2 * hourMs)
-      yield* TestServer.expectError(yield* anonymous("GET", `${path}hello.txt`), 403, "permission_error", "permission_denied")
+      yield* TestServer.expectError(
+        yield* anonymous("GET", `${path}hello.txt`),
+        403,
+        "permission_error",
+        "permission_denied"
+      )
       const fresh = previewPath(yield* getThread(thread.id), 8000)
       assert.notStrictEqual(fresh, path)
       assert.strictEqual((yield* anonymous("GET", `${fresh}hello.txt`)).text, "hello from the workspace\n")
@@ -130,7 +158,12 @@ TestServer.suite()("workspace services and previews", (it) => {
       // Deleting the thread stops its services.
       yield* TestServer.expectOk(yield* TestServer.request("DELETE", `/v1/threads/${thread.id}`), 200, Schema.Unknown)
       assert.deepStrictEqual(yield* (yield* WorkspaceServices).running(thread.id), [])
-      yield* TestServer.expectError(yield* anonymous("GET", `${fresh}hello.txt`), 502, "api_error", "service_unavailable")
+      yield* TestServer.expectError(
+        yield* anonymous("GET", `${fresh}hello.txt`),
+        502,
+        "api_error",
+        "service_unavailable"
+      )
     }))
 
   it.effect("preview traffic postpones hibernation; hibernation stops the services and their previews", () =>
@@ -178,7 +211,11 @@ TestServer.suite()("workspace services and previews", (it) => {
         "http.server.HTTPServer(('127.0.0.1', 8002), H).serve_forever()"
       ].join("\n")
       const { thread } = yield* agentWithThread({
-        workspace: { ...offline, services: [{ name: "echo", command: "python3 echo.py", port: 8002 }], previews: { enabled: true, ports: [8002] } }
+        workspace: {
+          ...offline,
+          services: [{ name: "echo", command: "python3 echo.py", port: 8002 }],
+          previews: { enabled: true, ports: [8002] }
+        }
       })
       // The first open finds no echo.py: the service exits; on-resume starts it again at the next open.
       yield* send(thread.id, toolStep("write_file", { path: "echo.py", content: echo }))
@@ -187,7 +224,12 @@ TestServer.suite()("workspace services and previews", (it) => {
       const path = previewPath(yield* getThread(thread.id), 8002)
       const reply = yield* anonymous("POST", `${path}submit?x=1`, {
         rawBody: "ping",
-        headers: { authorization: "Bearer sk_test_acme_prod", cookie: "svc=1", "x-custom": "kept", "content-type": "text/plain" }
+        headers: {
+          authorization: "Bearer sk_test_acme_prod",
+          cookie: "svc=1",
+          "x-custom": "kept",
+          "content-type": "text/plain"
+        }
       })
       assert.strictEqual(reply.status, 201)
       assert.strictEqual(reply.headers.get("x-echo"), "yes")
@@ -203,7 +245,8 @@ TestServer.suite()("workspace services and previews", (it) => {
 
   it.effect("restartPolicy: on-resume services start again when the workspace opens after they stopped, manual ones do not", () =>
     Effect.gen(function*() {
-      const server = (name: string, port: number) => `echo ${name} >> starts.txt; exec python3 -m http.server ${port} --bind 127.0.0.1`
+      const server = (name: string, port: number) =>
+        `echo ${name} >> starts.txt; exec python3 -m http.server ${port} --bind 127.0.0.1`
       const { thread } = yield* agentWithThread({
         workspace: {
           ...offline,
@@ -213,13 +256,23 @@ TestServer.suite()("workspace services and previews", (it) => {
           ]
         }
       })
-      const probe = bashStep("for p in 8010 8011; do curl -s -o /dev/null -w \"$p:%{http_code} \" localhost:$p/; done; cat starts.txt | sort")
+      const probe = bashStep(
+        "for p in 8010 8011; do curl -s -o /dev/null -w \"$p:%{http_code} \" localhost:$p/; done; cat starts.txt | sort"
+      )
       const first = yield* send(thread.id, probe)
-      assert.deepStrictEqual(outputsOf(first.parsed.chunks), [{ exitCode: 0, stdout: "8010:200 8011:200 once\nresumed\n", stderr: "" }])
+      assert.deepStrictEqual(outputsOf(first.parsed.chunks), [{
+        exitCode: 0,
+        stdout: "8010:200 8011:200 once\nresumed\n",
+        stderr: ""
+      }])
       // As hibernation or a node restart would: the workspace's processes stop, its files stay.
       yield* (yield* WorkspaceServices).stop(thread.id)
       const second = yield* send(thread.id, probe)
-      assert.deepStrictEqual(outputsOf(second.parsed.chunks), [{ exitCode: 0, stdout: "8010:200 8011:000 once\nresumed\nresumed\n", stderr: "" }])
+      assert.deepStrictEqual(outputsOf(second.parsed.chunks), [{
+        exitCode: 0,
+        stdout: "8010:200 8011:000 once\nresumed\nresumed\n",
+        stderr: ""
+      }])
       assert.deepStrictEqual(yield* (yield* WorkspaceServices).running(thread.id), ["resumed"])
     }))
 
@@ -237,7 +290,11 @@ TestServer.suite()("workspace services and previews", (it) => {
       const { thread } = yield* agentWithThread({
         workspace: {
           ...offline,
-          services: [{ name: "planter", command: `ln -s ${hostSocket} /run/svc-ports/8003.sock; exec sleep 600`, port: 8003 }],
+          services: [{
+            name: "planter",
+            command: `ln -s ${hostSocket} /run/svc-ports/8003.sock; exec sleep 600`,
+            port: 8003
+          }],
           previews: { enabled: true, ports: [8003] }
         }
       })

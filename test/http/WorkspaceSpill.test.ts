@@ -12,7 +12,7 @@ import { assert, layer } from "@effect/vitest"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Context, Effect, Layer } from "effect"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, overflowsOf, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, outputsOf, overflowsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { sdkEndpoint } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -30,8 +30,16 @@ const Harness = Layer.merge(
     Effect.map(
       sdkEndpoint(() => {
         const server = new McpServer({ name: "spill-test", version: "1.0.0" })
-        server.registerTool("list", { description: "a long list" }, () => ({ content: [{ type: "text", text: listText }] }))
-        server.registerTool("story", { description: "a long text" }, () => ({ content: [{ type: "text", text: storyText }] }))
+        server.registerTool(
+          "list",
+          { description: "a long list" },
+          () => ({ content: [{ type: "text", text: listText }] })
+        )
+        server.registerTool(
+          "story",
+          { description: "a long text" },
+          () => ({ content: [{ type: "text", text: storyText }] })
+        )
         return server
       }),
       (port) => ({ url: `http://127.0.0.1:${port}/mcp` })
@@ -39,14 +47,16 @@ const Harness = Layer.merge(
   )
 )
 
-
 /** A thread of an agent with the spill-test server (cap 1,024 bytes, untrusted) and `workspace` (none when undefined). */
 const threadWith = (workspace: unknown) =>
   Effect.gen(function*() {
     const { url } = yield* Mcp
     const name = Collection.uniqueName("spill")
     const server = yield* Collection.toolServers.create({ name, transport: "http", url, resultCapBytes: 1_024 })
-    const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } }, ...(workspace === undefined ? {} : { workspace }) })
+    const { thread } = yield* agentWithThread({
+      capabilities: { mcp: { toolServerIds: [server.id] } },
+      ...(workspace === undefined ? {} : { workspace })
+    })
     return { thread, tool: (t: string) => `mcp__${name}__${t}` }
   })
 
@@ -67,7 +77,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       const digest = outputsOf(parsed.chunks)[0] as { total: number; shown: number; items: ReadonlyArray<unknown> }
       assert.strictEqual(digest.total, 200)
       const answer = textOf(parsed.message)
-      assert.isTrue(answer.startsWith(`Result: <untrusted_data source="${tool("list")}">\n{"total":200,"shown":${digest.shown},`), answer)
+      assert.isTrue(
+        answer.startsWith(`Result: <untrusted_data source="${tool("list")}">\n{"total":200,"shown":${digest.shown},`),
+        answer
+      )
       assert.isTrue(
         answer.endsWith(
           `</untrusted_data>\n[The full result (${bytes} bytes, JSON laid out one value per line) is in the workspace at ${path}; ` +
@@ -77,9 +90,20 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       )
 
       // The next run reads the whole result back with the file tools.
-      const next = yield* send(thread.id, [toolStep("read_file", { path, limit: 5_000 }), toolStep("grep", { pattern: "item 199", path: ".svc" })].join("\n"))
-      const [read, found] = outputsOf(next.parsed.chunks) as [{ content: string; totalLines: number }, { matches: ReadonlyArray<{ path: string }> }]
-      assert.strictEqual(read.content, JSON.stringify(items, null, 2).replaceAll("12345678901234567000", "12345678901234567890") + "\n")
+      const next = yield* send(
+        thread.id,
+        [toolStep("read_file", { path, limit: 5_000 }), toolStep("grep", { pattern: "item 199", path: ".svc" })].join(
+          "\n"
+        )
+      )
+      const [read, found] = outputsOf(next.parsed.chunks) as [
+        { content: string; totalLines: number },
+        { matches: ReadonlyArray<{ path: string }> }
+      ]
+      assert.strictEqual(
+        read.content,
+        JSON.stringify(items, null, 2).replaceAll("12345678901234567000", "12345678901234567890") + "\n"
+      )
       assert.deepStrictEqual(found.matches.map((m) => m.path), [path])
     }))
 
@@ -90,7 +114,14 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       const [id] = callIdsOf(parsed.chunks)
       const path = `.svc/artifacts/${id}.txt`
       assert.deepStrictEqual(overflowsOf(parsed.chunks), [
-        { toolCallId: id, toolName: tool("story"), bytes: Buffer.byteLength(storyText), capBytes: 1_024, recovery: "workspace", path }
+        {
+          toolCallId: id,
+          toolName: tool("story"),
+          bytes: Buffer.byteLength(storyText),
+          capBytes: 1_024,
+          recovery: "workspace",
+          path
+        }
       ])
       assert.include(textOf(parsed.message), "only the first 1024 bytes are shown.]")
       assert.include(textOf(parsed.message), `is in the workspace at ${path}; read it with read_file`)
@@ -102,12 +133,22 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith({ ...offline, shell: true })
       // .svc is a file: the artifacts directory cannot be made.
-      const { parsed } = yield* send(thread.id, [toolStep("bash", { command: "touch .svc" }), toolStep(tool("story"))].join("\n"))
+      const { parsed } = yield* send(
+        thread.id,
+        [toolStep("bash", { command: "touch .svc" }), toolStep(tool("story"))].join("\n")
+      )
       const [, id] = callIdsOf(parsed.chunks)
       const [overflow] = overflowsOf(parsed.chunks) as [Record<string, unknown>]
       assert.deepStrictEqual(
         { ...overflow, message: undefined },
-        { toolCallId: id, toolName: tool("story"), bytes: Buffer.byteLength(storyText), capBytes: 1_024, recovery: "none", message: undefined }
+        {
+          toolCallId: id,
+          toolName: tool("story"),
+          bytes: Buffer.byteLength(storyText),
+          capBytes: 1_024,
+          recovery: "none",
+          message: undefined
+        }
       )
       assert.match(String(overflow["message"]), /^the full result could not be kept in the workspace: .+/)
       assert.include(textOf(parsed.message), `[Only this preview is available: ${String(overflow["message"])}.]`)
@@ -119,7 +160,13 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       const { parsed } = yield* send(thread.id, toolStep(tool("story")))
       const [id] = callIdsOf(parsed.chunks)
       assert.deepStrictEqual(overflowsOf(parsed.chunks), [
-        { toolCallId: id, toolName: tool("story"), bytes: Buffer.byteLength(storyText), capBytes: 1_024, recovery: "none" }
+        {
+          toolCallId: id,
+          toolName: tool("story"),
+          bytes: Buffer.byteLength(storyText),
+          capBytes: 1_024,
+          recovery: "none"
+        }
       ])
       assert.isTrue(textOf(parsed.message).endsWith("only the first 1024 bytes are shown.]\n</untrusted_data>"))
     }))

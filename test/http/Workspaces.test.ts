@@ -7,10 +7,10 @@
  * restricted network through the egress proxy; a sandbox that cannot start
  * ends the run with workspace_unavailable.
  */
-import { existsSync } from "node:fs"
-import { join } from "node:path"
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, getRun, getThread, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
@@ -18,7 +18,9 @@ import { DnsServer } from "../support/DnsServer.ts"
 import { listen } from "../support/McpServers.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-class Peers extends Context.Service<Peers, { readonly model: Aimock; readonly apiPort: number }>()("test/WorkspacePeers") {}
+class Peers
+  extends Context.Service<Peers, { readonly model: Aimock; readonly apiPort: number }>()("test/WorkspacePeers")
+{}
 
 /** A local API the restricted workspace may reach by name (api.test, through the test DNS server). */
 const localApi = listen((req, res) => {
@@ -32,10 +34,18 @@ const Harness = Layer.unwrap(
     const apiPort = yield* localApi
     const model = yield* aimock((mock) => {
       mock.on({ userMessage: "make the report", hasToolResult: false }, {
-        toolCalls: [{ id: "call_w1", name: "write_file", arguments: JSON.stringify({ path: "report.txt", content: "total: 42\n" }) }]
+        toolCalls: [{
+          id: "call_w1",
+          name: "write_file",
+          arguments: JSON.stringify({ path: "report.txt", content: "total: 42\n" })
+        }]
       })
       mock.onToolResult("call_w1", {
-        toolCalls: [{ id: "call_b1", name: "bash", arguments: JSON.stringify({ command: "wc -c < report.txt; cat report.txt" }) }]
+        toolCalls: [{
+          id: "call_b1",
+          name: "bash",
+          arguments: JSON.stringify({ command: "wc -c < report.txt; cat report.txt" })
+        }]
       })
       mock.onToolResult("call_b1", { content: "The report says total: 42." })
     })
@@ -54,17 +64,19 @@ const Harness = Layer.unwrap(
 
 const offline = { type: "managed", network: { mode: "offline" } }
 
-
 layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) => {
   it.effect("one run writes a file and runs a command that reads it; the workspace is active and keeps its files", () =>
     Effect.gen(function*() {
       const { thread } = yield* agentWithThread({ workspace: offline })
       assert.deepStrictEqual(thread.workspace, { status: "uninitialized" })
-      const { runId, parsed } = yield* send(thread.id, [
-        toolStep("write_file", { path: "notes/hello.txt", content: "hi from the model\n" }),
-        toolStep("bash", { command: "cat notes/hello.txt && echo done" }),
-        "/text finished"
-      ].join("\n"))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        [
+          toolStep("write_file", { path: "notes/hello.txt", content: "hi from the model\n" }),
+          toolStep("bash", { command: "cat notes/hello.txt && echo done" }),
+          "/text finished"
+        ].join("\n")
+      )
       assert.deepStrictEqual(outputsOf(parsed.chunks), [
         { path: "notes/hello.txt", bytes: 18 },
         { exitCode: 0, stdout: "hi from the model\ndone\n", stderr: "" }
@@ -76,7 +88,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       assert.isString(after.workspace?.updatedAt)
 
       // The next run finds the file; a failing command is a result carrying its exit code.
-      const next = yield* send(thread.id, [toolStep("read_file", { path: "notes/hello.txt" }), toolStep("bash", { command: "exit 3" })].join("\n"))
+      const next = yield* send(
+        thread.id,
+        [toolStep("read_file", { path: "notes/hello.txt" }), toolStep("bash", { command: "exit 3" })].join("\n")
+      )
       const [read, failing] = outputsOf(next.parsed.chunks)
       assert.include(JSON.stringify(read), "hi from the model")
       assert.deepStrictEqual(failing, { exitCode: 3, stdout: "", stderr: "" })
@@ -93,7 +108,14 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       const { thread } = yield* agentWithThread({ workspace: { ...offline, shell: false } })
       const { parsed } = yield* send(thread.id, "/show-tools")
       const names = (JSON.parse(textOf(parsed.message)) as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
-      assert.deepStrictEqual(names.filter((n) => !n.startsWith("load_")), ["read_file", "write_file", "edit_file", "glob", "grep", "workspace_export_artifact"])
+      assert.deepStrictEqual(names.filter((n) => !n.startsWith("load_")), [
+        "read_file",
+        "write_file",
+        "edit_file",
+        "glob",
+        "grep",
+        "workspace_export_artifact"
+      ])
     }))
 
   it.effect("workspace_env secrets are set for commands and masked as *** in the stream, the model's input and the run", () =>
@@ -105,7 +127,10 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
         projections: [{ type: "workspace_env", secretId: secret.id, env: "DEPLOY_TOKEN" }]
       })
       const { thread } = yield* agentWithThread({ workspace: { ...offline, secretContexts: [context.id] } })
-      const { runId, parsed } = yield* send(thread.id, toolStep("bash", { command: "echo token=$DEPLOY_TOKEN; env | grep -c DEPLOY_TOKEN" }))
+      const { runId, parsed } = yield* send(
+        thread.id,
+        toolStep("bash", { command: "echo token=$DEPLOY_TOKEN; env | grep -c DEPLOY_TOKEN" })
+      )
       assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "token=***\n1\n", stderr: "" }])
       // The model reads the masked output (the scripted model answers with it).
       assert.include(textOf(parsed.message), "token=***")
@@ -117,7 +142,9 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
   it.effect("restricted network: allowDomains are reached through the egress proxy, other hosts get 403, nothing bypasses it", () =>
     Effect.gen(function*() {
       const { apiPort } = yield* Peers
-      const { thread } = yield* agentWithThread({ workspace: { type: "managed", network: { mode: "restricted", allowDomains: ["api.test"] } } })
+      const { thread } = yield* agentWithThread({
+        workspace: { type: "managed", network: { mode: "restricted", allowDomains: ["api.test"] } }
+      })
       const command = [
         `curl -s http://api.test:${apiPort}/hi`,
         "echo",
@@ -126,7 +153,11 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
         `curl -s --noproxy '*' --max-time 5 http://127.0.0.1:${apiPort}/ || echo unreachable`
       ].join("; ")
       const { parsed } = yield* send(thread.id, toolStep("bash", { command }))
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{ exitCode: 0, stdout: "api says hello to /hi\n403\nunreachable\n", stderr: "" }])
+      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+        exitCode: 0,
+        stdout: "api says hello to /hi\n403\nunreachable\n",
+        stderr: ""
+      }])
     }))
 
   it.effect("an OpenAI-compatible model (aimock) writes a file and runs a command that reads it in one run", () =>
@@ -148,18 +179,24 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
     }))
 })
 
-layer(TestServer.layer({ workspaceRoot: "/dev/null/svc-workspaces" }), { timeout: TestServer.setupTimeout })("a workspace that cannot start", (it) => {
-  it.effect("ends the run failed with workspace_unavailable and marks the thread's workspace failed", () =>
-    Effect.gen(function*() {
-      const { thread } = yield* agentWithThread({ workspace: offline })
-      const { runId, parsed } = yield* send(thread.id, toolStep("bash", { command: "true" }))
-      const run = yield* getRun(runId)
-      assert.strictEqual(run.status, "failed")
-      assert.strictEqual(run.terminalReason, "workspace_unavailable")
-      assert.strictEqual(run.error?.code, "workspace_unavailable")
-      assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), { type: "data-svc-terminal", data: { terminalReason: "workspace_unavailable" } })
-      assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "failed")
-      // The thread is free again: a run without the workspace's tools can follow once the agent drops it.
-      assert.strictEqual((yield* getThread(thread.id)).status, "idle")
-    }))
-})
+layer(TestServer.layer({ workspaceRoot: "/dev/null/svc-workspaces" }), { timeout: TestServer.setupTimeout })(
+  "a workspace that cannot start",
+  (it) => {
+    it.effect("ends the run failed with workspace_unavailable and marks the thread's workspace failed", () =>
+      Effect.gen(function*() {
+        const { thread } = yield* agentWithThread({ workspace: offline })
+        const { runId, parsed } = yield* send(thread.id, toolStep("bash", { command: "true" }))
+        const run = yield* getRun(runId)
+        assert.strictEqual(run.status, "failed")
+        assert.strictEqual(run.terminalReason, "workspace_unavailable")
+        assert.strictEqual(run.error?.code, "workspace_unavailable")
+        assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), {
+          type: "data-svc-terminal",
+          data: { terminalReason: "workspace_unavailable" }
+        })
+        assert.strictEqual((yield* getThread(thread.id)).workspace?.status, "failed")
+        // The thread is free again: a run without the workspace's tools can follow once the agent drops it.
+        assert.strictEqual((yield* getThread(thread.id)).status, "idle")
+      }))
+  }
+)

@@ -16,25 +16,29 @@ import { runChaos } from "../../bench/chaos/ChaosRun.ts"
 import { failover, report } from "../../bench/chaos/Report.ts"
 
 describe("chaos", () => {
-  it.live("runs survive runners killed at random: each ends once, streams whole and in order", () =>
-    Effect.gen(function*() {
-      const result = yield* runChaos({
-        runners: 3,
-        runs: 36,
-        concurrency: 6,
-        durationMs: 35_000,
-        killEveryMs: 4_000,
-        restartAfterMs: 2_500,
-        maxKills: 4,
-        settleMs: 40_000,
-        maxParkMs: 5_000,
-        env: {}
-      })
-      const verdict = yield* assess(result)
-      const text = report(result, verdict)
-      assert.deepStrictEqual(verdict.violations, [], text)
-      assert.isAtLeast(result.sessions.length, 24, text)
-      assert.isAtLeast(result.chaos.kills().length, 2, text)
-      assert.deepStrictEqual(failover(result).missing, [], text)
-    }).pipe(Effect.scoped), 300_000) // about 40 s alone; bounded by its own deadlines (load 35 s, settle 40 s), start-up and teardown beside the rest of the suite take the rest
+  it.live(
+    "runs survive runners killed at random: each ends once, streams whole and in order",
+    () =>
+      Effect.gen(function*() {
+        const result = yield* runChaos({
+          runners: 3,
+          runs: 36,
+          concurrency: 6,
+          durationMs: 35_000,
+          killEveryMs: 4_000,
+          restartAfterMs: 2_500,
+          maxKills: 4,
+          settleMs: 40_000,
+          maxParkMs: 5_000,
+          env: {}
+        })
+        const verdict = yield* assess(result)
+        const text = report(result, verdict)
+        assert.deepStrictEqual(verdict.violations, [], text)
+        assert.isAtLeast(result.sessions.length, 24, text)
+        assert.isAtLeast(result.chaos.kills().length, 2, text)
+        assert.deepStrictEqual(failover(result).missing, [], text)
+      }).pipe(Effect.scoped),
+    300_000
+  ) // about 40 s alone; bounded by its own deadlines (load 35 s, settle 40 s), start-up and teardown beside the rest of the suite take the rest
 })

@@ -15,13 +15,22 @@ describe("files on the embedded database", () => {
   it.live("an upload's bytes survive a kill -9 and come back identical", () =>
     Effect.gen(function*() {
       const dataDir = yield* ServiceProcess.tempDataDir("svc-embedded-files-")
-      const env = { SVC_DATA_DIR: dataDir, PORT: String(yield* freePort), SVC_QUIET: "1", SVC_API_KEYS: `${key}:org_e:prod` }
+      const env = {
+        SVC_DATA_DIR: dataDir,
+        PORT: String(yield* freePort),
+        SVC_QUIET: "1",
+        SVC_API_KEYS: `${key}:org_e:prod`
+      }
       const data = everyByte(4096)
       const first = yield* ServiceProcess.start(env)
       const uploaded = yield* Effect.promise(async () => {
         const body = new FormData()
         body.append("file", new Blob([data]), "every-byte.bin")
-        const response = await fetch(`${first.url}/v1/files`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body })
+        const response = await fetch(`${first.url}/v1/files`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${key}` },
+          body
+        })
         return { status: response.status, text: await response.text() }
       })
       assert.strictEqual(uploaded.status, 200, uploaded.text)
@@ -31,7 +40,9 @@ describe("files on the embedded database", () => {
 
       const second = yield* ServiceProcess.start(env)
       const content = yield* Effect.promise(async () => {
-        const response = await fetch(`${second.url}/v1/files/${file.id}/content`, { headers: { authorization: `Bearer ${key}` } })
+        const response = await fetch(`${second.url}/v1/files/${file.id}/content`, {
+          headers: { authorization: `Bearer ${key}` }
+        })
         return { status: response.status, bytes: new Uint8Array(await response.arrayBuffer()) }
       })
       assert.strictEqual(content.status, 200)

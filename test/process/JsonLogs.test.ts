@@ -55,9 +55,15 @@ describe("JSON logs", () => {
       assert.strictEqual(sent.status, 200)
       const runId = sent.headers.get("svc-run-id") ?? ""
       const requestId = sent.headers.get("x-request-id") ?? ""
-      const run = ServiceProcess.decodeJson(Run, (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runId}`, apiKey)).text)
+      const run = ServiceProcess.decodeJson(
+        Run,
+        (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runId}`, apiKey)).text
+      )
       assert.strictEqual(run.status, "failed")
-      assert.strictEqual(run.error?.message, "The model provider is unavailable: openai:gpt-test answered HTTP 401: authentication_error: Invalid API key")
+      assert.strictEqual(
+        run.error?.message,
+        "The model provider is unavailable: openai:gpt-test answered HTTP 401: authentication_error: Invalid API key"
+      )
       yield* ServiceProcess.stop(service)
 
       const raw = service.stdout().split("\n").filter((l) => l.trim() !== "")
@@ -78,7 +84,10 @@ describe("JSON logs", () => {
       })
       assert.strictEqual(access?.level, "INFO")
       const failed = lines.find((l) => l.run_id === runId && l.level === "WARN")
-      assert.strictEqual(failed?.message, "model call failed: openai:gpt-test answered HTTP 401: authentication_error: Invalid API key")
+      assert.strictEqual(
+        failed?.message,
+        "model call failed: openai:gpt-test answered HTTP 401: authentication_error: Invalid API key"
+      )
 
       for (const secret of [providerKey, apiKey]) assert.notInclude(service.output(), secret)
     }).pipe(Effect.scoped), 120_000)

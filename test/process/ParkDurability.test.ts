@@ -16,11 +16,17 @@ import { testDatabase } from "../support/TestDatabase.ts"
 import { freePort } from "../support/TestServer.ts"
 import { frames, parseWithAi } from "../support/UiStream.ts"
 
-const Chunk = Schema.Struct({ type: Schema.String, reason: Schema.optionalKey(Schema.String), data: Schema.optionalKey(Schema.Unknown) })
+const Chunk = Schema.Struct({
+  type: Schema.String,
+  reason: Schema.optionalKey(Schema.String),
+  data: Schema.optionalKey(Schema.Unknown)
+})
 
 const decode = ServiceProcess.decodeJson
 const key = "sk_park_durability"
-const ask = `/tool ask_question ${JSON.stringify({ title: "Go on?", questions: [{ id: "go", prompt: "Go on?" }] })}\n/text resumed after restart`
+const ask = `/tool ask_question ${
+  JSON.stringify({ title: "Go on?", questions: [{ id: "go", prompt: "Go on?" }] })
+}\n/text resumed after restart`
 
 const tempDataDir = ServiceProcess.tempDataDir("svc-park-")
 
@@ -39,7 +45,10 @@ const parkThenKill = (env: Record<string, string>) =>
       })
       return { runId: r.headers.get("svc-run-id") ?? "", text: await r.text() }
     })
-    const list = decode(Page(Interaction), (yield* ServiceProcess.request(first.url, "GET", `/v1/interactions?runId=${parked.runId}`, key)).text)
+    const list = decode(
+      Page(Interaction),
+      (yield* ServiceProcess.request(first.url, "GET", `/v1/interactions?runId=${parked.runId}`, key)).text
+    )
     yield* ServiceProcess.stop(first, "SIGKILL")
     const lastEventId = frames(parked.text).flatMap((f) => (f.id === undefined ? [] : [f.id])).at(-1) ?? 0
     return { runId: parked.runId, interaction: list.data[0], threadId: thread.id, lastEventId }
@@ -51,9 +60,15 @@ const resumesAfterRestart = (env: Record<string, string>) =>
     const second = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
     const parked = decode(Run, (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${runId}`, key)).text)
     assert.strictEqual(parked.status, "waiting_for_input")
-    const resolved = yield* ServiceProcess.request(second.url, "POST", `/v1/interactions/${interaction.id}/resolve`, key, {
-      inputResponses: [{ requestId: "go", text: "yes" }]
-    })
+    const resolved = yield* ServiceProcess.request(
+      second.url,
+      "POST",
+      `/v1/interactions/${interaction.id}/resolve`,
+      key,
+      {
+        inputResponses: [{ requestId: "go", text: "yes" }]
+      }
+    )
     assert.strictEqual(resolved.status, 200)
     const stream = yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${runId}/stream`, key)
     const parsed = yield* Effect.orDie(parseWithAi(stream.text))
@@ -89,7 +104,10 @@ const expiresAfterRestart = (env: Record<string, string>) =>
     const run = decode(Run, (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${runId}`, key)).text)
     assert.strictEqual(run.status, "cancelled")
     assert.strictEqual(run.terminalReason, "interaction_timeout")
-    const after = decode(Interaction, (yield* ServiceProcess.request(second.url, "GET", `/v1/interactions/${interaction.id}`, key)).text)
+    const after = decode(
+      Interaction,
+      (yield* ServiceProcess.request(second.url, "GET", `/v1/interactions/${interaction.id}`, key)).text
+    )
     assert.strictEqual(after.status, "cancelled")
     const thread = yield* ServiceProcess.request(second.url, "GET", `/v1/threads/${threadId}`, key)
     assert.match(thread.text, /"status":"idle"/)
@@ -103,17 +121,21 @@ describe("park durability", () => {
       yield* resumesAfterRestart({ SVC_DATA_DIR: dir, SVC_API_KEYS: `${key}:org_park:prod`, SVC_QUIET: "1" })
     }).pipe(Effect.scoped), 120_000)
 
-  it.live("postgres: resolving after a restart resumes the parked run; a deadline passed while down fires at start", () =>
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const env = {
-        DATABASE_URL: db.url,
-        SVC_API_KEYS: `${key}:org_park:prod`,
-        SVC_MASTER_KEY: Buffer.alloc(32, 4).toString("base64"),
-        SVC_QUIET: "1",
-        SVC_RUNNER_PORT: String(yield* freePort)
-      }
-      yield* resumesAfterRestart(env)
-      yield* expiresAfterRestart(env)
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "postgres: resolving after a restart resumes the parked run; a deadline passed while down fires at start",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const env = {
+          DATABASE_URL: db.url,
+          SVC_API_KEYS: `${key}:org_park:prod`,
+          SVC_MASTER_KEY: Buffer.alloc(32, 4).toString("base64"),
+          SVC_QUIET: "1",
+          SVC_RUNNER_PORT: String(yield* freePort)
+        }
+        yield* resumesAfterRestart(env)
+        yield* expiresAfterRestart(env)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

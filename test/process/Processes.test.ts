@@ -23,12 +23,14 @@ const turns = 6
 const deadlineMs = 60_000
 
 /** Workers (by index) that printed their HTTP "Listening on" line; a restarted worker prints it again. */
-const listening = (output: string) => [...output.matchAll(/Listening on http:\/\/\S+ \{ worker: '(\d+)' \}/g)].map((m) => m[1])
+const listening = (output: string) =>
+  [...output.matchAll(/Listening on http:\/\/\S+ \{ worker: '(\d+)' \}/g)].map((m) => m[1])
 
 /** Workers (by index) whose access log shows a POST of a message. */
 const servedMessages = (output: string) =>
   new Set(
-    [...output.matchAll(/worker: '(\d+)',\s+'http\.method': 'POST',\s+'http\.url': '\/v1\/threads\/\w+\/messages'/g)].map((m) => m[1])
+    [...output.matchAll(/worker: '(\d+)',\s+'http\.method': 'POST',\s+'http\.url': '\/v1\/threads\/\w+\/messages'/g)]
+      .map((m) => m[1])
   )
 
 const pidsOf = (output: string, worker: number) =>
@@ -71,89 +73,113 @@ describe("several processes on one host", () => {
         SVC_QUIET: "1"
       })
       assert.strictEqual(result.code, 1)
-      assert.strictEqual(result.stderr, "agent-service: SVC_PROCESSES > 1 needs DATABASE_URL: the embedded database is one process\n")
+      assert.strictEqual(
+        result.stderr,
+        "agent-service: SVC_PROCESSES > 1 needs DATABASE_URL: the embedded database is one process\n"
+      )
       assert.strictEqual(result.stdout, "")
     }).pipe(Effect.scoped), 30_000)
 
-  it.live("SVC_PROCESSES=2: one port, two runners; turns complete on both; a worker killed mid-load is restarted and loses no turn; SIGTERM stops all", () =>
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const gate = yield* gateServer
-      const runnerPort = yield* consecutiveFreePorts(2)
-      const service = yield* ServiceProcess.start({
-        DATABASE_URL: db.url,
-        SVC_PROCESSES: "2",
-        PORT: String(yield* freePort),
-        SVC_RUNNER_HOST: "127.0.0.1",
-        SVC_RUNNER_PORT: String(runnerPort),
-        SVC_API_KEYS: `${key}:org_procs:prod`,
-        SVC_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
-        SVC_ALLOW_PRIVATE_URLS: "1"
-      })
-      // Both workers started at once on a fresh database (migrations included) and serve the one port.
-      yield* ServiceProcess.waitForOutput(service, (out) => new Set(listening(out)).size === 2, deadlineMs)
-      const runners = yield* query(db.url, "SELECT address FROM cluster_runners ORDER BY address")
-      assert.deepStrictEqual(runners.map((r) => r["address"]), [`127.0.0.1:${runnerPort}`, `127.0.0.1:${runnerPort + 1}`])
+  it.live(
+    "SVC_PROCESSES=2: one port, two runners; turns complete on both; a worker killed mid-load is restarted and loses no turn; SIGTERM stops all",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const gate = yield* gateServer
+        const runnerPort = yield* consecutiveFreePorts(2)
+        const service = yield* ServiceProcess.start({
+          DATABASE_URL: db.url,
+          SVC_PROCESSES: "2",
+          PORT: String(yield* freePort),
+          SVC_RUNNER_HOST: "127.0.0.1",
+          SVC_RUNNER_PORT: String(runnerPort),
+          SVC_API_KEYS: `${key}:org_procs:prod`,
+          SVC_MASTER_KEY: Buffer.alloc(32, 9).toString("base64"),
+          SVC_ALLOW_PRIVATE_URLS: "1"
+        })
+        // Both workers started at once on a fresh database (migrations included) and serve the one port.
+        yield* ServiceProcess.waitForOutput(service, (out) => new Set(listening(out)).size === 2, deadlineMs)
+        const runners = yield* query(db.url, "SELECT address FROM cluster_runners ORDER BY address")
+        assert.deepStrictEqual(runners.map((r) => r["address"]), [
+          `127.0.0.1:${runnerPort}`,
+          `127.0.0.1:${runnerPort + 1}`
+        ])
 
-      const post = (path: string, body: unknown) => ServiceProcess.request(service.url, "POST", path, key, body)
-      const server = decode(ToolServer, (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text)
-      const agent = decode(Agent, (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text)
-      const threads = yield* Effect.forEach(
-        Array.from({ length: turns }, (_, i) => i),
-        () => Effect.map(post("/v1/threads", { agentId: agent.id }), (r) => decode(ThreadCreated, r.text).id)
-      )
+        const post = (path: string, body: unknown) => ServiceProcess.request(service.url, "POST", path, key, body)
+        const server = decode(
+          ToolServer,
+          (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+        )
+        const agent = decode(
+          Agent,
+          (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
+        )
+        const threads = yield* Effect.forEach(
+          Array.from({ length: turns }, (_, i) => i),
+          () => Effect.map(post("/v1/threads", { agentId: agent.id }), (r) => decode(ThreadCreated, r.text).id)
+        )
 
-      // Concurrent turns open one connection each; the primary hands them to the workers in turn.
-      const first = yield* Effect.forEach(threads, (threadId, i) =>
-        Effect.gen(function*() {
-          const response = yield* postMessage(service.url, threadId, `hello ${i}`)
-          return yield* Effect.orDie(parseWithAi(yield* Effect.promise(() => response.text())))
-        }), { concurrency: "unbounded" })
-      first.forEach((parsed, i) => {
-        assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
-        assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), [`Echo: hello ${i}`])
-      })
-      yield* ServiceProcess.waitForOutput(service, (out) => servedMessages(out).size === 2, deadlineMs)
+        // Concurrent turns open one connection each; the primary hands them to the workers in turn.
+        const first = yield* Effect.forEach(threads, (threadId, i) =>
+          Effect.gen(function*() {
+            const response = yield* postMessage(service.url, threadId, `hello ${i}`)
+            return yield* Effect.orDie(parseWithAi(yield* Effect.promise(() => response.text())))
+          }), { concurrency: "unbounded" })
+        first.forEach((parsed, i) => {
+          assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+          assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), [
+            `Echo: hello ${i}`
+          ])
+        })
+        yield* ServiceProcess.waitForOutput(service, (out) => servedMessages(out).size === 2, deadlineMs)
 
-      // Mid-load: every turn has its run (headers received), and runs block in a tool until the gate opens, after worker 1 died.
-      const second = yield* Effect.forEach(
-        threads,
-        (threadId, i) => postMessage(service.url, threadId, `/tool mcp__gate__wait {}\n/text done ${i}`),
-        { concurrency: "unbounded" }
-      )
-      const runIds = second.map((r) => r.headers.get("svc-run-id") ?? "")
-      yield* gate.waiting
-      const [killed] = pidsOf(service.output(), 1)
-      process.kill(killed, "SIGKILL")
-      yield* ServiceProcess.waitForOutput(
-        service,
-        (out) => pidsOf(out, 1).length === 2 && listening(out).filter((w) => w === "1").length === 2,
-        deadlineMs
-      )
-      yield* gate.open
+        // Mid-load: every turn has its run (headers received), and runs block in a tool until the gate opens, after worker 1 died.
+        const second = yield* Effect.forEach(
+          threads,
+          (threadId, i) => postMessage(service.url, threadId, `/tool mcp__gate__wait {}\n/text done ${i}`),
+          { concurrency: "unbounded" }
+        )
+        const runIds = second.map((r) => r.headers.get("svc-run-id") ?? "")
+        yield* gate.waiting
+        const [killed] = pidsOf(service.output(), 1)
+        process.kill(killed, "SIGKILL")
+        yield* ServiceProcess.waitForOutput(
+          service,
+          (out) => pidsOf(out, 1).length === 2 && listening(out).filter((w) => w === "1").length === 2,
+          deadlineMs
+        )
+        yield* gate.open
 
-      // A stream cut with its worker is read again through the same port; every run completes its turn.
-      let cut = 0
-      for (const [i, response] of second.entries()) {
-        const body = yield* bodyOf(response)
-        if (body === undefined) cut++
-        const text = body ??
-          (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runIds[i]}/stream`, key)).text
-        const parsed = yield* Effect.orDie(parseWithAi(text))
-        assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
-        const run = decode(Run, (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runIds[i]}`, key)).text)
-        assert.strictEqual(run.status, "completed")
-        assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text).at(-1), `done ${i}`)
-      }
+        // A stream cut with its worker is read again through the same port; every run completes its turn.
+        let cut = 0
+        for (const [i, response] of second.entries()) {
+          const body = yield* bodyOf(response)
+          if (body === undefined) cut++
+          const text = body ??
+            (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runIds[i]}/stream`, key)).text
+          const parsed = yield* Effect.orDie(parseWithAi(text))
+          assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+          const run = decode(
+            Run,
+            (yield* ServiceProcess.request(service.url, "GET", `/v1/runs/${runIds[i]}`, key)).text
+          )
+          assert.strictEqual(run.status, "completed")
+          assert.deepStrictEqual(
+            parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text).at(-1),
+            `done ${i}`
+          )
+        }
 
-      // The connections worker 1 held (about half) were cut mid-turn.
-      assert.isAbove(cut, 0)
+        // The connections worker 1 held (about half) were cut mid-turn.
+        assert.isAbove(cut, 0)
 
-      // SIGTERM: the supervisor stops its workers (each unregisters its runner) and exits once they have.
-      const workers = [...pidsOf(service.output(), 0), ...pidsOf(service.output(), 1).slice(1)]
-      yield* ServiceProcess.stop(service)
-      assert.strictEqual(service.child.exitCode, 0)
-      assert.deepStrictEqual(workers.filter(isRunning), [])
-      assert.deepStrictEqual(yield* query(db.url, "SELECT address FROM cluster_runners"), [])
-    }).pipe(Effect.scoped), 180_000)
+        // SIGTERM: the supervisor stops its workers (each unregisters its runner) and exits once they have.
+        const workers = [...pidsOf(service.output(), 0), ...pidsOf(service.output(), 1).slice(1)]
+        yield* ServiceProcess.stop(service)
+        assert.strictEqual(service.child.exitCode, 0)
+        assert.deepStrictEqual(workers.filter(isRunning), [])
+        assert.deepStrictEqual(yield* query(db.url, "SELECT address FROM cluster_runners"), [])
+      }).pipe(Effect.scoped),
+    180_000
+  )
 })

@@ -29,14 +29,22 @@ const killMidRun = (env: Record<string, string>) =>
     const gate = yield* gateServer
     const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
     const post = (url: string, path: string, body: unknown) => ServiceProcess.request(url, "POST", path, key, body)
-    const server = decode(ToolServer, (yield* post(first.url, "/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text)
-    const agent = decode(Agent, (yield* post(first.url, "/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text)
+    const server = decode(
+      ToolServer,
+      (yield* post(first.url, "/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+    )
+    const agent = decode(
+      Agent,
+      (yield* post(first.url, "/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
+    )
     const thread = decode(ThreadCreated, (yield* post(first.url, "/v1/threads", { agentId: agent.id })).text)
     const receipt = yield* Effect.promise(async () => {
       const r = await fetch(`${first.url}/v1/threads/${thread.id}/messages`, {
         method: "POST",
         headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify({ input: "/tool mcp__gate__echo {\"text\":\"one\"}\n/tool mcp__gate__wait {}\n/text finished" })
+        body: JSON.stringify({
+          input: "/tool mcp__gate__echo {\"text\":\"one\"}\n/tool mcp__gate__wait {}\n/text finished"
+        })
       })
       return decode(RunReceipt, await r.text())
     })
@@ -70,29 +78,37 @@ const assertResumed = (result: Effect.Success<ReturnType<typeof killMidRun>>) =>
 }
 
 describe("recovery", () => {
-  it.live("embedded: a run killed mid-run resumes after restart from its last checkpoint", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDataDir
-      const result = yield* killMidRun({
-        SVC_DATA_DIR: dataDir,
-        SVC_API_KEYS: `${key}:org_rec:prod`,
-        SVC_ALLOW_PRIVATE_URLS: "1",
-        SVC_QUIET: "1"
-      })
-      assertResumed(result)
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "embedded: a run killed mid-run resumes after restart from its last checkpoint",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDataDir
+        const result = yield* killMidRun({
+          SVC_DATA_DIR: dataDir,
+          SVC_API_KEYS: `${key}:org_rec:prod`,
+          SVC_ALLOW_PRIVATE_URLS: "1",
+          SVC_QUIET: "1"
+        })
+        assertResumed(result)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
-  it.live("postgres: a run killed mid-run resumes after restart from its last checkpoint", () =>
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const result = yield* killMidRun({
-        DATABASE_URL: db.url,
-        SVC_API_KEYS: `${key}:org_rec:prod`,
-        SVC_MASTER_KEY: Buffer.alloc(32, 3).toString("base64"),
-        SVC_ALLOW_PRIVATE_URLS: "1",
-        SVC_QUIET: "1",
-        SVC_RUNNER_PORT: String(yield* freePort)
-      })
-      assertResumed(result)
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "postgres: a run killed mid-run resumes after restart from its last checkpoint",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const result = yield* killMidRun({
+          DATABASE_URL: db.url,
+          SVC_API_KEYS: `${key}:org_rec:prod`,
+          SVC_MASTER_KEY: Buffer.alloc(32, 3).toString("base64"),
+          SVC_ALLOW_PRIVATE_URLS: "1",
+          SVC_QUIET: "1",
+          SVC_RUNNER_PORT: String(yield* freePort)
+        })
+        assertResumed(result)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -16,37 +16,43 @@ const decodeAgent = Schema.decodeUnknownSync(Schema.fromJsonString(Agent))
 const tempDataDir = ServiceProcess.tempDataDir("svc-embedded-")
 
 describe("service process", () => {
-  it.live("embedded: prints a development key once, keeps data across restart and kill -9", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDataDir
-      const env = { SVC_DATA_DIR: dataDir, PORT: String(yield* freePort), SVC_QUIET: "1", SVC_API_KEYS: "" }
+  it.live(
+    "embedded: prints a development key once, keeps data across restart and kill -9",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* tempDataDir
+        const env = { SVC_DATA_DIR: dataDir, PORT: String(yield* freePort), SVC_QUIET: "1", SVC_API_KEYS: "" }
 
-      const first = yield* ServiceProcess.start(env)
-      const key = devKeyPattern.exec(first.output())?.[1]
-      assert.isDefined(key)
-      if (key === undefined) return
-      const health = yield* Effect.promise(() => fetch(first.url + "/healthz"))
-      assert.strictEqual(health.status, 200)
-      const created = yield* ServiceProcess.request(first.url, "POST", "/v1/agents", key, { context: "persist me" })
-      assert.strictEqual(created.status, 200)
-      const agent = decodeAgent(created.text)
-      yield* ServiceProcess.stop(first)
+        const first = yield* ServiceProcess.start(env)
+        const key = devKeyPattern.exec(first.output())?.[1]
+        assert.isDefined(key)
+        if (key === undefined) return
+        const health = yield* Effect.promise(() => fetch(first.url + "/healthz"))
+        assert.strictEqual(health.status, 200)
+        const created = yield* ServiceProcess.request(first.url, "POST", "/v1/agents", key, { context: "persist me" })
+        assert.strictEqual(created.status, 200)
+        const agent = decodeAgent(created.text)
+        yield* ServiceProcess.stop(first)
 
-      const second = yield* ServiceProcess.start(env)
-      assert.notMatch(second.output(), /development API key/)
-      const read = yield* ServiceProcess.request(second.url, "GET", `/v1/agents/${agent.id}`, key)
-      assert.strictEqual(read.status, 200)
-      assert.deepStrictEqual(decodeAgent(read.text), agent)
-      const patched = yield* ServiceProcess.request(second.url, "PATCH", `/v1/agents/${agent.id}`, key, { band: "lite" })
-      assert.strictEqual(patched.status, 200)
-      yield* ServiceProcess.stop(second, "SIGKILL")
+        const second = yield* ServiceProcess.start(env)
+        assert.notMatch(second.output(), /development API key/)
+        const read = yield* ServiceProcess.request(second.url, "GET", `/v1/agents/${agent.id}`, key)
+        assert.strictEqual(read.status, 200)
+        assert.deepStrictEqual(decodeAgent(read.text), agent)
+        const patched = yield* ServiceProcess.request(second.url, "PATCH", `/v1/agents/${agent.id}`, key, {
+          band: "lite"
+        })
+        assert.strictEqual(patched.status, 200)
+        yield* ServiceProcess.stop(second, "SIGKILL")
 
-      const third = yield* ServiceProcess.start(env)
-      const after = yield* ServiceProcess.request(third.url, "GET", `/v1/agents/${agent.id}`, key)
-      assert.strictEqual(decodeAgent(after.text).band, "lite")
-      assert.strictEqual(decodeAgent(after.text).configVersion, 2)
-      yield* ServiceProcess.stop(third)
-    }).pipe(Effect.scoped), 90_000)
+        const third = yield* ServiceProcess.start(env)
+        const after = yield* ServiceProcess.request(third.url, "GET", `/v1/agents/${agent.id}`, key)
+        assert.strictEqual(decodeAgent(after.text).band, "lite")
+        assert.strictEqual(decodeAgent(after.text).configVersion, 2)
+        yield* ServiceProcess.stop(third)
+      }).pipe(Effect.scoped),
+    90_000
+  )
 
   it.live("embedded: a second process on the same data directory is refused", () =>
     Effect.gen(function*() {
@@ -62,7 +68,14 @@ describe("service process", () => {
     Effect.gen(function*() {
       const dataDir = yield* tempDataDir
       const env = { SVC_DATA_DIR: dataDir, SVC_QUIET: "1", SVC_API_KEYS: "" }
-      const minted = yield* ServiceProcess.run("src/cli.ts", ["keys", "create", "--org", "org_cli", "--workspace", "ops"], env)
+      const minted = yield* ServiceProcess.run("src/cli.ts", [
+        "keys",
+        "create",
+        "--org",
+        "org_cli",
+        "--workspace",
+        "ops"
+      ], env)
       assert.strictEqual(minted.code, 0)
       const key = minted.stdout.trim()
       assert.match(key, /^sk_[0-9A-Za-z]{43}$/)

@@ -4,12 +4,12 @@
  * cluster's certificates run a turn across it, and a connection without a
  * certificate, or with one another CA signed, is refused at the handshake.
  */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { connect as netConnect } from "node:net"
 import { networkInterfaces } from "node:os"
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { ThreadCreated } from "../../domain/Thread.ts"
 import { runnerCerts } from "../support/RunnerCerts.ts"
@@ -38,7 +38,13 @@ const accepts = (host: string, port: number) =>
  */
 const handshake = (port: number, options: ConnectionOptions) =>
   Effect.callback<"accepted" | "refused">((resume) => {
-    const socket = tlsConnect({ host: "127.0.0.1", port, maxVersion: "TLSv1.2", checkServerIdentity: () => undefined, ...options })
+    const socket = tlsConnect({
+      host: "127.0.0.1",
+      port,
+      maxVersion: "TLSv1.2",
+      checkServerIdentity: () => undefined,
+      ...options
+    })
     socket.on("secureConnect", () => {
       socket.destroy()
       resume(Effect.succeed("accepted"))
@@ -61,48 +67,77 @@ describe("runner port", () => {
     Effect.gen(function*() {
       const db = yield* testDatabase
       const runnerPort = yield* freePort
-      const a = yield* ServiceProcess.start({ ...common(db), PORT: String(yield* freePort), SVC_RUNNER_PORT: String(runnerPort) })
+      const a = yield* ServiceProcess.start({
+        ...common(db),
+        PORT: String(yield* freePort),
+        SVC_RUNNER_PORT: String(runnerPort)
+      })
       assert.match(a.output(), new RegExp(`Listening on: 127\\.0\\.0\\.1:${runnerPort} .*service: 'Runner'`))
       assert.isTrue(yield* accepts("127.0.0.1", runnerPort))
-      const external = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && !i.internal && i.family === "IPv4")
+      const external = Object.values(networkInterfaces()).flat().find((i) =>
+        i !== undefined && !i.internal && i.family === "IPv4"
+      )
       if (external !== undefined) assert.isFalse(yield* accepts(external.address, runnerPort))
       yield* ServiceProcess.stop(a)
     }).pipe(Effect.scoped), 120_000)
 
-  it.live("mutual TLS: two nodes with the cluster's certificates run a turn; no certificate, or a stranger's, is refused", () =>
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const certs = yield* runnerCerts
-      const tls = { SVC_RUNNER_TLS_CERT: certs.cluster.cert, SVC_RUNNER_TLS_KEY: certs.cluster.key, SVC_RUNNER_TLS_CA: certs.cluster.ca }
-      const runnerPort = yield* freePort
-      // A hosts the entities; B (client role) sends every message to A over TLS.
-      const a = yield* ServiceProcess.start({ ...common(db), ...tls, PORT: String(yield* freePort), SVC_RUNNER_PORT: String(runnerPort) })
-      const b = yield* ServiceProcess.start({
-        ...common(db),
-        ...tls,
-        PORT: String(yield* freePort),
-        SVC_RUNNER_PORT: String(yield* freePort),
-        SVC_CLUSTER_ROLE: "client"
-      })
-      const post = (path: string, body: unknown) => ServiceProcess.request(b.url, "POST", path, key, body)
-      const agent = decode(Agent, (yield* post("/v1/agents", {})).text)
-      const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
-      const turn = yield* post(`/v1/threads/${thread.id}/messages`, { input: "across TLS" })
-      const parsed = yield* Effect.orDie(parseWithAi(turn.text))
-      assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), ["Echo: across TLS"])
+  it.live(
+    "mutual TLS: two nodes with the cluster's certificates run a turn; no certificate, or a stranger's, is refused",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const certs = yield* runnerCerts
+        const tls = {
+          SVC_RUNNER_TLS_CERT: certs.cluster.cert,
+          SVC_RUNNER_TLS_KEY: certs.cluster.key,
+          SVC_RUNNER_TLS_CA: certs.cluster.ca
+        }
+        const runnerPort = yield* freePort
+        // A hosts the entities; B (client role) sends every message to A over TLS.
+        const a = yield* ServiceProcess.start({
+          ...common(db),
+          ...tls,
+          PORT: String(yield* freePort),
+          SVC_RUNNER_PORT: String(runnerPort)
+        })
+        const b = yield* ServiceProcess.start({
+          ...common(db),
+          ...tls,
+          PORT: String(yield* freePort),
+          SVC_RUNNER_PORT: String(yield* freePort),
+          SVC_CLUSTER_ROLE: "client"
+        })
+        const post = (path: string, body: unknown) => ServiceProcess.request(b.url, "POST", path, key, body)
+        const agent = decode(Agent, (yield* post("/v1/agents", {})).text)
+        const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
+        const turn = yield* post(`/v1/threads/${thread.id}/messages`, { input: "across TLS" })
+        const parsed = yield* Effect.orDie(parseWithAi(turn.text))
+        assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), [
+          "Echo: across TLS"
+        ])
 
-      const ca = readFileSync(certs.cluster.ca)
-      assert.strictEqual(
-        yield* handshake(runnerPort, { ca, cert: readFileSync(certs.cluster.cert), key: readFileSync(certs.cluster.key) }),
-        "accepted"
-      )
-      assert.strictEqual(yield* handshake(runnerPort, { ca }), "refused")
-      assert.strictEqual(
-        yield* handshake(runnerPort, { ca, cert: readFileSync(certs.stranger.cert), key: readFileSync(certs.stranger.key) }),
-        "refused"
-      )
-      yield* ServiceProcess.stop(b)
-      yield* ServiceProcess.stop(a)
-    }).pipe(Effect.scoped), 180_000)
+        const ca = readFileSync(certs.cluster.ca)
+        assert.strictEqual(
+          yield* handshake(runnerPort, {
+            ca,
+            cert: readFileSync(certs.cluster.cert),
+            key: readFileSync(certs.cluster.key)
+          }),
+          "accepted"
+        )
+        assert.strictEqual(yield* handshake(runnerPort, { ca }), "refused")
+        assert.strictEqual(
+          yield* handshake(runnerPort, {
+            ca,
+            cert: readFileSync(certs.stranger.cert),
+            key: readFileSync(certs.stranger.key)
+          }),
+          "refused"
+        )
+        yield* ServiceProcess.stop(b)
+        yield* ServiceProcess.stop(a)
+      }).pipe(Effect.scoped),
+    180_000
+  )
 })

@@ -6,9 +6,9 @@
  * bound (connections are refused) or answers 503 with Retry-After; once the
  * database answers, the service becomes ready and `/healthz` answers 200.
  */
-import { request } from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { request } from "node:http"
 import { heldProxy } from "../support/HeldProxy.ts"
 import * as ServiceProcess from "../support/ServiceProcess.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
@@ -20,7 +20,12 @@ const deadlineMs = 120_000
 
 type Answer =
   | { readonly _tag: "refused" }
-  | { readonly _tag: "answered"; readonly status: number; readonly retryAfter: string | undefined; readonly body: string }
+  | {
+    readonly _tag: "answered"
+    readonly status: number
+    readonly retryAfter: string | undefined
+    readonly body: string
+  }
   | { readonly _tag: "no answer" }
 
 /** GET /healthz on 127.0.0.1:port, classified; a request without an answer within answerWithinMs is "no answer". */
@@ -30,7 +35,14 @@ const probe = (port: number) =>
       let body = ""
       res.on("data", (d: Buffer) => (body += d.toString()))
       res.on("end", () =>
-        resume(Effect.succeed({ _tag: "answered", status: res.statusCode ?? 0, retryAfter: res.headers["retry-after"], body })))
+        resume(
+          Effect.succeed({
+            _tag: "answered",
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers["retry-after"],
+            body
+          })
+        ))
     })
     req.on("timeout", () => {
       req.destroy()
@@ -39,7 +51,9 @@ const probe = (port: number) =>
     req.on("error", (error: NodeJS.ErrnoException) =>
       resume(Effect.succeed(error.code === "ECONNREFUSED" ? { _tag: "refused" } : { _tag: "no answer" })))
     req.end()
-    return Effect.sync(() => req.destroy())
+    return Effect.sync(() =>
+      req.destroy()
+    )
   })
 
 /** Refused (the port is not bound) or 503 with Retry-After: both tell a client to come back. */
@@ -75,17 +89,22 @@ const probeThroughStartUp = (env: Record<string, string>, listeners: number) =>
 
     yield* proxy.release
     const service = yield* ServiceProcess.listening(launched)
-    yield* ServiceProcess.waitForOutput(service, (out) => (out.match(/Listening on http:/g) ?? []).length === listeners, deadlineMs)
+    yield* ServiceProcess.waitForOutput(service, (out) =>
+      (out.match(/Listening on http:/g) ?? []).length === listeners, deadlineMs)
     const ready = yield* probe(port)
     assert.deepStrictEqual(ready, { _tag: "answered", status: 200, retryAfter: undefined, body: "{\"status\":\"ok\"}" })
     yield* ServiceProcess.stop(service)
   })
 
 describe("start-up", () => {
-  it.live("a probe while the service waits on its database is refused or answered 503, not left waiting; 200 once ready", () =>
-    Effect.gen(function*() {
-      yield* probeThroughStartUp({ SVC_RUNNER_PORT: String(yield* freePort) }, 1)
-    }).pipe(Effect.scoped), 180_000)
+  it.live(
+    "a probe while the service waits on its database is refused or answered 503, not left waiting; 200 once ready",
+    () =>
+      Effect.gen(function*() {
+        yield* probeThroughStartUp({ SVC_RUNNER_PORT: String(yield* freePort) }, 1)
+      }).pipe(Effect.scoped),
+    180_000
+  )
 
   it.live("SVC_PROCESSES=2: the same while both workers start, 200 once they listen", () =>
     Effect.gen(function*() {

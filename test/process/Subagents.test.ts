@@ -26,8 +26,14 @@ const setup = (url: string) =>
   Effect.gen(function*() {
     const gate = yield* gateServer
     const post = (path: string, body: unknown) => ServiceProcess.request(url, "POST", path, key, body)
-    const server = decode(ToolServer, (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text)
-    const agent = decode(Agent, (yield* post("/v1/agents", { capabilities: { subagents: true, mcp: { toolServerIds: [server.id] } } })).text)
+    const server = decode(
+      ToolServer,
+      (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+    )
+    const agent = decode(
+      Agent,
+      (yield* post("/v1/agents", { capabilities: { subagents: true, mcp: { toolServerIds: [server.id] } } })).text
+    )
     const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
     return { gate, thread }
   })
@@ -46,41 +52,74 @@ const startRun = (url: string, threadId: string, input: string) =>
 const taskRefs = (chunks: ReadonlyArray<{ readonly type: string }>) => tasksOf(chunks).map((t) => t.workerRef)
 
 describe("subagents across processes", () => {
-  it.live("embedded: a worker killed mid-step resumes after restart without repeating a completed step; its root completes", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* ServiceProcess.tempDataDir("svc-subagents-")
-      const env = { SVC_DATA_DIR: dataDir, SVC_API_KEYS: `${key}:org_sub:prod`, SVC_ALLOW_PRIVATE_URLS: "1", SVC_QUIET: "1" }
-      const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
-      const { gate, thread } = yield* setup(first.url)
-      const prompt = ["/tool mcp__gate__echo {\"text\":\"one\"}", "/tool mcp__gate__wait {}", "/text finished"].join("\n")
-      const receipt = yield* startRun(first.url, thread.id, [delegate({ label: "durable", prompt }), "/text root done"].join("\n"))
-      // The worker completed its first step (echo) and is blocked in its second.
-      yield* gate.waiting
-      yield* ServiceProcess.stop(first, "SIGKILL")
+  it.live(
+    "embedded: a worker killed mid-step resumes after restart without repeating a completed step; its root completes",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* ServiceProcess.tempDataDir("svc-subagents-")
+        const env = {
+          SVC_DATA_DIR: dataDir,
+          SVC_API_KEYS: `${key}:org_sub:prod`,
+          SVC_ALLOW_PRIVATE_URLS: "1",
+          SVC_QUIET: "1"
+        }
+        const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
+        const { gate, thread } = yield* setup(first.url)
+        const prompt = ["/tool mcp__gate__echo {\"text\":\"one\"}", "/tool mcp__gate__wait {}", "/text finished"].join(
+          "\n"
+        )
+        const receipt = yield* startRun(
+          first.url,
+          thread.id,
+          [delegate({ label: "durable", prompt }), "/text root done"].join("\n")
+        )
+        // The worker completed its first step (echo) and is blocked in its second.
+        yield* gate.waiting
+        yield* ServiceProcess.stop(first, "SIGKILL")
 
-      const second = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
-      yield* gate.open
-      const root = yield* Effect.orDie(parseWithAi((yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text))
-      assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      assert.deepStrictEqual(root.ids, root.chunks.map((_, i) => i + 1))
-      const [workerRef] = taskRefs(root.chunks)
-      assert.deepStrictEqual(root.chunks.filter((c) => c.type === "tool-output-available").map((c) => ("output" in c ? c.output : undefined)), [
-        { workerRef, answer: "finished" }
-      ])
-      const run = decode(Run, (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}`, key)).text)
-      assert.deepStrictEqual([run.status, run.usage?.subagentRuns?.map((r) => [r.status, r.steps])], ["completed", [["completed", 3]]])
+        const second = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
+        yield* gate.open
+        const root = yield* Effect.orDie(
+          parseWithAi((yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text)
+        )
+        assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        assert.deepStrictEqual(root.ids, root.chunks.map((_, i) => i + 1))
+        const [workerRef] = taskRefs(root.chunks)
+        assert.deepStrictEqual(
+          root.chunks.filter((c) => c.type === "tool-output-available").map((
+            c
+          ) => ("output" in c ? c.output : undefined)),
+          [
+            { workerRef, answer: "finished" }
+          ]
+        )
+        const run = decode(
+          Run,
+          (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}`, key)).text
+        )
+        assert.deepStrictEqual([run.status, run.usage?.subagentRuns?.map((r) => [r.status, r.steps])], ["completed", [[
+          "completed",
+          3
+        ]]])
 
-      // The worker's sub-stream: its completed first step once, the interrupted step replayed after reset-step.
-      const sub = yield* Effect.orDie(parseWithAi(
-        (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}/workers/${workerRef}/stream`, key)).text
-      ))
-      const outputs = sub.chunks.flatMap((c) => (c.type === "tool-output-available" ? [c.output] : []))
-      assert.deepStrictEqual(outputs, [[{ type: "text", text: "one" }], [{ type: "text", text: "gate opened" }]])
-      assert.strictEqual(sub.chunks.filter((c) => c.type === "reset-step").length, 1)
-      assert.deepStrictEqual(sub.ids, sub.chunks.map((_, i) => i + 1))
-      assert.deepStrictEqual(sub.chunks.at(-1), { type: "finish", finishReason: "stop" })
-      yield* ServiceProcess.stop(second)
-    }).pipe(Effect.scoped), 120_000)
+        // The worker's sub-stream: its completed first step once, the interrupted step replayed after reset-step.
+        const sub = yield* Effect.orDie(parseWithAi(
+          (yield* ServiceProcess.request(
+            second.url,
+            "GET",
+            `/v1/runs/${receipt.runId}/workers/${workerRef}/stream`,
+            key
+          )).text
+        ))
+        const outputs = sub.chunks.flatMap((c) => (c.type === "tool-output-available" ? [c.output] : []))
+        assert.deepStrictEqual(outputs, [[{ type: "text", text: "one" }], [{ type: "text", text: "gate opened" }]])
+        assert.strictEqual(sub.chunks.filter((c) => c.type === "reset-step").length, 1)
+        assert.deepStrictEqual(sub.ids, sub.chunks.map((_, i) => i + 1))
+        assert.deepStrictEqual(sub.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        yield* ServiceProcess.stop(second)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
   it.live("two runner processes: the workers of one root are placed on both", () =>
     Effect.gen(function*() {
@@ -93,23 +132,42 @@ describe("subagents across processes", () => {
         SVC_QUIET: "1",
         SVC_RUNNER_HOST: "127.0.0.1"
       }
-      const a = yield* ServiceProcess.start({ ...common, PORT: String(yield* freePort), SVC_RUNNER_PORT: String(yield* freePort) })
-      const b = yield* ServiceProcess.start({ ...common, PORT: String(yield* freePort), SVC_RUNNER_PORT: String(yield* freePort) })
+      const a = yield* ServiceProcess.start({
+        ...common,
+        PORT: String(yield* freePort),
+        SVC_RUNNER_PORT: String(yield* freePort)
+      })
+      const b = yield* ServiceProcess.start({
+        ...common,
+        PORT: String(yield* freePort),
+        SVC_RUNNER_PORT: String(yield* freePort)
+      })
       // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
-      const lockHolders = query(db.url, `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`)
+      const lockHolders = query(
+        db.url,
+        `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`
+      )
       yield* lockHolders.pipe(
         Effect.filterOrFail((rows) => rows[0]?.["n"] === 2),
         Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 })
       )
       const { thread } = yield* setup(a.url)
-      const tasks = Array.from({ length: 12 }, (_, i) => ({ label: `t${i}`, prompt: `/tool mcp__gate__echo {"text":"${i}"}` }))
+      const tasks = Array.from(
+        { length: 12 },
+        (_, i) => ({ label: `t${i}`, prompt: `/tool mcp__gate__echo {"text":"${i}"}` })
+      )
       const receipt = yield* startRun(a.url, thread.id, delegate(...tasks))
-      const root = yield* Effect.orDie(parseWithAi((yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text))
+      const root = yield* Effect.orDie(
+        parseWithAi((yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text)
+      )
       assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
       assert.strictEqual(taskRefs(root.chunks).length, 12)
       // Each worker run records the process that executed it.
-      const executors = yield* query(db.url, `SELECT DISTINCT executor FROM runs WHERE root_run_id = '${receipt.runId}'`)
+      const executors = yield* query(
+        db.url,
+        `SELECT DISTINCT executor FROM runs WHERE root_run_id = '${receipt.runId}'`
+      )
       assert.strictEqual(executors.length, 2)
       const nodes = yield* query(db.url, "SELECT id FROM svc_nodes")
       assert.includeMembers(nodes.map((n) => n["id"]), executors.map((e) => e["executor"]))

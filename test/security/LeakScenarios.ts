@@ -8,13 +8,20 @@
  * cancel; an approval denied by the hook and by a person; a command printing
  * its environment, failing, timing out.
  */
-import { randomBytes } from "node:crypto"
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { randomBytes } from "node:crypto"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, bashStep, getRun, send, startRun, streamOf, toolStep } from "../support/Conversation.ts"
 import { HookServer, reply } from "../support/HookServer.ts"
-import { type EchoApi, type EchoMcp, operations, type Placement, placements, specFor } from "../support/LeakyUpstreams.ts"
+import {
+  type EchoApi,
+  type EchoMcp,
+  operations,
+  type Placement,
+  placements,
+  specFor
+} from "../support/LeakyUpstreams.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** A recognizable value (with characters that change when percent-encoded), unique to `label`. */
@@ -35,7 +42,8 @@ export const secretValues = () => {
   } as Readonly<Record<string, string>>
 }
 
-const createSecret = (name: string, value: string) => Collection.secrets.create({ name: Collection.uniqueName(name), value })
+const createSecret = (name: string, value: string) =>
+  Collection.secrets.create({ name: Collection.uniqueName(name), value })
 
 const expectStatus = (reply: TestServer.Reply, status: number, what: string) =>
   assert.strictEqual(reply.status, status, `${what}: ${reply.text}`)
@@ -44,7 +52,9 @@ type Chunk = { readonly type: string } & Record<string, unknown>
 
 /** The texts of a stream's chunks of `type` (tool errors, errors), or its outputs as JSON. */
 const textsOf = (chunks: ReadonlyArray<Chunk>, type: string): ReadonlyArray<string> =>
-  chunks.filter((c) => c.type === type).map((c) => (typeof c["errorText"] === "string" ? c["errorText"] : JSON.stringify(c["output"])))
+  chunks.filter((c) => c.type === type).map((
+    c
+  ) => (typeof c["errorText"] === "string" ? c["errorText"] : JSON.stringify(c["output"])))
 
 /** Asserts the turn failed as meant: `expected` (in order) are the texts of its `type` chunks, each matching. */
 const expectTexts = (chunks: ReadonlyArray<Chunk>, type: string, expected: ReadonlyArray<RegExp>, what: string) => {
@@ -57,8 +67,17 @@ const expectTexts = (chunks: ReadonlyArray<Chunk>, type: string, expected: Reado
 export const toolServerTurns = (values: Readonly<Record<string, string>>, mcp: EchoMcp, deadUrl: string) =>
   Effect.gen(function*() {
     const server = (name: string, url: string, secret: string, extra: Record<string, unknown> = {}) =>
-      Effect.flatMap(createSecret(name, secret), (s) =>
-        Collection.toolServers.create({ name: Collection.uniqueName(name), transport: "http", url, auth: { type: "bearer", secretId: s.id }, ...extra }))
+      Effect.flatMap(
+        createSecret(name, secret),
+        (s) =>
+          Collection.toolServers.create({
+            name: Collection.uniqueName(name),
+            transport: "http",
+            url,
+            auth: { type: "bearer", secretId: s.id },
+            ...extra
+          })
+      )
     const good = yield* server("echo", mcp.url, values.mcp)
     const slow = yield* server("slow", mcp.url, values.mcp, { requestTimeoutMs: 300 })
     const wrong = yield* server("wrong", mcp.url, values.mcp_wrong)
@@ -67,12 +86,25 @@ export const toolServerTurns = (values: Readonly<Record<string, string>>, mcp: E
     expectStatus(yield* Collection.toolServers.action(wrong.id, "test"), 502, "test with a wrong token")
     expectStatus(yield* Collection.toolServers.action(down.id, "test"), 502, "test of a server that is down")
 
-    const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [good.id, slow.id, wrong.id, down.id] } } })
+    const { thread } = yield* agentWithThread({
+      capabilities: { mcp: { toolServerIds: [good.id, slow.id, wrong.id, down.id] } }
+    })
     const call = (s: { readonly name: string }, tool: string) => toolStep(`mcp__${s.name}__${tool}`, {})
     // Echoed in a result, an error result and a thrown error; then the model fails.
-    const echoed = yield* send(thread.id, [call(good, "whoami"), call(good, "refuse"), call(good, "crash"), "/fail"].join("\n"))
-    expectTexts(echoed.parsed.chunks, "tool-output-available", [/you sent authorization: Bearer \*\*\*/], "an echoed result")
-    expectTexts(echoed.parsed.chunks, "tool-output-error", [/credential Bearer \*\*\* is not allowed/, /crashed while checking Bearer \*\*\*/], "echoed errors")
+    const echoed = yield* send(
+      thread.id,
+      [call(good, "whoami"), call(good, "refuse"), call(good, "crash"), "/fail"].join("\n")
+    )
+    expectTexts(
+      echoed.parsed.chunks,
+      "tool-output-available",
+      [/you sent authorization: Bearer \*\*\*/],
+      "an echoed result"
+    )
+    expectTexts(echoed.parsed.chunks, "tool-output-error", [
+      /credential Bearer \*\*\* is not allowed/,
+      /crashed while checking Bearer \*\*\*/
+    ], "echoed errors")
     expectTexts(echoed.parsed.chunks, "error", [
       new RegExp(`'${wrong.name}' is unavailable.*rejected credential: Bearer \\*\\*\\*`),
       new RegExp(`'${down.name}' is unavailable`),
@@ -87,11 +119,20 @@ export const toolServerTurns = (values: Readonly<Record<string, string>>, mcp: E
     assert.strictEqual((yield* getRun(receipt.runId)).status, "cancelled")
     // Timed out.
     const timedOut = yield* send(thread.id, call(slow, "wait"))
-    expectTexts(timedOut.parsed.chunks, "tool-output-error", [/timed out|no result within 300 ms/], "a call that timed out")
+    expectTexts(
+      timedOut.parsed.chunks,
+      "tool-output-error",
+      [/timed out|no result within 300 ms/],
+      "a call that timed out"
+    )
     yield* mcp.release
     // Denied by the hook, then paused by it and denied by a person.
     const hooks = yield* HookServer
-    const hook = yield* Collection.toolApprovalHooks.create({ name: "reviewer", url: `${hooks.origin}/review`, secret: values.hook })
+    const hook = yield* Collection.toolApprovalHooks.create({
+      name: "reviewer",
+      url: `${hooks.origin}/review`,
+      secret: values.hook
+    })
     const reviewed = yield* agentWithThread({
       capabilities: { mcp: { toolServerIds: [good.id] } },
       approvals: { toolExecution: { hookId: hook.id } }
@@ -121,9 +162,16 @@ export const httpConnectionTurns = (values: Readonly<Record<string, string>>, ap
     const connections = []
     for (const placement of Object.keys(placements) as ReadonlyArray<Placement>) {
       // The bearer's secret held another value first: rotated away, it must not surface either.
-      const secret = yield* createSecret(placement, placement === "bearer" ? values.rotated_away : values[`http_${placement}`])
+      const secret = yield* createSecret(
+        placement,
+        placement === "bearer" ? values.rotated_away : values[`http_${placement}`]
+      )
       if (placement === "bearer") {
-        expectStatus(yield* Collection.secrets.action(secret.id, "rotate", { value: values.http_bearer }), 200, "rotate")
+        expectStatus(
+          yield* Collection.secrets.action(secret.id, "rotate", { value: values.http_bearer }),
+          200,
+          "rotate"
+        )
       }
       const connection = yield* Collection.httpConnections.create({
         name: Collection.uniqueName(placement),
@@ -135,12 +183,21 @@ export const httpConnectionTurns = (values: Readonly<Record<string, string>>, ap
       expectStatus(yield* Collection.httpConnections.action(connection.id, "test"), 200, `test of ${placement}`)
       connections.push(connection)
     }
-    const { thread } = yield* agentWithThread({ capabilities: { http: { connectionIds: connections.map((c) => c.id) } } })
+    const { thread } = yield* agentWithThread({
+      capabilities: { http: { connectionIds: connections.map((c) => c.id) } }
+    })
     for (const [index, connection] of connections.entries()) {
-      const { parsed } = yield* send(thread.id, operations.map((op) => toolStep(`api__${connection.name}__${op}`, {})).join("\n"))
+      const { parsed } = yield* send(
+        thread.id,
+        operations.map((op) => toolStep(`api__${connection.name}__${op}`, {})).join("\n")
+      )
       yield* api.hanging(index + 1)
       // echo, deny (401) and boom (500) are results that quote the request, masked; hang times out.
-      expectTexts(parsed.chunks, "tool-output-available", [/"status":200.*\*\*\*/, /"status":401.*\*\*\*/, /"status":500.*\*\*\*/], connection.name)
+      expectTexts(parsed.chunks, "tool-output-available", [
+        /"status":200.*\*\*\*/,
+        /"status":401.*\*\*\*/,
+        /"status":500.*\*\*\*/
+      ], connection.name)
       expectTexts(parsed.chunks, "tool-output-error", [/no response within 300 ms/], connection.name)
     }
   })
@@ -168,9 +225,19 @@ export const workspaceTurns = (values: Readonly<Record<string, string>>) =>
     ]
     const chunks = []
     for (const input of turns) chunks.push((yield* send(thread.id, input)).parsed.chunks)
-    expectTexts(chunks[0], "tool-output-available", [/"stdout":"\*\*\*\\nLEAK_TOKEN=\*\*\*\\nLEAK_PEM=\*\*\*/], "the environment printed, masked")
+    expectTexts(
+      chunks[0],
+      "tool-output-available",
+      [/"stdout":"\*\*\*\\nLEAK_TOKEN=\*\*\*\\nLEAK_PEM=\*\*\*/],
+      "the environment printed, masked"
+    )
     expectTexts(chunks[1], "tool-output-available", [/"exitCode":3.*"stderr":"token=\*\*\*/], "a failing command")
-    expectTexts(chunks[2], "tool-output-error", [/wall time of 500 ms[\s\S]*"stdout":"\*\*\*/], "a command that timed out")
+    expectTexts(
+      chunks[2],
+      "tool-output-error",
+      [/wall time of 500 ms[\s\S]*"stdout":"\*\*\*/],
+      "a command that timed out"
+    )
     expectTexts(chunks[3], "error", [/scripted model was told to fail/], "the model failing after the command")
   })
 
@@ -178,14 +245,33 @@ export const workspaceTurns = (values: Readonly<Record<string, string>>) =>
 export const resultHandler = (values: Readonly<Record<string, string>>) =>
   Effect.gen(function*() {
     const hooks = yield* HookServer
-    yield* Collection.resultHandlers.create({ kind: "artifact", name: "archive", url: `${hooks.origin}/handlers`, secret: values.handler })
+    yield* Collection.resultHandlers.create({
+      kind: "artifact",
+      name: "archive",
+      url: `${hooks.origin}/handlers`,
+      secret: values.handler
+    })
   })
 
 /** Reads back everything the API shows: every collection, each resource, each run and its replayed stream, interactions. */
 export const readEverything = Effect.gen(function*() {
   const listed = (path: string) =>
-    Effect.map(TestServer.request("GET", `${path}?limit=100`), (r) => (r.json as { readonly data?: ReadonlyArray<{ readonly id: string }> }).data ?? [])
-  for (const path of ["/v1/secrets", "/v1/secret-contexts", "/v1/tool-servers", "/v1/http-connections", "/v1/tool-approval-hooks", "/v1/result-handlers", "/v1/agents", "/v1/threads"]) {
+    Effect.map(
+      TestServer.request("GET", `${path}?limit=100`),
+      (r) => (r.json as { readonly data?: ReadonlyArray<{ readonly id: string }> }).data ?? []
+    )
+  for (
+    const path of [
+      "/v1/secrets",
+      "/v1/secret-contexts",
+      "/v1/tool-servers",
+      "/v1/http-connections",
+      "/v1/tool-approval-hooks",
+      "/v1/result-handlers",
+      "/v1/agents",
+      "/v1/threads"
+    ]
+  ) {
     for (const { id } of yield* listed(path)) yield* TestServer.request("GET", `${path}/${id}`)
   }
   for (const { id } of yield* listed("/v1/runs")) {

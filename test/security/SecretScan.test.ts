@@ -25,6 +25,12 @@ describe("secret scanner", () => {
   })
 
   it("finds nothing in text without the value", () => {
-    assert.deepStrictEqual(scan({ probe: value }, [{ where: "text", text: `LEAK_probe_012345678 ${Buffer.from("LEAK_probe").toString("base64")}` }]), [])
+    assert.deepStrictEqual(
+      scan({ probe: value }, [{
+        where: "text",
+        text: `LEAK_probe_012345678 ${Buffer.from("LEAK_probe").toString("base64")}`
+      }]),
+      []
+    )
   })
 })

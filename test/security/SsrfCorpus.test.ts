@@ -23,7 +23,9 @@ const TestLayer = Layer.unwrap(
 /** Asserts the refusal: 400, url_not_allowed, `details.field`. */
 const expectRefused = (reply: TestServer.Reply, field: string, form: Form, context: string) =>
   Effect.gen(function*() {
-    if (reply.status !== 400) assert.fail(`${context}: expected 400 url_not_allowed, got ${reply.status}: ${reply.text}`)
+    if (reply.status !== 400) {
+      assert.fail(`${context}: expected 400 url_not_allowed, got ${reply.status}: ${reply.text}`)
+    }
     const error = yield* TestServer.expectError(reply, 400, "invalid_request_error", "url_not_allowed")
     assert.deepStrictEqual(error.details, { field }, context)
     if (form.because !== undefined) assert.match(error.message, form.because, context)
@@ -43,7 +45,12 @@ TestServer.suiteWith(TestLayer)("SSRF corpus", (it) => {
       for (const creation of creations) {
         for (const form of corpus) {
           const reply = yield* request("POST", creation.path, { body: creation.body(form.url), key: Keys.b })
-          yield* expectRefused(reply, creation.field, form, `${creation.what} ← ${form.what} (${JSON.stringify(form.url)})`)
+          yield* expectRefused(
+            reply,
+            creation.field,
+            form,
+            `${creation.what} ← ${form.what} (${JSON.stringify(form.url)})`
+          )
         }
       }
       for (const path of collections) {
@@ -59,7 +66,12 @@ TestServer.suiteWith(TestLayer)("SSRF corpus", (it) => {
         const before = yield* TestServer.expectOk(yield* request("GET", path), 200, Resource)
         for (const form of corpus) {
           const reply = yield* request("PATCH", path, { body: update.patch(form.url) })
-          yield* expectRefused(reply, update.field, form, `${update.what} PATCH ← ${form.what} (${JSON.stringify(form.url)})`)
+          yield* expectRefused(
+            reply,
+            update.field,
+            form,
+            `${update.what} PATCH ← ${form.what} (${JSON.stringify(form.url)})`
+          )
         }
         const after = yield* TestServer.expectOk(yield* request("GET", path), 200, Resource)
         assert.strictEqual(update.read(after), update.read(before), update.what)

@@ -8,9 +8,9 @@
  * test, an HTTP connection's spec test and tool call, a hook's test, a
  * result handler's dispatch.
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { ResultDispatch } from "../../src/resultHandlers/ResultDispatch.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, send } from "../support/Conversation.ts"
@@ -64,7 +64,9 @@ const Harness = Layer.unwrap(
     let redirects = 0
     const port = yield* listen((req: IncomingMessage, res: ServerResponse) => {
       const index = /^\/r\/(\d+)/.exec(req.url ?? "")?.[1]
-      if (req.url === "/ok") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ decision: "allow" }))
+      if (req.url === "/ok") {
+        return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ decision: "allow" }))
+      }
       if (req.url === "/hop") return res.writeHead(302, { location: "/ok" }).end()
       if (index === undefined) return res.writeHead(404).end()
       redirects++
@@ -87,7 +89,10 @@ const pingSpec = JSON.stringify({
 })
 
 /** Runs `drive` once per target (the URL redirecting to it), asserting it was redirected and refused. */
-const eachTarget = (what: string, drive: (url: string, target: string) => Effect.Effect<string, never, TestServer.TestApi | ResultDispatch>) =>
+const eachTarget = (
+  what: string,
+  drive: (url: string, target: string) => Effect.Effect<string, never, TestServer.TestApi | ResultDispatch>
+) =>
   Effect.gen(function*() {
     const peers = yield* Peers
     for (const [index, target] of peers.targets.entries()) {
@@ -107,7 +112,11 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("a redirect within the trusted origin is followed (the control)", () =>
     Effect.gen(function*() {
       const peers = yield* Peers
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url: `${peers.origin}/hop`, secret: "whsec_redirects" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "hook",
+        url: `${peers.origin}/hop`,
+        secret: "whsec_redirects"
+      })
       const reply = yield* TestServer.request("POST", `/v1/tool-approval-hooks/${hook.id}/test`)
       assert.strictEqual(reply.status, 200, reply.text)
       assert.strictEqual((reply.json as { readonly decision?: string }).decision, "allow")
@@ -123,7 +132,11 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("a tool server's test (the MCP handshake)", () =>
     eachTarget("tool server test", (url) =>
       Effect.gen(function*() {
-        const server = yield* Collection.toolServers.create({ name: Collection.uniqueName("ts"), transport: "http", url })
+        const server = yield* Collection.toolServers.create({
+          name: Collection.uniqueName("ts"),
+          transport: "http",
+          url
+        })
         return yield* failedWith(yield* TestServer.request("POST", `/v1/tool-servers/${server.id}/test`))
       })))
 
@@ -137,7 +150,11 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("an HTTP connection's tool call to its baseUrl", () =>
     eachTarget("HTTP tool call", (url) =>
       Effect.gen(function*() {
-        const connection = yield* Collection.httpConnections.create({ name: Collection.uniqueName("hc"), spec: pingSpec, baseUrl: url })
+        const connection = yield* Collection.httpConnections.create({
+          name: Collection.uniqueName("hc"),
+          spec: pingSpec,
+          baseUrl: url
+        })
         const { thread } = yield* agentWithThread({ capabilities: { http: { connectionIds: [connection.id] } } })
         const { parsed } = yield* send(thread.id, `/tool api__${connection.name}__ping {}`)
         const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
@@ -148,8 +165,15 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("a result handler's dispatch", () =>
     eachTarget("result handler dispatch", (url) =>
       Effect.gen(function*() {
-        const handler = yield* Collection.resultHandlers.create({ kind: "artifact", name: Collection.uniqueName("rh"), url, secret: "rh_redirects" })
+        const handler = yield* Collection.resultHandlers.create({
+          kind: "artifact",
+          name: Collection.uniqueName("rh"),
+          url,
+          secret: "rh_redirects"
+        })
         const result = yield* Effect.result((yield* ResultDispatch).dispatch(yield* requestFor(handler.id)))
-        return result._tag === "Failure" ? result.failure.message : assert.fail(`dispatched: ${JSON.stringify(result.success)}`)
+        return result._tag === "Failure"
+          ? result.failure.message
+          : assert.fail(`dispatched: ${JSON.stringify(result.success)}`)
       })))
 })

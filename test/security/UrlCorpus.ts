@@ -80,7 +80,10 @@ const tricks: ReadonlyArray<Form> = [
   { what: "userinfo with a port-like password", url: "https://public.example.com:443@10.0.0.1/x" },
   { what: "fragment hiding a public host", url: "https://127.0.0.1#@public.example.com/x" },
   { what: "query hiding a public host", url: "https://127.0.0.1?@public.example.com/x" },
-  { what: "backslash before @ (read as a path by WHATWG, as userinfo by curl)", url: "https://public.example.com\\@127.0.0.1/x" },
+  {
+    what: "backslash before @ (read as a path by WHATWG, as userinfo by curl)",
+    url: "https://public.example.com\\@127.0.0.1/x"
+  },
   { what: "backslashes for slashes", url: "https:\\\\127.0.0.1\\x" },
   { what: "tab inside the host", url: "https://127.0.\t0.1/x" },
   { what: "percent-encoded host", url: "https://%31%32%37.0.0.1/x" },
@@ -103,10 +106,18 @@ const throughDns: ReadonlyArray<Form> = [
   { what: "name with an AAAA of ::1", url: "https://six.example.com/x", because: resolvesPrivate },
   { what: "name with an IPv4-mapped private AAAA", url: "https://mapped.example.com/x", because: resolvesPrivate },
   { what: "name with a public A and a private AAAA", url: "https://mixed.example.com/x", because: resolvesPrivate },
-  { what: "private name in mixed case with a trailing dot", url: "https://EVIL.Example.COM./x", because: resolvesPrivate },
+  {
+    what: "private name in mixed case with a trailing dot",
+    url: "https://EVIL.Example.COM./x",
+    because: resolvesPrivate
+  },
   { what: "private name with full-width dots", url: "https://evil．example．com/x", because: resolvesPrivate },
   { what: "IDN resolving to a private address", url: "https://bücher.example.com/x", because: resolvesPrivate },
-  { what: "IDN in punycode resolving to a private address", url: "https://xn--bcher-kva.example.com/x", because: resolvesPrivate },
+  {
+    what: "IDN in punycode resolving to a private address",
+    url: "https://xn--bcher-kva.example.com/x",
+    because: resolvesPrivate
+  },
   { what: "IDN resolving to loopback", url: "https://例え.example.com/x", because: resolvesPrivate },
   { what: "name that does not resolve", url: "https://nowhere.example.com/x", because: /does not resolve/ }
 ]

@@ -24,23 +24,60 @@ export interface Creation {
 
 /** The create (and validate) routes, each putting `url` into one URL field. */
 export const creations: ReadonlyArray<Creation> = [
-  { what: "tool server", path: "/v1/tool-servers", field: "url", body: (url) => ({ name: Collection.uniqueName("ts"), transport: "http", url }) },
-  { what: "tool server (sse)", path: "/v1/tool-servers", field: "url", body: (url) => ({ name: Collection.uniqueName("ts"), transport: "sse", url }) },
-  { what: "HTTP connection spec", path: "/v1/http-connections", field: "spec", body: (url) => ({ name: Collection.uniqueName("hc"), spec: url }) },
+  {
+    what: "tool server",
+    path: "/v1/tool-servers",
+    field: "url",
+    body: (url) => ({ name: Collection.uniqueName("ts"), transport: "http", url })
+  },
+  {
+    what: "tool server (sse)",
+    path: "/v1/tool-servers",
+    field: "url",
+    body: (url) => ({ name: Collection.uniqueName("ts"), transport: "sse", url })
+  },
+  {
+    what: "HTTP connection spec",
+    path: "/v1/http-connections",
+    field: "spec",
+    body: (url) => ({ name: Collection.uniqueName("hc"), spec: url })
+  },
   {
     what: "HTTP connection baseUrl",
     path: "/v1/http-connections",
     field: "baseUrl",
     body: (url) => ({ name: Collection.uniqueName("hc"), spec: inlineSpec, baseUrl: url })
   },
-  { what: "tool approval hook", path: "/v1/tool-approval-hooks", field: "url", body: (url) => ({ name: "hook", url, secret: "whsec_corpus" }) },
-  { what: "result handler", path: "/v1/result-handlers", field: "url", body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_corpus" }) },
+  {
+    what: "tool approval hook",
+    path: "/v1/tool-approval-hooks",
+    field: "url",
+    body: (url) => ({ name: "hook", url, secret: "whsec_corpus" })
+  },
+  {
+    what: "result handler",
+    path: "/v1/result-handlers",
+    field: "url",
+    body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_corpus" })
+  },
   { what: "workspace seed", path: "/v1/agents", field: "workspace.seed.url", body: seeded },
-  { what: "workspace seed (validate)", path: "/v1/agents/validate", field: "workspace.seed.url", body: seeded, storesNothing: true }
+  {
+    what: "workspace seed (validate)",
+    path: "/v1/agents/validate",
+    field: "workspace.seed.url",
+    body: seeded,
+    storesNothing: true
+  }
 ]
 
 /** The collections the creations store into, listed to show that nothing was. */
-export const collections = ["/v1/tool-servers", "/v1/http-connections", "/v1/tool-approval-hooks", "/v1/result-handlers", "/v1/agents"]
+export const collections = [
+  "/v1/tool-servers",
+  "/v1/http-connections",
+  "/v1/tool-approval-hooks",
+  "/v1/result-handlers",
+  "/v1/agents"
+]
 
 export interface Update {
   readonly what: string
@@ -52,21 +89,30 @@ export interface Update {
   readonly read: (resource: Record<string, unknown>) => unknown
 }
 
-const at = (collection: { readonly path: string }) => (resource: { readonly id: string }) => `${collection.path}/${resource.id}`
+const at = (collection: { readonly path: string }) => (resource: { readonly id: string }) =>
+  `${collection.path}/${resource.id}`
 
 /** The update routes: a resource registered with a permitted URL, then patched with another. */
 export const updates: ReadonlyArray<Update> = [
   {
     what: "tool server",
     field: "url",
-    create: (url) => Effect.map(Collection.toolServers.create({ name: Collection.uniqueName("ts"), transport: "http", url }), at(Collection.toolServers)),
+    create: (url) =>
+      Effect.map(
+        Collection.toolServers.create({ name: Collection.uniqueName("ts"), transport: "http", url }),
+        at(Collection.toolServers)
+      ),
     patch: (url) => ({ url }),
     read: (r) => r["url"]
   },
   {
     what: "HTTP connection spec",
     field: "spec",
-    create: (url) => Effect.map(Collection.httpConnections.create({ name: Collection.uniqueName("hc"), spec: url }), at(Collection.httpConnections)),
+    create: (url) =>
+      Effect.map(
+        Collection.httpConnections.create({ name: Collection.uniqueName("hc"), spec: url }),
+        at(Collection.httpConnections)
+      ),
     patch: (url) => ({ spec: url }),
     read: (r) => r["spec"]
   },
@@ -74,14 +120,21 @@ export const updates: ReadonlyArray<Update> = [
     what: "HTTP connection baseUrl",
     field: "baseUrl",
     create: (url) =>
-      Effect.map(Collection.httpConnections.create({ name: Collection.uniqueName("hc"), spec: inlineSpec, baseUrl: url }), at(Collection.httpConnections)),
+      Effect.map(
+        Collection.httpConnections.create({ name: Collection.uniqueName("hc"), spec: inlineSpec, baseUrl: url }),
+        at(Collection.httpConnections)
+      ),
     patch: (url) => ({ baseUrl: url }),
     read: (r) => r["baseUrl"]
   },
   {
     what: "tool approval hook",
     field: "url",
-    create: (url) => Effect.map(Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_corpus" }), at(Collection.toolApprovalHooks)),
+    create: (url) =>
+      Effect.map(
+        Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_corpus" }),
+        at(Collection.toolApprovalHooks)
+      ),
     patch: (url) => ({ url }),
     read: (r) => r["url"]
   },
@@ -89,7 +142,10 @@ export const updates: ReadonlyArray<Update> = [
     what: "result handler",
     field: "url",
     create: (url) =>
-      Effect.map(Collection.resultHandlers.create({ kind: "artifact", name: "rh", url, secret: "rh_corpus" }), at(Collection.resultHandlers)),
+      Effect.map(
+        Collection.resultHandlers.create({ kind: "artifact", name: "rh", url, secret: "rh_corpus" }),
+        at(Collection.resultHandlers)
+      ),
     patch: (url) => ({ url }),
     read: (r) => r["url"]
   },

@@ -3,16 +3,19 @@
  * real petstore documents: Swagger 2.0 keeps the type on the parameter,
  * OpenAPI 3 under `schema`; a request body nests under `body`.
  */
-import { readFileSync } from "node:fs"
-import { fileURLToPath } from "node:url"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
 import { inputSchemaOf } from "../../src/tools/HttpTools.ts"
 import * as OpenApiSpec from "../../src/tools/OpenApiSpec.ts"
 
 const examples = fileURLToPath(new URL("../../node_modules/@readme/oas-examples/", import.meta.url))
 const operationsOf = (path: string) =>
-  Effect.map(OpenApiSpec.parse(readFileSync(examples + path, "utf8"), undefined), (loaded) => OpenApiSpec.operations(loaded.document))
+  Effect.map(
+    OpenApiSpec.parse(readFileSync(examples + path, "utf8"), undefined),
+    (loaded) => OpenApiSpec.operations(loaded.document)
+  )
 const named = (ops: ReadonlyArray<OpenApiSpec.Operation>, name: string) => {
   const op = ops.find((o) => o.name === name)
   return op === undefined ? assert.fail(`no operation ${name}`) : op
@@ -29,10 +32,16 @@ describe("HTTP tool input schemas", () => {
       })
       const status = inputSchemaOf(named(ops, "findPetsByStatus"))
       assert.deepStrictEqual(status["required"], ["status"])
-      assert.deepStrictEqual((status["properties"] as Record<string, Record<string, unknown>>)["status"]?.["type"], "array")
+      assert.deepStrictEqual(
+        (status["properties"] as Record<string, Record<string, unknown>>)["status"]?.["type"],
+        "array"
+      )
       const add = inputSchemaOf(named(ops, "addPet"))
       assert.deepStrictEqual(add["required"], ["body"])
-      assert.deepStrictEqual(((add["properties"] as Record<string, Record<string, unknown>>)["body"]?.["required"]), ["name", "photoUrls"])
+      assert.deepStrictEqual((add["properties"] as Record<string, Record<string, unknown>>)["body"]?.["required"], [
+        "name",
+        "photoUrls"
+      ])
     }))
 
   it.effect("OpenAPI 3.0: a required JSON request body nests under body; header parameters are top-level", () =>

@@ -30,9 +30,13 @@ const target = (url: string): SessionTarget => ({
   timeoutMs: 10_000
 })
 
-const forRun = (runId: string, relist = false) => ({ headers: { "svc-run-id": runId, "svc-root-run-id": `root_${runId}` }, relist })
+const forRun = (runId: string, relist = false) => ({
+  headers: { "svc-run-id": runId, "svc-root-run-id": `root_${runId}` },
+  relist
+})
 
-const toolNames = (lease: { readonly tools: ReadonlyArray<{ readonly name: string }> }) => lease.tools.map((t) => t.name)
+const toolNames = (lease: { readonly tools: ReadonlyArray<{ readonly name: string }> }) =>
+  lease.tools.map((t) => t.name)
 
 const textOf = (result: { readonly content: ReadonlyArray<{ readonly type: string }> }) =>
   result.content.flatMap((c) => ("text" in c && typeof c.text === "string" ? [c.text] : [])).join("")
@@ -52,7 +56,12 @@ describe("McpSessions", () => {
           { concurrency: "unbounded" }
         )
         assert.deepStrictEqual(listed, [0, 1, 2, 3].map(() => ["echo", "add_tool", "wait"]))
-        const result = yield* Effect.scoped(Effect.flatMap(sessions.acquire(target(server.url), forRun("run_e")), (lease) => lease.call("echo", { text: "hi" })))
+        const result = yield* Effect.scoped(
+          Effect.flatMap(
+            sessions.acquire(target(server.url), forRun("run_e")),
+            (lease) => lease.call("echo", { text: "hi" })
+          )
+        )
         assert.strictEqual(textOf(result), "hi")
         assert.strictEqual(server.opened(), 1)
         assert.strictEqual(calls(server, "initialize").length, 1)
@@ -70,7 +79,11 @@ describe("McpSessions", () => {
         const sessions = yield* McpSessions
         const a = yield* sessions.acquire(target(server.url), forRun("run_a"))
         const b = yield* sessions.acquire(target(server.url), forRun("run_b"))
-        yield* Effect.all([a.call("echo", { text: "from a" }), b.call("echo", { text: "from b" }), a.call("echo", { text: "a again" })], {
+        yield* Effect.all([
+          a.call("echo", { text: "from a" }),
+          b.call("echo", { text: "from b" }),
+          a.call("echo", { text: "a again" })
+        ], {
           concurrency: "unbounded"
         })
       })).pipe(Effect.provide(Pool))
@@ -105,7 +118,9 @@ describe("McpSessions", () => {
         yield* use("run_c")
         assert.strictEqual(server.opened(), 2)
         // A held session never idles out.
-        yield* Effect.scoped(Effect.andThen(sessions.acquire(target(server.url), forRun("run_d")), TestClock.adjust("10 minutes")))
+        yield* Effect.scoped(
+          Effect.andThen(sessions.acquire(target(server.url), forRun("run_d")), TestClock.adjust("10 minutes"))
+        )
         assert.strictEqual(server.deleted().length, 1)
       }).pipe(Effect.provide(Pool))
     }).pipe(Effect.scoped))
@@ -151,7 +166,10 @@ describe("McpSessions", () => {
       yield* Effect.gen(function*() {
         const sessions = yield* McpSessions
         const call = (runId: string) =>
-          Effect.scoped(Effect.flatMap(sessions.acquire(target(server.url), forRun(runId)), (lease) => lease.call("echo", { text: runId })))
+          Effect.scoped(
+            Effect.flatMap(sessions.acquire(target(server.url), forRun(runId)), (lease) =>
+              lease.call("echo", { text: runId }))
+          )
         assert.strictEqual(textOf(yield* call("run_a")), "run_a")
         const [first] = calls(server, "tools/call")
         yield* server.restart
@@ -170,7 +188,12 @@ describe("McpSessions", () => {
         const names = (runId: string, relist = false) =>
           Effect.scoped(Effect.map(sessions.acquire(target(server.url), forRun(runId, relist)), toolNames))
         // add_tool announces list_changed on its own response stream, before its result.
-        yield* Effect.scoped(Effect.flatMap(sessions.acquire(target(server.url), forRun("run_a")), (lease) => lease.call("add_tool", { text: "late" })))
+        yield* Effect.scoped(
+          Effect.flatMap(
+            sessions.acquire(target(server.url), forRun("run_a")),
+            (lease) => lease.call("add_tool", { text: "late" })
+          )
+        )
         assert.deepStrictEqual(yield* names("run_b"), ["echo", "add_tool", "wait", "late"])
         // A silent change: the cached list stands until a lease asks for a fresh one.
         yield* server.setTools(["echo"])

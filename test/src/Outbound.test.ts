@@ -3,9 +3,9 @@
  * every hop re-checked, credentials dropped when the origin changes, 303 (and
  * 301/302 after POST) become GET, at most five hops.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import { Outbound, UrlRefused } from "../../src/outbound/Outbound.ts"
 
 interface Seen {
@@ -19,7 +19,9 @@ interface Seen {
 /** A local server answering with `handle`, recording what it saw. */
 const server = (handle: (req: IncomingMessage, res: ServerResponse, port: number) => void) =>
   Effect.acquireRelease(
-    Effect.callback<{ readonly url: string; readonly port: number; readonly seen: Array<Seen>; readonly close: () => void }>((resume) => {
+    Effect.callback<
+      { readonly url: string; readonly port: number; readonly seen: Array<Seen>; readonly close: () => void }
+    >((resume) => {
       const seen: Array<Seen> = []
       const s = createServer((req, res) => {
         let body = ""
@@ -75,7 +77,13 @@ describe("guarded outbound client", () => {
       const cross = yield* fetchText(`${origin.url}/start`, { headers })
       assert.deepStrictEqual(cross, { status: 200, text: "ok" })
       assert.strictEqual(origin.seen[0].authorization, "Bearer secret-token")
-      assert.deepStrictEqual(target.seen, [{ method: "GET", path: "/elsewhere", authorization: undefined, cookie: undefined, body: "" }])
+      assert.deepStrictEqual(target.seen, [{
+        method: "GET",
+        path: "/elsewhere",
+        authorization: undefined,
+        cookie: undefined,
+        body: ""
+      }])
 
       const same = yield* fetchText(`${origin.url}/same`, { headers })
       assert.strictEqual(same.status, 200)
@@ -98,7 +106,10 @@ describe("guarded outbound client", () => {
         res.end()
       })
       const reply = yield* Effect.promise(async () => {
-        const r = await outbound.fetch(`${origin.url}/start`, { headers: { "x-api-key": "key-123" }, credentialHeaders: ["x-api-key"] })
+        const r = await outbound.fetch(`${origin.url}/start`, {
+          headers: { "x-api-key": "key-123" },
+          credentialHeaders: ["x-api-key"]
+        })
         return r.status
       })
       assert.strictEqual(reply, 200)
@@ -114,7 +125,11 @@ describe("guarded outbound client", () => {
         res.end()
       })
       for (const status of [303, 301, 302, 307]) {
-        yield* fetchText(`${origin.url}/${status}`, { method: "POST", body: "{\"a\":1}", headers: { "content-type": "application/json" } })
+        yield* fetchText(`${origin.url}/${status}`, {
+          method: "POST",
+          body: "{\"a\":1}",
+          headers: { "content-type": "application/json" }
+        })
       }
       assert.deepStrictEqual(target.seen.map((s) => [s.path, s.method, s.body]), [
         ["/after-303", "GET", ""],
@@ -149,7 +164,9 @@ describe("guarded outbound client", () => {
     Effect.gen(function*() {
       const target = yield* server((_req, res) => ok(res))
       const strict = Outbound.make({ allowPrivate: false, dnsServers: [] })
-      const refused = yield* Effect.tryPromise(() => strict.fetch(target.url.replace("http:", "https:"))).pipe(Effect.flip)
+      const refused = yield* Effect.tryPromise(() => strict.fetch(target.url.replace("http:", "https:"))).pipe(
+        Effect.flip
+      )
       assert.instanceOf(refused.cause, UrlRefused)
       assert.match(String((refused.cause as Error).message), /loopback, private/)
       assert.strictEqual(target.seen.length, 0)

@@ -17,7 +17,10 @@ describe("result spill", () => {
   })
 
   it("layOut keeps every literal as written: numbers beyond double precision, escapes", () => {
-    assert.strictEqual(layOut("{\"n\":12345678901234567890,\"s\":\"\\u00e9\\n\"}"), "{\n  \"n\": 12345678901234567890,\n  \"s\": \"\\u00e9\\n\"\n}\n")
+    assert.strictEqual(
+      layOut("{\"n\":12345678901234567890,\"s\":\"\\u00e9\\n\"}"),
+      "{\n  \"n\": 12345678901234567890,\n  \"s\": \"\\u00e9\\n\"\n}\n"
+    )
   })
 
   it("fileOf: JSON goes to <id>.json laid out, other text to <id>.txt as it is; the name keeps only safe characters", () => {
@@ -30,7 +33,13 @@ describe("result spill", () => {
     Effect.gen(function*() {
       const plain = { output: "x", text: "x", isError: false }
       assert.deepStrictEqual(yield* recover(plain, "tc_1", () => Effect.die("not called")), plain)
-      const over = { output: "x", text: "head", modelText: "<env>head</env>", isError: false, overflow: { bytes: 9, capBytes: 4, full: "head tail" } }
+      const over = {
+        output: "x",
+        text: "head",
+        modelText: "<env>head</env>",
+        isError: false,
+        overflow: { bytes: 9, capBytes: 4, full: "head tail" }
+      }
       const failed = yield* recover(over, "tc_1", () => Effect.fail(new SpillFailed({ message: "disk full" })))
       const message = "the full result could not be kept in the workspace: disk full"
       assert.deepStrictEqual(failed, {

@@ -7,9 +7,9 @@
  * reports each backoff sleep as it starts, so a test advances `TestClock` by
  * exactly that much, once the retry is actually waiting.
  */
-import type { IncomingMessage, ServerResponse } from "node:http"
 import { LLMock } from "@copilotkit/aimock"
 import { Clock, type Duration, Effect, Queue, Redacted, Schema, type Scope } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { listen } from "./McpServers.ts"
 
 export const apiKey = "sk-aimock-test-key"
@@ -75,7 +75,9 @@ export const recordingProxy = (target: string): Effect.Effect<RecordingProxy, ne
       }
       const upstream = await fetch(`${target}${req.url ?? "/"}`, { method: req.method ?? "POST", headers, body: text })
       const body = Buffer.from(await upstream.arrayBuffer())
-      res.writeHead(upstream.status, { "content-type": upstream.headers.get("content-type") ?? "application/octet-stream" })
+      res.writeHead(upstream.status, {
+        "content-type": upstream.headers.get("content-type") ?? "application/octet-stream"
+      })
       res.end(body)
     }
     const port = yield* listen((req, res) => {

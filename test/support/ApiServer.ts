@@ -6,8 +6,8 @@
  * later, to hold requests open), counting how many were open at once. Closed
  * with its scope.
  */
-import type { IncomingHttpHeaders } from "node:http"
 import { Effect, type Scope } from "effect"
+import type { IncomingHttpHeaders } from "node:http"
 import { listen } from "./McpServers.ts"
 
 export interface Received {
@@ -57,7 +57,12 @@ export const serve = (
           res.end(document ?? "{}")
           return
         }
-        const request = { method: req.method ?? "GET", path, headers: req.headers, body: Buffer.concat(chunks).toString("utf8") }
+        const request = {
+          method: req.method ?? "GET",
+          path,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString("utf8")
+        }
         received.push(request)
         inFlight++
         maxInFlight = Math.max(maxInFlight, inFlight)

@@ -7,9 +7,9 @@
  * error statuses, which the console shows the reader) and saves screenshots under
  * `test-artifacts/console/`.
  */
+import { Effect, type Scope } from "effect"
 import { mkdirSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { Effect, type Scope } from "effect"
 import { type Browser, chromium, type Page } from "playwright-core"
 
 export const executablePath = "/usr/bin/chromium"
@@ -38,15 +38,19 @@ export const open: Effect.Effect<BrowserPage, never, Scope.Scope> = Effect.gen(f
   const errors: Array<string> = []
   page.on("pageerror", (error) => errors.push(`page error: ${error.message}`))
   page.on("console", (message) => {
-    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) errors.push(`console error: ${message.text()}`)
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+      errors.push(`console error: ${message.text()}`)
+    }
   })
   mkdirSync(artifactsDir, { recursive: true })
   return {
     page,
     errors: () => [...errors],
-    screenshot: (name) => Effect.promise(() => page.screenshot({ path: `${artifactsDir}${name}.png`, fullPage: true })).pipe(Effect.asVoid)
+    screenshot: (name) =>
+      Effect.promise(() => page.screenshot({ path: `${artifactsDir}${name}.png`, fullPage: true })).pipe(Effect.asVoid)
   }
 })
 
 /** Runs the steps on the page (Playwright's own waits are conditions on the page, never fixed delays). */
-export const on = <A>(browser: BrowserPage, steps: (page: Page) => Promise<A>): Effect.Effect<A> => Effect.promise(() => steps(browser.page))
+export const on = <A>(browser: BrowserPage, steps: (page: Page) => Promise<A>): Effect.Effect<A> =>
+  Effect.promise(() => steps(browser.page))

@@ -40,7 +40,8 @@ export const runView = (page: Page): Locator => page.getByRole("region", { name:
 export const runIdOf = async (page: Page): Promise<string> => (await runView(page).getAttribute("data-run-id")) ?? ""
 
 /** The card of the run view's call of `toolName`. */
-export const toolCard = (page: Page, toolName: string): Locator => runView(page).getByRole("article", { name: `Tool call ${toolName}` })
+export const toolCard = (page: Page, toolName: string): Locator =>
+  runView(page).getByRole("article", { name: `Tool call ${toolName}` })
 
 /** Waits for the run's terminal state and answers its sentence ("Run completed."). */
 export const outcomeOf = async (page: Page): Promise<string> => {

@@ -6,13 +6,13 @@
  * the answer as the `ai` package folded it.
  */
 import { assert } from "@effect/vitest"
+import type { UIMessageChunk } from "ai"
 import { Effect, Schema } from "effect"
 import { Chunk } from "../../domain/Chunk.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "./Collection.ts"
 import * as TestServer from "./TestServer.ts"
-import type { UIMessageChunk } from "ai"
 import { parseWithAi } from "./UiStream.ts"
 
 /** An agent created with `agentBody`, and a thread on it created with `threadBody`. */
@@ -55,7 +55,9 @@ export const getRun = (runId: string) =>
 
 /** The text parts of a folded answer, joined. */
 export const textOf = (message: { readonly parts: ReadonlyArray<{ readonly type: string }> } | undefined) =>
-  (message?.parts ?? []).flatMap((p) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
+  (message?.parts ?? []).flatMap((
+    p
+  ) => ("text" in p && p.type === "text" && typeof p.text === "string" ? [p.text] : [])).join("")
 
 /** The service's own tool call ids (`tc_` + 22 base62 characters, spec 1). */
 export const toolCallIdShape = /^tc_[0-9A-Za-z]{22}$/
@@ -69,7 +71,10 @@ export const callIdsOf = (chunks: ReadonlyArray<UIMessageChunk>): ReadonlyArray<
 
 /** The Thread resource. */
 export const getThread = (threadId: string) =>
-  Effect.flatMap(TestServer.request("GET", `/v1/threads/${threadId}`), (reply) => TestServer.expectOk(reply, 200, Thread))
+  Effect.flatMap(
+    TestServer.request("GET", `/v1/threads/${threadId}`),
+    (reply) => TestServer.expectOk(reply, 200, Thread)
+  )
 
 /** The outputs of a stream's `tool-output-available` chunks, in order. */
 export const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
@@ -95,7 +100,10 @@ export const chunksUntil = (path: string, until: (chunks: ReadonlyArray<Chunk>) 
   Effect.flatMap(TestServer.TestApi, (api) =>
     Effect.promise(async () => {
       const abort = new AbortController()
-      const response = await fetch(api.url + path, { headers: { authorization: `Bearer ${TestServer.Keys.a}` }, signal: abort.signal })
+      const response = await fetch(api.url + path, {
+        headers: { authorization: `Bearer ${TestServer.Keys.a}` },
+        signal: abort.signal
+      })
       const reader = response.body?.getReader()
       const chunks: Array<Chunk> = []
       let buffered = ""

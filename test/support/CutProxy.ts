@@ -4,8 +4,8 @@
  * for (method, path, `Last-Event-ID`), and `cut` destroys the sockets of the
  * responses still in flight, as a network failure would, mid-stream.
  */
-import { type IncomingMessage, request, type ServerResponse } from "node:http"
 import { Effect, type Scope } from "effect"
+import { type IncomingMessage, request, type ServerResponse } from "node:http"
 import { listen } from "./McpServers.ts"
 
 export interface Forwarded {
@@ -34,7 +34,11 @@ export const cutProxy = (target: string): Effect.Effect<CutProxy, never, Scope.S
       inFlight.add(res)
       res.once("close", () => inFlight.delete(res))
       const lastEventId = req.headers["last-event-id"]
-      seen.push({ method: req.method ?? "GET", path: req.url ?? "/", lastEventId: typeof lastEventId === "string" ? lastEventId : undefined })
+      seen.push({
+        method: req.method ?? "GET",
+        path: req.url ?? "/",
+        lastEventId: typeof lastEventId === "string" ? lastEventId : undefined
+      })
       const outgoing = request(
         { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {

@@ -7,9 +7,9 @@
  * from its cache. Records every query, so a test can tell when the service
  * is resolving a name.
  */
-import { isIP } from "node:net"
 import dns2 from "dns2"
 import { Context, Effect, Layer } from "effect"
+import { isIP } from "node:net"
 
 const { Packet } = dns2
 
@@ -64,7 +64,12 @@ export class DnsServer extends Context.Service<DnsServer, {
               const family = question.type === Packet.TYPE.A ? 4 : question.type === Packet.TYPE.AAAA ? 6 : 0
               for (const address of addresses.filter((a) => isIP(a) === family)) {
                 response.answers.push(
-                  Packet.createResourceFromQuestion(question, { type: question.type, class: Packet.CLASS.IN, ttl: 0, address })
+                  Packet.createResourceFromQuestion(question, {
+                    type: question.type,
+                    class: Packet.CLASS.IN,
+                    ttl: 0,
+                    address
+                  })
                 )
               }
               void send(response)

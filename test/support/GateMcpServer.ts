@@ -4,9 +4,9 @@
  * test opens the gate, so a run stays active as long as a test needs it.
  * It records the headers of every request it receives.
  */
-import type { IncomingMessage } from "node:http"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Deferred, Effect, type Scope } from "effect"
+import type { IncomingMessage } from "node:http"
 import { z } from "zod"
 import { sdkEndpoint } from "./McpServers.ts"
 

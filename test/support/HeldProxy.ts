@@ -3,8 +3,8 @@
  * the test releases it: a database that does not answer yet, so a service
  * process stays in its start-up for as long as a test needs.
  */
-import { connect, createServer, type Socket } from "node:net"
 import { Deferred, Effect, type Scope } from "effect"
+import { connect, createServer, type Socket } from "node:net"
 
 export interface HeldProxy {
   readonly port: number

@@ -5,9 +5,9 @@
  * including holding a request open (to drive the service's timeout), and
  * verifies a delivery's signature with Stripe's verifier, as a customer would.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
 import Stripe from "stripe"
 
 export interface Received {

@@ -7,9 +7,9 @@
  * in a 200, a 401, a 500, or never answering, with an OpenAPI document for
  * each place a credential can go (bearer, basic, apiKey header, query, cookie).
  */
-import type { IncomingMessage } from "node:http"
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Deferred, Effect, type Scope } from "effect"
+import type { IncomingMessage } from "node:http"
 import { listen, sdkEndpoint } from "./McpServers.ts"
 
 export interface EchoMcp {
@@ -106,9 +106,15 @@ export const echoApi: Effect.Effect<EchoApi, never, Scope.Scope> = Effect.gen(fu
     const op = /^\/\w+\/(\w+)/.exec(req.url ?? "")?.[1]
     if (op === "echo") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(seen(req)))
     if (op === "deny") {
-      return res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ error: "bad credentials", request: seen(req) }))
+      return res.writeHead(401, { "content-type": "application/json" }).end(
+        JSON.stringify({ error: "bad credentials", request: seen(req) })
+      )
     }
-    if (op === "boom") return res.writeHead(500, { "content-type": "text/plain" }).end(`upstream crashed on ${JSON.stringify(seen(req))}`)
+    if (op === "boom") {
+      return res.writeHead(500, { "content-type": "text/plain" }).end(
+        `upstream crashed on ${JSON.stringify(seen(req))}`
+      )
+    }
     if (op === "hang") {
       hung++
       for (const w of waiters.filter((w) => hung >= w.count)) {

@@ -6,13 +6,13 @@
  * advertises the tool names a test chooses), and two URLs that are no MCP
  * server: one that records the Authorization it is sent, one that never answers.
  */
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import { Effect, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import { createServer as createHttpsServer } from "node:https"
 import { fileURLToPath } from "node:url"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import { Effect, type Scope } from "effect"
 import { freePort } from "./TestServer.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -169,7 +169,11 @@ export const bearerServer = (
       () => {
         const server = new McpServer({ name: "bearer-test", version: "1.0.0" })
         for (const name of tools) {
-          server.registerTool(name, { description: `tool ${name}` }, () => ({ content: [{ type: "text", text: name }] }))
+          server.registerTool(
+            name,
+            { description: `tool ${name}` },
+            () => ({ content: [{ type: "text", text: name }] })
+          )
         }
         return server
       },

@@ -45,7 +45,8 @@ const fields = (buf: Uint8Array): Map<number, Array<Field>> => {
 const all = (message: Map<number, Array<Field>>, n: number): Array<Uint8Array> =>
   (message.get(n) ?? []).flatMap((f) => (f.wire === 0 ? [] : [f.bytes]))
 const bytes = (message: Map<number, Array<Field>>, n: number): Uint8Array | undefined => all(message, n)[0]
-const text = (message: Map<number, Array<Field>>, n: number): string => Buffer.from(bytes(message, n) ?? []).toString("utf8")
+const text = (message: Map<number, Array<Field>>, n: number): string =>
+  Buffer.from(bytes(message, n) ?? []).toString("utf8")
 const hex = (message: Map<number, Array<Field>>, n: number): string | undefined => {
   const b = bytes(message, n)
   return b === undefined || b.length === 0 ? undefined : Buffer.from(b).toString("hex")

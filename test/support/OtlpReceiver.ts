@@ -5,8 +5,8 @@
  * (protobuf through the small wire decoder in OtlpProtobuf.ts); metrics are
  * read from OTLP/JSON.
  */
-import { createServer, type IncomingMessage } from "node:http"
 import { Effect, Schema } from "effect"
+import { createServer, type IncomingMessage } from "node:http"
 import { protobufSpans } from "./OtlpProtobuf.ts"
 
 export type AttributeValue = string | number | boolean
@@ -86,7 +86,8 @@ const JsonMetrics = Schema.fromJsonString(Schema.Struct({
 }))
 
 const valueOf = (v: typeof AnyValue.Type): AttributeValue =>
-  v.stringValue ?? v.boolValue ?? (v.intValue === undefined || v.intValue === null ? undefined : Number(v.intValue)) ?? v.doubleValue ?? ""
+  v.stringValue ?? v.boolValue ?? (v.intValue === undefined || v.intValue === null ? undefined : Number(v.intValue)) ??
+    v.doubleValue ?? ""
 
 export const attributeRecord = (attributes: Attributes): Record<string, AttributeValue> =>
   Object.fromEntries(attributes.map((a) => [a.key, valueOf(a.value)]))
@@ -136,7 +137,9 @@ export const start = Effect.acquireRelease(
     const server = createServer(async (req, res) => {
       const body = await readBody(req)
       const known = req.method === "POST" && (req.url === "/v1/traces" || req.url === "/v1/metrics")
-      if (known) posts.push({ path: req.url ?? "", contentType: req.headers["content-type"] ?? "", headers: req.headers, body })
+      if (known) {
+        posts.push({ path: req.url ?? "", contentType: req.headers["content-type"] ?? "", headers: req.headers, body })
+      }
       res.writeHead(known ? 200 : 404, { "content-type": "application/json" })
       res.end("{}")
     })
@@ -146,9 +149,13 @@ export const start = Effect.acquireRelease(
     const spans = (): Array<ReceivedSpan> =>
       posts
         .filter((p) => p.path === "/v1/traces")
-        .flatMap((p) => (p.contentType.startsWith("application/x-protobuf") ? protobufSpans(p.body) : jsonSpans(p.body)))
+        .flatMap((
+          p
+        ) => (p.contentType.startsWith("application/x-protobuf") ? protobufSpans(p.body) : jsonSpans(p.body)))
     const metrics = (): Array<ReceivedMetric> =>
-      posts.filter((p) => p.path === "/v1/metrics" && p.contentType.startsWith("application/json")).flatMap((p) => jsonMetrics(p.body))
+      posts.filter((p) => p.path === "/v1/metrics" && p.contentType.startsWith("application/json")).flatMap((p) =>
+        jsonMetrics(p.body)
+      )
     return { url: `http://127.0.0.1:${port}`, posts, spans, metrics, server }
   }),
   ({ server }) => Effect.promise(() => new Promise<void>((resolve) => server.close(() => resolve())))

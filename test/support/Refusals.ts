@@ -88,4 +88,6 @@ export interface TenantCase {
 
 /** Every route tried by every other tenant: one table case each. */
 export const byOtherTenants = (routes: ReadonlyArray<IdRoute>): ReadonlyArray<TenantCase> =>
-  routes.flatMap((route) => otherTenants.map((tenant) => ({ route, tenant, label: `${route.label} by ${tenant.name}` })))
+  routes.flatMap((route) =>
+    otherTenants.map((tenant) => ({ route, tenant, label: `${route.label} by ${tenant.name}` }))
+  )

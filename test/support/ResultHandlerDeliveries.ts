@@ -6,8 +6,8 @@
 import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import type { DispatchRequest } from "../../src/resultHandlers/ResultDispatch.ts"
-import { agentWithThread, send } from "./Conversation.ts"
 import * as Collection from "./Collection.ts"
+import { agentWithThread, send } from "./Conversation.ts"
 import * as HookServer from "./HookServer.ts"
 import { parseJson } from "./TestServer.ts"
 
@@ -25,7 +25,8 @@ export const createHandler = (overrides: Record<string, unknown> = {}, key?: str
   })
 
 /** The requests the HookServer received after the first `before`. */
-export const receivedSince = (before: number) => Effect.map(Effect.flatMap(HookServer.HookServer, (s) => s.received), (all) => all.slice(before))
+export const receivedSince = (before: number) =>
+  Effect.map(Effect.flatMap(HookServer.HookServer, (s) => s.received), (all) => all.slice(before))
 
 export const DispatchBody = Schema.Struct({
   runId: Schema.String,

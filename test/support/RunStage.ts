@@ -7,31 +7,31 @@
  * `layer`, so every timestamp comes from TestClock.
  */
 import { Effect, Layer, Option } from "effect"
+import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ZeroUsage } from "../../domain/Run.ts"
+import { DefaultMaxSteps, type RunPlan } from "../../domain/RunPlan.ts"
 import { Agents } from "../../src/agents/Agents.ts"
 import { ServiceConfig } from "../../src/config/ServiceConfig.ts"
 import { ToolApprovalHooks } from "../../src/hooks/ToolApprovalHooks.ts"
 import { IdGenerator } from "../../src/IdGenerator.ts"
-import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
-import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
-import { InteractionRepo } from "../../src/store/InteractionRepo.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
-import { EventLog } from "../../src/runs/EventLog.ts"
 import { Delegation, WorkerStarts } from "../../src/runs/Delegation.ts"
+import { EventLog } from "../../src/runs/EventLog.ts"
 import { Finalize } from "../../src/runs/Finalize.ts"
 import { Parking } from "../../src/runs/Parking.ts"
-import { DefaultMaxSteps, type RunPlan } from "../../domain/RunPlan.ts"
-import { EventRepo } from "../../src/store/EventRepo.ts"
-import { RunRepo, type RunRow } from "../../src/store/RunRepo.ts"
-import { WorkerRepo } from "../../src/store/WorkerRepo.ts"
 import { ToolGate } from "../../src/runs/ToolGate.ts"
 import * as MasterKeys from "../../src/secrets/MasterKeys.ts"
+import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
 import * as Database from "../../src/store/Database.ts"
+import { EventRepo } from "../../src/store/EventRepo.ts"
+import { InteractionRepo } from "../../src/store/InteractionRepo.ts"
 import * as Migrations from "../../src/store/Migrations.ts"
+import { RunRepo, type RunRow } from "../../src/store/RunRepo.ts"
+import { WorkerRepo } from "../../src/store/WorkerRepo.ts"
 import { Threads } from "../../src/threads/Threads.ts"
-import { ThreadWorkspaces } from "../../src/workspace/ThreadWorkspaces.ts"
 import { nowIso } from "../../src/Time.ts"
+import { ThreadWorkspaces } from "../../src/workspace/ThreadWorkspaces.ts"
 import { testDatabase } from "./TestDatabase.ts"
 import { baseConfig, setupTimeout } from "./TestServer.ts"
 
@@ -104,7 +104,9 @@ export const threadOf = (agentId: AgentId) =>
  * A queued run of `plan` on `threadId` (a new thread of a new agent when absent),
  * created with its thread claimed as a turn does; returns the stored row.
  */
-export const stageRun = (options: { readonly plan?: RunPlan; readonly threadId?: ThreadId; readonly agentId?: AgentId } = {}) =>
+export const stageRun = (
+  options: { readonly plan?: RunPlan; readonly threadId?: ThreadId; readonly agentId?: AgentId } = {}
+) =>
   Effect.gen(function*() {
     const repo = yield* RunRepo
     const target = options.threadId !== undefined && options.agentId !== undefined

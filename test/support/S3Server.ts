@@ -4,11 +4,11 @@
  * checking request signatures against its fixed credentials; and an SDK
  * client of the test's own to look into the bucket. Closed with its scope.
  */
+import { GetObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3"
+import { Effect, Redacted } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { GetObjectCommand, NoSuchKey, S3Client } from "@aws-sdk/client-s3"
-import { Effect, Redacted } from "effect"
 import S3rver from "s3rver"
 import type { S3StoreConfig } from "../../src/artifacts/ArtifactConfig.ts"
 
@@ -19,11 +19,18 @@ const credentials = { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" }
 export const start = Effect.acquireRelease(
   Effect.promise(async () => {
     const directory = mkdtempSync(join(tmpdir(), "svc-s3rver-"))
-    const server = new S3rver({ address: "127.0.0.1", port: 0, silent: true, directory, configureBuckets: [{ name: bucket }] })
+    const server = new S3rver({
+      address: "127.0.0.1",
+      port: 0,
+      silent: true,
+      directory,
+      configureBuckets: [{ name: bucket }]
+    })
     const { port } = await server.run()
     return { server, directory, endpoint: `http://127.0.0.1:${port}` }
   }),
-  ({ server, directory }) => Effect.promise(() => server.close().finally(() => rmSync(directory, { recursive: true, force: true })))
+  ({ server, directory }) =>
+    Effect.promise(() => server.close().finally(() => rmSync(directory, { recursive: true, force: true })))
 )
 
 /** The store configuration of a service using this server, keys under `prefix`. */

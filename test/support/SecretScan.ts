@@ -50,14 +50,21 @@ export const formsOf = (value: string): ReadonlyArray<{ readonly form: string; r
 /** Every occurrence of every form of every secret in `sources` (case-sensitive; hex also upper-case). */
 export const scan = (secrets: Readonly<Record<string, string>>, sources: Iterable<Source>): ReadonlyArray<Hit> => {
   const patterns = Object.entries(secrets).flatMap(([secret, value]) =>
-    formsOf(value).flatMap((f) => (f.form === "hex" ? [f, { form: "HEX", text: f.text.toUpperCase() }] : [f]).map((p) => ({ secret, ...p })))
+    formsOf(value).flatMap((f) =>
+      (f.form === "hex" ? [f, { form: "HEX", text: f.text.toUpperCase() }] : [f]).map((p) => ({ secret, ...p }))
+    )
   )
   const hits: Array<Hit> = []
   for (const source of sources) {
     for (const p of patterns) {
       const at = source.text.indexOf(p.text)
       if (at !== -1) {
-        hits.push({ where: source.where, secret: p.secret, form: p.form, excerpt: source.text.slice(Math.max(0, at - 120), at + p.text.length + 60) })
+        hits.push({
+          where: source.where,
+          secret: p.secret,
+          form: p.form,
+          excerpt: source.text.slice(Math.max(0, at - 120), at + p.text.length + 60)
+        })
       }
     }
   }
@@ -78,13 +85,19 @@ export const databaseSources = (url: string): Effect.Effect<ReadonlyArray<Source
     const tables = new Map<string, Array<{ readonly column: string; readonly type: string }>>()
     for (const row of columns) {
       const table = `${quoted(String(row["table_schema"]))}.${quoted(String(row["table_name"]))}`
-      tables.set(table, [...(tables.get(table) ?? []), { column: String(row["column_name"]), type: String(row["data_type"]) }])
+      tables.set(table, [...(tables.get(table) ?? []), {
+        column: String(row["column_name"]),
+        type: String(row["data_type"])
+      }])
     }
     const sources: Array<Source> = []
     for (const [table, cols] of tables) {
       const exprs = cols.flatMap(({ column, type }) =>
         type === "bytea"
-          ? [`encode(${quoted(column)}, 'escape') AS ${quoted(`${column}:escape`)}`, `encode(${quoted(column)}, 'hex') AS ${quoted(`${column}:hex`)}`]
+          ? [
+            `encode(${quoted(column)}, 'escape') AS ${quoted(`${column}:escape`)}`,
+            `encode(${quoted(column)}, 'hex') AS ${quoted(`${column}:hex`)}`
+          ]
           : [`${quoted(column)}::text AS ${quoted(column)}`]
       )
       const rows = yield* query(url, `SELECT ${exprs.join(", ")} FROM ${table}`)

@@ -4,12 +4,12 @@
  * what such a process is given and answers: a data directory of its own, and
  * raw replies to decode.
  */
+import { Effect, Schema, Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { Effect, Schema, Scope } from "effect"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
 
@@ -87,7 +87,11 @@ export const launch = (env: Record<string, string>): Effect.Effect<Launched, nev
  * The first `match` of the process's output (checked as output arrives); fails with
  * `exited(code)` if the process exits first.
  */
-const watchOutput = <A>(p: Pick<Launched, "output" | "child">, match: (output: string) => A | undefined, exited: (code: number | null) => string) =>
+const watchOutput = <A>(
+  p: Pick<Launched, "output" | "child">,
+  match: (output: string) => A | undefined,
+  exited: (code: number | null) => string
+) =>
   Effect.callback<A, Error>((resume) => {
     const check = () => {
       const found = match(p.output())
@@ -132,20 +136,28 @@ export const start = (env: Record<string, string>): Effect.Effect<ServiceProcess
  * Waits until the process's output satisfies `done` (checked as output
  * arrives); fails if the process exits first or `timeoutMs` passes.
  */
-export const waitForOutput = (p: Pick<Launched, "output" | "child">, done: (output: string) => boolean, timeoutMs: number) =>
-  watchOutput(p, (output) => (done(output) ? true : undefined), () => "the process exited while waiting on its output").pipe(
-    Effect.asVoid,
-    Effect.timeoutOrElse({
-      duration: timeoutMs,
-      orElse: () => Effect.fail(new Error(`no expected output after ${timeoutMs} ms:\n${p.output()}`))
-    })
-  )
+export const waitForOutput = (
+  p: Pick<Launched, "output" | "child">,
+  done: (output: string) => boolean,
+  timeoutMs: number
+) =>
+  watchOutput(p, (output) => (done(output) ? true : undefined), () => "the process exited while waiting on its output")
+    .pipe(
+      Effect.asVoid,
+      Effect.timeoutOrElse({
+        duration: timeoutMs,
+        orElse: () => Effect.fail(new Error(`no expected output after ${timeoutMs} ms:\n${p.output()}`))
+      })
+    )
 
 export const request = (url: string, method: string, path: string, key: string, body?: unknown) =>
   Effect.promise(async () => {
     const response = await fetch(url + path, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" })
+      },
       body: body === undefined ? null : JSON.stringify(body)
     })
     return { status: response.status, headers: response.headers, text: await response.text() }

@@ -18,11 +18,15 @@ export const delegate = (...tasks: ReadonlyArray<Record<string, unknown>>) => `/
 const decodeTask = Schema.decodeUnknownSync(TaskData)
 
 /** The tasks a root's stream announced, in order. */
-export const tasksOf = (chunks: ReadonlyArray<Chunk | { readonly type: string }>): ReadonlyArray<typeof TaskData.Type> =>
+export const tasksOf = (
+  chunks: ReadonlyArray<Chunk | { readonly type: string }>
+): ReadonlyArray<typeof TaskData.Type> =>
   chunks.flatMap((c) => (c.type === "data-svc-task" && "data" in c ? [decodeTask(c.data)] : []))
 
-export const dataOf = (chunks: ReadonlyArray<Chunk | { readonly type: string }>, type: string): ReadonlyArray<unknown> =>
-  chunks.flatMap((c) => (c.type === type && "data" in c ? [c.data] : []))
+export const dataOf = (
+  chunks: ReadonlyArray<Chunk | { readonly type: string }>,
+  type: string
+): ReadonlyArray<unknown> => chunks.flatMap((c) => (c.type === type && "data" in c ? [c.data] : []))
 
 /** A worker's sub-stream, read to its end (the worker's end, or its park) and parsed by the `ai` package. */
 export const subStream = (rootRunId: string, workerRef: string, lastEventId?: string) =>

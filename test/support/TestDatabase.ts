@@ -2,10 +2,10 @@
  * A fresh PostgreSQL database per test file on the local server
  * (127.0.0.1:5432, trust auth), dropped when the scope closes.
  */
-import { randomBytes } from "node:crypto"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import { randomBytes } from "node:crypto"
 
 export const adminUrl = process.env["TEST_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -17,7 +17,8 @@ const withClient = <A, E>(url: string, f: (sql: PgClient.PgClient) => Effect.Eff
 const withAdmin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) => withClient(adminUrl, f)
 
 /** The rows of one statement on the database at `url`, over a connection of its own (e.g. what a service process stored). */
-export const query = (url: string, statement: string) => withClient(url, (sql) => sql.unsafe<Record<string, unknown>>(statement))
+export const query = (url: string, statement: string) =>
+  withClient(url, (sql) => sql.unsafe<Record<string, unknown>>(statement))
 
 /** Creates `svc_test_<random>` and returns its URL; drops it (forcing disconnects) on release. */
 export const testDatabase = Effect.acquireRelease(

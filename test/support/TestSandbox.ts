@@ -3,10 +3,10 @@
  * (traversable by the workspaces' uids), removed when the layer is released,
  * and small limits so a test that hits one ends quickly.
  */
+import { Effect, Layer } from "effect"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Layer } from "effect"
 import type { Limits } from "../../src/workspace/ResourceClass.ts"
 import * as SandboxLive from "../../src/workspace/SandboxLive.ts"
 

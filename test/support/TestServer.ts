@@ -3,21 +3,21 @@
  * PostgreSQL database, with three seeded keys, plus a small client for it.
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
+import { layer as vitestLayer } from "@effect/vitest"
+import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { HttpServer } from "effect/http"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { layer as vitestLayer } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
-import { HttpServer } from "effect/http"
-import * as App from "../../src/App.ts"
 import { ErrorBody } from "../../http/ErrorEnvelope.ts"
-import { type ServiceConfigShape, ServiceConfig } from "../../src/config/ServiceConfig.ts"
-import { noLimits } from "../../src/limits/LimitsConfig.ts"
+import * as App from "../../src/App.ts"
 import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "../../src/config/ServiceConfig.ts"
 import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
-import { testDatabase } from "./TestDatabase.ts"
+import { noLimits } from "../../src/limits/LimitsConfig.ts"
 import { freePortNow } from "./FreePort.ts"
+import { testDatabase } from "./TestDatabase.ts"
 
 /** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
 export const Keys = {
@@ -155,7 +155,12 @@ export const client = (url: string): TestApi["Service"] => ({
         body = JSON.stringify(options.body)
         headers["content-type"] ??= "application/json"
       }
-      const response = await fetch(url + path, { method, headers, body: body ?? null, redirect: options.redirect ?? "follow" })
+      const response = await fetch(url + path, {
+        method,
+        headers,
+        body: body ?? null,
+        redirect: options.redirect ?? "follow"
+      })
       const text = await response.text()
       return { status: response.status, headers: response.headers, text, json: parseJson(text) }
     })
@@ -185,7 +190,8 @@ export const setupTimeout = 60_000
  * `overrides`), as `layer` from @effect/vitest does; `suiteWith` for a harness
  * that adds peers to the service.
  */
-export const suite = (overrides: Partial<ServiceConfigShape> = {}) => vitestLayer(layer(overrides), { timeout: setupTimeout })
+export const suite = (overrides: Partial<ServiceConfigShape> = {}) =>
+  vitestLayer(layer(overrides), { timeout: setupTimeout })
 
 export const suiteWith = <ROut, E>(harness: Layer.Layer<ROut, E>) => vitestLayer(harness, { timeout: setupTimeout })
 
@@ -214,7 +220,9 @@ const Envelope = Schema.Struct({ error: ErrorBody })
 /** Asserts an error envelope: status, type, code, and request_id equal to X-Request-Id. */
 export const expectError = (reply: Reply, status: number, type: string, code: string): Effect.Effect<ErrorBody> =>
   Effect.gen(function*() {
-    if (reply.status !== status) return yield* Effect.die(new Error(`expected ${status}, got ${reply.status}: ${reply.text}`))
+    if (reply.status !== status) {
+      return yield* Effect.die(new Error(`expected ${status}, got ${reply.status}: ${reply.text}`))
+    }
     const { error } = yield* decodeOrDie(Envelope, reply)
     if (error.type !== type || error.code !== code) {
       return yield* Effect.die(new Error(`expected ${type}/${code}, got ${error.type}/${error.code}: ${reply.text}`))

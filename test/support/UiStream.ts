@@ -4,7 +4,13 @@
  * `uiMessageChunkSchema`) and fold (`readUIMessageStream`), which must accept
  * every stream we emit.
  */
-import { parseJsonEventStream, readUIMessageStream, type UIMessage, type UIMessageChunk, uiMessageChunkSchema } from "ai"
+import {
+  parseJsonEventStream,
+  readUIMessageStream,
+  type UIMessage,
+  type UIMessageChunk,
+  uiMessageChunkSchema
+} from "ai"
 import { Effect } from "effect"
 
 export interface Frame {
@@ -46,7 +52,13 @@ export const parseWithAi = (text: string): Effect.Effect<Parsed, Error> =>
       while (true) {
         const { done, value } = await reader.read()
         if (done) break
-        if (!value.success) throw new Error(`the ai package rejected a chunk: ${String(value.error)}\n${value.rawValue === undefined ? "" : JSON.stringify(value.rawValue)}`)
+        if (!value.success) {
+          throw new Error(
+            `the ai package rejected a chunk: ${String(value.error)}\n${
+              value.rawValue === undefined ? "" : JSON.stringify(value.rawValue)
+            }`
+          )
+        }
         chunks.push(value.value)
       }
       // `error` chunks reach onError by design; anything else reaching it is a stream the SDK cannot fold.

@@ -25,8 +25,13 @@ export const form = (parts: ReadonlyArray<Part>): FormData => {
   const body = new FormData()
   for (const part of parts) {
     const name = part.name ?? "file"
-    if (part.filename === undefined) body.append(name, typeof part.data === "string" ? part.data : new Blob([bytesOf(part.data)]))
-    else body.append(name, new Blob([bytesOf(part.data)], part.type === undefined ? {} : { type: part.type }), part.filename)
+    if (part.filename === undefined) {
+      body.append(name, typeof part.data === "string" ? part.data : new Blob([bytesOf(part.data)]))
+    } else {body.append(
+        name,
+        new Blob([bytesOf(part.data)], part.type === undefined ? {} : { type: part.type }),
+        part.filename
+      )}
   }
   return body
 }
@@ -48,7 +53,12 @@ const send = (path: string, init: RequestInit & { readonly key?: string | null }
       const url = path.startsWith("http") ? path : api.url + path
       const response = await fetch(url, { ...init, headers })
       const bytes = new Uint8Array(await response.arrayBuffer())
-      return { status: response.status, headers: response.headers, bytes, json: TestServer.parseJson(new TextDecoder().decode(bytes)) }
+      return {
+        status: response.status,
+        headers: response.headers,
+        bytes,
+        json: TestServer.parseJson(new TextDecoder().decode(bytes))
+      }
     }))
 
 const asReply = (d: Download): TestServer.Reply => ({
@@ -59,7 +69,10 @@ const asReply = (d: Download): TestServer.Reply => ({
 })
 
 /** `POST /v1/files` with `body` (a FormData, or raw bytes with their own Content-Type header). */
-export const post = (body: FormData | string, options: { readonly key?: string | null; readonly contentType?: string } = {}) =>
+export const post = (
+  body: FormData | string,
+  options: { readonly key?: string | null; readonly contentType?: string } = {}
+) =>
   Effect.map(
     send("/v1/files", {
       method: "POST",
@@ -72,8 +85,10 @@ export const post = (body: FormData | string, options: { readonly key?: string |
 
 /** Uploads one file part and asserts 200 with a File. */
 export const upload = (part: Omit<Part, "name">, key?: string) =>
-  Effect.flatMap(post(form([{ filename: "file.bin", ...part }]), key === undefined ? {} : { key }), (reply) =>
-    TestServer.expectOk(reply, 200, FileObject))
+  Effect.flatMap(
+    post(form([{ filename: "file.bin", ...part }]), key === undefined ? {} : { key }),
+    (reply) => TestServer.expectOk(reply, 200, FileObject)
+  )
 
 /** A GET read as bytes (key a unless told; `null`: no key); `path` may be an absolute URL. */
 export const download = (path: string, key?: string | null) =>

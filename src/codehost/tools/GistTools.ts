@@ -11,7 +11,15 @@ const files = {
   description: "File name to content."
 }
 
-const gistView = (g: { id: string; description: string | null; public: boolean; html_url: string; files: Record<string, { filename?: string; content?: string } | null> }) => ({
+const gistView = (
+  g: {
+    id: string
+    description: string | null
+    public: boolean
+    html_url: string
+    files: Record<string, { filename?: string; content?: string } | null>
+  }
+) => ({
   id: g.id,
   description: g.description,
   public: g.public,
@@ -20,7 +28,11 @@ const gistView = (g: { id: string; description: string | null; public: boolean; 
 })
 
 const filesOf = (raw: unknown): Record<string, { content: string }> =>
-  Object.fromEntries(Object.entries(typeof raw === "object" && raw !== null ? raw : {}).map(([name, content]) => [name, { content: String(content) }]))
+  Object.fromEntries(
+    Object.entries(typeof raw === "object" && raw !== null ? raw : {}).map((
+      [name, content]
+    ) => [name, { content: String(content) }])
+  )
 
 export const gistTools: ReadonlyArray<Tool> = [
   {
@@ -32,7 +44,12 @@ export const gistTools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const gh = yield* scope.person
         const { data } = yield* call((signal) => gh.rest.gists.list({ per_page: 30, request: { signal } }))
-        return data.map((g) => ({ id: g.id, description: g.description, public: g.public, files: Object.keys(g.files) }))
+        return data.map((g) => ({
+          id: g.id,
+          description: g.description,
+          public: g.public,
+          files: Object.keys(g.files)
+        }))
       })
   },
   {
@@ -43,8 +60,16 @@ export const gistTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const gh = yield* scope.person
-        const { data } = yield* call((signal) => gh.rest.gists.get({ gist_id: input.str("gistId"), request: { signal } }))
-        return gistView({ id: data.id ?? "", description: data.description ?? null, public: data.public ?? false, html_url: data.html_url ?? "", files: data.files ?? {} })
+        const { data } = yield* call((signal) =>
+          gh.rest.gists.get({ gist_id: input.str("gistId"), request: { signal } })
+        )
+        return gistView({
+          id: data.id ?? "",
+          description: data.description ?? null,
+          public: data.public ?? false,
+          html_url: data.html_url ?? "",
+          files: data.files ?? {}
+        })
       })
   },
   {
@@ -55,7 +80,9 @@ export const gistTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const gh = yield* scope.person
-        const { data } = yield* call((signal) => gh.rest.gists.listComments({ gist_id: input.str("gistId"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.gists.listComments({ gist_id: input.str("gistId"), request: { signal } })
+        )
         return data.map((c) => ({ id: c.id, author: c.user?.login ?? null, body: c.body }))
       })
   },
@@ -67,20 +94,38 @@ export const gistTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const gh = yield* scope.person
-        const { data } = yield* call((signal) => gh.rest.gists.create({ files: filesOf(input.raw["files"]), description: input.optStr("description") ?? "", public: input.bool("public"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.gists.create({
+            files: filesOf(input.raw["files"]),
+            description: input.optStr("description") ?? "",
+            public: input.bool("public"),
+            request: { signal }
+          })
+        )
         return { id: data.id, html_url: data.html_url }
       })
   },
   {
     name: "codehost_update_gist",
     description: "Change a gist's description, or replace or add files.",
-    input: object({ gistId, description: text("New description."), files: { type: "object", additionalProperties: { type: "string" }, description: "File name to its new content." } }, ["gistId"]),
+    input: object({
+      gistId,
+      description: text("New description."),
+      files: { type: "object", additionalProperties: { type: "string" }, description: "File name to its new content." }
+    }, ["gistId"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const gh = yield* scope.person
         const description = input.optStr("description")
-        const { data } = yield* call((signal) => gh.rest.gists.update({ gist_id: input.str("gistId"), files: filesOf(input.raw["files"]), ...(description === undefined ? {} : { description }), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.gists.update({
+            gist_id: input.str("gistId"),
+            files: filesOf(input.raw["files"]),
+            ...(description === undefined ? {} : { description }),
+            request: { signal }
+          })
+        )
         return { id: data.id, updated: true }
       })
   },
@@ -104,7 +149,9 @@ export const gistTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const gh = yield* scope.person
-        const { data } = yield* call((signal) => gh.rest.gists.createComment({ gist_id: input.str("gistId"), body: input.str("body"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.gists.createComment({ gist_id: input.str("gistId"), body: input.str("body"), request: { signal } })
+        )
         return { id: data.id }
       })
   }

@@ -9,10 +9,21 @@
  * checks fail closed before anything is sent.
  */
 import { Effect, Option, type Redacted } from "effect"
-import { validBranch } from "../GitRefs.ts"
 import type { GitResult } from "../../tools/ToolFamily.ts"
 import { call, withoutCredentials } from "../GitHubCall.ts"
-import { type Input, inRepo, int, type Repo, repoClient, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
+import { validBranch } from "../GitRefs.ts"
+import {
+  type Input,
+  inRepo,
+  int,
+  type Repo,
+  repoClient,
+  type Scope,
+  str,
+  text,
+  type Tool,
+  ToolError
+} from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
@@ -21,7 +32,13 @@ const path = str("Directory of the clone, relative to the workspace root (defaul
 const dirOf = (input: Input, r: Repo) => input.optStr("path") ?? r.repo
 
 /** Runs a script of the git group; arguments travel in the environment, never in the script. */
-const run = (scope: Scope, r: Repo, script: string, env: Record<string, string>, authorization: Redacted.Redacted | undefined) =>
+const run = (
+  scope: Scope,
+  r: Repo,
+  script: string,
+  env: Record<string, string>,
+  authorization: Redacted.Redacted | undefined
+) =>
   Effect.gen(function*() {
     const git = scope.git
     if (git === undefined) return yield* ToolError.refused("Workspace git needs the agent's managed workspace.")
@@ -29,16 +46,29 @@ const run = (scope: Scope, r: Repo, script: string, env: Record<string, string>,
     // A command reaching an https origin speaks http to the proxy, which re-originates it over TLS with the
     // credential (the clone's remote stays the https URL); commands that stay local get no rewrite.
     const rewrite = origin.protocol === "https:" && authorization !== undefined
-      ? { GIT_CONFIG_COUNT: "1", GIT_CONFIG_KEY_0: `url.http://${origin.host}/.insteadOf`, GIT_CONFIG_VALUE_0: `https://${origin.host}/` }
+      ? {
+        GIT_CONFIG_COUNT: "1",
+        GIT_CONFIG_KEY_0: `url.http://${origin.host}/.insteadOf`,
+        GIT_CONFIG_VALUE_0: `https://${origin.host}/`
+      }
       : {}
     const result: GitResult = yield* git.exec({
       command: `set -eu\n${script}`,
-      env: { ...env, ...rewrite, SVC_URL: `${scope.webUrl}/${r.owner}/${r.repo}.git`, SVC_NAME: scope.identity.name, SVC_EMAIL: scope.identity.email },
+      env: {
+        ...env,
+        ...rewrite,
+        SVC_URL: `${scope.webUrl}/${r.owner}/${r.repo}.git`,
+        SVC_NAME: scope.identity.name,
+        SVC_EMAIL: scope.identity.email
+      },
       origin: { url: scope.webUrl, authorization }
     }).pipe(Effect.mapError((e) => new ToolError({ code: "workspace_unavailable", message: e.message })))
     if (result.exitCode !== 0) {
       // git repeats what the remote said (`remote: ...` lines): GitHub's text, scrubbed like its error bodies.
-      return yield* new ToolError({ code: "codehost_git_failed", message: withoutCredentials((result.stderr.trim() || `git exited with code ${result.exitCode}`).slice(-2000)) })
+      return yield* new ToolError({
+        code: "codehost_git_failed",
+        message: withoutCredentials((result.stderr.trim() || `git exited with code ${result.exitCode}`).slice(-2000))
+      })
     }
     return result.stdout
   })
@@ -64,10 +94,16 @@ const describe = `printf '%s\\n%s\\n' "$(git rev-parse --abbrev-ref HEAD)" "$(gi
 const lines = (out: string) => out.trim().split("\n")
 
 const state = Effect.fn("GitTools.state")(function*(scope: Scope, r: Repo, dir: string) {
-  const out = yield* run(scope, r, `cd "$SVC_DIR" || exit 3
+  const out = yield* run(
+    scope,
+    r,
+    `cd "$SVC_DIR" || exit 3
 [ "$(git config --get remote.origin.url)" = "$SVC_URL" ] || { echo "$SVC_DIR holds a clone of another repository" >&2; exit 3; }
 if git config --get-regexp '^url\\..*\\.(insteadof|pushinsteadof)$' >/dev/null; then echo "the clone's git config rewrites URLs (url.*.insteadOf): refused" >&2; exit 3; fi
-${describe}`, { SVC_DIR: dir }, undefined)
+${describe}`,
+    { SVC_DIR: dir },
+    undefined
+  )
   const [branch, sha] = lines(out)
   return { branch, sha }
 })
@@ -75,70 +111,114 @@ ${describe}`, { SVC_DIR: dir }, undefined)
 export const gitTools: ReadonlyArray<Tool> = [
   {
     name: "codehost_checkout",
-    description: "Clone a granted repository into the workspace (or fetch it again), optionally check out a branch, tag or commit, and optionally start a new branch there (under the agent's branch prefix). Commit with git in bash; publish with codehost_push_branch.",
-    input: inRepo({ path, ref: str("Branch, tag or commit to check out (default: the default branch)."), newBranch: str("Create and switch to this new local branch.") }),
+    description:
+      "Clone a granted repository into the workspace (or fetch it again), optionally check out a branch, tag or commit, and optionally start a new branch there (under the agent's branch prefix). Commit with git in bash; publish with codehost_push_branch.",
+    input: inRepo({
+      path,
+      ref: str("Branch, tag or commit to check out (default: the default branch)."),
+      newBranch: str("Create and switch to this new local branch.")
+    }),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const r = yield* scope.repository(input)
         const newBranch = input.optStr("newBranch")
         if (newBranch !== undefined) {
-          if (!validBranch(newBranch)) return yield* ToolError.refused(`'${newBranch}' is not a branch name git accepts.`)
+          if (!validBranch(newBranch)) {
+            return yield* ToolError.refused(`'${newBranch}' is not a branch name git accepts.`)
+          }
           yield* checkWritableBranch(scope, newBranch)
         }
         const dir = dirOf(input, r)
-        const out = yield* run(scope, r, `${ensureClone}
+        const out = yield* run(
+          scope,
+          r,
+          `${ensureClone}
 if [ -n "$SVC_REF" ]; then
   if git show-ref -q --verify "refs/remotes/origin/$SVC_REF"; then git checkout -q -B "$SVC_REF" "origin/$SVC_REF"; else git -c advice.detachedHead=false checkout -q --detach "$SVC_REF"; fi
 fi
 if [ -n "$SVC_NEW" ]; then git checkout -q -b "$SVC_NEW"; fi
-${describe}`, { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBranch ?? "" }, yield* scope.gitAuthorization(r.full, false))
+${describe}`,
+          { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBranch ?? "" },
+          yield* scope.gitAuthorization(r.full, false)
+        )
         const [branch, sha] = lines(out)
         return { repository: r.full, path: dir, branch, sha }
       })
   },
   {
     name: "codehost_checkout_pull_request",
-    description: "Check out a pull request of a granted repository in the workspace at the head SHA GitHub reports: its branch when it lives in the repository, else (a pull request from a fork) the pull request's head as the local branch pull/<number>.",
+    description:
+      "Check out a pull request of a granted repository in the workspace at the head SHA GitHub reports: its branch when it lives in the repository, else (a pull request from a fork) the pull request's head as the local branch pull/<number>.",
     input: inRepo({ number: int("The pull request number."), path }, ["number"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read" })
-        const { data } = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+        )
         // A fork's branch is not on the granted remote: GitHub keeps the head at refs/pull/<n>/head of the repository itself.
-        const fork = data.head.repo === null ? "(a deleted fork)" : data.head.repo.full_name.toLowerCase() === r.full.toLowerCase() ? undefined : data.head.repo.full_name
+        const fork = data.head.repo === null
+          ? "(a deleted fork)"
+          : data.head.repo.full_name.toLowerCase() === r.full.toLowerCase()
+          ? undefined
+          : data.head.repo.full_name
         const local = fork === undefined ? data.head.ref : `pull/${data.number}`
-        const refspec = fork === undefined ? `refs/heads/${data.head.ref}:refs/remotes/origin/${data.head.ref}` : `refs/pull/${data.number}/head`
+        const refspec = fork === undefined
+          ? `refs/heads/${data.head.ref}:refs/remotes/origin/${data.head.ref}`
+          : `refs/pull/${data.number}/head`
         const dir = dirOf(input, r)
-        const out = yield* run(scope, r, `${ensureClone}
+        const out = yield* run(
+          scope,
+          r,
+          `${ensureClone}
 git fetch -q origin "$SVC_REFSPEC"
 [ "$(git rev-parse FETCH_HEAD)" = "$SVC_SHA" ] || { echo "the pull request moved since GitHub reported head $SVC_SHA; look at it again" >&2; exit 4; }
 git checkout -q -B "$SVC_LOCAL" FETCH_HEAD
-${describe}`, { SVC_DIR: dir, SVC_REFSPEC: refspec, SVC_LOCAL: local, SVC_SHA: data.head.sha }, yield* scope.gitAuthorization(r.full, false))
+${describe}`,
+          { SVC_DIR: dir, SVC_REFSPEC: refspec, SVC_LOCAL: local, SVC_SHA: data.head.sha },
+          yield* scope.gitAuthorization(r.full, false)
+        )
         const [branch, sha] = lines(out)
-        return { repository: r.full, path: dir, number: data.number, branch, sha, base: data.base.ref, ...(fork === undefined ? {} : { fork }) }
+        return {
+          repository: r.full,
+          path: dir,
+          number: data.number,
+          branch,
+          sha,
+          base: data.base.ref,
+          ...(fork === undefined ? {} : { fork })
+        }
       })
   },
   {
     name: "codehost_status",
-    description: "The state of a clone in the workspace: current branch, head SHA and changed files (git status), without contacting GitHub.",
+    description:
+      "The state of a clone in the workspace: current branch, head SHA and changed files (git status), without contacting GitHub.",
     input: inRepo({ path }),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const r = yield* scope.repository(input)
         const dir = dirOf(input, r)
-        const out = yield* run(scope, r, `cd "$SVC_DIR" || exit 3
+        const out = yield* run(
+          scope,
+          r,
+          `cd "$SVC_DIR" || exit 3
 ${describe}
-git status --porcelain=v1`, { SVC_DIR: dir }, undefined)
+git status --porcelain=v1`,
+          { SVC_DIR: dir },
+          undefined
+        )
         const [branch, sha, ...changes] = out.split("\n")
         return { repository: r.full, path: dir, branch, sha, changes: changes.filter((l) => l !== "") }
       })
   },
   {
     name: "codehost_push_branch",
-    description: "Publish the clone's current branch to GitHub (that one branch only; no force, no tags). The branch must be under the agent's branch prefix, not a base or default branch, and new on GitHub or already published by this thread.",
+    description:
+      "Publish the clone's current branch to GitHub (that one branch only; no force, no tags). The branch must be under the agent's branch prefix, not a base or default branch, and new on GitHub or already published by this thread.",
     input: inRepo({ path }),
     untrusted: false,
     run: (scope, input) =>
@@ -146,32 +226,63 @@ git status --porcelain=v1`, { SVC_DIR: dir }, undefined)
         const r = yield* scope.repository(input)
         const dir = dirOf(input, r)
         const { branch, sha } = yield* state(scope, r, dir)
-        if (branch === "HEAD" || !validBranch(branch)) return yield* ToolError.refused("The clone is not on a branch (detached HEAD): create one with git switch -c or codehost_checkout newBranch.")
+        if (branch === "HEAD" || !validBranch(branch)) {
+          return yield* ToolError.refused(
+            "The clone is not on a branch (detached HEAD): create one with git switch -c or codehost_checkout newBranch."
+          )
+        }
         yield* checkWritableBranch(scope, branch)
         const gh = yield* scope.installation([r.full], { contents: "read" })
         const repo = yield* call((signal) => gh.rest.repos.get({ owner: r.owner, repo: r.repo, request: { signal } }))
         const protectedBranches = [repo.data.default_branch, ...(scope.grant.git?.baseBranches ?? [])]
-        if (protectedBranches.includes(branch)) return yield* ToolError.refused(`'${branch}' is a base or default branch; push your work on a branch of its own.`)
+        if (protectedBranches.includes(branch)) {
+          return yield* ToolError.refused(
+            `'${branch}' is a base or default branch; push your work on a branch of its own.`
+          )
+        }
         const owner = yield* scope.branchOwner(r.full, branch)
-        if (Option.isSome(owner) && owner.value.threadId !== scope.threadId) return yield* ToolError.refused(`'${branch}' was published by another thread; use a branch of your own.`)
+        if (Option.isSome(owner) && owner.value.threadId !== scope.threadId) {
+          return yield* ToolError.refused(`'${branch}' was published by another thread; use a branch of your own.`)
+        }
         if (Option.isNone(owner)) {
-          const exists = yield* call((signal) => gh.rest.repos.getBranch({ owner: r.owner, repo: r.repo, branch, request: { signal } })).pipe(
+          const exists = yield* call((signal) =>
+            gh.rest.repos.getBranch({ owner: r.owner, repo: r.repo, branch, request: { signal } })
+          ).pipe(
             Effect.as(true),
             Effect.catchIf((e) => e.status === 404, () => Effect.succeed(false))
           )
-          if (exists) return yield* ToolError.refused(`'${branch}' already exists on GitHub and was not published by this thread; use a new branch.`)
-          if (!(yield* scope.claimBranch(r.full, branch))) return yield* ToolError.refused(`'${branch}' was just claimed by another thread; use a new branch.`)
+          if (exists) {
+            return yield* ToolError.refused(
+              `'${branch}' already exists on GitHub and was not published by this thread; use a new branch.`
+            )
+          }
+          if (!(yield* scope.claimBranch(r.full, branch))) {
+            return yield* ToolError.refused(`'${branch}' was just claimed by another thread; use a new branch.`)
+          }
         }
-        yield* run(scope, r, `cd "$SVC_DIR" || exit 3
-git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs/heads/$SVC_BRANCH"`, { SVC_DIR: dir, SVC_BRANCH: branch }, yield* scope.gitAuthorization(r.full, true))
+        yield* run(
+          scope,
+          r,
+          `cd "$SVC_DIR" || exit 3
+git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs/heads/$SVC_BRANCH"`,
+          { SVC_DIR: dir, SVC_BRANCH: branch },
+          yield* scope.gitAuthorization(r.full, true)
+        )
         yield* scope.recordPush(r.full, branch, sha)
         return { repository: r.full, branch, sha, pushed: true }
       })
   },
   {
     name: "codehost_upsert_pull_request",
-    description: "Open a pull request from a branch this thread pushed (default: the clone's current branch) into `base`, or update the title and body of the one already open.",
-    input: inRepo({ path, branch: str("The pushed branch (default: the clone's current branch)."), base: str("The branch to merge into."), title: str("Title."), body: text("Description (Markdown).") }, ["base", "title"]),
+    description:
+      "Open a pull request from a branch this thread pushed (default: the clone's current branch) into `base`, or update the title and body of the one already open.",
+    input: inRepo({
+      path,
+      branch: str("The pushed branch (default: the clone's current branch)."),
+      base: str("The branch to merge into."),
+      title: str("Title."),
+      body: text("Description (Markdown).")
+    }, ["base", "title"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
@@ -181,16 +292,52 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
         const branch = input.optStr("branch") ?? (yield* state(scope, r, dirOf(input, r))).branch
         const owner = yield* scope.branchOwner(r.full, branch)
         if (Option.isNone(owner) || owner.value.threadId !== scope.threadId || owner.value.lastPushedSha === null) {
-          return yield* ToolError.refused(`'${branch}' was not pushed by this thread; publish it with codehost_push_branch first.`)
+          return yield* ToolError.refused(
+            `'${branch}' was not pushed by this thread; publish it with codehost_push_branch first.`
+          )
         }
         const gh = yield* scope.installation([r.full], { pull_requests: "write" })
-        const open = yield* call((signal) => gh.rest.pulls.list({ owner: r.owner, repo: r.repo, head: `${r.owner}:${branch}`, state: "open", request: { signal } }))
+        const open = yield* call((signal) =>
+          gh.rest.pulls.list({
+            owner: r.owner,
+            repo: r.repo,
+            head: `${r.owner}:${branch}`,
+            state: "open",
+            request: { signal }
+          })
+        )
         const body = input.optStr("body") ?? ""
         const existing = open.data.find((p) => p.base.ref === base)
         const { data } = existing === undefined
-          ? yield* call((signal) => gh.rest.pulls.create({ owner: r.owner, repo: r.repo, head: branch, base, title: input.str("title"), body, request: { signal } }))
-          : yield* call((signal) => gh.rest.pulls.update({ owner: r.owner, repo: r.repo, pull_number: existing.number, title: input.str("title"), body, request: { signal } }))
-        return { number: data.number, html_url: data.html_url, head: branch, headSha: data.head.sha, base, created: existing === undefined }
+          ? yield* call((signal) =>
+            gh.rest.pulls.create({
+              owner: r.owner,
+              repo: r.repo,
+              head: branch,
+              base,
+              title: input.str("title"),
+              body,
+              request: { signal }
+            })
+          )
+          : yield* call((signal) =>
+            gh.rest.pulls.update({
+              owner: r.owner,
+              repo: r.repo,
+              pull_number: existing.number,
+              title: input.str("title"),
+              body,
+              request: { signal }
+            })
+          )
+        return {
+          number: data.number,
+          html_url: data.html_url,
+          head: branch,
+          headSha: data.head.sha,
+          base,
+          created: existing === undefined
+        }
       })
   }
 ]

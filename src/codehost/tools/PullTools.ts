@@ -12,18 +12,43 @@ import { checkWritableBranch } from "./RepoTools.ts"
 const read = { pull_requests: "read" } as const
 const write = { pull_requests: "write" } as const
 const number = int("The pull request number.")
-const headSha = str("The head commit SHA you inspected (from codehost_get_pull_request); refused if the branch moved since.")
+const headSha = str(
+  "The head commit SHA you inspected (from codehost_get_pull_request); refused if the branch moved since."
+)
 
 /** A pull request may target (a workflow run on) only the agent's base branches (git.baseBranches) when they are set. */
-export const checkBase = (scope: Scope, base: string, what = "Pull requests may target only"): Effect.Effect<void, ToolError> => {
+export const checkBase = (
+  scope: Scope,
+  base: string,
+  what = "Pull requests may target only"
+): Effect.Effect<void, ToolError> => {
   const bases = scope.grant.git?.baseBranches
   return bases !== undefined && !bases.includes(base)
     ? Effect.fail(ToolError.refused(`${what} ${bases.map((b) => `'${b}'`).join(", ")}, not '${base}'.`))
     : Effect.void
 }
 
-const pullSummary = (p: { number: number; title: string; state: string; draft?: boolean | undefined; user: { login: string } | null; head: { ref: string; sha: string }; base: { ref: string }; html_url: string }) => ({
-  number: p.number, title: p.title, state: p.state, draft: p.draft ?? false, author: p.user?.login ?? null, head: p.head.ref, headSha: p.head.sha, base: p.base.ref, html_url: p.html_url
+const pullSummary = (
+  p: {
+    number: number
+    title: string
+    state: string
+    draft?: boolean | undefined
+    user: { login: string } | null
+    head: { ref: string; sha: string }
+    base: { ref: string }
+    html_url: string
+  }
+) => ({
+  number: p.number,
+  title: p.title,
+  state: p.state,
+  draft: p.draft ?? false,
+  author: p.user?.login ?? null,
+  head: p.head.ref,
+  headSha: p.head.sha,
+  base: p.base.ref,
+  html_url: p.html_url
 })
 
 export const pullTools: ReadonlyArray<Tool> = [
@@ -36,22 +61,41 @@ export const pullTools: ReadonlyArray<Tool> = [
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, read)
         const state = input.optStr("state") === "closed" ? "closed" : input.optStr("state") === "all" ? "all" : "open"
-        const { data } = yield* call((signal) => gh.rest.pulls.list({ owner: r.owner, repo: r.repo, state, per_page: perPage, request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.list({ owner: r.owner, repo: r.repo, state, per_page: perPage, request: { signal } })
+        )
         return data.map(pullSummary)
       })
   },
   {
     name: "codehost_get_pull_request",
-    description: "Read a pull request of a granted repository: title, body, branches, head SHA, mergeability and its comments.",
+    description:
+      "Read a pull request of a granted repository: title, body, branches, head SHA, mergeability and its comments.",
     input: inRepo({ number }, ["number"]),
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", issues: "read" })
         const pull_number = input.int("number")
-        const { data } = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number, request: { signal } }))
-        const comments = yield* call((signal) => gh.rest.issues.listComments({ owner: r.owner, repo: r.repo, issue_number: pull_number, per_page: 100, request: { signal } }))
-        return { ...pullSummary(data), body: data.body ?? "", merged: data.merged, mergeable: data.mergeable ?? null, comments: comments.data.map((c) => ({ author: c.user?.login ?? null, body: c.body ?? "" })) }
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number, request: { signal } })
+        )
+        const comments = yield* call((signal) =>
+          gh.rest.issues.listComments({
+            owner: r.owner,
+            repo: r.repo,
+            issue_number: pull_number,
+            per_page: 100,
+            request: { signal }
+          })
+        )
+        return {
+          ...pullSummary(data),
+          body: data.body ?? "",
+          merged: data.merged,
+          mergeable: data.mergeable ?? null,
+          comments: comments.data.map((c) => ({ author: c.user?.login ?? null, body: c.body ?? "" }))
+        }
       })
   },
   {
@@ -62,8 +106,21 @@ export const pullTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) => gh.rest.pulls.listFiles({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), per_page: 100, request: { signal } }))
-        return data.map((f) => ({ filename: f.filename, status: f.status, additions: f.additions, deletions: f.deletions }))
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.listFiles({
+            owner: r.owner,
+            repo: r.repo,
+            pull_number: input.int("number"),
+            per_page: 100,
+            request: { signal }
+          })
+        )
+        return data.map((f) => ({
+          filename: f.filename,
+          status: f.status,
+          additions: f.additions,
+          deletions: f.deletions
+        }))
       })
   },
   {
@@ -74,14 +131,35 @@ export const pullTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) => gh.rest.pulls.listReviews({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), per_page: 100, request: { signal } }))
-        return data.map((v) => ({ id: v.id, author: v.user?.login ?? null, state: v.state, body: v.body, commit: v.commit_id }))
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.listReviews({
+            owner: r.owner,
+            repo: r.repo,
+            pull_number: input.int("number"),
+            per_page: 100,
+            request: { signal }
+          })
+        )
+        return data.map((v) => ({
+          id: v.id,
+          author: v.user?.login ?? null,
+          state: v.state,
+          body: v.body,
+          commit: v.commit_id
+        }))
       })
   },
   {
     name: "codehost_create_pull_request",
-    description: "Open a pull request in a granted repository from `head` into `base` (one of the agent's base branches when they are set).",
-    input: inRepo({ title: str("Title."), head: str("The branch with the changes."), base: str("The branch to merge into."), body: text("Description (Markdown)."), draft: { type: "boolean", description: "Open as a draft." } }, ["title", "head", "base"]),
+    description:
+      "Open a pull request in a granted repository from `head` into `base` (one of the agent's base branches when they are set).",
+    input: inRepo({
+      title: str("Title."),
+      head: str("The branch with the changes."),
+      base: str("The branch to merge into."),
+      body: text("Description (Markdown)."),
+      draft: { type: "boolean", description: "Open as a draft." }
+    }, ["title", "head", "base"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
@@ -89,7 +167,18 @@ export const pullTools: ReadonlyArray<Tool> = [
         yield* checkBase(scope, input.str("base"))
         yield* checkWritableBranch(scope, input.str("head"))
         const gh = yield* scope.installation([r.full], write)
-        const { data } = yield* call((signal) => gh.rest.pulls.create({ owner: r.owner, repo: r.repo, title: input.str("title"), head: input.str("head"), base: input.str("base"), body: input.optStr("body") ?? "", draft: input.bool("draft"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.create({
+            owner: r.owner,
+            repo: r.repo,
+            title: input.str("title"),
+            head: input.str("head"),
+            base: input.str("base"),
+            body: input.optStr("body") ?? "",
+            draft: input.bool("draft"),
+            request: { signal }
+          })
+        )
         return pullSummary(data)
       })
   },
@@ -101,7 +190,15 @@ export const pullTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, { issues: "write", pull_requests: "write" })
-        const { data } = yield* call((signal) => gh.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: input.int("number"), body: input.str("body"), request: { signal } }))
+        const { data } = yield* call((signal) =>
+          gh.rest.issues.createComment({
+            owner: r.owner,
+            repo: r.repo,
+            issue_number: input.int("number"),
+            body: input.str("body"),
+            request: { signal }
+          })
+        )
         return { id: data.id, html_url: data.html_url }
       })
   },
@@ -113,74 +210,154 @@ export const pullTools: ReadonlyArray<Tool> = [
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", checks: "read" })
-        const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
-        const { data } = yield* call((signal) => gh.rest.checks.listForRef({ owner: r.owner, repo: r.repo, ref: pull.data.head.sha, per_page: 100, request: { signal } }))
-        return { headSha: pull.data.head.sha, checks: data.check_runs.map((c) => ({ name: c.name, status: c.status, conclusion: c.conclusion, summary: c.output.summary ?? null })) }
+        const pull = yield* call((signal) =>
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+        )
+        const { data } = yield* call((signal) =>
+          gh.rest.checks.listForRef({
+            owner: r.owner,
+            repo: r.repo,
+            ref: pull.data.head.sha,
+            per_page: 100,
+            request: { signal }
+          })
+        )
+        return {
+          headSha: pull.data.head.sha,
+          checks: data.check_runs.map((c) => ({
+            name: c.name,
+            status: c.status,
+            conclusion: c.conclusion,
+            summary: c.output.summary ?? null
+          }))
+        }
       })
   },
   {
     name: "codehost_get_pull_request_review_threads",
-    description: "The review comment threads of a pull request of a granted repository (path, line, comments, resolved or not), with their ids for codehost_resolve_review_thread.",
+    description:
+      "The review comment threads of a pull request of a granted repository (path, line, comments, resolved or not), with their ids for codehost_resolve_review_thread.",
     input: inRepo({ number }, ["number"]),
     untrusted: true,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, read)
-        const query = `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) {
+        const query =
+          `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) {
           reviewThreads(first: 100) { nodes { id isResolved path line comments(first: 50) { nodes { body author { login } } } } } } } }`
-        const answer = yield* call((signal) => gh.graphql<{ repository: { pullRequest: { reviewThreads: { nodes: ReadonlyArray<unknown> } } | null } }>(query, { owner: r.owner, name: r.repo, number: input.int("number"), request: { signal } }))
+        const answer = yield* call((signal) =>
+          gh.graphql<{ repository: { pullRequest: { reviewThreads: { nodes: ReadonlyArray<unknown> } } | null } }>(
+            query,
+            { owner: r.owner, name: r.repo, number: input.int("number"), request: { signal } }
+          )
+        )
         return answer.repository.pullRequest?.reviewThreads.nodes ?? []
       })
   },
   {
     name: "codehost_create_pull_request_review",
-    description: "Review a pull request of a granted repository at the head SHA you inspected: comment, approve or request changes.",
-    input: inRepo({ number, headSha, event: { type: "string", enum: ["COMMENT", "APPROVE", "REQUEST_CHANGES"], description: "The verdict." }, body: text("The review's text.") }, ["number", "headSha", "event"]),
+    description:
+      "Review a pull request of a granted repository at the head SHA you inspected: comment, approve or request changes.",
+    input: inRepo({
+      number,
+      headSha,
+      event: { type: "string", enum: ["COMMENT", "APPROVE", "REQUEST_CHANGES"], description: "The verdict." },
+      body: text("The review's text.")
+    }, ["number", "headSha", "event"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, write)
-        const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
+        const pull = yield* call((signal) =>
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+        )
         // GitHub accepts a review of an older commit (it shows as outdated): a verdict on code the model did not see is refused here.
         const sha = input.str("headSha")
         if (pull.data.head.sha !== sha) {
-          return yield* ToolError.refused(`The pull request's head is now ${pull.data.head.sha}, not ${sha}: it changed since you inspected it; inspect it again.`)
+          return yield* ToolError.refused(
+            `The pull request's head is now ${pull.data.head.sha}, not ${sha}: it changed since you inspected it; inspect it again.`
+          )
         }
-        const event = input.str("event") === "APPROVE" ? "APPROVE" : input.str("event") === "REQUEST_CHANGES" ? "REQUEST_CHANGES" : "COMMENT"
-        const { data } = yield* call((signal) => gh.rest.pulls.createReview({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), commit_id: sha, event, body: input.optStr("body") ?? "", request: { signal } }))
+        const event = input.str("event") === "APPROVE"
+          ? "APPROVE"
+          : input.str("event") === "REQUEST_CHANGES"
+          ? "REQUEST_CHANGES"
+          : "COMMENT"
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.createReview({
+            owner: r.owner,
+            repo: r.repo,
+            pull_number: input.int("number"),
+            commit_id: sha,
+            event,
+            body: input.optStr("body") ?? "",
+            request: { signal }
+          })
+        )
         return { id: data.id, state: data.state, commit: data.commit_id }
       })
   },
   {
     name: "codehost_resolve_review_thread",
-    description: "Mark a review thread of a pull request as resolved (thread ids come from codehost_get_pull_request_review_threads).",
+    description:
+      "Mark a review thread of a pull request as resolved (thread ids come from codehost_get_pull_request_review_threads).",
     input: inRepo({ threadId: str("The review thread's id.") }, ["threadId"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, write)
-        const mutation = "mutation($threadId: ID!) { resolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } } }"
-        const answer = yield* call((signal) => gh.graphql<{ resolveReviewThread: { thread: unknown } }>(mutation, { threadId: input.str("threadId"), owner: r.owner, name: r.repo, request: { signal } }))
+        const mutation =
+          "mutation($threadId: ID!) { resolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } } }"
+        const answer = yield* call((signal) =>
+          gh.graphql<{ resolveReviewThread: { thread: unknown } }>(mutation, {
+            threadId: input.str("threadId"),
+            owner: r.owner,
+            name: r.repo,
+            request: { signal }
+          })
+        )
         return answer.resolveReviewThread.thread
       })
   },
   {
     name: "codehost_merge_pull_request",
-    description: "Merge a pull request of a granted repository at the head SHA you inspected (refused if the branch moved, or if this thread pushed it and that SHA is not its last push).",
-    input: inRepo({ number, headSha, method: { type: "string", enum: ["merge", "squash", "rebase"], description: "How (default merge)." } }, ["number", "headSha"]),
+    description:
+      "Merge a pull request of a granted repository at the head SHA you inspected (refused if the branch moved, or if this thread pushed it and that SHA is not its last push).",
+    input: inRepo({
+      number,
+      headSha,
+      method: { type: "string", enum: ["merge", "squash", "rebase"], description: "How (default merge)." }
+    }, ["number", "headSha"]),
     untrusted: false,
     run: (scope, input) =>
       Effect.gen(function*() {
         const { r, gh } = yield* repoClient(scope, input, { contents: "write", pull_requests: "write" })
-        const pull = yield* call((signal) => gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } }))
+        const pull = yield* call((signal) =>
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+        )
         yield* checkBase(scope, pull.data.base.ref)
         const sha = input.str("headSha")
         const owned = yield* scope.branchOwner(r.full, pull.data.head.ref)
         if (Option.isSome(owned) && owned.value.lastPushedSha !== null && owned.value.lastPushedSha !== sha) {
-          return yield* ToolError.refused(`The last push of '${pull.data.head.ref}' was ${owned.value.lastPushedSha}, not ${sha}; inspect the pull request again.`)
+          return yield* ToolError.refused(
+            `The last push of '${pull.data.head.ref}' was ${owned.value.lastPushedSha}, not ${sha}; inspect the pull request again.`
+          )
         }
-        const method = input.optStr("method") === "squash" ? "squash" : input.optStr("method") === "rebase" ? "rebase" : "merge"
-        const { data } = yield* call((signal) => gh.rest.pulls.merge({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), sha, merge_method: method, request: { signal } }))
+        const method = input.optStr("method") === "squash"
+          ? "squash"
+          : input.optStr("method") === "rebase"
+          ? "rebase"
+          : "merge"
+        const { data } = yield* call((signal) =>
+          gh.rest.pulls.merge({
+            owner: r.owner,
+            repo: r.repo,
+            pull_number: input.int("number"),
+            sha,
+            merge_method: method,
+            request: { signal }
+          })
+        )
         return { merged: data.merged, sha: data.sha }
       })
   }

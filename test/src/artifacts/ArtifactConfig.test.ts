@@ -6,7 +6,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Redacted } from "effect"
 import { defaultArtifactConfig, readArtifactConfig } from "../../../src/artifacts/ArtifactConfig.ts"
 
-const read = (env: Record<string, string>) => readArtifactConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
+const read = (env: Record<string, string>) =>
+  readArtifactConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
 
 describe("artifact configuration", () => {
   it.effect("defaults: the PostgreSQL store, 32 MiB, 30 days, one-hour URLs", () =>
@@ -37,26 +38,43 @@ describe("artifact configuration", () => {
       })
       assert.strictEqual(config.store.kind, "s3")
       if (config.store.kind !== "s3") return
-      assert.deepInclude(config.store, { bucket: "svc-artifacts", region: "eu-west-3", endpoint: "http://127.0.0.1:9000", prefix: "prod/" })
+      assert.deepInclude(config.store, {
+        bucket: "svc-artifacts",
+        region: "eu-west-3",
+        endpoint: "http://127.0.0.1:9000",
+        prefix: "prod/"
+      })
       assert.strictEqual(config.store.credentials?.accessKeyId, "AKIA")
       assert.strictEqual(Redacted.value(config.store.credentials?.secretAccessKey ?? Redacted.make("")), "secret")
       assert.deepInclude(config, { fileMaxBytes: 1024, retentionDays: 7, urlTtlSeconds: 60 })
       const chain = yield* read({ SVC_ARTIFACT_STORE: "s3", SVC_S3_BUCKET: "b" })
-      assert.deepStrictEqual(chain.store, { kind: "s3", bucket: "b", region: "us-east-1", endpoint: null, prefix: "", credentials: null })
+      assert.deepStrictEqual(chain.store, {
+        kind: "s3",
+        bucket: "b",
+        region: "us-east-1",
+        endpoint: null,
+        prefix: "",
+        credentials: null
+      })
     }))
 
-  it.effect.each([
-    [{ SVC_ARTIFACT_STORE: "disk" }, "SVC_ARTIFACT_STORE must be postgres, s3 or none, got 'disk'"],
-    [{ SVC_ARTIFACT_STORE: "s3" }, "SVC_ARTIFACT_STORE=s3 needs SVC_S3_BUCKET"],
-    [{ SVC_ARTIFACT_STORE: "s3", SVC_S3_BUCKET: "b", SVC_S3_ENDPOINT: "minio:9000 " }, "SVC_S3_ENDPOINT must be a URL (http://host:port), got 'minio:9000 '"],
+  it.effect.each(
     [
-      { SVC_ARTIFACT_STORE: "s3", SVC_S3_BUCKET: "b", SVC_S3_ACCESS_KEY_ID: "AKIA" },
-      "SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY go together: set both or neither"
-    ],
-    [{ SVC_FILE_MAX_BYTES: "0" }, "SVC_FILE_MAX_BYTES must be at least 1, got 0"],
-    [{ SVC_ARTIFACT_RETENTION_DAYS: "0" }, "SVC_ARTIFACT_RETENTION_DAYS must be at least 1, got 0"],
-    [{ SVC_ARTIFACT_URL_TTL_SECONDS: "-5" }, "SVC_ARTIFACT_URL_TTL_SECONDS must be at least 1, got -5"]
-  ] as const)("%j is refused at start", ([env, message]) =>
+      [{ SVC_ARTIFACT_STORE: "disk" }, "SVC_ARTIFACT_STORE must be postgres, s3 or none, got 'disk'"],
+      [{ SVC_ARTIFACT_STORE: "s3" }, "SVC_ARTIFACT_STORE=s3 needs SVC_S3_BUCKET"],
+      [
+        { SVC_ARTIFACT_STORE: "s3", SVC_S3_BUCKET: "b", SVC_S3_ENDPOINT: "minio:9000 " },
+        "SVC_S3_ENDPOINT must be a URL (http://host:port), got 'minio:9000 '"
+      ],
+      [
+        { SVC_ARTIFACT_STORE: "s3", SVC_S3_BUCKET: "b", SVC_S3_ACCESS_KEY_ID: "AKIA" },
+        "SVC_S3_ACCESS_KEY_ID and SVC_S3_SECRET_ACCESS_KEY go together: set both or neither"
+      ],
+      [{ SVC_FILE_MAX_BYTES: "0" }, "SVC_FILE_MAX_BYTES must be at least 1, got 0"],
+      [{ SVC_ARTIFACT_RETENTION_DAYS: "0" }, "SVC_ARTIFACT_RETENTION_DAYS must be at least 1, got 0"],
+      [{ SVC_ARTIFACT_URL_TTL_SECONDS: "-5" }, "SVC_ARTIFACT_URL_TTL_SECONDS must be at least 1, got -5"]
+    ] as const
+  )("%j is refused at start", ([env, message]) =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(read(env))
       assert.strictEqual(error.message, message)

@@ -33,7 +33,12 @@ describe("confirmed dispatch", () => {
     }))
 
   // The run's state a moment after the first send: claimed by an execution, or ended or parked.
-  for (const [what, meanwhile] of [["an execution claimed the run", Option.some(4)], ["the run ended or parked", Option.none()]] as const) {
+  for (
+    const [what, meanwhile] of [["an execution claimed the run", Option.some(4)], [
+      "the run ended or parked",
+      Option.none()
+    ]] as const
+  ) {
     it.effect(`not sent again once ${what}`, () =>
       Effect.gen(function*() {
         const { sent, state, fiber } = yield* harness(Option.some(3))

@@ -6,8 +6,8 @@
  * Rows are staged in the cluster's own runner table (its migrations) and in
  * svc_nodes; this process's sessions carry its node id, as a runner's do.
  */
-import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted } from "effect"
 import { SqlRunnerStorage } from "effect/cluster"
 import { markDeadRunners } from "../../../src/cluster/DeadRunners.ts"
@@ -48,7 +48,9 @@ layer(Harness, { timeout: 60_000 })("dead runners", (it) => {
       yield* runner("10.0.0.4:34431", 0)
 
       assert.deepStrictEqual(yield* markDeadRunners(sql), ["10.0.0.1:34431"])
-      const rows = yield* sql<{ address: string; healthy: boolean }>`SELECT address, healthy FROM cluster_runners ORDER BY address`
+      const rows = yield* sql<
+        { address: string; healthy: boolean }
+      >`SELECT address, healthy FROM cluster_runners ORDER BY address`
       assert.deepStrictEqual(rows.map((r) => [r.address, r.healthy]), [
         ["10.0.0.1:34431", false],
         ["10.0.0.2:34431", true],

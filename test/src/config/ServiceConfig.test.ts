@@ -10,33 +10,61 @@ import { noTelemetry } from "../../../src/config/TelemetryConfig.ts"
 import { signalUrl } from "../../../src/telemetry/Otlp.ts"
 
 const load = (env: Record<string, string>) =>
-  Effect.flip(Layer.build(ServiceConfig.layer).pipe(Effect.scoped, Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))))
+  Effect.flip(
+    Layer.build(ServiceConfig.layer).pipe(
+      Effect.scoped,
+      Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+    )
+  )
 
 describe("service configuration", () => {
-  it.effect.each([
-    [{ SVC_API_KEYS: "sk_only_key" }, "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 1 part(s)"],
-    [{ SVC_API_KEYS: "sk_a:org_a:" }, "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 3 part(s)"],
-    [{ SVC_STRICT_BANDS: "core,ultra" }, "SVC_STRICT_BANDS: 'ultra' is not a band (lite, core, frontier)"],
+  it.effect.each(
     [
-      { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8;anthropic:claude=cheap" },
-      "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'anthropic:claude=cheap'"
-    ],
-    [{ SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2" }, "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'openai:gpt-4.1=0.2'"],
-    [{ SVC_LOG_FORMAT: "xml" }, "SVC_LOG_FORMAT must be 'text' or 'json', got 'xml'"],
-    [
-      { SVC_METRICS_TOKEN: "a-long-enough-token" },
-      "SVC_METRICS_TOKEN guards /metrics, which is off: set SVC_METRICS=on too (or unset the token)"
-    ],
-    [{ SVC_METRICS: "on", SVC_METRICS_TOKEN: "short" }, "SVC_METRICS_TOKEN must be at least 16 characters"],
-    [
-      { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
-      "OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got 'grpc'"
-    ],
-    [{ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" }, "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got 'collector:4318'"],
-    [{ SVC_TRUSTED_ORIGINS: "https://mcp.internal/api" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://mcp.internal/api'"],
-    [{ SVC_TRUSTED_ORIGINS: "mcp.internal:8443" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'mcp.internal:8443'"],
-    [{ SVC_TRUSTED_ORIGINS: "https://u:p@mcp.internal" }, "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://u:p@mcp.internal'"]
-  ] as const)("%j is refused at start", ([env, message]) =>
+      [
+        { SVC_API_KEYS: "sk_only_key" },
+        "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 1 part(s)"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org_a:" },
+        "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 3 part(s)"
+      ],
+      [{ SVC_STRICT_BANDS: "core,ultra" }, "SVC_STRICT_BANDS: 'ultra' is not a band (lite, core, frontier)"],
+      [
+        { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8;anthropic:claude=cheap" },
+        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'anthropic:claude=cheap'"
+      ],
+      [
+        { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2" },
+        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'openai:gpt-4.1=0.2'"
+      ],
+      [{ SVC_LOG_FORMAT: "xml" }, "SVC_LOG_FORMAT must be 'text' or 'json', got 'xml'"],
+      [
+        { SVC_METRICS_TOKEN: "a-long-enough-token" },
+        "SVC_METRICS_TOKEN guards /metrics, which is off: set SVC_METRICS=on too (or unset the token)"
+      ],
+      [{ SVC_METRICS: "on", SVC_METRICS_TOKEN: "short" }, "SVC_METRICS_TOKEN must be at least 16 characters"],
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4317", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
+        "OTEL_EXPORTER_OTLP_PROTOCOL: this service exports over OTLP/HTTP, 'http/protobuf' or 'http/json'; got 'grpc'"
+      ],
+      [
+        { OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" },
+        "OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s) URL (http://collector:4318), got 'collector:4318'"
+      ],
+      [
+        { SVC_TRUSTED_ORIGINS: "https://mcp.internal/api" },
+        "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://mcp.internal/api'"
+      ],
+      [
+        { SVC_TRUSTED_ORIGINS: "mcp.internal:8443" },
+        "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'mcp.internal:8443'"
+      ],
+      [
+        { SVC_TRUSTED_ORIGINS: "https://u:p@mcp.internal" },
+        "SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got 'https://u:p@mcp.internal'"
+      ]
+    ] as const
+  )("%j is refused at start", ([env, message]) =>
     Effect.gen(function*() {
       const error = yield* load(env)
       assert.strictEqual(error._tag, "ConfigurationError")
@@ -53,7 +81,10 @@ describe("service configuration", () => {
       }
       const shape = yield* Effect.gen(function*() {
         return yield* ServiceConfig
-      }).pipe(Effect.provide(ServiceConfig.layer), Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
+      }).pipe(
+        Effect.provide(ServiceConfig.layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+      )
       assert.strictEqual(shape.seedKeys.length, 1)
       assert.deepStrictEqual(shape.bands.core, { route: "scripted", strict: true })
       assert.deepStrictEqual(shape.bands.frontier, { route: "scripted", strict: false })
@@ -71,11 +102,17 @@ describe("service configuration", () => {
         SVC_METRICS: "on",
         SVC_LOG_FORMAT: "json"
       }
-      const { telemetry } = yield* ServiceConfig.pipe(Effect.provide(ServiceConfig.layer), Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
+      const { telemetry } = yield* ServiceConfig.pipe(
+        Effect.provide(ServiceConfig.layer),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+      )
       const otlp = Option.getOrThrow(telemetry.otlp)
       assert.strictEqual(otlp.endpoint, "https://collector.example:4318/otlp")
       assert.strictEqual(otlp.protocol, "http/protobuf")
-      assert.deepStrictEqual(otlp.headers.map(([name, value]) => [name, Redacted.value(value)]), [["authorization", "Bearer tok"], ["x-team", "agents"]])
+      assert.deepStrictEqual(otlp.headers.map(([name, value]) => [name, Redacted.value(value)]), [[
+        "authorization",
+        "Bearer tok"
+      ], ["x-team", "agents"]])
       // service.name in OTEL_RESOURCE_ATTRIBUTES is left for the exporter to read.
       assert.strictEqual(otlp.serviceName, undefined)
       assert.strictEqual(otlp.tracesExportMs, 1000)

@@ -4,8 +4,8 @@
  * pending by a process that died (killed while handling the request) is taken
  * over by the retry, which runs, instead of answering 503 for 24 hours.
  */
-import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Redacted, Ref, Schema } from "effect"
 import type { Principal } from "../../../domain/Principal.ts"
 import { Idempotency, type IdempotentRequest } from "../../../src/idempotency/Idempotency.ts"
@@ -26,7 +26,13 @@ const Harness = Layer.unwrap(
 )
 
 const principal: Principal = { keyId: "key_1", organizationId: "org_1", workspaceId: "prod" }
-const request = (key: string): IdempotentRequest => ({ principal, method: "POST", path: "/v1/things", key, body: { a: 1 } })
+const request = (key: string): IdempotentRequest => ({
+  principal,
+  method: "POST",
+  path: "/v1/things",
+  key,
+  body: { a: 1 }
+})
 const replayable = { schema: Schema.Struct({ n: Schema.Number }), status: 201 }
 
 layer(Harness, { timeout: 60_000 })("idempotency records of a process that died", (it) => {
@@ -38,14 +44,22 @@ layer(Harness, { timeout: 60_000 })("idempotency records of a process that died"
       yield* sql`INSERT INTO svc_nodes (id, started_at, heartbeat_at) VALUES (${live}, now(), now() + interval '1 hour')`
       const started = yield* Deferred.make<void>()
       const gate = yield* Deferred.make<void>()
-      const first = yield* Effect.forkChild(idempotency.run(request("K"), replayable, Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(gate), { n: 1 }))))
+      const first = yield* Effect.forkChild(
+        idempotency.run(
+          request("K"),
+          replayable,
+          Effect.andThen(Deferred.succeed(started, undefined), Effect.as(Deferred.await(gate), { n: 1 }))
+        )
+      )
       yield* Deferred.await(started)
       const runs = yield* Ref.make(0)
       const retry = idempotency.run(request("K"), replayable, Effect.as(Ref.update(runs, (n) => n + 1), { n: 2 }))
 
       const waiting = yield* Effect.flip(retry)
       assert.strictEqual(waiting.code, "service_unavailable")
-      const [claimed] = yield* sql<{ readonly claimed_by: string }>`SELECT claimed_by FROM idempotency_keys WHERE key = 'K'`
+      const [claimed] = yield* sql<
+        { readonly claimed_by: string }
+      >`SELECT claimed_by FROM idempotency_keys WHERE key = 'K'`
       assert.strictEqual(claimed?.claimed_by, live)
 
       // The process that claimed it died mid-request (another node id, no heartbeat): the retry takes the key over and runs.

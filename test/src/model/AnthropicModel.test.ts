@@ -17,7 +17,11 @@ import { aimock, apiKey, recordingProxy, redactedKey, sleepProbe } from "../../s
 const weatherTool: ToolSpec = {
   name: "get_weather",
   description: "Current weather for a city.",
-  inputSchema: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] }
+  inputSchema: {
+    type: "object",
+    properties: { city: { type: "string" }, days: { type: "integer" } },
+    required: ["city"]
+  }
 }
 
 const request = (messages: ReadonlyArray<Message>, extra: Partial<ModelRequest> = {}): ModelRequest => ({
@@ -36,7 +40,11 @@ describe("AnthropicModel", () => {
   it.effect("streams thinking as ReasoningDelta and text as TextDelta, then Finish('stop') with the reported usage", () =>
     Effect.gen(function*() {
       const peer = yield* aimock((mock) =>
-        mock.onMessage("hello", { content: "Hello, human.", reasoning: "Greet back.", usage: { input_tokens: 25, output_tokens: 7 } })
+        mock.onMessage("hello", {
+          content: "Hello, human.",
+          reasoning: "Greet back.",
+          usage: { input_tokens: 25, output_tokens: 7 }
+        })
       )
       const proxy = yield* recordingProxy(peer.url)
       const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey })
@@ -89,8 +97,18 @@ describe("AnthropicModel", () => {
 
       const second = yield* Stream.runCollect(model.stream(request([
         user,
-        { role: "assistant", content: "Let me check.", toolCalls: [{ id: ToolCallId.make("toolu_01A"), name: "get_weather", input: { city: "Paris", days: 2 } }] },
-        { role: "tool", toolCallId: ToolCallId.make("toolu_01A"), toolName: "get_weather", content: "upstream timeout", isError: true }
+        {
+          role: "assistant",
+          content: "Let me check.",
+          toolCalls: [{ id: ToolCallId.make("toolu_01A"), name: "get_weather", input: { city: "Paris", days: 2 } }]
+        },
+        {
+          role: "tool",
+          toolCallId: ToolCallId.make("toolu_01A"),
+          toolName: "get_weather",
+          content: "upstream timeout",
+          isError: true
+        }
       ], { tools: [weatherTool] })))
       assert.strictEqual(text(second), "The weather service is down.")
       assert.deepStrictEqual(second.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 70, outputTokens: 9 })
@@ -114,7 +132,11 @@ describe("AnthropicModel", () => {
             content: [{ type: "tool_result", tool_use_id: "toolu_01A", content: "upstream timeout", is_error: true }]
           }
         ],
-        tools: [{ name: "get_weather", description: "Current weather for a city.", input_schema: weatherTool.inputSchema }]
+        tools: [{
+          name: "get_weather",
+          description: "Current weather for a city.",
+          input_schema: weatherTool.inputSchema
+        }]
       })
       // How aimock read it: the tool_use as an assistant tool call, the tool_result as its answer.
       const journal = yield* peer.journal
@@ -125,7 +147,11 @@ describe("AnthropicModel", () => {
         {
           role: "assistant",
           content: "Let me check.",
-          tool_calls: [{ id: "toolu_01A", type: "function", function: { name: "get_weather", arguments: "{\"city\":\"Paris\",\"days\":2}" } }]
+          tool_calls: [{
+            id: "toolu_01A",
+            type: "function",
+            function: { name: "get_weather", arguments: "{\"city\":\"Paris\",\"days\":2}" }
+          }]
         },
         { role: "tool", content: "upstream timeout", tool_call_id: "toolu_01A" }
       ])
@@ -139,7 +165,9 @@ describe("AnthropicModel", () => {
           title: { type: "string", minLength: 1 },
           score: { type: "integer", minimum: 0, maximum: 10 },
           tags: { type: "array", items: { type: "string", maxLength: 20 }, minItems: 1 },
-          owner: { oneOf: [{ type: "string", format: "email" }, { type: "object", properties: { id: { type: "string" } } }] }
+          owner: {
+            oneOf: [{ type: "string", format: "email" }, { type: "object", properties: { id: { type: "string" } } }]
+          }
         },
         required: ["title", "score"]
       }
@@ -161,7 +189,9 @@ describe("AnthropicModel", () => {
       }
       assert.deepStrictEqual(anthropicSchema(outputSchema), sentSchema)
 
-      const peer = yield* aimock((mock) => mock.onMessage("summarise", { content: "{\"title\":\"Weekly\",\"score\":7}" }))
+      const peer = yield* aimock((mock) =>
+        mock.onMessage("summarise", { content: "{\"title\":\"Weekly\",\"score\":7}" })
+      )
       const proxy = yield* recordingProxy(peer.url)
       const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey })
 
@@ -176,7 +206,10 @@ describe("AnthropicModel", () => {
   it.effect("a 429 is retried after its Retry-After, on the clock", () =>
     Effect.gen(function*() {
       const peer = yield* aimock((mock) => {
-        mock.nextRequestError(429, { message: "Number of request tokens has exceeded your rate limit", type: "rate_limit_error" })
+        mock.nextRequestError(429, {
+          message: "Number of request tokens has exceeded your rate limit",
+          type: "rate_limit_error"
+        })
         mock.onMessage("hello", { content: "Hi!", usage: { input_tokens: 5, output_tokens: 2 } })
       })
       const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })

@@ -20,7 +20,14 @@ const pdf = new TextEncoder().encode("%PDF-1.4\n%\u00e2\u00e3\n1 0 obj <<>> endo
 const notes = new TextEncoder().encode("line one\nline two: caf\u00e9\n")
 const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64")
 
-const ref = (artifactId: string, filename: string, mediaType: string, bytes: number, as: AttachmentRef["as"], path?: string): AttachmentRef => ({
+const ref = (
+  artifactId: string,
+  filename: string,
+  mediaType: string,
+  bytes: number,
+  as: AttachmentRef["as"],
+  path?: string
+): AttachmentRef => ({
   artifactId,
   filename,
   mediaType,
@@ -49,7 +56,8 @@ const manifestText = [
   `- "old.png" (image/png, 10 bytes) handle {"kind":"svc","id":"art_gone"}`,
   "</attachments>"
 ].join("\n")
-const notesText = `<file name="notes.txt" media_type="text/plain; charset=utf-8">\nline one\nline two: caf\u00e9\n\n</file>`
+const notesText =
+  `<file name="notes.txt" media_type="text/plain; charset=utf-8">\nline one\nline two: caf\u00e9\n\n</file>`
 const goneText = `[The attachment "old.png" (art_gone) is no longer stored; only its manifest line remains.]`
 
 /** The messages a provider made of `request`, as aimock received them (and answered 200). */
@@ -86,12 +94,18 @@ describe("AttachmentParts", () => {
 
   it.effect("Anthropic: image and document blocks with base64 sources, then the manifest and the text", () =>
     Effect.gen(function*() {
-      const messages = yield* sentMessages((baseUrl) => makeAnthropicModel({ model: "m", baseUrl, apiKey: redactedKey }))
+      const messages = yield* sentMessages((baseUrl) =>
+        makeAnthropicModel({ model: "m", baseUrl, apiKey: redactedKey })
+      )
       assert.deepStrictEqual(messages, [{
         role: "user",
         content: [
           { type: "image", source: { type: "base64", media_type: "image/png", data: b64(png) } },
-          { type: "document", source: { type: "base64", media_type: "application/pdf", data: b64(pdf) }, title: "report.pdf" },
+          {
+            type: "document",
+            source: { type: "base64", media_type: "application/pdf", data: b64(pdf) },
+            title: "report.pdf"
+          },
           { type: "text", text: notesText },
           { type: "text", text: goneText },
           { type: "text", text: manifestText },
@@ -105,8 +119,12 @@ describe("AttachmentParts", () => {
       const peer = yield* aimock((mock) => mock.onMessage(/plain/, { content: "ok" }))
       const proxy = yield* recordingProxy(peer.url)
       const plain: ModelRequest = { ...request, messages: [{ role: "user", content: "plain" }] }
-      yield* Stream.runDrain(makeOpenAiModel({ model: "m", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey }).stream(plain))
-      yield* Stream.runDrain(makeAnthropicModel({ model: "m", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey }).stream(plain))
+      yield* Stream.runDrain(
+        makeOpenAiModel({ model: "m", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey }).stream(plain)
+      )
+      yield* Stream.runDrain(
+        makeAnthropicModel({ model: "m", baseUrl: `${proxy.url}/v1`, apiKey: redactedKey }).stream(plain)
+      )
       const [openai, anthropic] = proxy.requests().map((r) => (r.body as { messages: unknown }).messages)
       assert.deepStrictEqual(openai, [{ role: "user", content: "plain" }])
       assert.deepStrictEqual(anthropic, [{ role: "user", content: [{ type: "text", text: "plain" }] }])

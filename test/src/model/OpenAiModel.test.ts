@@ -15,7 +15,11 @@ import { aimock, redactedKey, sleepProbe } from "../../support/Aimock.ts"
 const weatherTool: ToolSpec = {
   name: "get_weather",
   description: "Current weather for a city.",
-  inputSchema: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" } }, required: ["city"] }
+  inputSchema: {
+    type: "object",
+    properties: { city: { type: "string" }, days: { type: "integer" } },
+    required: ["city"]
+  }
 }
 
 const request = (messages: ReadonlyArray<Message>, extra: Partial<ModelRequest> = {}): ModelRequest => ({
@@ -34,7 +38,9 @@ describe("OpenAiModel", () => {
   it.effect("streams a text answer as deltas, then Finish('stop') with the reported usage", () =>
     Effect.gen(function*() {
       const peer = yield* aimock((mock) =>
-        mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, { chunkSize: 5 })
+        mock.onMessage("hello", { content: "Hi there, friend!", usage: { prompt_tokens: 11, completion_tokens: 4 } }, {
+          chunkSize: 5
+        })
       )
       const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
       assert.strictEqual(model.route, "openai:gpt-4.1")
@@ -65,10 +71,17 @@ describe("OpenAiModel", () => {
     Effect.gen(function*() {
       const peer = yield* aimock((mock) => {
         mock.on({ userMessage: "weather", hasToolResult: false }, {
-          toolCalls: [{ id: "call_abc123", name: "get_weather", arguments: JSON.stringify({ city: "Paris", days: 2 }) }],
+          toolCalls: [{
+            id: "call_abc123",
+            name: "get_weather",
+            arguments: JSON.stringify({ city: "Paris", days: 2 })
+          }],
           usage: { prompt_tokens: 30, completion_tokens: 12 }
         }, { chunkSize: 4 })
-        mock.onToolResult("call_abc123", { content: "Sunny, 21 °C.", usage: { prompt_tokens: 52, completion_tokens: 6 } })
+        mock.onToolResult("call_abc123", {
+          content: "Sunny, 21 °C.",
+          usage: { prompt_tokens: 52, completion_tokens: 6 }
+        })
       })
       const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1/`, apiKey: redactedKey })
       const user: Message = { role: "user", content: "What's the weather in Paris?" }
@@ -81,8 +94,18 @@ describe("OpenAiModel", () => {
 
       const second = yield* Stream.runCollect(model.stream(request([
         user,
-        { role: "assistant", content: "", toolCalls: [{ id: ToolCallId.make("call_abc123"), name: "get_weather", input: { city: "Paris", days: 2 } }] },
-        { role: "tool", toolCallId: ToolCallId.make("call_abc123"), toolName: "get_weather", content: "{\"temp\":21}", isError: false }
+        {
+          role: "assistant",
+          content: "",
+          toolCalls: [{ id: ToolCallId.make("call_abc123"), name: "get_weather", input: { city: "Paris", days: 2 } }]
+        },
+        {
+          role: "tool",
+          toolCallId: ToolCallId.make("call_abc123"),
+          toolName: "get_weather",
+          content: "{\"temp\":21}",
+          isError: false
+        }
       ], { tools: [weatherTool] })))
       assert.strictEqual(text(second), "Sunny, 21 °C.")
       assert.deepStrictEqual(second.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 52, outputTokens: 6 })
@@ -109,7 +132,11 @@ describe("OpenAiModel", () => {
         ],
         tools: [{
           type: "function",
-          function: { name: "get_weather", description: "Current weather for a city.", parameters: weatherTool.inputSchema }
+          function: {
+            name: "get_weather",
+            description: "Current weather for a city.",
+            parameters: weatherTool.inputSchema
+          }
         }],
         _endpointType: "chat"
       })
@@ -119,7 +146,9 @@ describe("OpenAiModel", () => {
     Effect.gen(function*() {
       const schema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] }
       const peer = yield* aimock((mock) =>
-        mock.on({ userMessage: "summarise", responseFormat: "json_schema" }, { content: "{\"title\":\"Weekly report\"}" })
+        mock.on({ userMessage: "summarise", responseFormat: "json_schema" }, {
+          content: "{\"title\":\"Weekly report\"}"
+        })
       )
       const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
 
@@ -144,12 +173,19 @@ describe("OpenAiModel", () => {
           usage: { prompt_tokens: 20, completion_tokens: 15, completion_tokens_details: { reasoning_tokens: 6 } }
         })
       )
-      const model = makeOpenAiModel({ model: "deepseek/deepseek-r1", baseUrl: `${peer.url}/api/v1`, apiKey: redactedKey })
+      const model = makeOpenAiModel({
+        model: "deepseek/deepseek-r1",
+        baseUrl: `${peer.url}/api/v1`,
+        apiKey: redactedKey
+      })
 
       const events = yield* Stream.runCollect(model.stream(ask("think hard")))
       assert.strictEqual(text(events, "ReasoningDelta"), "Six times seven.")
       assert.strictEqual(text(events), "42.")
-      assert.strictEqual(events.findIndex((e) => e._tag === "TextDelta") > events.findIndex((e) => e._tag === "ReasoningDelta"), true)
+      assert.strictEqual(
+        events.findIndex((e) => e._tag === "TextDelta") > events.findIndex((e) => e._tag === "ReasoningDelta"),
+        true
+      )
       assert.deepStrictEqual(events.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 20, outputTokens: 9 })
     }))
 
@@ -218,10 +254,17 @@ describe("OpenAiModel", () => {
       const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
 
       const bad = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
-      assert.strictEqual(bad.message, "openai:gpt-4.1 answered HTTP 400: invalid_request_error: Invalid value for 'messages'")
+      assert.strictEqual(
+        bad.message,
+        "openai:gpt-4.1 answered HTTP 400: invalid_request_error: Invalid value for 'messages'"
+      )
       assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [400])
 
-      const stranger = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: Redacted.make("sk-wrong") })
+      const stranger = makeOpenAiModel({
+        model: "gpt-4.1",
+        baseUrl: `${peer.url}/v1`,
+        apiKey: Redacted.make("sk-wrong")
+      })
       const refused = yield* Effect.flip(Stream.runCollect(stranger.stream(ask("hello"))))
       assert.match(refused.message, /^openai:gpt-4\.1 answered HTTP 401: /)
     }))
@@ -229,11 +272,17 @@ describe("OpenAiModel", () => {
   it.effect("a provider echoing the key it was sent: the key never reaches the error's message", () =>
     Effect.gen(function*() {
       const peer = yield* aimock((mock) => {
-        mock.nextRequestError(403, { message: `Key Bearer ${Redacted.value(redactedKey)} may not use this model`, type: "permission_error" })
+        mock.nextRequestError(403, {
+          message: `Key Bearer ${Redacted.value(redactedKey)} may not use this model`,
+          type: "permission_error"
+        })
       })
       const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
       const refused = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
-      assert.strictEqual(refused.message, "openai:gpt-4.1 answered HTTP 403: permission_error: Key [redacted] may not use this model")
+      assert.strictEqual(
+        refused.message,
+        "openai:gpt-4.1 answered HTTP 403: permission_error: Key [redacted] may not use this model"
+      )
     }))
 
   it.effect("a connection dropped before any byte is retried; a stream that breaks after events is not", () =>
@@ -270,6 +319,9 @@ describe("OpenAiModel", () => {
       assert.strictEqual(seen.some((event) => event._tag === "Finish"), false)
       assert.match(broken.message, /^openai:gpt-4\.1 stream broke: /)
       const journal = yield* peer.journal
-      assert.deepStrictEqual(journal.filter((entry) => entry.body !== null && JSON.stringify(entry.body).includes("long")).length, 1)
+      assert.deepStrictEqual(
+        journal.filter((entry) => entry.body !== null && JSON.stringify(entry.body).includes("long")).length,
+        1
+      )
     }))
 })

@@ -25,18 +25,32 @@ describe("AttachmentRules", () => {
 
   it("without a workspace, an unsupported type or an over-limit file is refused with the reason", () => {
     assert.deepStrictEqual(placementOf("application/zip", 10, false), {
-      refused: "its media type application/zip cannot be shown to the model (images png/jpeg/gif/webp, PDF and text files can); " +
+      refused:
+        "its media type application/zip cannot be shown to the model (images png/jpeg/gif/webp, PDF and text files can); " +
         "an agent with a managed workspace receives any file there"
     })
     assert.deepStrictEqual(placementOf("image/gif", AttachmentLimits.imageBytes + 1, false), {
-      refused: `it is ${AttachmentLimits.imageBytes + 1} bytes, over the ${AttachmentLimits.imageBytes}-byte limit for an image sent to the model; ` +
+      refused:
+        `it is ${
+          AttachmentLimits.imageBytes + 1
+        } bytes, over the ${AttachmentLimits.imageBytes}-byte limit for an image sent to the model; ` +
         "an agent with a managed workspace receives it there"
     })
   })
 
   it("workspace paths are one safe segment under attachments/, distinct within the input", () => {
     assert.deepStrictEqual(
-      workspacePaths(["report.pdf", "report.pdf", "../../etc/passwd", ".hidden", "a\u0000b.txt", "", "report.pdf", "noext", "noext"]),
+      workspacePaths([
+        "report.pdf",
+        "report.pdf",
+        "../../etc/passwd",
+        ".hidden",
+        "a\u0000b.txt",
+        "",
+        "report.pdf",
+        "noext",
+        "noext"
+      ]),
       [
         "attachments/report.pdf",
         "attachments/report (2).pdf",

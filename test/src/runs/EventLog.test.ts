@@ -45,7 +45,10 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("EventLog writer", (it
       yield* otherWriter.emit({ type: "start-step" })
       yield* otherWriter.flush
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(2), Stream.runCollect)
-      assert.deepStrictEqual(seen, [{ seq: 1, chunk: { type: "start", messageId: row.id } }, { seq: 2, chunk: { type: "start-step" } }])
+      assert.deepStrictEqual(seen, [{ seq: 1, chunk: { type: "start", messageId: row.id } }, {
+        seq: 2,
+        chunk: { type: "start-step" }
+      }])
     }).pipe(Effect.scoped))
 
   it.effect("changes to the run's row in one write are merged, later ones winning; other statements go in the same write", () =>
@@ -55,7 +58,9 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("EventLog writer", (it
       const writer = yield* events.writer(row.id, { fresh: true })
       yield* writer.hold
       yield* writer.emit({ type: "start", messageId: row.id })
-      yield* writer.attach([runChange({ status: "running", startedAt: "2026-01-01T00:00:00.000Z", executor: "node_test" })])
+      yield* writer.attach([
+        runChange({ status: "running", startedAt: "2026-01-01T00:00:00.000Z", executor: "node_test" })
+      ])
       yield* writer.emit({ type: "finish", finishReason: "stop" })
       yield* writer.commit([
         runChange({ status: "completed", terminalReason: null, completedAt: "2026-01-01T00:00:01.000Z" })

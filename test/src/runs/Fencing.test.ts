@@ -8,8 +8,8 @@
  * that stops without ending the run (its shard moved) releases it, unless a
  * later claim took it.
  */
-import { assert, layer } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
+import { assert, layer } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { RunId } from "../../../domain/Ids.ts"
@@ -55,7 +55,10 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
 
       // The stale execution goes on: its chunks, its status change, its checkpoint, its heartbeat, its park.
       yield* stale.emit({ type: "text-delta", id: "txt_1", delta: "stale" })
-      const flushed = yield* fenced(stale, Effect.as(stale.commit([runChange({ status: "completed", executor: "node_stale" })]), "went on"))
+      const flushed = yield* fenced(
+        stale,
+        Effect.as(stale.commit([runChange({ status: "completed", executor: "node_stale" })]), "went on")
+      )
       assert.strictEqual(flushed, undefined)
       assert.isTrue(yield* stale.isLost)
       const now = yield* nowIso
@@ -89,7 +92,10 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
       // The execution's own end comes too late: nothing of it is stored.
       yield* stale.emit({ type: "data-svc-terminal", data: { terminalReason: null } })
       yield* stale.emit({ type: "finish", finishReason: "stop" })
-      assert.strictEqual(yield* fenced(stale, Effect.as(stale.commit([runChange({ status: "completed" })]), "ended")), undefined)
+      assert.strictEqual(
+        yield* fenced(stale, Effect.as(stale.commit([runChange({ status: "completed" })]), "ended")),
+        undefined
+      )
 
       const stored = yield* storedOf(staged.id)
       assert.deepStrictEqual(stored.map((s) => s.seq), [1, 2, 3, 4])
@@ -104,7 +110,10 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
       const repo = yield* RunRepo
       const sql = yield* PgClient.PgClient
       const executorOf = (runId: RunId) =>
-        Effect.map(sql<{ readonly executor: string | null }>`SELECT executor FROM runs WHERE id = ${runId}`.pipe(Effect.orDie), (rows) => rows[0]?.executor)
+        Effect.map(
+          sql<{ readonly executor: string | null }>`SELECT executor FROM runs WHERE id = ${runId}`.pipe(Effect.orDie),
+          (rows) => rows[0]?.executor
+        )
       const staged = yield* RunStage.stageRun()
       const first = yield* repo.claim(staged.id, ActiveStatuses, "node_one").pipe(Effect.map(Option.getOrThrow))
       assert.strictEqual(yield* executorOf(staged.id), "node_one")

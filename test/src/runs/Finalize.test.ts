@@ -10,14 +10,14 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import type { Chunk } from "../../../domain/Chunk.ts"
 import type { ToolCall } from "../../../domain/Conversation.ts"
-import type { Interaction } from "../../../domain/Interaction.ts"
 import { RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
+import type { Interaction } from "../../../domain/Interaction.ts"
 import { type Run, type UsageTotal, ZeroUsage } from "../../../domain/Run.ts"
-import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { EventLog, runChange } from "../../../src/runs/EventLog.ts"
 import { Finalize } from "../../../src/runs/Finalize.ts"
 import { completed, failed, type Outcome } from "../../../src/runs/Outcome.ts"
 import { Parking } from "../../../src/runs/Parking.ts"
+import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { RunRepo } from "../../../src/store/RunRepo.ts"
 import { Threads } from "../../../src/threads/Threads.ts"
 import { nowIso } from "../../../src/Time.ts"
@@ -178,7 +178,12 @@ const outcomes: ReadonlyArray<OutcomeCase> = [
   },
   {
     name: "Failed with a terminal reason and an incident reference: both kept",
-    outcome: failed("internal_error", "The run failed because of an internal error.", "engine_fault", "inc_0000000000000000000042"),
+    outcome: failed(
+      "internal_error",
+      "The run failed because of an internal error.",
+      "engine_fault",
+      "inc_0000000000000000000042"
+    ),
     chunks: [
       { type: "error", errorText: "The run failed because of an internal error." },
       { type: "data-svc-terminal", data: { terminalReason: "engine_fault" } },
@@ -208,8 +213,17 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
         yield* (yield* Finalize).outcome(row, writer, c.outcome, usage)
         // Stored, with the row and the thread, by the time outcome returns.
         assert.deepStrictEqual(yield* chunksAfter(row.id, seq), c.chunks)
-        const expected: Run = { ...row.run, status: c.run.status, terminalReason: c.run.terminalReason, usage, completedAt: now }
-        assert.deepStrictEqual((yield* RunStage.reload(row.id)).run, c.run.error === undefined ? expected : { ...expected, error: c.run.error })
+        const expected: Run = {
+          ...row.run,
+          status: c.run.status,
+          terminalReason: c.run.terminalReason,
+          usage,
+          completedAt: now
+        }
+        assert.deepStrictEqual(
+          (yield* RunStage.reload(row.id)).run,
+          c.run.error === undefined ? expected : { ...expected, error: c.run.error }
+        )
         assert.deepStrictEqual(yield* threadOf(row.run.threadId), released)
       }))
     }))
@@ -231,7 +245,12 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.strictEqual(row.run.terminalReason, null)
       assert.strictEqual(row.run.completedAt, null)
       assert.deepStrictEqual(row.park?.pending, [
-        { toolCallId: ToolCallId.make("call_1"), interactionId: (yield* (yield* InteractionRepo).ofRun(row.id))[0].id, kind: "approval_request", remember: false }
+        {
+          toolCallId: ToolCallId.make("call_1"),
+          interactionId: (yield* (yield* InteractionRepo).ofRun(row.id))[0].id,
+          kind: "approval_request",
+          remember: false
+        }
       ])
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), heldBy(row.id))
     }))
@@ -297,7 +316,11 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
         { type: "data-svc-usage", data: ZeroUsage },
         { type: "abort", reason: "cancelled" }
       ])
-      assert.deepStrictEqual((yield* RunStage.reload(row.id)).run, { ...row.run, status: "cancelled", completedAt: now })
+      assert.deepStrictEqual((yield* RunStage.reload(row.id)).run, {
+        ...row.run,
+        status: "cancelled",
+        completedAt: now
+      })
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), released)
     }))
 
@@ -323,7 +346,12 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
         { type: "abort", reason: "interaction_timeout" }
       ])
       const after = yield* RunStage.reload(row.id)
-      assert.deepStrictEqual(after.run, { ...row.run, status: "cancelled", terminalReason: "interaction_timeout", completedAt: now })
+      assert.deepStrictEqual(after.run, {
+        ...row.run,
+        status: "cancelled",
+        terminalReason: "interaction_timeout",
+        completedAt: now
+      })
       assert.strictEqual(after.park, null)
       assert.strictEqual(after.parkDeadline, null)
       yield* assertApprovalCancelled(row.id, interaction.interaction, now)

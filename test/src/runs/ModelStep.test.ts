@@ -76,7 +76,11 @@ const idOf = (chunks: ReadonlyArray<Chunk>, type: "text-start" | "reasoning-star
 layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
   it.effect("text deltas become one text part: text-start, each delta, text-end under one txt_ id; text and tokens returned", () =>
     Effect.gen(function*() {
-      const { result, chunks } = yield* step(providerOf([text("Hello "), text("world"), finish("stop", 12, 3)]), requestFor("hi"), false)
+      const { result, chunks } = yield* step(
+        providerOf([text("Hello "), text("world"), finish("stop", 12, 3)]),
+        requestFor("hi"),
+        false
+      )
       const id = idOf(chunks, "text-start")
       assert.match(id, /^txt_[0-9A-Za-z]{22}$/)
       assert.deepStrictEqual(chunks, [
@@ -188,7 +192,9 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
         { type: "text-delta", id: t, delta: "there" },
         { type: "text-end", id: t }
       ])
-      const inputTokens = estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools))
+      const inputTokens = estimateTokens(
+        request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)
+      )
       assert.deepStrictEqual(result, { text: "Hello there", calls: [], tokens: { inputTokens, outputTokens: 3 } })
     }))
 
@@ -209,7 +215,9 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const running = yield* Effect.forkChild(ModelStep.run(model, requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0"))
+      const running = yield* Effect.forkChild(
+        ModelStep.run(model, requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0")
+      )
       // The step is still streaming: what arrives was written on release, not by a flush.
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(3), Stream.runCollect)
       assert.isUndefined(running.pollUnsafe())
@@ -231,7 +239,14 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       yield* writer.hold
       yield* writer.emit({ type: "start-step" })
       const watch = yield* events.watch
-      const result = yield* ModelStep.run(providerOf([]), requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0")
+      const result = yield* ModelStep.run(
+        providerOf([]),
+        requestFor("hi"),
+        writer,
+        false,
+        yield* IdGenerator,
+        "run_test:0"
+      )
       assert.deepStrictEqual(result, { text: "", calls: [], tokens: { inputTokens: 0, outputTokens: 0 } })
       const seen = yield* events.follow(row.id, 0, Effect.succeed(false), watch).pipe(Stream.take(1), Stream.runCollect)
       assert.deepStrictEqual(seen.map((s) => s.chunk), [{ type: "start-step" }])
@@ -242,7 +257,16 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(providerOf([text("Half")], "HTTP 503 after 5 attempts"), requestFor("hi"), writer, false, yield* IdGenerator, "run_test:0"))
+      const error = yield* Effect.flip(
+        ModelStep.run(
+          providerOf([text("Half")], "HTTP 503 after 5 attempts"),
+          requestFor("hi"),
+          writer,
+          false,
+          yield* IdGenerator,
+          "run_test:0"
+        )
+      )
       assert.deepStrictEqual(error, new ModelUnavailable({ message: "HTTP 503 after 5 attempts" }))
       yield* writer.flush
       const chunks = yield* storedChunks(row.id)
@@ -259,7 +283,9 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
       const events = yield* EventLog
       const row = yield* RunStage.stageRun()
       const writer = yield* events.writer(row.id, { fresh: true })
-      const error = yield* Effect.flip(ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true, yield* IdGenerator, "run_test:0"))
+      const error = yield* Effect.flip(
+        ModelStep.run(ScriptedModel, requestFor("/fail"), writer, true, yield* IdGenerator, "run_test:0")
+      )
       assert.strictEqual(error._tag, "ModelUnavailable")
       assert.strictEqual(error.message, "the scripted model was told to fail (/fail)")
       yield* writer.flush
@@ -268,22 +294,31 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
 
   it("addUsage adds the step's tokens, one step, and its cost at the price (cents per 1,000 tokens)", () => {
     const total = { inputTokens: 100, outputTokens: 50, totalTokens: 150, costCents: 0.5, steps: 2 }
-    assert.deepStrictEqual(ModelStep.addUsage(total, { inputTokens: 4_000, outputTokens: 2_000 }, { inputCentsPer1k: 0.25, outputCentsPer1k: 1.5 }), {
-      inputTokens: 4_100,
-      outputTokens: 2_050,
-      totalTokens: 6_150,
-      costCents: 4.5,
-      steps: 3
-    })
+    assert.deepStrictEqual(
+      ModelStep.addUsage(total, { inputTokens: 4_000, outputTokens: 2_000 }, {
+        inputCentsPer1k: 0.25,
+        outputCentsPer1k: 1.5
+      }),
+      {
+        inputTokens: 4_100,
+        outputTokens: 2_050,
+        totalTokens: 6_150,
+        costCents: 4.5,
+        steps: 3
+      }
+    )
   })
 
   it("addUsage from zero on a free route counts tokens and the step, no cost", () => {
-    assert.deepStrictEqual(ModelStep.addUsage(ZeroUsage, { inputTokens: 7, outputTokens: 0 }, { inputCentsPer1k: 0, outputCentsPer1k: 0 }), {
-      inputTokens: 7,
-      outputTokens: 0,
-      totalTokens: 7,
-      costCents: 0,
-      steps: 1
-    })
+    assert.deepStrictEqual(
+      ModelStep.addUsage(ZeroUsage, { inputTokens: 7, outputTokens: 0 }, { inputCentsPer1k: 0, outputCentsPer1k: 0 }),
+      {
+        inputTokens: 7,
+        outputTokens: 0,
+        totalTokens: 7,
+        costCents: 0,
+        steps: 1
+      }
+    )
   })
 })

@@ -9,16 +9,16 @@ import { assert, layer } from "@effect/vitest"
 import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { ToolCall } from "../../../domain/Conversation.ts"
-import { ToolApprovalHooks } from "../../../src/hooks/ToolApprovalHooks.ts"
 import { type AgentId, HookId, InteractionId, type RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
+import { ToolApprovalHooks } from "../../../src/hooks/ToolApprovalHooks.ts"
 import { IdGenerator } from "../../../src/IdGenerator.ts"
-import { ApprovalMemory } from "../../../src/store/ApprovalMemory.ts"
 import { type Gate, ToolGate } from "../../../src/runs/ToolGate.ts"
+import { ApprovalMemory } from "../../../src/store/ApprovalMemory.ts"
 import { nowIso } from "../../../src/Time.ts"
 import { invalidQuestionText } from "../../../src/tools/BuiltinTools.ts"
 import type { ToolFamily, ToolPolicyRef } from "../../../src/tools/ToolFamily.ts"
 import * as Toolset from "../../../src/tools/Toolset.ts"
-import { type Answer, HookServer, hold, reply, replyText } from "../../support/HookServer.ts"
+import { type Answer, hold, HookServer, reply, replyText } from "../../support/HookServer.ts"
 import * as RunStage from "../../support/RunStage.ts"
 
 /** The gated tool: `write` of the tool server `files`. */
@@ -93,7 +93,14 @@ const cases: ReadonlyArray<GateCase> = [
       _tag: "Question",
       request: {
         title: "Pick a color",
-        questions: [{ id: "color", prompt: "Which color?", options: [{ id: "red", label: "Red" }], multiple: true, multiline: false, allowOther: false }]
+        questions: [{
+          id: "color",
+          prompt: "Which color?",
+          options: [{ id: "red", label: "Red" }],
+          multiple: true,
+          multiline: false,
+          allowOther: false
+        }]
       }
     }),
     reviews: 0
@@ -236,7 +243,13 @@ const cases: ReadonlyArray<GateCase> = [
     call: write("a.txt"),
     policy: always,
     hook: { answer: reply(200, { decision: "pause", reason: "Needs a human." }) },
-    expected: (seen) => ({ _tag: "Approval", hookId: seen.hookId, reason: "Needs a human.", remember: false, interactionId: seen.reviewId }),
+    expected: (seen) => ({
+      _tag: "Approval",
+      hookId: seen.hookId,
+      reason: "Needs a human.",
+      remember: false,
+      interactionId: seen.reviewId
+    }),
     reviews: 1
   },
   {
@@ -244,7 +257,13 @@ const cases: ReadonlyArray<GateCase> = [
     call: write("a.txt"),
     policy: once,
     hook: { answer: reply(200, { decision: "pause" }) },
-    expected: (seen) => ({ _tag: "Approval", hookId: seen.hookId, reason: null, remember: true, interactionId: seen.reviewId }),
+    expected: (seen) => ({
+      _tag: "Approval",
+      hookId: seen.hookId,
+      reason: null,
+      remember: true,
+      interactionId: seen.reviewId
+    }),
     reviews: 1
   },
   {
@@ -278,7 +297,13 @@ const cases: ReadonlyArray<GateCase> = [
     call: write("a.txt"),
     policy: once,
     hook: { answer: failed, onHookError: "pause" },
-    expected: (seen) => ({ _tag: "Approval", hookId: seen.hookId, reason: null, remember: true, interactionId: seen.reviewId }),
+    expected: (seen) => ({
+      _tag: "Approval",
+      hookId: seen.hookId,
+      reason: null,
+      remember: true,
+      interactionId: seen.reviewId
+    }),
     reviews: 1,
     reported: (seen) => [`Approval hook failed: ${answeredHttp500(seen)}`]
   },
@@ -360,7 +385,10 @@ const gateOf = (options: {
     return { gate, reported }
   })
 
-const callOf = (c: { readonly name: string; readonly input: unknown }): ToolCall => ({ id: ToolCallId.make("call_1"), ...c })
+const callOf = (c: { readonly name: string; readonly input: unknown }): ToolCall => ({
+  id: ToolCallId.make("call_1"),
+  ...c
+})
 
 layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setupTimeout })("ToolGate", (it) => {
   it.effect.each(cases)("$name", (c) =>
@@ -391,7 +419,9 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const seen: Seen = {
         hookId: hook?.hookId ?? HookId.make(""),
         hookUrl: hook?.hookUrl ?? "",
-        reviewId: InteractionId.make(reviews.length === 0 ? "" : (yield* Effect.orDie(decodeReview(reviews[0].body))).id)
+        reviewId: InteractionId.make(
+          reviews.length === 0 ? "" : (yield* Effect.orDie(decodeReview(reviews[0].body))).id
+        )
       }
       assert.deepStrictEqual(decision, c.expected(seen))
       assert.deepStrictEqual(reported, c.reported?.(seen) ?? [])
@@ -405,9 +435,18 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const hook = yield* makeHook({})
       yield* server.answerWith(reply(200, { decision: "allow" }))
       const runId = yield* (yield* IdGenerator).make("run")
-      const { gate } = yield* gateOf({ threadId: thread.id, agentId: agent.id, runId, policy: always, hookId: hook.hookId })
+      const { gate } = yield* gateOf({
+        threadId: thread.id,
+        agentId: agent.id,
+        runId,
+        policy: always,
+        hookId: hook.hookId
+      })
       const before = (yield* server.received).length
-      assert.deepStrictEqual(yield* gate({ id: ToolCallId.make("call_7"), name: tool, input: { path: "notes.md" } }, 2), { _tag: "Run" })
+      assert.deepStrictEqual(
+        yield* gate({ id: ToolCallId.make("call_7"), name: tool, input: { path: "notes.md" } }, 2),
+        { _tag: "Run" }
+      )
       const [review] = (yield* server.received).slice(before)
       assert.strictEqual(review.path, "/review")
       const { id } = yield* Effect.orDie(decodeReview(review.body))
@@ -443,11 +482,20 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_1"), name: tool, input }, 0), { _tag: "Run" })
       assert.strictEqual((yield* server.received).length, before + 1)
       // Remembered: no review; the input's key order does not matter.
-      assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_2"), name: tool, input: { mode: "overwrite", path: "a.txt" } }, 1), { _tag: "Run" })
+      assert.deepStrictEqual(
+        yield* here.gate({ id: ToolCallId.make("call_2"), name: tool, input: { mode: "overwrite", path: "a.txt" } }, 1),
+        { _tag: "Run" }
+      )
       assert.strictEqual((yield* server.received).length, before + 1)
       yield* server.answerWith(reply(200, { decision: "deny", reason: "No." }))
-      assert.deepStrictEqual(yield* here.gate({ id: ToolCallId.make("call_3"), name: tool, input: { path: "b.txt", mode: "overwrite" } }, 1), { _tag: "Denied", reason: "No." })
-      assert.deepStrictEqual(yield* there.gate({ id: ToolCallId.make("call_1"), name: tool, input }, 0), { _tag: "Denied", reason: "No." })
+      assert.deepStrictEqual(
+        yield* here.gate({ id: ToolCallId.make("call_3"), name: tool, input: { path: "b.txt", mode: "overwrite" } }, 1),
+        { _tag: "Denied", reason: "No." }
+      )
+      assert.deepStrictEqual(yield* there.gate({ id: ToolCallId.make("call_1"), name: tool, input }, 0), {
+        _tag: "Denied",
+        reason: "No."
+      })
       assert.strictEqual((yield* server.received).length, before + 3)
     }))
 
@@ -465,7 +513,12 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       }))
       yield* server.answerWith(hold)
       const before = (yield* server.received).length
-      const { gate, reported } = yield* gateOf({ threadId: thread.id, agentId: agent.id, policy: always, hookId: HookId.make(hook.id) })
+      const { gate, reported } = yield* gateOf({
+        threadId: thread.id,
+        agentId: agent.id,
+        policy: always,
+        hookId: HookId.make(hook.id)
+      })
       const fiber = yield* Effect.forkChild(gate(callOf(write("a.txt")), 0))
       yield* server.awaitRequest(before + 1)
       yield* TestClock.adjust("1999 millis")
@@ -473,7 +526,10 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       yield* TestClock.adjust("1 millis")
       const decision = yield* Fiber.join(fiber)
       yield* server.releaseHeld
-      assert.deepStrictEqual(decision, { _tag: "FailRun", message: "The approval hook failed: no response within 2000 ms" })
+      assert.deepStrictEqual(decision, {
+        _tag: "FailRun",
+        message: "The approval hook failed: no response within 2000 ms"
+      })
       assert.deepStrictEqual(reported, ["Approval hook failed: no response within 2000 ms"])
     }))
 })

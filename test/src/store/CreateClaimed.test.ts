@@ -24,7 +24,12 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("RunRepo.createClaimed
       // The run ends and frees its thread; the late delivery still finds it.
       const writer = yield* (yield* EventLog).writer(row.id, { fresh: true })
       yield* writer.emit({ type: "start", messageId: row.id })
-      yield* (yield* Finalize).outcome(row, writer, completed(null), row.run.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0, costCents: 0, steps: 0 })
+      yield* (yield* Finalize).outcome(
+        row,
+        writer,
+        completed(null),
+        row.run.usage ?? { inputTokens: 0, outputTokens: 0, totalTokens: 0, costCents: 0, steps: 0 }
+      )
       assert.strictEqual(yield* repo.activeRun(row.run.threadId), null)
       assert.strictEqual(yield* repo.createClaimed(again), "existing")
       assert.strictEqual(yield* repo.activeRun(row.run.threadId), null)

@@ -34,7 +34,10 @@ const logged = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.gen(function*() {
     const lines: Array<string> = []
     const json = Logging.jsonLine({ nodeId: "node_test", secrets: Logging.configuredSecrets(config) })
-    yield* effect.pipe(Effect.ignore, Effect.provide(Logger.layer([Logger.make((event) => lines.push(json.log(event)))])))
+    yield* effect.pipe(
+      Effect.ignore,
+      Effect.provide(Logger.layer([Logger.make((event) => lines.push(json.log(event)))]))
+    )
     return lines
   })
 
@@ -42,9 +45,18 @@ describe("JSON log lines", () => {
   it.effect("carry the ids at the top level and never a configured secret or a Redacted value", () =>
     Effect.gen(function*() {
       const lines = yield* logged(
-        Effect.fail(new ProviderRefused({ message: `Incorrect API key provided: ${providerKey}; database said: password "${dbPassword}"` })).pipe(
+        Effect.fail(
+          new ProviderRefused({
+            message: `Incorrect API key provided: ${providerKey}; database said: password "${dbPassword}"`
+          })
+        ).pipe(
           Effect.catchCause((cause) => Effect.logError("model call failed", cause)),
-          Effect.annotateLogs({ request_id: "req_1", run_id: "run_1", worker: "2", token: Redacted.make("a-user-secret-value") })
+          Effect.annotateLogs({
+            request_id: "req_1",
+            run_id: "run_1",
+            worker: "2",
+            token: Redacted.make("a-user-secret-value")
+          })
         )
       )
       assert.strictEqual(lines.length, 1)

@@ -4,14 +4,14 @@
  * destination. CONNECT tunnels and absolute-form HTTP pass only where the
  * network policy allows the host and every address it resolves to.
  */
-import { promises as dns } from "node:dns"
-import type { IncomingMessage } from "node:http"
-import { connect, type Socket } from "node:net"
-import { mkdtempSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { promises as dns } from "node:dns"
+import { mkdtempSync } from "node:fs"
+import type { IncomingMessage } from "node:http"
+import { connect, type Socket } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import { addressRefusal, type EgressRules, hostRefusal } from "../../../src/workspace/NetworkPolicy.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
@@ -88,17 +88,24 @@ describe("network policy", () => {
     assert.strictEqual(hostRefusal(rules, "example.com"), "example.com is not in the workspace's allowDomains")
     assert.strictEqual(hostRefusal(rules, "badexample.com"), "badexample.com is not in the workspace's allowDomains")
     assert.strictEqual(hostRefusal(rules, "x.api.other.com"), "x.api.other.com is not in the workspace's allowDomains")
-    assert.strictEqual(hostRefusal({ ...rules, network: { mode: "offline" } }, "a.example.com"), "the workspace is offline")
+    assert.strictEqual(
+      hostRefusal({ ...rules, network: { mode: "offline" } }, "a.example.com"),
+      "the workspace is offline"
+    )
     assert.isUndefined(hostRefusal({ ...rules, network: { mode: "public" } }, "anything.net"))
   })
 
   it("private, loopback and metadata addresses are refused in every mode unless named exactly with SVC_ALLOW_PRIVATE_URLS", () => {
     for (const address of ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "::ffff:192.168.1.1"]) {
       assert.isString(addressRefusal(restricted(["a.test"], false), "a.test", address))
-      assert.isString(addressRefusal({ network: { mode: "public" }, allowPrivate: true, serviceHosts: [] }, "a.test", address))
+      assert.isString(
+        addressRefusal({ network: { mode: "public" }, allowPrivate: true, serviceHosts: [] }, "a.test", address)
+      )
       assert.isString(addressRefusal(restricted(["*.test"], true), "a.test", address))
       assert.isUndefined(addressRefusal(restricted(["a.test"], true), "a.test", address))
-      assert.isUndefined(addressRefusal({ network: { mode: "public" }, allowPrivate: true, serviceHosts: ["a.test"] }, "a.test", address))
+      assert.isUndefined(
+        addressRefusal({ network: { mode: "public" }, allowPrivate: true, serviceHosts: ["a.test"] }, "a.test", address)
+      )
     }
     assert.isUndefined(addressRefusal(restricted(["a.test"], false), "a.test", "93.184.215.14"))
   })
@@ -142,8 +149,16 @@ layer(DnsServer.layer(records), { excludeTestServices: true })("egress proxy", (
       const cases: ReadonlyArray<readonly [EgressRules, string, string]> = [
         [restricted(["allowed.test"], true), "elsewhere.test", "elsewhere.test is not in the workspace's allowDomains"],
         [restricted(["allowed.test"], false), "allowed.test", "allowed.test resolves to 127.0.0.1 is a loopback"],
-        [restricted(["*.example.test"], true), "wild.example.test", "wild.example.test resolves to 127.0.0.1 is a loopback"],
-        [{ network: { mode: "public" }, allowPrivate: true, serviceHosts: [] }, "allowed.test", "allowed.test resolves to 127.0.0.1"],
+        [
+          restricted(["*.example.test"], true),
+          "wild.example.test",
+          "wild.example.test resolves to 127.0.0.1 is a loopback"
+        ],
+        [
+          { network: { mode: "public" }, allowPrivate: true, serviceHosts: [] },
+          "allowed.test",
+          "allowed.test resolves to 127.0.0.1"
+        ],
         [restricted(["allowed.test"], true), "127.0.0.1", "127.0.0.1 is not in the workspace's allowDomains"]
       ]
       for (const [rules, host, reason] of cases) {
@@ -160,7 +175,11 @@ layer(DnsServer.layer(records), { excludeTestServices: true })("egress proxy", (
   it.effect("a host the service names (seed, code host) is reachable in public mode with SVC_ALLOW_PRIVATE_URLS", () =>
     Effect.gen(function*() {
       const target = yield* destination
-      const { socketPath } = yield* proxy({ network: { mode: "public" }, allowPrivate: true, serviceHosts: ["service.test"] })
+      const { socketPath } = yield* proxy({
+        network: { mode: "public" },
+        allowPrivate: true,
+        serviceHosts: ["service.test"]
+      })
       const reply = yield* exchange(
         socketPath,
         `GET http://service.test:${target.port}/repo.git HTTP/1.1\r\nHost: service.test\r\nConnection: close\r\n\r\n`
@@ -182,7 +201,9 @@ layer(DnsServer.layer(records), { excludeTestServices: true })("egress proxy", (
         }),
         (socket) => Effect.sync(() => socket.destroy())
       )
-      const held = yield* Effect.forEach(Array.from({ length: EgressProxy.MaxTunnels }), () => open, { concurrency: 16 })
+      const held = yield* Effect.forEach(Array.from({ length: EgressProxy.MaxTunnels }), () => open, {
+        concurrency: 16
+      })
       const refused = yield* exchange(socketPath, request)
       assert.isTrue(refused.startsWith("HTTP/1.1 503"), refused)
       // The tunnels held keep working.
@@ -201,7 +222,10 @@ layer(DnsServer.layer(records), { excludeTestServices: true })("egress proxy", (
     Effect.gen(function*() {
       const { socketPath } = yield* proxy(restricted(["allowed.test"], true))
       assert.isTrue((yield* exchange(socketPath, "SSH-2.0-OpenSSH_9.2\r\n\r\n")).startsWith("HTTP/1.1 400"))
-      const originForm = yield* exchange(socketPath, "GET /relative HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+      const originForm = yield* exchange(
+        socketPath,
+        "GET /relative HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n"
+      )
       assert.isTrue(originForm.startsWith("HTTP/1.1 400"), originForm)
       assert.include(originForm, "send absolute http:// URLs, or CONNECT for https")
     }).pipe(Effect.scoped))

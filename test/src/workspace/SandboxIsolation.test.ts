@@ -6,13 +6,13 @@
  * workspace, cannot write outside /workspace, cannot signal host processes,
  * and has no network at all (not even the host's loopback).
  */
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
 import { spawn } from "node:child_process"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
-import { assert, describe, it, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import * as SandboxLive from "../../../src/workspace/SandboxLive.ts"
 import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
@@ -28,9 +28,14 @@ describe("sandbox isolation", () => {
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
         const ws = yield* sandbox.open("ws_identity", testLimits)
-        const write = yield* sandbox.exec(ws, { command: "mkdir -p notes && echo 'hello from the sandbox' > notes/a.txt" })
+        const write = yield* sandbox.exec(ws, {
+          command: "mkdir -p notes && echo 'hello from the sandbox' > notes/a.txt"
+        })
         assert.deepStrictEqual(write, { exitCode: 0, stdout: "", stderr: "", truncated: false })
-        const read = yield* sandbox.exec(ws, { command: "cat a.txt; id -u; pwd; grep CapEff /proc/self/status", cwd: "notes" })
+        const read = yield* sandbox.exec(ws, {
+          command: "cat a.txt; id -u; pwd; grep CapEff /proc/self/status",
+          cwd: "notes"
+        })
         assert.strictEqual(read.stdout, "hello from the sandbox\n1000\n/workspace/notes\nCapEff:\t0000000000000000\n")
         const owner = statSync(join(ws.dir, "notes", "a.txt")).uid
         assert.strictEqual(owner, ws.uid)
@@ -59,7 +64,8 @@ describe("sandbox isolation", () => {
         yield* sandbox.exec(other, { command: "echo other > marker.txt" })
         const ws = yield* sandbox.open("ws_mine", testLimits)
         const result = yield* sandbox.exec(ws, {
-          command: `cat ${dataDir}/master.key; cat ${process.cwd()}/package.json; cat ${other.dir}/marker.txt; ls /workspace/..`
+          command:
+            `cat ${dataDir}/master.key; cat ${process.cwd()}/package.json; cat ${other.dir}/marker.txt; ls /workspace/..`
         })
         rmSync(dataDir, { recursive: true, force: true })
         const root = result.stdout.trim().split("\n")
@@ -73,11 +79,22 @@ describe("sandbox isolation", () => {
         const sandbox = yield* Sandbox
         const ws = yield* sandbox.open("ws_write", testLimits)
         const result = yield* sandbox.exec(ws, {
-          command: "for f in /escape /usr/escape /etc/escape /dev/escape; do touch $f 2>/dev/null && echo wrote $f; done; env | cut -d= -f1 | sort",
+          command:
+            "for f in /escape /usr/escape /etc/escape /dev/escape; do touch $f 2>/dev/null && echo wrote $f; done; env | cut -d= -f1 | sort",
           env: { GREETING: "hi" }
         })
         for (const f of ["/escape", "/usr/escape", "/etc/escape", "/dev/escape"]) assert.isFalse(existsSync(f))
-        assert.deepStrictEqual(result.stdout.trim().split("\n"), ["GREETING", "HOME", "LANG", "OLDPWD", "PATH", "PWD", "SHLVL", "USER", "_"])
+        assert.deepStrictEqual(result.stdout.trim().split("\n"), [
+          "GREETING",
+          "HOME",
+          "LANG",
+          "OLDPWD",
+          "PATH",
+          "PWD",
+          "SHLVL",
+          "USER",
+          "_"
+        ])
       }))
 
     it.effect("a caller's variable never overrides the sandbox's own nor reaches the programs that start it under a reserved name", () =>
@@ -86,7 +103,13 @@ describe("sandbox isolation", () => {
         const ws = yield* sandbox.open("ws_env", testLimits)
         const result = yield* sandbox.exec(ws, {
           command: "echo \"$PATH|$HOME|${LD_PRELOAD:-none}|${BASH_ENV:-none}|$TOKEN\"",
-          env: { PATH: "/workspace/bin", HOME: "/tmp", LD_PRELOAD: "/workspace/evil.so", BASH_ENV: "/workspace/rc", TOKEN: "t" }
+          env: {
+            PATH: "/workspace/bin",
+            HOME: "/tmp",
+            LD_PRELOAD: "/workspace/evil.so",
+            BASH_ENV: "/workspace/rc",
+            TOKEN: "t"
+          }
         })
         assert.strictEqual(result.exitCode, 0, result.stderr)
         const [path = "", home, preload, bashEnv, token] = result.stdout.trim().split("|")
@@ -118,10 +141,13 @@ describe("sandbox isolation", () => {
           socket.end("hello\n")
         })
         const port = yield* Effect.promise(() =>
-          new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port)))
+          new Promise<number>((resolve) =>
+            server.listen(0, "127.0.0.1", () => resolve((server.address() as { port: number }).port))
+          )
         )
         const result = yield* sandbox.exec(ws, {
-          command: `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached loopback); (exec 3<>/dev/tcp/1.1.1.1/53 && echo reached internet); tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
+          command:
+            `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached loopback); (exec 3<>/dev/tcp/1.1.1.1/53 && echo reached internet); tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '`
         })
         yield* Effect.promise(() => new Promise((resolve) => server.close(resolve)))
         assert.strictEqual(result.stdout, "lo\n")
@@ -148,7 +174,10 @@ describe("sandbox isolation", () => {
         const some = yield* sandbox.open("ws_some", testLimits)
         mkdirSync(join(dirname(some.dir), "ws_by_hand"))
         const error = yield* Effect.flip(sandbox.open("ws_by_hand", testLimits))
-        assert.strictEqual(error.message, "the directory of workspace ws_by_hand is owned by uid 0, outside the workspace uid range")
+        assert.strictEqual(
+          error.message,
+          "the directory of workspace ws_by_hand is owned by uid 0, outside the workspace uid range"
+        )
       }))
   })
 

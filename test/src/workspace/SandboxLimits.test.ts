@@ -6,14 +6,15 @@
  * behind, the next command runs normally, and the test process is unharmed.
  * Output beyond the cap is dropped and marked truncated.
  */
-import { spawnSync } from "node:child_process"
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
 import { Sandbox, type Workspace } from "../../../src/workspace/Sandbox.ts"
 import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
 
 /** Host processes running as the workspace's uid (none once a command ended). */
-const leftovers = (ws: Workspace) => spawnSync("ps", ["-o", "pid=,stat=,etimes=,cmd=", "-u", String(ws.uid)], { encoding: "utf8" }).stdout.trim()
+const leftovers = (ws: Workspace) =>
+  spawnSync("ps", ["-o", "pid=,stat=,etimes=,cmd=", "-u", String(ws.uid)], { encoding: "utf8" }).stdout.trim()
 
 const healthy = (ws: Workspace) =>
   Effect.gen(function*() {
@@ -37,9 +38,14 @@ describe("sandbox limits", () => {
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
         const ws = yield* sandbox.open("ws_wall", testLimits)
-        const { value, ms } = yield* elapsed(sandbox.exec(ws, { command: "sleep 30 & echo started; sleep 30", timeoutMs: 300 }))
+        const { value, ms } = yield* elapsed(
+          sandbox.exec(ws, { command: "sleep 30 & echo started; sleep 30", timeoutMs: 300 })
+        )
         assert.strictEqual(value.stdout, "started\n")
-        assert.deepStrictEqual(value.limit, { kind: "wall_time", message: "the command ran longer than its wall time of 300 ms and was killed" })
+        assert.deepStrictEqual(value.limit, {
+          kind: "wall_time",
+          message: "the command ran longer than its wall time of 300 ms and was killed"
+        })
         assert.isBelow(ms, 5_000)
         yield* healthy(ws)
       }))
@@ -67,9 +73,17 @@ describe("sandbox limits", () => {
     it.effect("a CPU spinner is killed at its CPU time", () =>
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
-        const ws = yield* sandbox.open("ws_cpu", { ...testLimits, cpuSeconds: 1, defaultTimeoutMs: 30_000, maxTimeoutMs: 30_000 })
+        const ws = yield* sandbox.open("ws_cpu", {
+          ...testLimits,
+          cpuSeconds: 1,
+          defaultTimeoutMs: 30_000,
+          maxTimeoutMs: 30_000
+        })
         const result = yield* sandbox.exec(ws, { command: "while :; do :; done" })
-        assert.deepStrictEqual(result.limit, { kind: "cpu_time", message: "the command used more than 1 s of CPU time and was killed" })
+        assert.deepStrictEqual(result.limit, {
+          kind: "cpu_time",
+          message: "the command used more than 1 s of CPU time and was killed"
+        })
         yield* healthy(ws)
       }))
 
@@ -87,9 +101,14 @@ describe("sandbox limits", () => {
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
         const ws = yield* sandbox.open("ws_filler", testLimits)
-        const result = yield* sandbox.exec(ws, { command: "i=0; while :; do head -c 1M /dev/zero > f$i; i=$((i+1)); done" })
+        const result = yield* sandbox.exec(ws, {
+          command: "i=0; while :; do head -c 1M /dev/zero > f$i; i=$((i+1)); done"
+        })
         assert.strictEqual(result.limit?.kind, "disk")
-        assert.match(result.limit?.message ?? "", /over its disk limit of 8388608 bytes; the command was stopped\. Delete files to make room\./)
+        assert.match(
+          result.limit?.message ?? "",
+          /over its disk limit of 8388608 bytes; the command was stopped\. Delete files to make room\./
+        )
         const usage = yield* sandbox.diskUsage(ws)
         assert.isAbove(usage, testLimits.diskBytes)
         assert.isBelow(usage, 1024 * 1024 * 1024) // bounded by what the disk takes in one check interval
@@ -110,7 +129,9 @@ describe("sandbox limits", () => {
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
         const ws = yield* sandbox.open("ws_out", { ...testLimits, outputBytes: 1_000 })
-        const result = yield* sandbox.exec(ws, { command: "head -c 200000 /dev/zero | tr '\\0' x; echo done >&2; exit 3" })
+        const result = yield* sandbox.exec(ws, {
+          command: "head -c 200000 /dev/zero | tr '\\0' x; echo done >&2; exit 3"
+        })
         assert.strictEqual(result.stdout, "x".repeat(1_000))
         assert.strictEqual(result.stderr, "done\n")
         assert.strictEqual(result.exitCode, 3)

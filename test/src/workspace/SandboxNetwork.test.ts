@@ -7,11 +7,11 @@
  * going around the proxy finds no route. An offline workspace has neither
  * the socket nor the proxy variables.
  */
+import { assert, describe, layer } from "@effect/vitest"
+import { Layer } from "effect"
+import { Effect } from "effect"
 import { promises as dns } from "node:dns"
 import { createServer } from "node:http"
-import { Layer } from "effect"
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
@@ -26,7 +26,12 @@ const destination = Effect.acquireRelease(
     })
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      resume(Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, close: () => server.close() }))
+      resume(
+        Effect.succeed({
+          port: typeof address === "object" && address !== null ? address.port : 0,
+          close: () => server.close()
+        })
+      )
     })
   }),
   (d) => Effect.sync(d.close)
@@ -34,7 +39,9 @@ const destination = Effect.acquireRelease(
 
 describe("sandbox network", () => {
   // Live services: real processes, real sockets.
-  layer(Layer.merge(sandboxLayer, DnsServer.layer({ "allowed.test": "127.0.0.1", "other.test": "127.0.0.1" })), { excludeTestServices: true })((it) => {
+  layer(Layer.merge(sandboxLayer, DnsServer.layer({ "allowed.test": "127.0.0.1", "other.test": "127.0.0.1" })), {
+    excludeTestServices: true
+  })((it) => {
     it.effect("restricted: the listed host is reached through the proxy (HTTP and CONNECT), another gets 403, no way around it", () =>
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
@@ -44,7 +51,11 @@ describe("sandbox network", () => {
         resolver.setServers([server.address])
         yield* EgressProxy.start({
           socketPath: yield* sandbox.egressSocketPath("ws_restricted"),
-          rules: { network: { mode: "restricted", allowDomains: ["allowed.test"] }, allowPrivate: true, serviceHosts: [] },
+          rules: {
+            network: { mode: "restricted", allowDomains: ["allowed.test"] },
+            allowPrivate: true,
+            serviceHosts: []
+          },
           resolve: async (host) => (await resolver.resolve4(host)).map((address) => ({ address, family: 4 }))
         })
         const ws = yield* sandbox.open("ws_restricted", testLimits, { network: "proxy" })
@@ -66,7 +77,8 @@ describe("sandbox network", () => {
         const target = yield* destination
         const ws = yield* sandbox.open("ws_offline", testLimits)
         const result = yield* sandbox.exec(ws, {
-          command: `ls /run/svc-egress.sock 2>&1; env | grep -ic proxy; curl -sS --max-time 5 http://127.0.0.1:${target.port}/ || echo no route`
+          command:
+            `ls /run/svc-egress.sock 2>&1; env | grep -ic proxy; curl -sS --max-time 5 http://127.0.0.1:${target.port}/ || echo no route`
         })
         assert.match(result.stdout, /No such file or directory\n0\nno route\n$/)
       }))
@@ -76,7 +88,10 @@ describe("sandbox network", () => {
         const sandbox = yield* Sandbox
         const error = yield* Effect.flip(sandbox.open("ws_no_proxy", testLimits, { network: "proxy" }))
         assert.strictEqual(error.code, "workspace_unavailable")
-        assert.match(error.message, /the egress proxy of workspace ws_no_proxy is not listening at .*ws_no_proxy\.sock$/)
+        assert.match(
+          error.message,
+          /the egress proxy of workspace ws_no_proxy is not listening at .*ws_no_proxy\.sock$/
+        )
       }))
   })
 })

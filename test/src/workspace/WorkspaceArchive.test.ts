@@ -6,11 +6,11 @@
  * refused; bytes that are not an archive fail to unpack; the fingerprint
  * changes with the tree and only then.
  */
+import { assert, describe, layer } from "@effect/vitest"
+import { Effect } from "effect"
 import { lstatSync, readFileSync, readlinkSync, statSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { assert, describe, layer } from "@effect/vitest"
-import { Effect } from "effect"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import * as WorkspaceArchive from "../../../src/workspace/WorkspaceArchive.ts"
 import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
@@ -26,7 +26,8 @@ describe("workspace archives", () => {
         // A root-only file outside the workspace, and a link to it planted inside.
         yield* Effect.sync(() => writeFileSync(join(source.dir, "..", "host-secret.txt"), secret, { mode: 0o600 }))
         yield* sandbox.exec(source, {
-          command: "mkdir -p src/deep && echo 'hello' > src/deep/a.txt && printf '#!/bin/sh\\n' > run.sh && chmod 750 run.sh && ln -s ../host-secret.txt /workspace/leak"
+          command:
+            "mkdir -p src/deep && echo 'hello' > src/deep/a.txt && printf '#!/bin/sh\\n' > run.sh && chmod 750 run.sh && ln -s ../host-secret.txt /workspace/leak"
         })
         const created = yield* WorkspaceArchive.create(source, 1024 * 1024)
         assert.strictEqual(created._tag, "Archive")

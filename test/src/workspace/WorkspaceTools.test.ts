@@ -17,8 +17,17 @@ const secret = "tok_live_8f3a9c2e"
 const toolsFor = (id: string, options: { readonly shell?: boolean; readonly outputBytes?: number } = {}) =>
   Effect.gen(function*() {
     const sandbox = yield* Sandbox
-    const workspace = yield* sandbox.open(id, { ...testLimits, outputBytes: options.outputBytes ?? testLimits.outputBytes })
-    return WorkspaceTools.make({ sandbox, workspace, shell: options.shell ?? true, env: { API_TOKEN: secret }, secrets: [secret] })
+    const workspace = yield* sandbox.open(id, {
+      ...testLimits,
+      outputBytes: options.outputBytes ?? testLimits.outputBytes
+    })
+    return WorkspaceTools.make({
+      sandbox,
+      workspace,
+      shell: options.shell ?? true,
+      env: { API_TOKEN: secret },
+      secrets: [secret]
+    })
   })
 
 const call = (tools: ToolFamily, name: string, input: unknown): Effect.Effect<ToolOutcome> => {
@@ -33,9 +42,22 @@ describe("workspace tools", () => {
     it.effect("offers the file tools, and bash only with shell", () =>
       Effect.gen(function*() {
         const withShell = yield* toolsFor("ws_specs_shell")
-        assert.deepStrictEqual(withShell.specs.map((s) => s.name), ["read_file", "write_file", "edit_file", "glob", "grep", "bash"])
+        assert.deepStrictEqual(withShell.specs.map((s) => s.name), [
+          "read_file",
+          "write_file",
+          "edit_file",
+          "glob",
+          "grep",
+          "bash"
+        ])
         const filesOnly = yield* toolsFor("ws_specs_files", { shell: false })
-        assert.deepStrictEqual(filesOnly.specs.map((s) => s.name), ["read_file", "write_file", "edit_file", "glob", "grep"])
+        assert.deepStrictEqual(filesOnly.specs.map((s) => s.name), [
+          "read_file",
+          "write_file",
+          "edit_file",
+          "glob",
+          "grep"
+        ])
         assert.isUndefined(filesOnly.call("bash", { command: "true" }, { id: "tc_test", step: 0 }))
         assert.isUndefined(withShell.call("mcp__x__y", {}, { id: "tc_test", step: 0 }))
         assert.isUndefined(withShell.policyOf("bash"))
@@ -45,14 +67,29 @@ describe("workspace tools", () => {
       Effect.gen(function*() {
         const tools = yield* toolsFor("ws_roundtrip")
         const written = yield* call(tools, "write_file", { path: "src/notes.txt", content: "alpha\nbeta\ngamma\n" })
-        assert.deepStrictEqual(written, { output: { path: "src/notes.txt", bytes: 17 }, text: "Wrote 17 bytes to src/notes.txt.", isError: false })
+        assert.deepStrictEqual(written, {
+          output: { path: "src/notes.txt", bytes: 17 },
+          text: "Wrote 17 bytes to src/notes.txt.",
+          isError: false
+        })
         const read = yield* call(tools, "read_file", { path: "src/notes.txt" })
-        assert.deepStrictEqual(read.output, { path: "src/notes.txt", content: "alpha\nbeta\ngamma\n", startLine: 1, endLine: 3, totalLines: 3, truncated: false })
+        assert.deepStrictEqual(read.output, {
+          path: "src/notes.txt",
+          content: "alpha\nbeta\ngamma\n",
+          startLine: 1,
+          endLine: 3,
+          totalLines: 3,
+          truncated: false
+        })
         assert.strictEqual(read.text, "1\talpha\n2\tbeta\n3\tgamma")
         const part = yield* call(tools, "read_file", { path: "src/notes.txt", offset: 2, limit: 1 })
         assert.strictEqual(part.text, "2\tbeta\n(lines 2-2 of 3; read on with offset 3)")
         const bash = yield* call(tools, "bash", { command: "wc -l < notes.txt; cat missing", cwd: "src" })
-        assert.deepStrictEqual(bash.output, { exitCode: 1, stdout: "3\n", stderr: "cat: missing: No such file or directory\n" })
+        assert.deepStrictEqual(bash.output, {
+          exitCode: 1,
+          stdout: "3\n",
+          stderr: "cat: missing: No such file or directory\n"
+        })
         assert.isFalse(bash.isError)
         assert.deepStrictEqual(JSON.parse(bash.text), bash.output)
       }))
@@ -68,11 +105,23 @@ describe("workspace tools", () => {
           isError: true
         })
         const ambiguous = yield* call(tools, "edit_file", { path: "app.ts", oldString: "= 1", newString: "= 9" })
-        assert.strictEqual(ambiguous.text, "Error: oldString occurs 2 times in app.ts; give more surrounding text to make it unique, or set replaceAll")
+        assert.strictEqual(
+          ambiguous.text,
+          "Error: oldString occurs 2 times in app.ts; give more surrounding text to make it unique, or set replaceAll"
+        )
         assert.isTrue(ambiguous.isError)
-        const unique = yield* call(tools, "edit_file", { path: "app.ts", oldString: "const c = 2", newString: "const c = $& 3" })
+        const unique = yield* call(tools, "edit_file", {
+          path: "app.ts",
+          oldString: "const c = 2",
+          newString: "const c = $& 3"
+        })
         assert.deepStrictEqual(unique.output, { path: "app.ts", replacements: 1 })
-        const all = yield* call(tools, "edit_file", { path: "app.ts", oldString: "= 1", newString: "= 9", replaceAll: true })
+        const all = yield* call(tools, "edit_file", {
+          path: "app.ts",
+          oldString: "= 1",
+          newString: "= 9",
+          replaceAll: true
+        })
         assert.strictEqual(all.text, "Replaced 2 occurrences in app.ts.")
         const read = yield* call(tools, "read_file", { path: "app.ts" })
         assert.strictEqual((read.output as { content: string }).content, "let a = 9\nlet b = 9\nconst c = $& 3\n")
@@ -84,7 +133,8 @@ describe("workspace tools", () => {
       Effect.gen(function*() {
         const tools = yield* toolsFor("ws_search")
         yield* call(tools, "bash", {
-          command: "mkdir -p src/lib docs && printf 'export const answer = 42\\n' > src/main.ts && printf 'const x = 1\\n// answer here\\n' > src/lib/util.ts && printf 'the answer\\n' > docs/readme.md"
+          command:
+            "mkdir -p src/lib docs && printf 'export const answer = 42\\n' > src/main.ts && printf 'const x = 1\\n// answer here\\n' > src/lib/util.ts && printf 'the answer\\n' > docs/readme.md"
         })
         const ts = yield* call(tools, "glob", { pattern: "**/*.ts" })
         assert.deepStrictEqual(ts.output, { matches: ["src/lib/util.ts", "src/main.ts"], truncated: false })
@@ -94,7 +144,11 @@ describe("workspace tools", () => {
         assert.strictEqual(none.text, "No match.")
         const found = yield* call(tools, "grep", { pattern: "answer", glob: "*.ts" })
         assert.deepStrictEqual(found.output, {
-          matches: [{ path: "src/lib/util.ts", line: 2, text: "// answer here" }, { path: "src/main.ts", line: 1, text: "export const answer = 42" }],
+          matches: [{ path: "src/lib/util.ts", line: 2, text: "// answer here" }, {
+            path: "src/main.ts",
+            line: 1,
+            text: "export const answer = 42"
+          }],
           truncated: false
         })
         const inDocs = yield* call(tools, "grep", { pattern: "ans(w|x)er$", path: "docs" })
@@ -110,7 +164,11 @@ describe("workspace tools", () => {
         yield* call(tools, "bash", { command: "ln -s /etc/passwd passwd-link && ln -s /tmp tmp-link && ln -s .. up" })
         const cases: Array<[string, unknown, string]> = [
           ["read_file", { path: "../../etc/passwd" }, "Error: '../../etc/passwd' is outside the workspace"],
-          ["read_file", { path: "/etc/passwd" }, "Error: '/etc/passwd' is absolute; give a path relative to the workspace root"],
+          [
+            "read_file",
+            { path: "/etc/passwd" },
+            "Error: '/etc/passwd' is absolute; give a path relative to the workspace root"
+          ],
           ["read_file", { path: "passwd-link" }, "Error: 'passwd-link' resolves outside the workspace"],
           ["write_file", { path: "tmp-link/x", content: "x" }, "Error: 'tmp-link/x' resolves outside the workspace"],
           ["glob", { pattern: "*", path: "up" }, "Error: 'up' resolves outside the workspace"],
@@ -130,7 +188,10 @@ describe("workspace tools", () => {
     it.effect("injected secrets are set in commands and masked in every output, files read back included", () =>
       Effect.gen(function*() {
         const tools = yield* toolsFor("ws_secrets")
-        const printed = yield* call(tools, "bash", { command: "echo \"token=$API_TOKEN\"; echo $API_TOKEN >&2; echo $API_TOKEN > leaked.txt; [ \"$API_TOKEN\" = " + secret + " ] && echo set" })
+        const printed = yield* call(tools, "bash", {
+          command: "echo \"token=$API_TOKEN\"; echo $API_TOKEN >&2; echo $API_TOKEN > leaked.txt; [ \"$API_TOKEN\" = " +
+            secret + " ] && echo set"
+        })
         assert.deepStrictEqual(printed.output, { exitCode: 0, stdout: "token=***\nset\n", stderr: "***\n" })
         assert.notInclude(printed.text, secret)
         const read = yield* call(tools, "read_file", { path: "leaked.txt" })

@@ -10,11 +10,11 @@
  * a test can validate it). Git is real: `git http-backend` over the bare
  * repositories, behind `Authorization: Basic x-access-token:<token>`.
  */
+import { Effect, type Scope } from "effect"
 import { createHmac, generateKeyPairSync, verify as verifySignature } from "node:crypto"
 import { rmSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { join } from "node:path"
-import { Effect, type Scope } from "effect"
 import { backend } from "../GitServer.ts"
 import { listen } from "../McpServers.ts"
 import { FakeState, type Level, type Permissions, type Repo, type Token } from "./FakeState.ts"
@@ -89,7 +89,9 @@ export const allows = (granted: Permissions, needs: Permissions): boolean =>
   })
 
 const compile = (path: string) =>
-  new RegExp(`^${path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "path" ? "(?<path>.+)" : `(?<${name}>[^/]+)`))}$`)
+  new RegExp(
+    `^${path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "path" ? "(?<path>.+)" : `(?<${name}>[^/]+)`))}$`
+  )
 
 const readBody = (req: IncomingMessage) =>
   new Promise<string>((resolve) => {
@@ -108,126 +110,170 @@ const base64url = (text: string) => Buffer.from(text, "base64url").toString("utf
 /** An https listener on a free port of 127.0.0.1 with this key and certificate. */
 
 /** The fake on a free port of 127.0.0.1, its URLs naming it `host`; over https with `tls`. */
-export const start = (host = "127.0.0.1", tls?: { readonly key: string; readonly cert: string }): Effect.Effect<FakeGitHub, never, Scope.Scope> => Effect.gen(function*() {
-  const state = new FakeState()
-  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(state.root, { recursive: true, force: true })))
-  const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
-  const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString()
-  const appId = "4242"
-  const webhookSecret = "whsec_fake_github"
-  const answers: Array<Logged> = []
-  const requests: Array<string> = []
-  const received: Array<{ readonly line: string; readonly body: Record<string, unknown> }> = []
-  const interceptions = new Interceptions()
-  const table = [...appRoutes, ...repoRoutes, ...issueRoutes, ...miscRoutes].map((r) => ({ ...r, pattern: compile(r.path) }))
+export const start = (
+  host = "127.0.0.1",
+  tls?: { readonly key: string; readonly cert: string }
+): Effect.Effect<FakeGitHub, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const state = new FakeState()
+    yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(state.root, { recursive: true, force: true })))
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", { modulusLength: 2048 })
+    const pem = privateKey.export({ type: "pkcs1", format: "pem" }).toString()
+    const appId = "4242"
+    const webhookSecret = "whsec_fake_github"
+    const answers: Array<Logged> = []
+    const requests: Array<string> = []
+    const received: Array<{ readonly line: string; readonly body: Record<string, unknown> }> = []
+    const interceptions = new Interceptions()
+    const table = [...appRoutes, ...repoRoutes, ...issueRoutes, ...miscRoutes].map((r) => ({
+      ...r,
+      pattern: compile(r.path)
+    }))
 
-  const jwtValid = (jwt: string): boolean => {
-    const [header, payload, signature] = jwt.split(".")
-    if (signature === undefined) return false
-    const ok = verifySignature("RSA-SHA256", Buffer.from(`${header}.${payload}`), publicKey, Buffer.from(signature, "base64url"))
-    const claims = JSON.parse(base64url(payload)) as { iss?: unknown; exp?: unknown }
-    return ok && String(claims.iss) === appId && typeof claims.exp === "number" && claims.exp * 1000 > Date.now()
-  }
+    const jwtValid = (jwt: string): boolean => {
+      const [header, payload, signature] = jwt.split(".")
+      if (signature === undefined) return false
+      const ok = verifySignature(
+        "RSA-SHA256",
+        Buffer.from(`${header}.${payload}`),
+        publicKey,
+        Buffer.from(signature, "base64url")
+      )
+      const claims = JSON.parse(base64url(payload)) as { iss?: unknown; exp?: unknown }
+      return ok && String(claims.iss) === appId && typeof claims.exp === "number" && claims.exp * 1000 > Date.now()
+    }
 
-  const tokenOf = (req: IncomingMessage): string | undefined => {
-    const header = req.headers.authorization ?? ""
-    const match = /^(?:token|bearer)\s+(.+)$/i.exec(header)
-    if (match !== null) return match[1]
-    const basic = /^basic\s+(.+)$/i.exec(header)
-    return basic === null ? undefined : Buffer.from(basic[1], "base64").toString("utf8").split(":")[1]
-  }
+    const tokenOf = (req: IncomingMessage): string | undefined => {
+      const header = req.headers.authorization ?? ""
+      const match = /^(?:token|bearer)\s+(.+)$/i.exec(header)
+      if (match !== null) return match[1]
+      const basic = /^basic\s+(.+)$/i.exec(header)
+      return basic === null ? undefined : Buffer.from(basic[1], "base64").toString("utf8").split(":")[1]
+    }
 
-  /** Git over smart HTTP: `/<owner>/<name>.git/...`, contents read to fetch, write to push. */
-  const git = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
-    const match = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/.exec(url.pathname)
-    if (match === null) return false
-    const repo = state.repo(match[1], match[2])
-    const push = url.searchParams.get("service") === "git-receive-pack" || match[3] === "/git-receive-pack"
-    const text = tokenOf(req)
-    const token = text === undefined ? undefined : state.tokens.get(text)
-    const full = `${match[1]}/${match[2]}`.toLowerCase()
-    const permitted = repo !== undefined && token?.kind === "installation" && token.expires > Date.now() &&
-      token.repositories.includes(full) && allows(token.permissions, { contents: push ? "write" : "read" })
-    if (!permitted) {
-      res.writeHead(401, { "www-authenticate": "Basic realm=\"GitHub\"" }).end("Authentication failed\n")
+    /** Git over smart HTTP: `/<owner>/<name>.git/...`, contents read to fetch, write to push. */
+    const git = (req: IncomingMessage, res: ServerResponse, url: URL): boolean => {
+      const match = /^\/([^/]+)\/([^/]+?)\.git(\/.*)$/.exec(url.pathname)
+      if (match === null) return false
+      const repo = state.repo(match[1], match[2])
+      const push = url.searchParams.get("service") === "git-receive-pack" || match[3] === "/git-receive-pack"
+      const text = tokenOf(req)
+      const token = text === undefined ? undefined : state.tokens.get(text)
+      const full = `${match[1]}/${match[2]}`.toLowerCase()
+      const permitted = repo !== undefined && token?.kind === "installation" && token.expires > Date.now() &&
+        token.repositories.includes(full) && allows(token.permissions, { contents: push ? "write" : "read" })
+      if (!permitted) {
+        res.writeHead(401, { "www-authenticate": "Basic realm=\"GitHub\"" }).end("Authentication failed\n")
+        return true
+      }
+      if (!push) state.syncPullRefs(repo)
+      backend(join(state.root, "git"), { pathInfo: `/${match[1]}/${match[2]}.git${match[3]}`, receivePack: true })(
+        req,
+        res
+      )
       return true
     }
-    if (!push) state.syncPullRefs(repo)
-    backend(join(state.root, "git"), { pathInfo: `/${match[1]}/${match[2]}.git${match[3]}`, receivePack: true })(req, res)
-    return true
-  }
 
-  const handler = async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? "/", "http://fake")
-    requests.push(`${req.method} ${url.pathname}${url.search}`)
-    if (git(req, res, url)) return
-    // GitHub Enterprise's layout: REST under /api/v3, GraphQL at /api/graphql.
-    const graphql = url.pathname === "/api/graphql"
-    const api = graphql || url.pathname.startsWith("/api/v3")
-    const path = graphql ? "/graphql" : api ? url.pathname.slice("/api/v3".length) || "/" : url.pathname
-    const candidates = table.filter((r) => r.method === req.method && (r.path.startsWith("/login/") ? !api : api))
-    const route = candidates.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m !== null)
-    if (route === undefined || route.m === null) return send(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" })
-    const raw = await readBody(req)
-    const body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>)
-    if (raw !== "") received.push({ line: `${req.method} ${url.pathname}`, body })
-    const params = Object.fromEntries(Object.entries(route.m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]))
-    const text = tokenOf(req)
-    const token = text === undefined ? undefined : state.tokens.get(text)
-    const { r } = route
-    const unauthorized = () => send(res, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" })
-    if (r.auth === "jwt" && (text === undefined || !jwtValid(text))) return unauthorized()
-    if (r.auth === "installation" && (token?.kind !== "installation" || token.expires <= Date.now())) return unauthorized()
-    if (r.auth === "user" && (token?.kind !== "user" || token.expired)) return unauthorized()
-    if (r.auth === "token" && token === undefined) return unauthorized()
-    if (token?.kind === "installation" && params["owner"] !== undefined && params["repo"] !== undefined) {
-      const full = `${params["owner"]}/${params["repo"]}`.toLowerCase()
-      if (!token.repositories.includes(full) || !allows(token.permissions, r.needs ?? { metadata: "read" })) {
-        return send(res, 403, { message: "Resource not accessible by integration", documentation_url: "https://docs.github.com/rest" })
+    const handler = async (req: IncomingMessage, res: ServerResponse) => {
+      const url = new URL(req.url ?? "/", "http://fake")
+      requests.push(`${req.method} ${url.pathname}${url.search}`)
+      if (git(req, res, url)) return
+      // GitHub Enterprise's layout: REST under /api/v3, GraphQL at /api/graphql.
+      const graphql = url.pathname === "/api/graphql"
+      const api = graphql || url.pathname.startsWith("/api/v3")
+      const path = graphql ? "/graphql" : api ? url.pathname.slice("/api/v3".length) || "/" : url.pathname
+      const candidates = table.filter((r) => r.method === req.method && (r.path.startsWith("/login/") ? !api : api))
+      const route = candidates.map((r) => ({ r, m: r.pattern.exec(path) })).find((x) => x.m !== null)
+      if (route === undefined || route.m === null) {
+        return send(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" })
       }
+      const raw = await readBody(req)
+      const body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>)
+      if (raw !== "") {
+        received.push({ line: `${req.method} ${url.pathname}`, body })
+      }
+      const params = Object.fromEntries(
+        Object.entries(route.m.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)])
+      )
+      const text = tokenOf(req)
+      const token = text === undefined ? undefined : state.tokens.get(text)
+      const { r } = route
+      const unauthorized = () =>
+        send(res, 401, { message: "Bad credentials", documentation_url: "https://docs.github.com/rest" })
+      if (r.auth === "jwt" && (text === undefined || !jwtValid(text))) return unauthorized()
+      if (
+        r.auth === "installation" && (token?.kind !== "installation" || token.expires <= Date.now())
+      ) return unauthorized()
+      if (r.auth === "user" && (token?.kind !== "user" || token.expired)) return unauthorized()
+      if (r.auth === "token" && token === undefined) return unauthorized()
+      if (token?.kind === "installation" && params["owner"] !== undefined && params["repo"] !== undefined) {
+        const full = `${params["owner"]}/${params["repo"]}`.toLowerCase()
+        if (!token.repositories.includes(full) || !allows(token.permissions, r.needs ?? { metadata: "read" })) {
+          return send(res, 403, {
+            message: "Resource not accessible by integration",
+            documentation_url: "https://docs.github.com/rest"
+          })
+        }
+      }
+      const fault = interceptions.takeFault(r.method, url.pathname)
+      if (fault !== undefined) {
+        const failure = fault({ credential: text, body })
+        return void res.writeHead(failure.status, {
+          "content-type": "application/json; charset=utf-8",
+          ...failure.headers
+        }).end(JSON.stringify(failure.body))
+      }
+      let gone = false
+      res.once("close", () => (gone = true))
+      const answer = await interceptions.around(r.method, url.pathname, () =>
+        gone, () =>
+        r.handle(state, { params, query: url.searchParams, body, token, tokenText: text }))
+      if (answer === undefined) {
+        return
+      }
+      const out = answer.body === undefined || answer.raw === true || answer.status >= 300
+        ? answer.body
+        : shaped(r.method, r.path, answer.status, answer.body)
+      if (out !== undefined && answer.raw !== true && answer.status < 300) {
+        answers.push({ method: r.method, path: r.path, status: answer.status, body: out })
+      }
+      send(res, answer.status, out)
     }
-    const fault = interceptions.takeFault(r.method, url.pathname)
-    if (fault !== undefined) {
-      const failure = fault({ credential: text, body })
-      return void res.writeHead(failure.status, { "content-type": "application/json; charset=utf-8", ...failure.headers }).end(JSON.stringify(failure.body))
-    }
-    let gone = false
-    res.once("close", () => (gone = true))
-    const answer = await interceptions.around(r.method, url.pathname, () => gone, () => r.handle(state, { params, query: url.searchParams, body, token, tokenText: text }))
-    if (answer === undefined) return
-    const out = answer.body === undefined || answer.raw === true || answer.status >= 300
-      ? answer.body
-      : shaped(r.method, r.path, answer.status, answer.body)
-    if (out !== undefined && answer.raw !== true && answer.status < 300) answers.push({ method: r.method, path: r.path, status: answer.status, body: out })
-    send(res, answer.status, out)
-  }
 
     // A bug in the fake answers 500 at once rather than leaving the service waiting for its timeout.
-  const serve = (req: IncomingMessage, res: ServerResponse) =>
-    void handler(req, res).catch((e: unknown) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` })))
-  const port = yield* listen(serve, tls)
-  const origin = `${tls === undefined ? "http" : "https"}://${host}:${port}`
-  return {
-    state,
-    origin,
-    apiUrl: `${origin}/api/v3`,
-    webUrl: origin,
-    appId,
-    slug: "svc-test-app",
-    clientId: "Iv1.fakeclient",
-    clientSecret: "fake-client-secret-0123456789",
-    webhookSecret,
-    privateKey: pem,
-    answers,
-    requests,
-    received,
-    sign: (body) => `sha256=${createHmac("sha256", webhookSecret).update(body).digest("hex")}`,
-    hold: (method, path, options) => interceptions.hold(method, path, options),
-    fault: (method, path, answer) => interceptions.fault(method, path, answer)
-  }
-})
+    const serve = (req: IncomingMessage, res: ServerResponse) =>
+      void handler(req, res).catch((
+        e: unknown
+      ) => (res.headersSent ? res.destroy() : send(res, 500, { message: `fake GitHub failed: ${String(e)}` })))
+    const port = yield* listen(serve, tls)
+    const origin = `${tls === undefined ? "http" : "https"}://${host}:${port}`
+    return {
+      state,
+      origin,
+      apiUrl: `${origin}/api/v3`,
+      webUrl: origin,
+      appId,
+      slug: "svc-test-app",
+      clientId: "Iv1.fakeclient",
+      clientSecret: "fake-client-secret-0123456789",
+      webhookSecret,
+      privateKey: pem,
+      answers,
+      requests,
+      received,
+      sign: (body) =>
+        `sha256=${createHmac("sha256", webhookSecret).update(body).digest("hex")}`,
+      hold: (method, path, options) =>
+        interceptions.hold(method, path, options),
+      fault: (method, path, answer) => interceptions.fault(method, path, answer)
+    }
+  })
 
 /** The repository named by a route's params. */
-export const repoOf = (state: FakeState, req: Request): Repo | undefined => state.repo(req.params["owner"] ?? "", req.params["repo"] ?? "")
+export const repoOf = (state: FakeState, req: Request): Repo | undefined =>
+  state.repo(req.params["owner"] ?? "", req.params["repo"] ?? "")
 
-export const notFound: Answer = { status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } }
+export const notFound: Answer = {
+  status: 404,
+  body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" }
+}

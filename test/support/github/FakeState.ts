@@ -13,7 +13,12 @@ import { join } from "node:path"
 export type Level = "read" | "write"
 export type Permissions = Record<string, Level>
 
-export interface Comment { id: number; body: string; user: string; created_at: string }
+export interface Comment {
+  id: number
+  body: string
+  user: string
+  created_at: string
+}
 export interface Issue {
   number: number
   title: string
@@ -24,8 +29,20 @@ export interface Issue {
   comments: Array<Comment>
   user: string
 }
-export interface Review { id: number; body: string; event: string; commit_id: string; user: string }
-export interface Thread { id: string; path: string; line: number; body: string; resolved: boolean }
+export interface Review {
+  id: number
+  body: string
+  event: string
+  commit_id: string
+  user: string
+}
+export interface Thread {
+  id: string
+  path: string
+  line: number
+  body: string
+  resolved: boolean
+}
 export interface Pull {
   number: number
   title: string
@@ -43,7 +60,15 @@ export interface Pull {
   /** The fork the head branch lives in (`owner/name`), when it is not this repository. */
   headRepo?: string
 }
-export interface WorkflowRun { id: number; workflow_id: number; status: string; conclusion: string | null; head_branch: string; head_sha: string; name: string }
+export interface WorkflowRun {
+  id: number
+  workflow_id: number
+  status: string
+  conclusion: string | null
+  head_branch: string
+  head_sha: string
+  name: string
+}
 export interface Repo {
   id: number
   owner: string
@@ -66,9 +91,19 @@ export interface Installation {
   repositories: Array<string>
   suspended: boolean
 }
-export interface Person { id: number; login: string; installations: Array<number> }
+export interface Person {
+  id: number
+  login: string
+  installations: Array<number>
+}
 export type Token =
-  | { kind: "installation"; installationId: number; repositories: Array<string>; permissions: Permissions; expires: number }
+  | {
+    kind: "installation"
+    installationId: number
+    repositories: Array<string>
+    permissions: Permissions
+    expires: number
+  }
   /** `expired`: set by a test (GitHub's clock is the real one, the service's may be TestClock). */
   | { kind: "user"; login: string; expired: boolean }
 
@@ -81,10 +116,25 @@ export interface UserTokenAnswer {
   readonly refresh_token: string
   readonly refresh_token_expires_in: number
 }
-export interface Gist { id: string; owner: string; description: string; public: boolean; files: Record<string, string>; comments: Array<Comment> }
+export interface Gist {
+  id: string
+  owner: string
+  description: string
+  public: boolean
+  files: Record<string, string>
+  comments: Array<Comment>
+}
 
 export const gitRun = (cwd: string, ...args: ReadonlyArray<string>): string =>
-  execFileSync("git", ["-c", "user.name=Octo Cat", "-c", "user.email=octo@example.com", "-c", "init.defaultBranch=main", ...args], {
+  execFileSync("git", [
+    "-c",
+    "user.name=Octo Cat",
+    "-c",
+    "user.email=octo@example.com",
+    "-c",
+    "init.defaultBranch=main",
+    ...args
+  ], {
     cwd,
     encoding: "utf8",
     // A failed lookup is an answer (404), not noise on the test's output.
@@ -92,7 +142,8 @@ export const gitRun = (cwd: string, ...args: ReadonlyArray<string>): string =>
   }).trim()
 
 /** A token in GitHub's format: its prefix and 36 letters and digits. */
-export const secret = (prefix: string): string => `${prefix}${randomBytes(36).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 36).padEnd(36, "0")}`
+export const secret = (prefix: string): string =>
+  `${prefix}${randomBytes(36).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 36).padEnd(36, "0")}`
 
 export class FakeState {
   readonly root = mkdtempSync(join(tmpdir(), "svc-fake-github-"))
@@ -107,7 +158,9 @@ export class FakeState {
   /** Every user token and refresh token issued (a test greps for them). */
   readonly userTokens: Array<string> = []
   /** Every installation token minted, with what it was narrowed to (tests assert narrowing). */
-  readonly minted: Array<{ token: string; installationId: number; repositories: Array<string>; permissions: Permissions }> = []
+  readonly minted: Array<
+    { token: string; installationId: number; repositories: Array<string>; permissions: Permissions }
+  > = []
   private next = 1000
 
   id(): number {
@@ -115,7 +168,11 @@ export class FakeState {
   }
 
   /** A repository with files on `main` (one commit), served over git too. */
-  addRepo(fullName: string, files: Record<string, string> = { "README.md": "# hello\n" }, options: { private?: boolean } = {}): Repo {
+  addRepo(
+    fullName: string,
+    files: Record<string, string> = { "README.md": "# hello\n" },
+    options: { private?: boolean } = {}
+  ): Repo {
     const [owner, name] = fullName.split("/")
     const dir = join(this.root, "git", owner, `${name}.git`)
     mkdirSync(dir, { recursive: true })
@@ -153,7 +210,11 @@ export class FakeState {
   fork(repo: Repo, owner: string): Repo {
     const dir = join(this.root, "git", owner, `${repo.name}.git`)
     gitRun(this.root, "clone", "-q", "--bare", repo.dir, dir)
-    const fork: Repo = { ...this.emptyRepo(owner, repo.name, dir), private: repo.private, parent: `${repo.owner}/${repo.name}` }
+    const fork: Repo = {
+      ...this.emptyRepo(owner, repo.name, dir),
+      private: repo.private,
+      parent: `${repo.owner}/${repo.name}`
+    }
     this.repos.set(`${owner}/${repo.name}`.toLowerCase(), fork)
     return fork
   }
@@ -170,21 +231,43 @@ export class FakeState {
     for (const pull of repo.pulls) {
       const { repo: head, sha } = this.pullHead(repo, pull)
       if (head === undefined || sha === undefined) continue
-      if (head !== repo) gitRun(repo.dir, "fetch", "-q", head.dir, `+refs/heads/${pull.head}:refs/pull/${pull.number}/head`)
-      else gitRun(repo.dir, "update-ref", `refs/pull/${pull.number}/head`, sha)
+      if (head !== repo) {
+        gitRun(repo.dir, "fetch", "-q", head.dir, `+refs/heads/${pull.head}:refs/pull/${pull.number}/head`)
+      } else gitRun(repo.dir, "update-ref", `refs/pull/${pull.number}/head`, sha)
     }
   }
 
   private emptyRepo(owner: string, name: string, dir: string): Repo {
-    return { id: this.id(), owner, name, private: true, dir, issues: [], pulls: [], labels: ["bug", "enhancement"], workflows: [], runs: [], dispatches: [] }
+    return {
+      id: this.id(),
+      owner,
+      name,
+      private: true,
+      dir,
+      issues: [],
+      pulls: [],
+      labels: ["bug", "enhancement"],
+      workflows: [],
+      runs: [],
+      dispatches: []
+    }
   }
 
   repo(owner: string, name: string): Repo | undefined {
     return this.repos.get(`${owner}/${name}`.toLowerCase())
   }
 
-  addInstallation(account: string, repositories: Array<string>, type: "User" | "Organization" = "Organization"): Installation {
-    const installation: Installation = { id: this.id(), account: { login: account, id: this.id(), type }, repositories, suspended: false }
+  addInstallation(
+    account: string,
+    repositories: Array<string>,
+    type: "User" | "Organization" = "Organization"
+  ): Installation {
+    const installation: Installation = {
+      id: this.id(),
+      account: { login: account, id: this.id(), type },
+      repositories,
+      suspended: false
+    }
     this.installations.set(installation.id, installation)
     return installation
   }
@@ -202,7 +285,14 @@ export class FakeState {
     this.tokens.set(access, { kind: "user", login, expired: false })
     this.refreshTokens.set(refresh, login)
     this.userTokens.push(access, refresh)
-    return { access_token: access, token_type: "bearer", scope: "", expires_in: 28_800, refresh_token: refresh, refresh_token_expires_in: 15_897_600 }
+    return {
+      access_token: access,
+      token_type: "bearer",
+      scope: "",
+      expires_in: 28_800,
+      refresh_token: refresh,
+      refresh_token_expires_in: 15_897_600
+    }
   }
 
   /** GitHub's side of time passing: every user token of `login` expired (refresh tokens still work). */

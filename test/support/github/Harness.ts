@@ -6,8 +6,8 @@
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { GitHubAppConfig } from "../../../src/codehost/CodehostConfig.ts"
 import type { ServiceConfigShape } from "../../../src/config/ServiceConfig.ts"
-import * as TestServer from "../TestServer.ts"
 import { DnsServer } from "../DnsServer.ts"
+import * as TestServer from "../TestServer.ts"
 import * as FakeGitHub from "./FakeGitHub.ts"
 
 export class GitHub extends Context.Service<GitHub, FakeGitHub.FakeGitHub>()("test/FakeGitHub") {}
@@ -51,12 +51,18 @@ export const forProcess = Effect.gen(function*() {
  * is named `github.test` (the test DNS server): a sandbox reaches 127.0.0.1 only as its own loopback.
  * With `tls`, the fake serves https with that key and certificate (the test makes the service trust it).
  */
-export const layer = (overrides: Partial<ServiceConfigShape> = {}, tls?: { readonly key: string; readonly cert: string }) =>
+export const layer = (
+  overrides: Partial<ServiceConfigShape> = {},
+  tls?: { readonly key: string; readonly cert: string }
+) =>
   Layer.unwrap(
     Effect.gen(function*() {
       const dns = yield* DnsServer
       const gh = yield* FakeGitHub.start("github.test", tls)
-      return Layer.merge(TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }), Layer.succeed(GitHub)(gh))
+      return Layer.merge(
+        TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }),
+        Layer.succeed(GitHub)(gh)
+      )
     })
   ).pipe(Layer.provide(DnsServer.layer({ "github.test": "127.0.0.1" })))
 
@@ -65,7 +71,10 @@ export const stateOf = (installUrl: string): string => new URL(installUrl).searc
 
 /** GitHub's return to the callback after `login` installed (or approved) and consented. */
 export const callback = (query: Record<string, string>) =>
-  TestServer.request("GET", `/v1/codehost-connections/callback?${new URLSearchParams(query).toString()}`, { key: null, redirect: "manual" })
+  TestServer.request("GET", `/v1/codehost-connections/callback?${new URLSearchParams(query).toString()}`, {
+    key: null,
+    redirect: "manual"
+  })
 
 export interface Connected {
   readonly id: string
@@ -76,16 +85,33 @@ export interface Connected {
  * The whole flow for a new connection: an installation of `account` selecting `repositories`,
  * a person who can access it, authorize, the callback; answers the connection's id.
  */
-export const connect = (options: { readonly account: string; readonly repositories: Array<string>; readonly login?: string; readonly key?: string }) =>
+export const connect = (
+  options: {
+    readonly account: string
+    readonly repositories: Array<string>
+    readonly login?: string
+    readonly key?: string
+  }
+) =>
   Effect.gen(function*() {
     const gh = yield* GitHub
-    for (const full of options.repositories) if (gh.state.repos.get(full.toLowerCase()) === undefined) gh.state.addRepo(full)
+    for (const full of options.repositories) {
+      if (gh.state.repos.get(full.toLowerCase()) === undefined) gh.state.addRepo(full)
+    }
     const installation = gh.state.addInstallation(options.account, options.repositories)
     const login = options.login ?? `person${gh.state.id()}`
     gh.state.addPerson(login, [installation.id])
-    const started = yield* TestServer.request("POST", "/v1/codehost-connections/authorize", { body: {}, ...(options.key === undefined ? {} : { key: options.key }) })
+    const started = yield* TestServer.request("POST", "/v1/codehost-connections/authorize", {
+      body: {},
+      ...(options.key === undefined ? {} : { key: options.key })
+    })
     const { id, url } = started.json as { readonly id: string; readonly url: string }
-    const landed = yield* callback({ code: gh.state.codeFor(login), installation_id: String(installation.id), setup_action: "install", state: stateOf(url) })
+    const landed = yield* callback({
+      code: gh.state.codeFor(login),
+      installation_id: String(installation.id),
+      setup_action: "install",
+      state: stateOf(url)
+    })
     if (landed.status !== 200) return yield* Effect.die(new Error(`callback answered ${landed.status}: ${landed.text}`))
     return { id, installationId: installation.id } satisfies Connected
   })

@@ -44,7 +44,11 @@ export class Interceptions {
   private readonly faults = new Map<string, (request: Faulted) => FaultAnswer>()
 
   hold(method: string, path: string, options: { readonly apply: boolean }): Hold {
-    const held: Held = { apply: options.apply, arrived: Deferred.makeUnsafe<void>(), released: Deferred.makeUnsafe<void>() }
+    const held: Held = {
+      apply: options.apply,
+      arrived: Deferred.makeUnsafe<void>(),
+      released: Deferred.makeUnsafe<void>()
+    }
     this.holds.set(`${method} ${path}`, held)
     return { arrived: Deferred.await(held.arrived), release: Effect.asVoid(Deferred.succeed(held.released, undefined)) }
   }

@@ -2,7 +2,12 @@
 import { type Answer, notFound, type Route } from "./FakeGitHub.ts"
 import { type FakeState, type Installation, type Permissions, type Person, secret } from "./FakeState.ts"
 
-const account = (i: Installation) => ({ login: i.account.login, id: i.account.id, type: i.account.type, node_id: `A_${i.account.id}` })
+const account = (i: Installation) => ({
+  login: i.account.login,
+  id: i.account.id,
+  type: i.account.type,
+  node_id: `A_${i.account.id}`
+})
 
 export const installationBody = (i: Installation) => ({
   id: i.id,
@@ -12,7 +17,14 @@ export const installationBody = (i: Installation) => ({
   app_slug: "svc-test-app",
   target_id: i.account.id,
   target_type: i.account.type,
-  permissions: { contents: "write", issues: "write", pull_requests: "write", actions: "write", checks: "read", metadata: "read" },
+  permissions: {
+    contents: "write",
+    issues: "write",
+    pull_requests: "write",
+    actions: "write",
+    checks: "read",
+    metadata: "read"
+  },
   events: ["installation", "installation_repositories"],
   suspended_at: i.suspended ? "2026-01-01T00:00:00Z" : null
 })
@@ -41,28 +53,52 @@ const mint = (state: FakeState, i: Installation, body: Record<string, unknown>):
   const repositories = names === undefined
     ? i.repositories.map((r) => r.toLowerCase())
     : names.map((n) => i.repositories.find((r) => r.split("/")[1].toLowerCase() === n.toLowerCase())?.toLowerCase())
-  if (repositories.some((r) => r === undefined)) return { status: 422, body: { message: "There is at least one repository that does not exist or is not accessible to the parent installation." } }
-  const permissions = (typeof body["permissions"] === "object" && body["permissions"] !== null ? body["permissions"] : installationBody(i).permissions) as Permissions
+  if (repositories.some((r) => r === undefined)) {
+    return {
+      status: 422,
+      body: {
+        message: "There is at least one repository that does not exist or is not accessible to the parent installation."
+      }
+    }
+  }
+  const permissions = (typeof body["permissions"] === "object" && body["permissions"] !== null
+    ? body["permissions"]
+    : installationBody(i).permissions) as Permissions
   const token = secret("ghs_")
   const granted = repositories.filter((r): r is string => r !== undefined)
-  state.tokens.set(token, { kind: "installation", installationId: i.id, repositories: granted, permissions, expires: Date.now() + 3_600_000 })
+  state.tokens.set(token, {
+    kind: "installation",
+    installationId: i.id,
+    repositories: granted,
+    permissions,
+    expires: Date.now() + 3_600_000
+  })
   state.minted.push({ token, installationId: i.id, repositories: granted, permissions })
   return {
     status: 201,
-    body: { token, expires_at: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z"), permissions, repository_selection: "selected" }
+    body: {
+      token,
+      expires_at: new Date(Date.now() + 3_600_000).toISOString().replace(/\.\d+Z$/, "Z"),
+      permissions,
+      repository_selection: "selected"
+    }
   }
 }
 
 export const routes: ReadonlyArray<Route> = [
   {
-    method: "GET", path: "/app/installations/{installation_id}", auth: "jwt",
+    method: "GET",
+    path: "/app/installations/{installation_id}",
+    auth: "jwt",
     handle: (state, req) => {
       const i = installation(state, req.params["installation_id"] ?? "")
       return i === undefined ? notFound : { status: 200, body: installationBody(i) }
     }
   },
   {
-    method: "POST", path: "/app/installations/{installation_id}/access_tokens", auth: "jwt",
+    method: "POST",
+    path: "/app/installations/{installation_id}/access_tokens",
+    auth: "jwt",
     handle: (state, req) => {
       const i = installation(state, req.params["installation_id"] ?? "")
       if (i === undefined) return notFound
@@ -71,7 +107,9 @@ export const routes: ReadonlyArray<Route> = [
     }
   },
   {
-    method: "GET", path: "/installation/repositories", auth: "installation",
+    method: "GET",
+    path: "/installation/repositories",
+    auth: "installation",
     handle: (state, req) => {
       if (req.token?.kind !== "installation") return notFound
       const repositories = req.token.repositories.map((r) => {
@@ -82,25 +120,42 @@ export const routes: ReadonlyArray<Route> = [
     }
   },
   {
-    method: "POST", path: "/login/oauth/access_token", auth: "none",
+    method: "POST",
+    path: "/login/oauth/access_token",
+    auth: "none",
     // GitHub answers OAuth failures 200 with an `error`; a code and a refresh token work once.
     handle: (state, req) => {
-      const clientOk = req.body["client_id"] === "Iv1.fakeclient" && req.body["client_secret"] === "fake-client-secret-0123456789"
+      const clientOk = req.body["client_id"] === "Iv1.fakeclient" &&
+        req.body["client_secret"] === "fake-client-secret-0123456789"
       if (req.body["grant_type"] === "refresh_token") {
         const refresh = String(req.body["refresh_token"] ?? "")
         const login = state.refreshTokens.get(refresh)
-        if (login === undefined || !clientOk) return { status: 200, raw: true, body: { error: "bad_refresh_token", error_description: "The refresh token passed is incorrect or expired." } }
+        if (login === undefined || !clientOk) {
+          return {
+            status: 200,
+            raw: true,
+            body: { error: "bad_refresh_token", error_description: "The refresh token passed is incorrect or expired." }
+          }
+        }
         state.refreshTokens.delete(refresh)
         return { status: 200, raw: true, body: state.issueUserToken(login) }
       }
       const login = state.codes.get(String(req.body["code"] ?? ""))
-      if (login === undefined || !clientOk) return { status: 200, raw: true, body: { error: "bad_verification_code", error_description: "The code passed is incorrect or expired." } }
+      if (login === undefined || !clientOk) {
+        return {
+          status: 200,
+          raw: true,
+          body: { error: "bad_verification_code", error_description: "The code passed is incorrect or expired." }
+        }
+      }
       state.codes.delete(String(req.body["code"]))
       return { status: 200, raw: true, body: state.issueUserToken(login) }
     }
   },
   {
-    method: "GET", path: "/user/installations", auth: "user",
+    method: "GET",
+    path: "/user/installations",
+    auth: "user",
     handle: (state, req) => {
       const p = req.token?.kind === "user" ? person(state, req.token.login) : undefined
       const installations = (p?.installations ?? []).flatMap((id) => {
@@ -111,7 +166,9 @@ export const routes: ReadonlyArray<Route> = [
     }
   },
   {
-    method: "GET", path: "/user", auth: "user",
+    method: "GET",
+    path: "/user",
+    auth: "user",
     handle: (state, req) => {
       const p = req.token?.kind === "user" ? person(state, req.token.login) : undefined
       return p === undefined ? notFound : { status: 200, body: { login: p.login, id: p.id, type: "User" } }

@@ -5,10 +5,10 @@
  * its type) with the fake's real fields laid over it, and `validator` checks
  * an answer against the same schema with ajv (the fake's own test).
  */
-import { readFileSync } from "node:fs"
-import { createRequire } from "node:module"
 import { Ajv } from "ajv"
 import addFormats from "ajv-formats"
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
 
 type Json = Record<string, unknown>
 
@@ -25,9 +25,14 @@ export const openApi = (): Json => {
 }
 
 const pointer = (ref: string): unknown =>
-  ref.slice(2).split("/").reduce<unknown>((node, key) => (isObject(node) ? node[key.replaceAll("~1", "/").replaceAll("~0", "~")] : undefined), openApi())
+  ref.slice(2).split("/").reduce<unknown>(
+    (node, key) => (isObject(node) ? node[key.replaceAll("~1", "/").replaceAll("~0", "~")] : undefined),
+    openApi()
+  )
 
-const deref = (node: unknown): unknown => (isObject(node) && typeof node["$ref"] === "string" ? deref(pointer(node["$ref"])) : node)
+const deref = (
+  node: unknown
+): unknown => (isObject(node) && typeof node["$ref"] === "string" ? deref(pointer(node["$ref"])) : node)
 
 /** The JSON schema of an operation's answer (`path` as the description writes it: `/repos/{owner}/{repo}`). */
 export const responseSchema = (method: string, path: string, status: number): Json => {
@@ -98,7 +103,8 @@ const optionFor = (options: ReadonlyArray<unknown>, value: unknown): unknown => 
   const kind = Array.isArray(value) ? "array" : isObject(value) ? "object" : typeof value
   return options.find((o) => {
     const s = deref(o)
-    return isObject(s) && (s["type"] === kind || (kind === "object" && (isObject(s["properties"]) || Array.isArray(s["allOf"]))))
+    return isObject(s) &&
+      (s["type"] === kind || (kind === "object" && (isObject(s["properties"]) || Array.isArray(s["allOf"]))))
   }) ?? options[0]
 }
 
@@ -136,7 +142,9 @@ const jsonSchemaOf = (node: unknown): unknown => {
   if (node["nullable"] !== true) return out
   // A nullable enum admits null too (OpenAPI 3.0); JSON Schema needs it listed.
   const nullable = Array.isArray(out["enum"]) ? { ...out, enum: [...out["enum"], null] } : out
-  return typeof out["type"] === "string" ? { ...nullable, type: [out["type"], "null"] } : { anyOf: [out, { type: "null" }] }
+  return typeof out["type"] === "string"
+    ? { ...nullable, type: [out["type"], "null"] }
+    : { anyOf: [out, { type: "null" }] }
 }
 
 /** Validates answers against the description (compiled per operation, cached). */
@@ -151,7 +159,9 @@ export const validator = () => {
     if (validate === undefined) {
       responseSchema(method, path, status)
       const escaped = path.replaceAll("~", "~0").replaceAll("/", "~1")
-      validate = ajv.compile({ $ref: `gh#/paths/${escaped}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema` })
+      validate = ajv.compile({
+        $ref: `gh#/paths/${escaped}/${method.toLowerCase()}/responses/${status}/content/application~1json/schema`
+      })
       cache.set(key, validate)
     }
     return validate(body) ? [] : (validate.errors ?? []).map((e) => `${key}: ${e.instancePath} ${e.message ?? ""}`)

@@ -61,10 +61,20 @@ export const run = (threadId: string, cases: ReadonlyArray<Case>) =>
         assert.strictEqual(fenced !== null, c.fenced === true, `${label}: fenced or not: ${text}`)
         assert.deepStrictEqual(JSON.parse(fenced === null ? text : fenced[1]), expected, label)
       }
-      assert.deepStrictEqual(gh.requests.slice(marks.requests).filter(isApi).map(decodeURIComponent), value(c.sent), label)
-      if (c.body !== undefined) assert.deepStrictEqual(gh.received.slice(marks.received).at(-1)?.body, value(c.body), label)
+      assert.deepStrictEqual(
+        gh.requests.slice(marks.requests).filter(isApi).map(decodeURIComponent),
+        value(c.sent),
+        label
+      )
+      if (c.body !== undefined) {
+        assert.deepStrictEqual(gh.received.slice(marks.received).at(-1)?.body, value(c.body), label)
+      }
       if (c.tokens !== undefined) {
-        assert.deepStrictEqual<unknown>(gh.state.minted.slice(marks.minted).map((m) => [m.repositories, m.permissions]), c.tokens, label)
+        assert.deepStrictEqual<unknown>(
+          gh.state.minted.slice(marks.minted).map((m) => [m.repositories, m.permissions]),
+          c.tokens,
+          label
+        )
       }
       c.after?.()
     }
