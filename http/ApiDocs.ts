@@ -2,7 +2,7 @@
  * What the reference page (`/docs`) and generated clients say about each
  * operation: a one-line summary, a description in our own words, and for a
  * JSON body an example of it. The Api files attach these to their endpoints;
- * handlers never see them. test/http/OpenApiDocs.test.ts fails when an
+ * handlers never see them. test/api/OpenApiDocs.test.ts fails when an
  * operation lacks one, and decodes every example with its payload schema.
  */
 import type { Schema } from "effect"

@@ -9,8 +9,8 @@ import { HttpEffect, HttpRouter, HttpServerRequest, HttpServerResponse } from "e
 import { type HttpApiEndpoint, HttpApiError } from "effect/http-api"
 import { NotFound } from "../domain/Errors.ts"
 import { NotFoundResource } from "../domain/Ids.ts"
-import { ApiKeys } from "../src/auth/ApiKeys.ts"
-import { RateLimiter } from "../src/limits/RateLimiter.ts"
+import { ApiKeys } from "../src/access/ApiKeys.ts"
+import { RateLimiter } from "../src/access/RateLimiter.ts"
 import { ApiFailures, Authentication, CurrentPrincipal } from "./ApiMiddleware.ts"
 import {
   ApiBadRequest,

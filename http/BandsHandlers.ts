@@ -1,7 +1,7 @@
 /** Handler of `GET /v1/bands`. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Bands } from "../src/bands/Bands.ts"
+import { Bands } from "../src/model/Bands.ts"
 import { Api } from "./Api.ts"
 
 export const BandsHandlers = HttpApiBuilder.group(

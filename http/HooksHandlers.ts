@@ -1,7 +1,7 @@
 /** Handlers of tool approval hooks and result handlers. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { ToolApprovalHooks } from "../src/hooks/ToolApprovalHooks.ts"
+import { ToolApprovalHooks } from "../src/interactions/ToolApprovalHooks.ts"
 import { ResultHandlers } from "../src/resultHandlers/ResultHandlers.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"

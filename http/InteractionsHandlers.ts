@@ -1,7 +1,7 @@
 /** Handlers of interactions. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Interactions } from "../actors/Interactions.ts"
+import { Interactions } from "../src/interactions/Interactions.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"
 import { envelope } from "./ErrorEnvelope.ts"

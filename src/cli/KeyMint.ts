@@ -5,7 +5,7 @@
  * and need none of the storage.
  */
 import { Effect, Layer, Redacted } from "effect"
-import { ApiKeys, isValidScopeName } from "../auth/ApiKeys.ts"
+import { ApiKeys, isValidScopeName } from "../access/ApiKeys.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import * as Database from "../store/Database.ts"

@@ -7,7 +7,7 @@
  */
 import type { CodehostConnection, ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { rowFields } from "../adapters/AdapterCrud.ts"
+import { rowFields } from "../tools/AdapterCrud.ts"
 import type { ResourceRow } from "../store/ResourceStore.ts"
 import type { InstallationInfo } from "./GitHubApp.ts"
 

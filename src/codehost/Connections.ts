@@ -10,7 +10,7 @@ import { type ConnectionPatch, ConnectionState, type RepositoryItem, type TestRe
 import { InvalidRequest, Unavailable, UpstreamFailed } from "../../domain/Errors.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { agentsReferencing, type Loaded, makeCrud, mergeMetadata } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, type Loaded, makeCrud, mergeMetadata } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"

@@ -10,7 +10,7 @@ import {
   type ResultHandlerPatch,
   ResultHandlerTimeout
 } from "../../domain/ResultHandler.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"

@@ -27,10 +27,10 @@ import {
   type RunPlan
 } from "../../domain/RunPlan.ts"
 import { Files } from "../artifacts/Files.ts"
-import { Bands } from "../bands/Bands.ts"
+import { Bands } from "../model/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
-import { SpendQuota } from "../limits/SpendQuota.ts"
+import { SpendQuota } from "../access/SpendQuota.ts"
 import type { NewRunRow } from "../store/RunRepo.ts"
 import { threadContextFor } from "../threads/ContextPrefix.ts"
 import { Threads } from "../threads/Threads.ts"

@@ -9,7 +9,7 @@ import {
   type SecretContextCreate,
   type SecretContextPatch
 } from "../../domain/SecretContext.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"

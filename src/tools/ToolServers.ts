@@ -15,8 +15,8 @@ import {
   type ToolServerCreate,
   type ToolServerPatch
 } from "../../domain/ToolServer.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../adapters/AdapterCrud.ts"
-import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "../adapters/ToolPolicyRules.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
+import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "./ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"

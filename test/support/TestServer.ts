@@ -15,7 +15,7 @@ import * as App from "../../src/App.ts"
 import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../../src/config/ServiceConfig.ts"
 import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
-import { noLimits } from "../../src/limits/LimitsConfig.ts"
+import { noLimits } from "../../src/access/LimitsConfig.ts"
 import { freePortNow } from "./FreePort.ts"
 import { testDatabase } from "./TestDatabase.ts"
 

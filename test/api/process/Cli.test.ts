@@ -1,0 +1,341 @@
+/**
+ * The CLI as a process (`node src/cli.ts ...`) against a service process
+ * started here (embedded storage, the scripted model, a real MCP server for
+ * tools that need approval): exact stdout lines and exit codes of
+ * `agents list|create`, `send`, `runs tail` (through a park, and through a
+ * proxy that cuts its connection), `interactions list|approve|deny|answer`,
+ * and the failures (the envelope's message and code; usage mistakes).
+ * Each test has a workspace (an API key) of its own.
+ */
+import { assert, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Schema } from "effect"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Agent } from "../../../domain/Agent.ts"
+import { Run } from "../../../domain/Run.ts"
+import { ToolServer } from "../../../domain/ToolServer.ts"
+import { cutProxy } from "../../support/CutProxy.ts"
+import { gateServer } from "../../support/GateMcpServer.ts"
+import * as ServiceProcess from "../../support/ServiceProcess.ts"
+import { freePort } from "../../support/TestServer.ts"
+
+const workspaces = ["agents", "send", "question", "approval", "failures"] as const
+type Workspace = (typeof workspaces)[number]
+const keyOf = (w: Workspace) => `sk_cli_${w}`
+
+class Service extends Context.Service<Service, { readonly url: string; readonly dir: string }>()("test/CliService") {}
+
+const ServiceLive = Layer.effect(Service)(
+  Effect.gen(function*() {
+    const dir = yield* ServiceProcess.tempDataDir("svc-cli-")
+    const service = yield* ServiceProcess.start({
+      SVC_DATA_DIR: join(dir, "data"),
+      SVC_QUIET: "1",
+      SVC_ALLOW_PRIVATE_URLS: "1",
+      SVC_API_KEYS: workspaces.map((w) => `${keyOf(w)}:org_cli:${w}`).join(","),
+      PORT: String(yield* freePort),
+      SVC_RUNNER_PORT: String(yield* freePort)
+    })
+    return { url: service.url, dir }
+  })
+)
+
+/** `node src/cli.ts ...args` as key `w`: exit code, stdout, stderr. */
+const cli = (w: Workspace, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.flatMap(
+    Service,
+    ({ url }) => ServiceProcess.run("src/cli.ts", args, { SVC_URL: url, SVC_API_KEY: keyOf(w), ...env })
+  )
+
+/** Asserts the exit code and returns stdout's lines. */
+const ok = (result: { readonly code: number | null; readonly stdout: string; readonly stderr: string }) => {
+  assert.strictEqual(result.code, 0, result.stderr)
+  return result.stdout.split("\n").slice(0, -1)
+}
+
+/** A JSON file in the test's directory. */
+const jsonFile = (name: string, body: unknown) =>
+  Effect.map(Service, ({ dir }) => {
+    const path = join(dir, name)
+    writeFileSync(path, JSON.stringify(body))
+    return path
+  })
+
+const get = <A>(w: Workspace, path: string, schema: Schema.Decoder<A>) =>
+  Effect.flatMap(
+    Service,
+    ({ url }) =>
+      Effect.map(ServiceProcess.request(url, "GET", path, keyOf(w)), (r) => ServiceProcess.decodeJson(schema, r.text))
+  )
+
+const runLine = (run: Run) => {
+  const u = run.usage
+  if (u === undefined) return `[run] ${run.id} ${run.status}`
+  return `[run] ${run.id} ${run.status}: ${u.inputTokens} in / ${u.outputTokens} out tokens, ${u.costCents} cents, ${u.steps} step${
+    u.steps === 1 ? "" : "s"
+  }`
+}
+
+const runIdIn = (lines: ReadonlyArray<string>) => lines.find((l) => l.startsWith("[run] "))?.split(" ")[1] ?? ""
+
+const ask = `/tool ask_question ${
+  JSON.stringify({
+    title: "Go on?",
+    questions: [{ id: "go", prompt: "Go on?", options: [{ id: "yes", label: "Yes" }, { id: "no", label: "No" }] }]
+  })
+}\n/text resumed`
+
+/** Follows `runs tail` started in the background until it exits. */
+const finished = (tail: ServiceProcess.Launched) =>
+  Effect.map(
+    ServiceProcess.waitForExit(tail.child),
+    () => ({ code: tail.child.exitCode, stdout: tail.stdout(), stderr: "" })
+  )
+
+layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a process", (it) => {
+  it.effect(
+    "agents list and create: one line per agent; a body from --file with flags over it; a bad field exits 2",
+    () =>
+      Effect.gen(function*() {
+        assert.deepStrictEqual(ok(yield* cli("agents", ["agents", "list"])), ["no agents"])
+        const file = yield* jsonFile("agent.json", {
+          context: "Ask first.\nThen act.",
+          band: "core",
+          metadata: { team: "docs" }
+        })
+        const [id] = ok(
+          yield* cli("agents", ["agents", "create", "--file", file, "--band", "lite", "--metadata", "tier=gold"])
+        )
+        assert.match(id, /^agent_[0-9A-Za-z]{22}$/)
+        const agent = yield* get("agents", `/v1/agents/${id}`, Agent)
+        assert.strictEqual(agent.band, "lite")
+        assert.deepStrictEqual(agent.metadata, { team: "docs", tier: "gold" })
+        assert.deepStrictEqual(ok(yield* cli("agents", ["agents", "list"])), [
+          `${id}  lite  ${agent.createdAt}  Ask first.`
+        ])
+
+        const bad = yield* cli("agents", ["agents", "create", "--band", "ultra"])
+        assert.strictEqual(bad.code, 2)
+        assert.strictEqual(bad.stdout, "")
+        assert.strictEqual(
+          bad.stderr,
+          `error: Invalid agent: band: Expected "lite" | "core" | "frontier" (invalid_request)\n`
+        )
+      }),
+    120_000
+  )
+
+  it.effect(
+    "send: the answer as it streams, the run's final status and usage; progress as plain lines when stderr is a pipe",
+    () =>
+      Effect.gen(function*() {
+        const [agentId] = ok(yield* cli("send", ["agents", "create", "--context", "Be brief."]))
+        const first = yield* cli("send", ["send", "--agent", agentId, "hello there"])
+        const lines = ok(first)
+        const threadId = lines[0].replace("[thread] ", "")
+        const run = yield* get("send", `/v1/runs/${runIdIn(lines)}`, Run)
+        assert.strictEqual(run.status, "completed")
+        assert.deepStrictEqual(lines, [`[thread] ${threadId}`, "Echo: hello there", runLine(run)])
+        assert.strictEqual(first.stderr, "... creating a thread\n... sending\n... waiting for the model\n")
+
+        const again = ok(yield* cli("send", ["send", threadId, "once more"]))
+        assert.deepStrictEqual(again, [
+          "Echo: once more",
+          runLine(yield* get("send", `/v1/runs/${runIdIn(again)}`, Run))
+        ])
+      }),
+    120_000
+  )
+
+  it.effect(
+    "a question: send ends at the park with how to answer; runs tail follows through it; interactions list and answer",
+    () =>
+      Effect.gen(function*() {
+        const file = yield* jsonFile("asking.json", { capabilities: { userInteraction: true } })
+        const [agentId] = ok(yield* cli("question", ["agents", "create", "--file", file]))
+        const sent = ok(yield* cli("question", ["send", "--agent", agentId, ask]))
+        const runId = runIdIn(sent)
+        const interactionId = sent.find((l) => l.startsWith("[question] "))?.slice(11, 37) ?? ""
+        assert.match(interactionId, /^tar_[0-9A-Za-z]{22}$/)
+        const parked = yield* get("question", `/v1/runs/${runId}`, Run)
+        const asked = [
+          `[tool] ask_question ${
+            JSON.stringify({
+              title: "Go on?",
+              questions: [{
+                id: "go",
+                prompt: "Go on?",
+                options: [{ id: "yes", label: "Yes" }, { id: "no", label: "No" }]
+              }]
+            })
+          }`,
+          `[question] ${interactionId}: Go on?`,
+          "  go: Go on? (options: yes, no)",
+          `  answer:  agent-service interactions answer ${interactionId} --text <answer> | --option <id>`
+        ]
+        assert.deepStrictEqual(sent.slice(1), [
+          ...asked,
+          runLine(parked),
+          `  follow:  agent-service runs tail ${runId}`
+        ])
+        assert.strictEqual(parked.status, "waiting_for_input")
+
+        assert.deepStrictEqual(ok(yield* cli("question", ["interactions", "list"])), [
+          `${interactionId}  pending  question  ask_question  ${runId}  Go on?`
+        ])
+        const { url } = yield* Service
+        const tail = yield* ServiceProcess.launchScript("src/cli.ts", ["runs", "tail", runId], {
+          SVC_URL: url,
+          SVC_API_KEY: keyOf("question")
+        })
+        // The tail has replayed the turn up to the park and waits for what comes next.
+        yield* ServiceProcess.waitForOutput(tail, (out) => out.includes("  answer:  "), 60_000)
+        assert.deepStrictEqual(
+          ok(yield* cli("question", ["interactions", "answer", interactionId, "--option", "yes"])),
+          [`${interactionId} resolved`]
+        )
+        const tailed = ok(yield* finished(tail))
+        const done = yield* get("question", `/v1/runs/${runId}`, Run)
+        assert.strictEqual(done.status, "completed")
+        assert.deepStrictEqual(tailed, [
+          ...asked,
+          asked[0],
+          `[result] ask_question {"inputResponses":[{"optionId":"yes","requestId":"go"}]}`,
+          "resumed",
+          runLine(done)
+        ])
+        assert.deepStrictEqual(ok(yield* cli("question", ["interactions", "list"])), ["no pending interactions"])
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.effect(
+    "approvals: deny with a reason, approve; runs tail through a proxy that cuts its connection goes on without repeating a line",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* Service
+        const gate = yield* gateServer
+        const created = yield* ServiceProcess.request(url, "POST", "/v1/tool-servers", keyOf("approval"), {
+          name: "cligate",
+          transport: "http",
+          url: gate.url,
+          approval: "always"
+        })
+        const server = ServiceProcess.decodeJson(ToolServer, created.text)
+        const file = yield* jsonFile("gated.json", { capabilities: { mcp: { toolServerIds: [server.id] } } })
+        const [agentId] = ok(yield* cli("approval", ["agents", "create", "--file", file]))
+        const echo = (text: string) => `/tool mcp__cligate__echo ${JSON.stringify({ text })}`
+        const asked = (interactionId: string, text: string) => [
+          `[tool] mcp__cligate__echo {"text":"${text}"}`,
+          `[approval] ${interactionId}: mcp__cligate__echo {"text":"${text}"}`,
+          `  approve: agent-service interactions approve ${interactionId}`,
+          `  deny:    agent-service interactions deny ${interactionId}`
+        ]
+        const parkedOn = (lines: ReadonlyArray<string>) =>
+          lines.find((l) => l.startsWith("[approval] "))?.slice(11, 37) ?? ""
+
+        const sent = ok(yield* cli("approval", ["send", "--agent", agentId, echo("one")]))
+        const first = parkedOn(sent)
+        const threadId = sent[0].replace("[thread] ", "")
+        assert.deepStrictEqual(sent.slice(1, 5), asked(first, "one"))
+        assert.deepStrictEqual(ok(yield* cli("approval", ["interactions", "deny", first, "--reason", "Not today."])), [
+          `${first} resolved: deny`
+        ])
+        const denied = ok(yield* cli("approval", ["runs", "tail", runIdIn(sent)]))
+        assert.deepStrictEqual(denied, [
+          ...asked(first, "one"),
+          `[tool] mcp__cligate__echo {"text":"one"}`,
+          "[denied] mcp__cligate__echo",
+          "Result: Not today.",
+          runLine(yield* get("approval", `/v1/runs/${runIdIn(sent)}`, Run))
+        ])
+
+        const again = ok(yield* cli("approval", ["send", threadId, echo("two")]))
+        const second = parkedOn(again)
+        const runId = runIdIn(again)
+        const proxy = yield* cutProxy(url)
+        const tail = yield* ServiceProcess.launchScript("src/cli.ts", ["runs", "tail", runId], {
+          SVC_URL: proxy.url,
+          SVC_API_KEY: keyOf("approval")
+        })
+        // The first request replayed the turn up to the park; the second waits after it: cut that one.
+        yield* proxy.received(2)
+        yield* proxy.cut
+        yield* proxy.received(3)
+        assert.deepStrictEqual(ok(yield* cli("approval", ["interactions", "approve", second])), [
+          `${second} resolved: allow`
+        ])
+        const tailed = ok(yield* finished(tail))
+        assert.deepStrictEqual(tailed, [
+          ...asked(second, "two"),
+          `[tool] mcp__cligate__echo {"text":"two"}`,
+          `[result] mcp__cligate__echo [{"type":"text","text":"two"}]`,
+          // The scripted model reads the result back, in the envelope of untrusted tool output.
+          `Result: <untrusted_data source="mcp__cligate__echo">`,
+          "two",
+          "</untrusted_data>",
+          runLine(yield* get("approval", `/v1/runs/${runId}`, Run))
+        ])
+        const parkedAt = proxy.requests()[1].lastEventId
+        assert.match(parkedAt ?? "", /^\d+$/)
+        assert.deepStrictEqual(proxy.requests().map((r) => [r.method, r.path, r.lastEventId]), [
+          ["GET", `/v1/runs/${runId}/stream`, undefined],
+          ["GET", `/v1/runs/${runId}/stream`, parkedAt],
+          ["GET", `/v1/runs/${runId}/stream`, parkedAt],
+          ["GET", `/v1/runs/${runId}`, undefined]
+        ])
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.effect(
+    "failures: the envelope's message and code on stderr with exit 1; usage mistakes exit 2",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* Service
+        const requestId = "req_[0-9A-Za-z]{22}"
+        const missing = yield* cli("failures", ["runs", "tail", "run_doesnotexist"])
+        assert.strictEqual(missing.code, 1)
+        assert.match(
+          missing.stderr,
+          new RegExp(
+            `^error: No run with id 'run_doesnotexist'\\. \\(run_not_found, HTTP 404, request ${requestId}\\)\\n$`
+          )
+        )
+        const wrongKey = yield* cli("failures", ["interactions", "list"], { SVC_API_KEY: "sk_not_a_key" })
+        assert.strictEqual(wrongKey.code, 1)
+        assert.match(
+          wrongKey.stderr,
+          new RegExp(`^error: .+ \\(invalid_api_key, HTTP 401, request ${requestId}\\)\\n$`)
+        )
+        const port = yield* freePort
+        const unreachable = yield* cli("failures", ["agents", "list", "--url", `http://127.0.0.1:${port}`])
+        assert.strictEqual(unreachable.code, 1)
+        assert.match(
+          unreachable.stderr,
+          /^error: Transport error \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/agents\): connect ECONNREFUSED 127\.0\.0\.1:\d+ \(connection\)\n$/
+        )
+
+        const noKey = yield* ServiceProcess.run("src/cli.ts", ["agents", "list"], { SVC_URL: url })
+        assert.deepStrictEqual([noKey.code, noKey.stderr], [
+          2,
+          "error: no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)\n"
+        ])
+        const oneArgument = yield* cli("failures", ["send", "thread_x"])
+        assert.deepStrictEqual([oneArgument.code, oneArgument.stderr], [
+          2,
+          "error: give a thread id and a message, or --agent <agent id> and a message\n"
+        ])
+        const badId = yield* cli("failures", ["runs", "tail", "nope"])
+        assert.strictEqual(badId.code, 2)
+        assert.match(
+          badId.stderr,
+          /^error: Invalid run id: must be an id starting with 'run_' followed by letters and digits \(invalid_request\)\n$/
+        )
+        const unknown = yield* cli("failures", ["agents", "remove"])
+        assert.strictEqual(unknown.code, 2)
+        assert.match(unknown.stderr, /Unknown subcommand "remove"/)
+      }),
+    120_000
+  )
+})

@@ -1,0 +1,177 @@
+/**
+ * Subagents across processes: a worker whose process is killed (SIGKILL)
+ * mid-step resumes after restart from its last checkpoint without repeating
+ * a completed step, and its root, which waited durably (no fiber), completes
+ * with the worker's answer; with two runner processes on one PostgreSQL, the
+ * workers of one root are placed by the cluster's sharding on both.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { Agent } from "../../../domain/Agent.ts"
+import { Run, RunReceipt } from "../../../domain/Run.ts"
+import { ThreadCreated } from "../../../domain/Thread.ts"
+import { ToolServer } from "../../../domain/ToolServer.ts"
+import { gateServer } from "../../support/GateMcpServer.ts"
+import * as ServiceProcess from "../../support/ServiceProcess.ts"
+import { delegate, tasksOf } from "../../support/Subagents.ts"
+import { query, testDatabase } from "../../support/TestDatabase.ts"
+import { freePort } from "../../support/TestServer.ts"
+import { parseWithAi } from "../../support/UiStream.ts"
+
+const decode = ServiceProcess.decodeJson
+const key = "sk_subagents"
+
+/** A gate MCP server, a tool server on it, an agent with subagents using it, and a thread. */
+const setup = (url: string) =>
+  Effect.gen(function*() {
+    const gate = yield* gateServer
+    const post = (path: string, body: unknown) => ServiceProcess.request(url, "POST", path, key, body)
+    const server = decode(
+      ToolServer,
+      (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+    )
+    const agent = decode(
+      Agent,
+      (yield* post("/v1/agents", { capabilities: { subagents: true, mcp: { toolServerIds: [server.id] } } })).text
+    )
+    const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
+    return { gate, thread }
+  })
+
+/** Starts a run with `input` (Accept: application/json): its receipt. */
+const startRun = (url: string, threadId: string, input: string) =>
+  Effect.promise(async () => {
+    const r = await fetch(`${url}/v1/threads/${threadId}/messages`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json", accept: "application/json" },
+      body: JSON.stringify({ input })
+    })
+    return decode(RunReceipt, await r.text())
+  })
+
+const taskRefs = (chunks: ReadonlyArray<{ readonly type: string }>) => tasksOf(chunks).map((t) => t.workerRef)
+
+describe("subagents across processes", () => {
+  it.live(
+    "embedded: a worker killed mid-step resumes after restart without repeating a completed step; its root completes",
+    () =>
+      Effect.gen(function*() {
+        const dataDir = yield* ServiceProcess.tempDataDir("svc-subagents-")
+        const env = {
+          SVC_DATA_DIR: dataDir,
+          SVC_API_KEYS: `${key}:org_sub:prod`,
+          SVC_ALLOW_PRIVATE_URLS: "1",
+          SVC_QUIET: "1"
+        }
+        const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
+        const { gate, thread } = yield* setup(first.url)
+        const prompt = ["/tool mcp__gate__echo {\"text\":\"one\"}", "/tool mcp__gate__wait {}", "/text finished"].join(
+          "\n"
+        )
+        const receipt = yield* startRun(
+          first.url,
+          thread.id,
+          [delegate({ label: "durable", prompt }), "/text root done"].join("\n")
+        )
+        // The worker completed its first step (echo) and is blocked in its second.
+        yield* gate.waiting
+        yield* ServiceProcess.stop(first, "SIGKILL")
+
+        const second = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
+        yield* gate.open
+        const root = yield* Effect.orDie(
+          parseWithAi((yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text)
+        )
+        assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        assert.deepStrictEqual(root.ids, root.chunks.map((_, i) => i + 1))
+        const [workerRef] = taskRefs(root.chunks)
+        assert.deepStrictEqual(
+          root.chunks.filter((c) => c.type === "tool-output-available").map((
+            c
+          ) => ("output" in c ? c.output : undefined)),
+          [
+            { workerRef, answer: "finished" }
+          ]
+        )
+        const run = decode(
+          Run,
+          (yield* ServiceProcess.request(second.url, "GET", `/v1/runs/${receipt.runId}`, key)).text
+        )
+        assert.deepStrictEqual([run.status, run.usage?.subagentRuns?.map((r) => [r.status, r.steps])], ["completed", [[
+          "completed",
+          3
+        ]]])
+
+        // The worker's sub-stream: its completed first step once, the interrupted step replayed after reset-step.
+        const sub = yield* Effect.orDie(parseWithAi(
+          (yield* ServiceProcess.request(
+            second.url,
+            "GET",
+            `/v1/runs/${receipt.runId}/workers/${workerRef}/stream`,
+            key
+          )).text
+        ))
+        const outputs = sub.chunks.flatMap((c) => (c.type === "tool-output-available" ? [c.output] : []))
+        assert.deepStrictEqual(outputs, [[{ type: "text", text: "one" }], [{ type: "text", text: "gate opened" }]])
+        assert.strictEqual(sub.chunks.filter((c) => c.type === "reset-step").length, 1)
+        assert.deepStrictEqual(sub.ids, sub.chunks.map((_, i) => i + 1))
+        assert.deepStrictEqual(sub.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        yield* ServiceProcess.stop(second)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live("two runner processes: the workers of one root are placed on both", () =>
+    Effect.gen(function*() {
+      const db = yield* testDatabase
+      const common = {
+        DATABASE_URL: db.url,
+        SVC_API_KEYS: `${key}:org_sub:prod`,
+        SVC_MASTER_KEY: Buffer.alloc(32, 6).toString("base64"),
+        SVC_ALLOW_PRIVATE_URLS: "1",
+        SVC_QUIET: "1",
+        SVC_RUNNER_HOST: "127.0.0.1"
+      }
+      const a = yield* ServiceProcess.start({
+        ...common,
+        PORT: String(yield* freePort),
+        SVC_RUNNER_PORT: String(yield* freePort)
+      })
+      const b = yield* ServiceProcess.start({
+        ...common,
+        PORT: String(yield* freePort),
+        SVC_RUNNER_PORT: String(yield* freePort)
+      })
+      // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
+      const lockHolders = query(
+        db.url,
+        `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`
+      )
+      yield* lockHolders.pipe(
+        Effect.filterOrFail((rows) => rows[0]?.["n"] === 2),
+        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 })
+      )
+      const { thread } = yield* setup(a.url)
+      const tasks = Array.from(
+        { length: 12 },
+        (_, i) => ({ label: `t${i}`, prompt: `/tool mcp__gate__echo {"text":"${i}"}` })
+      )
+      const receipt = yield* startRun(a.url, thread.id, delegate(...tasks))
+      const root = yield* Effect.orDie(
+        parseWithAi((yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text)
+      )
+      assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
+      assert.strictEqual(taskRefs(root.chunks).length, 12)
+      // Each worker run records the process that executed it.
+      const executors = yield* query(
+        db.url,
+        `SELECT DISTINCT executor FROM runs WHERE root_run_id = '${receipt.runId}'`
+      )
+      assert.strictEqual(executors.length, 2)
+      const nodes = yield* query(db.url, "SELECT id FROM svc_nodes")
+      assert.includeMembers(nodes.map((n) => n["id"]), executors.map((e) => e["executor"]))
+      yield* ServiceProcess.stop(a)
+      yield* ServiceProcess.stop(b)
+    }).pipe(Effect.scoped), 120_000)
+})

@@ -1,0 +1,95 @@
+/**
+ * Two processes on one PostgreSQL form one cluster. Node A serves the API
+ * only (SVC_CLUSTER_ROLE=client), so every run it accepts lives on node B;
+ * its stream still reaches a client of A completely, live and replayed, and
+ * B's API serves the same run.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Agent } from "../../../domain/Agent.ts"
+import { Run } from "../../../domain/Run.ts"
+import { ThreadCreated } from "../../../domain/Thread.ts"
+import { ToolServer } from "../../../domain/ToolServer.ts"
+import { callIdsOf } from "../../support/Conversation.ts"
+import { gateServer } from "../../support/GateMcpServer.ts"
+import * as ServiceProcess from "../../support/ServiceProcess.ts"
+import { testDatabase } from "../../support/TestDatabase.ts"
+import { freePort } from "../../support/TestServer.ts"
+import { parseWithAi } from "../../support/UiStream.ts"
+
+const decode = ServiceProcess.decodeJson
+const key = "sk_two_nodes"
+
+describe("two nodes", () => {
+  it.live(
+    "a run whose entity lives on the other node streams completely to a client of the first",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        const gate = yield* gateServer
+        const common = {
+          DATABASE_URL: db.url,
+          SVC_API_KEYS: `${key}:org_two:prod`,
+          SVC_MASTER_KEY: Buffer.alloc(32, 5).toString("base64"),
+          SVC_ALLOW_PRIVATE_URLS: "1",
+          SVC_QUIET: "1",
+          SVC_RUNNER_HOST: "127.0.0.1"
+        }
+        const b = yield* ServiceProcess.start({
+          ...common,
+          PORT: String(yield* freePort),
+          SVC_RUNNER_PORT: String(yield* freePort)
+        })
+        const a = yield* ServiceProcess.start({
+          ...common,
+          PORT: String(yield* freePort),
+          SVC_RUNNER_PORT: String(yield* freePort),
+          SVC_CLUSTER_ROLE: "client"
+        })
+        const post = (path: string, body: unknown) => ServiceProcess.request(a.url, "POST", path, key, body)
+        const server = decode(
+          ToolServer,
+          (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+        )
+        const agent = decode(
+          Agent,
+          (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
+        )
+        const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
+        yield* gate.open
+
+        // The message's response on A is the live stream of a run executing on B.
+        const live = yield* Effect.promise(async () => {
+          const r = await fetch(`${a.url}/v1/threads/${thread.id}/messages`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify({ input: "/tool mcp__gate__echo {\"text\":\"across nodes\"}\n/text done" })
+          })
+          return { runId: r.headers.get("svc-run-id") ?? "", text: await r.text() }
+        })
+        const parsed = yield* Effect.orDie(parseWithAi(live.text))
+        assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-available"), [
+          {
+            type: "tool-output-available",
+            toolCallId: callIdsOf(parsed.chunks)[0],
+            output: [{ type: "text", text: "across nodes" }]
+          }
+        ])
+        assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        assert.deepStrictEqual(parsed.ids, parsed.chunks.map((_, i) => i + 1))
+
+        // Replayed from either node, the stream is the same.
+        const fromA = yield* ServiceProcess.request(a.url, "GET", `/v1/runs/${live.runId}/stream`, key)
+        const fromB = yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${live.runId}/stream`, key)
+        assert.strictEqual(fromA.text, live.text)
+        assert.strictEqual(fromB.text, live.text)
+        const run = decode(Run, (yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${live.runId}`, key)).text)
+        assert.strictEqual(run.status, "completed")
+        // The MCP call was made by the runner (B); A hosts no entities.
+        assert.isTrue(gate.headers().some((h) => h["svc-run-id"] === live.runId))
+        yield* ServiceProcess.stop(a)
+        yield* ServiceProcess.stop(b)
+      }).pipe(Effect.scoped),
+    120_000
+  )
+})
