@@ -1,10 +1,10 @@
 /** Handlers of the agents routes. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Runs } from "../src/runs/Runs.ts"
 import { Agent } from "../domain/Agent.ts"
-import { Agents } from "../src/agents/Agents.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
+import { Agents } from "../src/agents/Agents.ts"
+import { Runs } from "../src/runs/Runs.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"
 import { envelope } from "./ErrorEnvelope.ts"

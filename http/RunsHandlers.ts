@@ -1,10 +1,10 @@
 /** Handlers of runs and the thread run routes. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Runs } from "../src/runs/Runs.ts"
 import { InvalidRequest } from "../domain/Errors.ts"
 import { RunReceipt } from "../domain/Run.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
+import { Runs } from "../src/runs/Runs.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"
 import { Draining } from "./Draining.ts"

@@ -1,9 +1,9 @@
 /** Handlers of the thread resource routes. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Runs } from "../src/runs/Runs.ts"
 import { ThreadCreated } from "../domain/Thread.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
+import { Runs } from "../src/runs/Runs.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { Api } from "./Api.ts"
 import { CurrentPrincipal } from "./ApiMiddleware.ts"

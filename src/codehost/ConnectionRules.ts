@@ -7,8 +7,8 @@
  */
 import type { CodehostConnection, ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { rowFields } from "../tools/AdapterCrud.ts"
 import type { ResourceRow } from "../store/ResourceStore.ts"
+import { rowFields } from "../tools/AdapterCrud.ts"
 import type { InstallationInfo } from "./GitHubApp.ts"
 
 export const initialState = (returnUrl: string | null): ConnectionState => ({

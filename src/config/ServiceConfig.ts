@@ -4,9 +4,9 @@
  */
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
+import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
-import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/LimitsConfig.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 

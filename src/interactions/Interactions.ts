@@ -4,18 +4,18 @@
  * run (RunTrees: a worker's on its own entity) once it waits on nothing else.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import { RunTrees } from "../../actors/RunTrees.ts"
 import { Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { InteractionId, RunId } from "../../domain/Ids.ts"
 import type { BatchItemStatus, Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { approvalFromText, judge, sameOutcome } from "./Resolution.ts"
 import { requireOwned } from "../Ownership.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { type InteractionFilter, InteractionRepo, type InteractionRow } from "../store/InteractionRepo.ts"
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 import { nowIso } from "../Time.ts"
-import { RunTrees } from "../../actors/RunTrees.ts"
+import { approvalFromText, judge, sameOutcome } from "./Resolution.ts"
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 

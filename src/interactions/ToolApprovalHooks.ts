@@ -16,7 +16,6 @@ import {
   HookTimeoutCeilingMs,
   type ToolApprovalHook
 } from "../../domain/ToolApprovalHook.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
@@ -24,6 +23,7 @@ import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
 

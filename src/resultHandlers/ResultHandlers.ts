@@ -10,12 +10,12 @@ import {
   type ResultHandlerPatch,
   ResultHandlerTimeout
 } from "../../domain/ResultHandler.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 
 /** The workspace a dispatch is made for. */
 export type Owner = Pick<Principal, "organizationId" | "workspaceId">

@@ -19,15 +19,15 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule, Semaphore } from "effect"
 import { Singleton } from "effect/cluster"
+import { RunTrees } from "../../actors/RunTrees.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
-import { Finalize } from "./Finalize.ts"
-import { retentionMs } from "./StreamRetention.ts"
 import { NodeDeadAfterMs } from "../store/NodeRepo.ts"
 import { type Dispatch, RecoveryRepo } from "../store/RecoveryRepo.ts"
 import { nowIso, toIso } from "../Time.ts"
 import { WorkspaceLifecycle } from "../workspace/WorkspaceLifecycle.ts"
-import { RunTrees } from "../../actors/RunTrees.ts"
+import { Finalize } from "./Finalize.ts"
+import { retentionMs } from "./StreamRetention.ts"
 
 export const MaxRecoveryAttempts = 5
 /**

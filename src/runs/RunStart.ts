@@ -26,11 +26,11 @@ import {
   type PlannedToolServer,
   type RunPlan
 } from "../../domain/RunPlan.ts"
+import { SpendQuota } from "../access/SpendQuota.ts"
 import { Files } from "../artifacts/Files.ts"
-import { Bands } from "../model/Bands.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
-import { SpendQuota } from "../access/SpendQuota.ts"
+import { Bands } from "../model/Bands.ts"
 import type { NewRunRow } from "../store/RunRepo.ts"
 import { threadContextFor } from "../threads/ContextPrefix.ts"
 import { Threads } from "../threads/Threads.ts"

@@ -6,6 +6,8 @@
  */
 import { Cause, Clock, Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import { Sharding } from "effect/cluster"
+import { RunEntity } from "../../actors/RunEntity.ts"
+import { type PreparedRun, ThreadEntity } from "../../actors/ThreadEntity.ts"
 import {
   Conflict,
   type InvalidRequest,
@@ -21,17 +23,15 @@ import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../../
 import { Agents } from "../agents/Agents.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { requireOwned } from "../Ownership.ts"
-import { treeTotal } from "./Delegation.ts"
-import { EventLog, type SequencedChunk, type Watch } from "./EventLog.ts"
-import { RunStart, type StartError } from "./RunStart.ts"
-import { pastRetention, unavailableStream } from "./StreamRetention.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { FollowupRepo } from "../store/FollowupRepo.ts"
 import { type RunFilter, RunRepo, type RunRow } from "../store/RunRepo.ts"
 import { WorkerRepo } from "../store/WorkerRepo.ts"
 import { Threads } from "../threads/Threads.ts"
-import { RunEntity } from "../../actors/RunEntity.ts"
-import { type PreparedRun, ThreadEntity } from "../../actors/ThreadEntity.ts"
+import { treeTotal } from "./Delegation.ts"
+import { EventLog, type SequencedChunk, type Watch } from "./EventLog.ts"
+import { RunStart, type StartError } from "./RunStart.ts"
+import { pastRetention, unavailableStream } from "./StreamRetention.ts"
 
 export type { StartError } from "./RunStart.ts"
 

@@ -9,10 +9,10 @@ import {
   type SecretContextCreate,
   type SecretContextPatch
 } from "../../domain/SecretContext.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { Secrets } from "./Secrets.ts"
 
 const make = Effect.gen(function*() {

@@ -8,9 +8,9 @@ import { InvalidRequest } from "../../domain/Errors.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type Secret, SecretConfig, type SecretCreate, SecretLimits, type SecretPatch } from "../../domain/Secret.ts"
-import { makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { type ListFilter, ResourceStore } from "../store/ResourceStore.ts"
+import { makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { SecretBox } from "./SecretBox.ts"
 
 const checkValue = (value: string, field = "value") => {

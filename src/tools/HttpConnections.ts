@@ -13,14 +13,14 @@ import {
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { ToolRef } from "../../domain/ToolPolicy.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
-import { DefaultPolicy, namespacedToolName, resolvePolicy } from "./ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
+import { DefaultPolicy, namespacedToolName, resolvePolicy } from "./ToolPolicyRules.ts"
 
 /** The mapped, allowed operations with their model-facing names (illegal or over-long names are not exposed). */
 export const exposedOperations = (

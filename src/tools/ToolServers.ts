@@ -15,15 +15,15 @@ import {
   type ToolServerCreate,
   type ToolServerPatch
 } from "../../domain/ToolServer.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
-import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "./ToolPolicyRules.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
+import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
 import { maskCredentials } from "./CredentialMask.ts"
 import * as McpClient from "./McpClient.ts"
+import { DefaultPolicy, namespacedToolName, resolveExclusive, resolvePolicy } from "./ToolPolicyRules.ts"
 
 /** The tools a server exposes after the allow/block filter, with their model-facing names. */
 export const exposedTools = (

@@ -7,11 +7,11 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
+import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
 

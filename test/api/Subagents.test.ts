@@ -11,10 +11,10 @@
 import { assert } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { BatchResolveResult, Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
 import { Run } from "../../domain/Run.ts"
+import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import * as Collection from "../support/Collection.ts"
 import {
   agentWithThread,
