@@ -24,11 +24,11 @@
  * Finish with the usage of `message_start` / `message_delta` (cache reads
  * and writes counted as input, as OpenAI's `prompt_tokens` counts them).
  */
-import { Effect, Redacted, Schema, Stream } from "effect"
+import { type Data, Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
 import { type Message, providerCallIds } from "../../domain/Conversation.ts"
 import { anthropicUserBlocks } from "./AttachmentParts.ts"
-import { type ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
+import { ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface AnthropicOptions {
@@ -40,7 +40,7 @@ export interface AnthropicOptions {
 const anthropicVersion = "2023-06-01"
 const maxTokens = 8192
 
-type Finish = Extract<ModelEvent, { readonly _tag: "Finish" }>
+type Finish = Data.TaggedEnum.Value<ModelEvent, "Finish">
 type Block = Readonly<Record<string, unknown>>
 interface WireMessage {
   readonly role: "user" | "assistant"
@@ -238,12 +238,12 @@ const makeDecoder = (route: string) => {
           new ModelUnavailable({
             message: `${route} sent input for tool ${block.name} that is not JSON: ${block.json.slice(0, 200)}`
           })),
-      (value): ModelEvent => ({ _tag: "ToolCall", id: block.id, name: block.name, input: value })
+      (value) => ModelEvent.ToolCall({ id: block.id, name: block.name, input: value })
     )
 
   const finish = (): ReadonlyArray<ModelEvent> => {
     finished = true
-    return [{ _tag: "Finish", reason: finishReason(reason ?? "other"), inputTokens: input, outputTokens: output }]
+    return [ModelEvent.Finish({ reason: finishReason(reason ?? "other"), inputTokens: input, outputTokens: output })]
   }
 
   const none: ReadonlyArray<ModelEvent> = []
@@ -264,19 +264,19 @@ const makeDecoder = (route: string) => {
               json: ""
             })
           }
-          if (block?.type === "text" && block.text) return Effect.succeed([{ _tag: "TextDelta", text: block.text }])
+          if (block?.type === "text" && block.text) return Effect.succeed([ModelEvent.TextDelta({ text: block.text })])
           if (block?.type === "thinking" && block.thinking) {
-            return Effect.succeed([{ _tag: "ReasoningDelta", text: block.thinking }])
+            return Effect.succeed([ModelEvent.ReasoningDelta({ text: block.thinking })])
           }
           return Effect.succeed(none)
         }
         case "content_block_delta": {
           const delta = data.delta
           if (delta?.type === "text_delta" && delta.text) {
-            return Effect.succeed([{ _tag: "TextDelta", text: delta.text }])
+            return Effect.succeed([ModelEvent.TextDelta({ text: delta.text })])
           }
           if (delta?.type === "thinking_delta" && delta.thinking) {
-            return Effect.succeed([{ _tag: "ReasoningDelta", text: delta.thinking }])
+            return Effect.succeed([ModelEvent.ReasoningDelta({ text: delta.thinking })])
           }
           const block = toolBlocks.get(data.index ?? 0)
           if (delta?.type === "input_json_delta" && block !== undefined) block.json += delta.partial_json ?? ""

@@ -19,16 +19,19 @@ export interface ModelRequest {
   readonly files?: ReadonlyMap<string, Uint8Array>
 }
 
-export type ModelEvent =
-  | { readonly _tag: "TextDelta"; readonly text: string }
-  | { readonly _tag: "ReasoningDelta"; readonly text: string }
-  | { readonly _tag: "ToolCall"; readonly id: string; readonly name: string; readonly input: unknown }
-  | {
-    readonly _tag: "Finish"
+export type ModelEvent = Data.TaggedEnum<{
+  TextDelta: { readonly text: string }
+  ReasoningDelta: { readonly text: string }
+  ToolCall: { readonly id: string; readonly name: string; readonly input: unknown }
+  Finish: {
     readonly reason: "stop" | "tool-calls" | "length" | "other"
     readonly inputTokens: number
     readonly outputTokens: number
   }
+}>
+
+/** Constructors and matchers of `ModelEvent`. */
+export const ModelEvent = Data.taggedEnum<ModelEvent>()
 
 /** The provider stayed unavailable (after its retries) or answered something unusable. */
 export class ModelUnavailable extends Data.TaggedError("ModelUnavailable")<{

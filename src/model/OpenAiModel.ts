@@ -11,17 +11,11 @@
  * when asked (`stream_options.include_usage`), reasoning tokens excluded from
  * the output count. Endpoints that report no usage get estimates.
  */
-import { Effect, Redacted, Schema, Stream } from "effect"
+import { type Data, Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
 import { type Message, providerCallIds } from "../../domain/Conversation.ts"
 import { openAiUserContent } from "./AttachmentParts.ts"
-import {
-  estimateTokens,
-  type ModelEvent,
-  type ModelProvider,
-  type ModelRequest,
-  ModelUnavailable
-} from "./ModelProvider.ts"
+import { estimateTokens, ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
 
 export interface OpenAiOptions {
@@ -30,7 +24,7 @@ export interface OpenAiOptions {
   readonly apiKey: Redacted.Redacted | undefined
 }
 
-type Finish = Extract<ModelEvent, { readonly _tag: "Finish" }>
+type Finish = Data.TaggedEnum.Value<ModelEvent, "Finish">
 
 const toWireMessages = (
   system: string,
@@ -151,18 +145,18 @@ const makeDecoder = (route: string, request: ModelRequest) => {
               }`
             })
           ),
-          Effect.map((input): ModelEvent => ({ _tag: "ToolCall", id: call.id, name: call.name, input }))
+          Effect.map((input) => ModelEvent.ToolCall({ id: call.id, name: call.name, input }))
         )
     )
   )
 
-  const finish = (): Finish => ({
-    _tag: "Finish",
-    reason: finishReason(reason ?? "other", calls.size > 0),
-    inputTokens: usage?.input ??
-      estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)),
-    outputTokens: usage?.output ?? estimateTokens(outputText)
-  })
+  const finish = (): Finish =>
+    ModelEvent.Finish({
+      reason: finishReason(reason ?? "other", calls.size > 0),
+      inputTokens: usage?.input ??
+        estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)),
+      outputTokens: usage?.output ?? estimateTokens(outputText)
+    })
 
   /** Tool calls and Finish, once: at `[DONE]` or when the body ends after a finish reason. */
   const complete = Effect.suspend((): Effect.Effect<ReadonlyArray<ModelEvent>, ModelUnavailable> => {
@@ -186,10 +180,10 @@ const makeDecoder = (route: string, request: ModelRequest) => {
       for (const choice of chunk.choices ?? []) {
         const delta = choice.delta
         const reasoning = delta?.reasoning_content ?? delta?.reasoning
-        if (reasoning) out.push({ _tag: "ReasoningDelta", text: reasoning })
+        if (reasoning) out.push(ModelEvent.ReasoningDelta({ text: reasoning }))
         if (delta?.content) {
           outputText += delta.content
-          out.push({ _tag: "TextDelta", text: delta.content })
+          out.push(ModelEvent.TextDelta({ text: delta.content }))
         }
         for (const fragment of delta?.tool_calls ?? []) {
           const index = fragment.index ?? 0

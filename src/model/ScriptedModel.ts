@@ -17,22 +17,18 @@
  * final directive it answers `Result: <last tool output>`. Text streams in
  * word-sized deltas; tokens are estimated at four characters each.
  */
-import { Option, Schema, Stream } from "effect"
+import { Data, Option, Schema, Stream } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
-import {
-  estimateTokens,
-  type ModelEvent,
-  type ModelProvider,
-  type ModelRequest,
-  ModelUnavailable
-} from "./ModelProvider.ts"
+import { estimateTokens, ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 
-type Action =
-  | { readonly _tag: "Tool"; readonly calls: ReadonlyArray<{ readonly name: string; readonly input: unknown }> }
-  | { readonly _tag: "Text"; readonly text: string }
-  | { readonly _tag: "Output"; readonly json: string }
-  | { readonly _tag: "Fail" }
-  | { readonly _tag: "ShowTools" }
+type Action = Data.TaggedEnum<{
+  Tool: { readonly calls: ReadonlyArray<{ readonly name: string; readonly input: unknown }> }
+  Text: { readonly text: string }
+  Output: { readonly json: string }
+  Fail: {}
+  ShowTools: {}
+}>
+const Action = Data.taggedEnum<Action>()
 
 interface Script {
   readonly actions: ReadonlyArray<Action>
@@ -54,7 +50,7 @@ export const parseScript = (message: string): Script => {
     const [, directive, rest] = match
     if (directive === "tool") {
       const [, name = "", input = ""] = /^(\S+)\s*(.*)$/.exec(rest) ?? []
-      actions.push({ _tag: "Tool", calls: [{ name, input: parseInput(input) }] })
+      actions.push(Action.Tool({ calls: [{ name, input: parseInput(input) }] }))
     } else if (directive === "tools") {
       const list = parseInput(rest)
       const calls = Array.isArray(list)
@@ -63,25 +59,24 @@ export const parseScript = (message: string): Script => {
           return { name: String(call["name"] ?? ""), input: call["input"] ?? {} }
         })
         : []
-      actions.push({ _tag: "Tool", calls })
+      actions.push(Action.Tool({ calls }))
     } else if (directive === "delegate") {
       const tasks = parseInput(rest)
-      actions.push({
-        _tag: "Tool",
+      actions.push(Action.Tool({
         calls: (Array.isArray(tasks) ? tasks : [tasks]).map((input: unknown) => ({ name: "delegate_task", input }))
-      })
-    } else if (directive === "text") actions.push({ _tag: "Text", text: rest })
-    else if (directive === "output") actions.push({ _tag: "Output", json: rest })
+      }))
+    } else if (directive === "text") actions.push(Action.Text({ text: rest }))
+    else if (directive === "output") actions.push(Action.Output({ json: rest }))
     else if (directive === "reason") reasoning = rest
-    else if (directive === "fail") actions.push({ _tag: "Fail" })
-    else if (directive === "show-tools") actions.push({ _tag: "ShowTools" })
+    else if (directive === "fail") actions.push(Action.Fail())
+    else if (directive === "show-tools") actions.push(Action.ShowTools())
     else if (directive === "steps") {
       const n = Math.max(1, Math.min(1000, Number.parseInt(rest, 10) || 1))
-      for (let i = 1; i < n; i++) actions.push({ _tag: "Tool", calls: [{ name: "noop", input: { step: i } }] })
-      actions.push({ _tag: "Text", text: `Finished after ${n} steps.` })
+      for (let i = 1; i < n; i++) actions.push(Action.Tool({ calls: [{ name: "noop", input: { step: i } }] }))
+      actions.push(Action.Text({ text: `Finished after ${n} steps.` }))
     }
   }
-  if (actions.length === 0) actions.push({ _tag: "Text", text: `Echo: ${message}` })
+  if (actions.length === 0) actions.push(Action.Text({ text: `Echo: ${message}` }))
   return { actions, reasoning }
 }
 
@@ -112,41 +107,43 @@ export const ScriptedModel: ModelProvider = {
     Stream.suspend(() => {
       const state = turnState(request.messages)
       const script = parseScript(state.text)
-      const action: Action = script.actions[state.step] ??
-        { _tag: "Text", text: state.lastToolOutput === undefined ? "Done." : `Result: ${state.lastToolOutput}` }
+      const action = script.actions[state.step] ??
+        Action.Text({ text: state.lastToolOutput === undefined ? "Done." : `Result: ${state.lastToolOutput}` })
       const inputTokens = estimateTokens(
         request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)
       )
-      const events: Array<ModelEvent> = []
-      if (script.reasoning !== undefined && state.step === 0) {
-        for (const w of words(script.reasoning)) events.push({ _tag: "ReasoningDelta", text: w })
-      }
-      switch (action._tag) {
-        case "Fail":
-          return Stream.fail(new ModelUnavailable({ message: "the scripted model was told to fail (/fail)" }))
-        case "Tool": {
-          // One call is `call_<step>`; several in one step are `call_<step>_<n>`.
-          action.calls.forEach((call, i) => {
-            const id = action.calls.length === 1 ? `call_${state.step + 1}` : `call_${state.step + 1}_${i + 1}`
-            events.push({ _tag: "ToolCall", id, name: call.name, input: call.input })
-          })
-          const out = estimateTokens(action.calls.map((c) => JSON.stringify(c.input) + c.name).join(""))
-          events.push({ _tag: "Finish", reason: "tool-calls", inputTokens, outputTokens: out })
-          break
-        }
-        case "Text":
-        case "Output":
-        case "ShowTools": {
-          const text = action._tag === "Text"
-            ? action.text
-            : action._tag === "Output"
-            ? action.json
-            : JSON.stringify(request.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema })))
-          for (const w of words(text)) events.push({ _tag: "TextDelta", text: w })
-          events.push({ _tag: "Finish", reason: "stop", inputTokens, outputTokens: estimateTokens(text) })
-          break
-        }
-      }
-      return Stream.fromIterable(events)
+      const reasoning = script.reasoning !== undefined && state.step === 0
+        ? words(script.reasoning).map((w) => ModelEvent.ReasoningDelta({ text: w }))
+        : []
+      const answer = (text: string) =>
+        Stream.fromIterable<ModelEvent>([
+          ...reasoning,
+          ...words(text).map((w) => ModelEvent.TextDelta({ text: w })),
+          ModelEvent.Finish({ reason: "stop", inputTokens, outputTokens: estimateTokens(text) })
+        ])
+      return Action.$match(action, {
+        Fail: () => Stream.fail(new ModelUnavailable({ message: "the scripted model was told to fail (/fail)" })),
+        Tool: ({ calls }) =>
+          Stream.fromIterable<ModelEvent>([
+            ...reasoning,
+            // One call is `call_<step>`; several in one step are `call_<step>_<n>`.
+            ...calls.map((call, i) =>
+              ModelEvent.ToolCall({
+                id: calls.length === 1 ? `call_${state.step + 1}` : `call_${state.step + 1}_${i + 1}`,
+                name: call.name,
+                input: call.input
+              })
+            ),
+            ModelEvent.Finish({
+              reason: "tool-calls",
+              inputTokens,
+              outputTokens: estimateTokens(calls.map((c) => JSON.stringify(c.input) + c.name).join(""))
+            })
+          ]),
+        Text: ({ text }) => answer(text),
+        Output: ({ json }) => answer(json),
+        ShowTools: () =>
+          answer(JSON.stringify(request.tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema }))))
+      })
     })
 }
