@@ -15,7 +15,7 @@
  *   no U+0000; URLs are absolute http(s). A null counts as absent. Other keys
  *   are ignored.
  */
-import { Option, Schema } from "effect"
+import { Data, Option, Schema } from "effect"
 import type { HandlerAnswer, HandlerRef } from "../../domain/ResultHandler.ts"
 import { hasNul } from "../store/NulFree.ts"
 
@@ -33,9 +33,11 @@ export const ResponseLimits = {
 /** Why a dispatch needs the answer: an oversized tool result's archive needs its artifactId. */
 export type Purpose = "overflow" | "export"
 
-export type Parsed =
-  | { readonly _tag: "Valid"; readonly answer: HandlerAnswer }
-  | { readonly _tag: "Invalid"; readonly message: string }
+export type Parsed = Data.TaggedEnum<{
+  Valid: { readonly answer: HandlerAnswer }
+  Invalid: { readonly message: string }
+}>
+export const Parsed = Data.taggedEnum<Parsed>()
 
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const encoder = new TextEncoder()
@@ -122,7 +124,7 @@ export const missingFor = (answer: HandlerAnswer, purpose: Purpose): string | un
 
 /** Validates and normalizes a handler's 2xx body. */
 export const parse = (body: string, purpose: Purpose): Parsed => {
-  const invalid = (message: string): Parsed => ({ _tag: "Invalid", message })
+  const invalid = (message: string) => Parsed.Invalid({ message })
   const bytes = bytesOf(body)
   if (bytes > ResponseLimits.responseBytes) return invalid(tooLarge(bytes))
   const json = decodeJson(body)
@@ -143,5 +145,5 @@ export const parse = (body: string, purpose: Purpose): Parsed => {
     ...(metadata === undefined || metadata instanceof Problem ? {} : { metadata })
   }
   const missing = missingFor(normalized, purpose)
-  return missing === undefined ? { _tag: "Valid", answer: normalized } : invalid(missing)
+  return missing === undefined ? Parsed.Valid({ answer: normalized }) : invalid(missing)
 }

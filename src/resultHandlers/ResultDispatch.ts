@@ -133,7 +133,7 @@ export class ResultDispatch extends Context.Service<ResultDispatch, {
           }
         }).pipe(Effect.mapError((e) => failed(e.reason, e.message, e.status)))
         const parsed = delivered.tooLarge
-          ? { _tag: "Invalid" as const, message: HandlerResponse.tooLarge() }
+          ? HandlerResponse.Parsed.Invalid({ message: HandlerResponse.tooLarge() })
           : HandlerResponse.parse(delivered.text, r.purpose)
         if (parsed._tag === "Invalid") {
           return yield* failed(

@@ -3,7 +3,7 @@
  * remembering the body hash and the first response for 24 hours.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { NodeId } from "../NodeId.ts"
 import { liveNodeIds, NodeDeadAfterMs } from "./NodeRepo.ts"
@@ -18,10 +18,13 @@ export interface IdempotencyScope {
   readonly key: string
 }
 
-export type Claim =
-  | { readonly _tag: "Claimed" }
-  | { readonly _tag: "Pending"; readonly bodyHash: string }
-  | { readonly _tag: "Completed"; readonly bodyHash: string; readonly status: number; readonly response: unknown }
+/** What claiming a key found: it is ours now, or another request holds (Pending) or answered (Completed) it. */
+export type Claim = Data.TaggedEnum<{
+  Claimed: {}
+  Pending: { readonly bodyHash: string }
+  Completed: { readonly bodyHash: string; readonly status: number; readonly response: unknown }
+}>
+export const Claim = Data.taggedEnum<Claim>()
 
 const Row = Schema.Struct({
   body_hash: Schema.String,
@@ -69,16 +72,16 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo, {
               yield* sql`INSERT INTO idempotency_keys (organization_id, workspace_id, method, path, key, body_hash, state, created_at, claimed_by)
               VALUES (${scope.organizationId}, ${scope.workspaceId}, ${scope.method}, ${scope.path}, ${scope.key}, ${bodyHash}, 'pending', ${now}, ${owner})
               ON CONFLICT DO NOTHING RETURNING key`.pipe(Effect.orDie)
-            if (inserted.length > 0) return { _tag: "Claimed" } as const
+            if (inserted.length > 0) return Claim.Claimed()
             const rows = yield* sql`SELECT body_hash, state, status, response, created_at FROM idempotency_keys
               WHERE ${where(scope)}`.pipe(Effect.flatMap(decodeRows), Effect.orDie)
             return Option.match(Option.fromNullishOr(rows[0]), {
               // Deleted between our insert and select (a concurrent release): treat as in flight.
-              onNone: (): Claim => ({ _tag: "Pending", bodyHash }),
-              onSome: (r): Claim =>
+              onNone: () => Claim.Pending({ bodyHash }),
+              onSome: (r) =>
                 r.state === "pending" || r.status === null
-                  ? { _tag: "Pending", bodyHash: r.body_hash }
-                  : { _tag: "Completed", bodyHash: r.body_hash, status: r.status, response: r.response }
+                  ? Claim.Pending({ bodyHash: r.body_hash })
+                  : Claim.Completed({ bodyHash: r.body_hash, status: r.status, response: r.response })
             })
           }
         ),

@@ -25,23 +25,24 @@ const decodeJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Schema.Recor
 const looksLikeYaml = (text: string): boolean => /^\s*(openapi|swagger)\s*:/m.test(text)
 
 /** How a `spec` field is given. */
-export type SpecSource =
-  | { readonly _tag: "Inline"; readonly text: string }
-  | { readonly _tag: "Url"; readonly url: string }
-  | { readonly _tag: "Invalid"; readonly message: string }
+export type SpecSource = Data.TaggedEnum<{
+  Inline: { readonly text: string }
+  Url: { readonly url: string }
+  Invalid: { readonly message: string }
+}>
+export const SpecSource = Data.taggedEnum<SpecSource>()
 
 export const classifySpec = (spec: string): SpecSource => {
   const text = spec.trim()
-  if (text.startsWith("{")) return { _tag: "Inline", text }
+  if (text.startsWith("{")) return SpecSource.Inline({ text })
   if (looksLikeYaml(text)) {
-    return {
-      _tag: "Invalid",
+    return SpecSource.Invalid({
       message: "YAML documents are not supported; send the OpenAPI document as JSON (inline or by URL)."
-    }
+    })
   }
   // Anything written as scheme://... is a URL, to be judged (and refused) by the URL policy.
-  if (URL.canParse(text) || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return { _tag: "Url", url: text }
-  return { _tag: "Invalid", message: "spec must be a URL to a JSON document, or the JSON document itself." }
+  if (URL.canParse(text) || /^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return SpecSource.Url({ url: text })
+  return SpecSource.Invalid({ message: "spec must be a URL to a JSON document, or the JSON document itself." })
 }
 
 /** The versions this service reads. */
@@ -94,11 +95,10 @@ export const parse = (text: string, url: URL | undefined): Effect.Effect<LoadedS
 
 /** Loads (inline or by URL) and parses the document. */
 export const load = (spec: string, fetch: GuardedFetch, timeoutMs: number): Effect.Effect<LoadedSpec, SpecFailure> =>
-  Effect.gen(function*() {
-    const source = classifySpec(spec)
-    if (source._tag === "Invalid") return yield* new SpecFailure({ errorCode: "spec_invalid", message: source.message })
-    if (source._tag === "Inline") return yield* parse(source.text, undefined)
-    return yield* parse(yield* download(source.url, fetch, timeoutMs), new URL(source.url))
+  SpecSource.$match(classifySpec(spec), {
+    Invalid: ({ message }) => Effect.fail(new SpecFailure({ errorCode: "spec_invalid", message })),
+    Inline: ({ text }) => parse(text, undefined),
+    Url: ({ url }) => Effect.flatMap(download(url, fetch, timeoutMs), (text) => parse(text, new URL(url)))
   })
 
 const download = (url: string, fetch: GuardedFetch, timeoutMs: number) =>

@@ -7,7 +7,7 @@
  * mode, size, mtime and path of every entry) tells whether it changed since
  * the last snapshot without archiving it.
  */
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 
@@ -65,10 +65,12 @@ const run = (owner: Owner, file: string, args: ReadonlyArray<string>, options: {
     )
   })
 
-export type Created =
-  | { readonly _tag: "Archive"; readonly data: Buffer; readonly sha256: string }
-  | { readonly _tag: "TooLarge" }
-  | { readonly _tag: "Failed"; readonly message: string }
+export type Created = Data.TaggedEnum<{
+  Archive: { readonly data: Buffer; readonly sha256: string }
+  TooLarge: {}
+  Failed: { readonly message: string }
+}>
+export const Created = Data.taggedEnum<Created>()
 
 export const sha256 = (data: Uint8Array): string => createHash("sha256").update(data).digest("hex")
 
@@ -87,10 +89,10 @@ export const create = (owner: Owner, maxBytes: number): Effect.Effect<Created> =
     ], { maxBytes }),
     (done): Created =>
       done.overflow
-        ? { _tag: "TooLarge" }
+        ? Created.TooLarge()
         : done.code === 0
-        ? { _tag: "Archive", data: done.stdout, sha256: sha256(done.stdout) }
-        : { _tag: "Failed", message: done.stderr || `tar exited with ${done.code}` }
+        ? Created.Archive({ data: done.stdout, sha256: sha256(done.stdout) })
+        : Created.Failed({ message: done.stderr || `tar exited with ${done.code}` })
   )
 
 /** Unpacks an archive into the (empty) workspace directory; the error message when tar cannot. */
