@@ -1,14 +1,12 @@
 /**
  * The tool gate (spec 2.1.5, 4.6 rule 4, 6.1): whether a call runs now, waits
- * for a person, or is refused. In order: ask_question always waits; autoAllow;
- * the connection's approval policy (waived, gated, or 'once' remembered for the
- * thread); then the agent's hook for calls the policy did not waive. Without a
- * hook a call the policy gates waits for a person.
+ * for a person, or is refused. The decision is GateDecision's; the gate looks
+ * up what it asks for (the thread's remembered approvals, the agent's hook),
+ * reports a hook's failure and remembers an approval 'once'.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
-import type { AgentId, HookId, InteractionId, RunId, ThreadId } from "../../domain/Ids.ts"
-import type { QuestionRequest } from "../../domain/Interaction.ts"
+import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -16,28 +14,11 @@ import { IdGenerator } from "../IdGenerator.ts"
 import { ToolApprovalHooks } from "../interactions/ToolApprovalHooks.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { nowIso } from "../Time.ts"
-import * as Builtin from "../tools/BuiltinTools.ts"
-import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import type { Toolset } from "../tools/Toolset.ts"
+import { decide, type Gate, type GateFacts, type HookReview } from "./GateDecision.ts"
 import { previewOf } from "./Outcome.ts"
 
-export type Gate =
-  | { readonly _tag: "Run" }
-  | { readonly _tag: "Question"; readonly request: QuestionRequest }
-  | {
-    readonly _tag: "Approval"
-    readonly hookId: HookId | null
-    readonly reason: string | null
-    /** Approval 'once': an approval of this exact call is remembered for the thread. */
-    readonly remember: boolean
-    /** The id the hook already saw (its request's `id`). */
-    readonly interactionId?: InteractionId
-  }
-  | { readonly _tag: "Denied"; readonly reason: string | null }
-  | { readonly _tag: "FailRun"; readonly message: string }
-  | { readonly _tag: "Invalid"; readonly outcome: ToolOutcome }
-
-export type Waiting = Extract<Gate, { readonly _tag: "Question" | "Approval" }>
+export type { Gate, Waiting } from "./GateDecision.ts"
 
 /** The run a gate decides for. */
 export interface GateRun {
@@ -56,8 +37,6 @@ export interface GateRun {
 /** Decides one call of the step numbered `step` (0-based). */
 export type GateFn = (call: ToolCall, step: number) => Effect.Effect<Gate>
 
-const run: Gate = { _tag: "Run" }
-
 export class ToolGate extends Context.Service<ToolGate, {
   /** The gate of one run: its hook is looked up (and its secret opened) once. */
   readonly forRun: (run: GateRun) => Effect.Effect<GateFn>
@@ -75,12 +54,11 @@ export class ToolGate extends Context.Service<ToolGate, {
         const hook = hookId === undefined ? undefined : yield* hooks.forRun(target.principal, hookId)
         const autoAllow = new Set(plan.approvals?.autoAllow ?? [])
 
-        /** Asks the agent's hook; its answer, or onHookError when it cannot answer. */
+        /** Sends the call to the agent's hook for review. */
         const askHook = Effect.fn("ToolGate.askHook")(function*(
           active: NonNullable<typeof hook>,
           call: ToolCall,
-          step: number,
-          remember: boolean
+          step: number
         ) {
           const interactionId = yield* ids.make("interaction")
           const workerRef = target.tree?.workerRef ?? null
@@ -100,62 +78,31 @@ export class ToolGate extends Context.Service<ToolGate, {
             preview: previewOf(call),
             resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`
           }).pipe(Effect.result)
-          if (answer._tag === "Failure") {
-            const failure = answer.failure.message
-            yield* target.reportHookFailure(`Approval hook failed: ${failure}`)
-            switch (active.config.onHookError) {
-              case "pause":
-                return { _tag: "Approval", hookId: active.id, reason: null, remember, interactionId } satisfies Gate
-              case "fail-run":
-                return { _tag: "FailRun", message: `The approval hook failed: ${failure}` } satisfies Gate
-              default:
-                return {
-                  _tag: "Denied",
-                  reason: "The approval hook could not be reached, so the call was denied."
-                } satisfies Gate
-            }
-          }
-          const { decision } = answer.success
-          if (decision.decision === "allow") {
-            if (remember) yield* memory.remember(target.threadId, call.name, call.input, yield* nowIso)
-            return run
-          }
-          if (decision.decision === "deny") return { _tag: "Denied", reason: decision.reason ?? null } satisfies Gate
-          return {
-            _tag: "Approval",
-            hookId: active.id,
-            reason: decision.reason ?? null,
-            remember,
-            interactionId
-          } satisfies Gate
+          return answer._tag === "Failure"
+            ? { _tag: "Failed", interactionId, message: answer.failure.message } satisfies HookReview
+            : { _tag: "Answered", interactionId, decision: answer.success.decision } satisfies HookReview
         })
 
         const gate: GateFn = Effect.fn("ToolGate.decide")(function*(call: ToolCall, step: number) {
-          if (tools.isQuestion(call.name)) {
-            const request = Builtin.questionRequest(call.input)
-            return Option.isSome(request)
-              ? { _tag: "Question", request: request.value } satisfies Gate
-              : {
-                _tag: "Invalid",
-                outcome: {
-                  output: { error: "invalid ask_question input" },
-                  text: Builtin.invalidQuestionText,
-                  isError: true
-                }
-              } satisfies Gate
+          let facts: GateFacts<NonNullable<typeof hook>> = {
+            isQuestion: tools.isQuestion(call.name),
+            input: call.input,
+            autoAllowed: autoAllow.has(call.name),
+            policy: tools.policyOf(call.name),
+            hook
           }
-          if (autoAllow.has(call.name)) return run
-          const policy = tools.policyOf(call.name)
-          const gated = policy !== undefined && policy.approval !== null && policy.approval !== "never" &&
-            (policy.gatedTools === null || policy.gatedTools.includes(policy.originalName))
-          const waived = policy !== undefined && policy.approval !== null && !gated
-          if (waived) return run
-          const remember = gated && policy?.approval === "once"
-          if (remember && (yield* memory.has(target.threadId, call.name, call.input))) return run
-          if (hook === undefined) {
-            return gated ? { _tag: "Approval", hookId: null, reason: null, remember } satisfies Gate : run
+          for (;;) {
+            const next = decide(facts)
+            if (next._tag === "LookUpMemory") {
+              facts = { ...facts, remembered: yield* memory.has(target.threadId, call.name, call.input) }
+            } else if (next._tag === "AskHook") {
+              facts = { ...facts, review: yield* askHook(next.hook, call, step) }
+            } else {
+              if (next.hookFailure !== null) yield* target.reportHookFailure(next.hookFailure)
+              if (next.rememberApproval) yield* memory.remember(target.threadId, call.name, call.input, yield* nowIso)
+              return next.gate
+            }
           }
-          return yield* askHook(hook, call, step, remember)
         })
         return gate
       })

@@ -1,0 +1,139 @@
+/**
+ * The tool gate's decision (spec 2.1.5, 4.6 rule 4, 6.1) as a pure function of
+ * what is known of one call. In order: ask_question always waits; autoAllow;
+ * the connection's approval policy (waived, gated, or 'once' remembered for the
+ * thread); then the agent's hook for calls the policy did not waive. Without a
+ * hook a call the policy gates waits for a person.
+ *
+ * Two facts cost a round trip, so the decision asks for them only when it needs
+ * them: the thread's remembered approvals (only under approval 'once') and the
+ * hook's review (only for a call the policy did not waive). ToolGate looks up
+ * what is asked for and decides again with the answer.
+ */
+import { Option } from "effect"
+import type { HookId, InteractionId } from "../../domain/Ids.ts"
+import type { QuestionRequest } from "../../domain/Interaction.ts"
+import type { HookDecision, OnHookError } from "../../domain/ToolApprovalHook.ts"
+import * as Builtin from "../tools/BuiltinTools.ts"
+import type { ToolOutcome, ToolPolicyRef } from "../tools/ToolFamily.ts"
+
+export type Gate =
+  | { readonly _tag: "Run" }
+  | { readonly _tag: "Question"; readonly request: QuestionRequest }
+  | {
+    readonly _tag: "Approval"
+    readonly hookId: HookId | null
+    readonly reason: string | null
+    /** Approval 'once': an approval of this exact call is remembered for the thread. */
+    readonly remember: boolean
+    /** The id the hook already saw (its request's `id`). */
+    readonly interactionId?: InteractionId
+  }
+  | { readonly _tag: "Denied"; readonly reason: string | null }
+  | { readonly _tag: "FailRun"; readonly message: string }
+  | { readonly _tag: "Invalid"; readonly outcome: ToolOutcome }
+
+export type Waiting = Extract<Gate, { readonly _tag: "Question" | "Approval" }>
+
+/** The agent's hook, as far as the decision goes. */
+export interface GateHook {
+  readonly id: HookId
+  readonly config: { readonly onHookError: OnHookError }
+}
+
+/** What became of one review request sent to the hook (`interactionId`: the request's `id`). */
+export type HookReview =
+  | { readonly _tag: "Answered"; readonly interactionId: InteractionId; readonly decision: HookDecision }
+  | { readonly _tag: "Failed"; readonly interactionId: InteractionId; readonly message: string }
+
+export interface GateFacts<H extends GateHook> {
+  /** The call is this run's ask_question (userInteraction is on). */
+  readonly isQuestion: boolean
+  readonly input: unknown
+  /** The tool is listed in the agent's `approvals.autoAllow`. */
+  readonly autoAllowed: boolean
+  /** The approval policy of the connection offering the tool; undefined when no tool family claims it. */
+  readonly policy: ToolPolicyRef | undefined
+  /** The agent's hook; undefined without one, or when it is disabled. */
+  readonly hook: H | undefined
+  /** Whether the thread remembers an approval of this exact call; undefined until looked up. */
+  readonly remembered?: boolean
+  /** The hook's review of this call; undefined until asked. */
+  readonly review?: HookReview
+}
+
+export type GateDecision<H extends GateHook> =
+  | {
+    readonly _tag: "Decided"
+    readonly gate: Gate
+    /** The hook allowed a call under approval 'once': the approval is remembered for the thread. */
+    readonly rememberApproval: boolean
+    /** The hook could not answer: this is reported on the run's stream. */
+    readonly hookFailure: string | null
+  }
+  | { readonly _tag: "LookUpMemory" }
+  | { readonly _tag: "AskHook"; readonly hook: H }
+
+const decided = (
+  gate: Gate,
+  effects: { readonly rememberApproval?: boolean; readonly hookFailure?: string } = {}
+): GateDecision<never> => ({
+  _tag: "Decided",
+  gate,
+  rememberApproval: effects.rememberApproval ?? false,
+  hookFailure: effects.hookFailure ?? null
+})
+
+const run: Gate = { _tag: "Run" }
+
+const invalidQuestion: Gate = {
+  _tag: "Invalid",
+  outcome: { output: { error: "invalid ask_question input" }, text: Builtin.invalidQuestionText, isError: true }
+}
+
+/** The gate's answer to the hook's review; `remember`: the call is under approval 'once'. */
+const reviewed = (hook: GateHook, review: HookReview, remember: boolean): GateDecision<never> => {
+  const pause: Gate = { _tag: "Approval", hookId: hook.id, reason: null, remember, interactionId: review.interactionId }
+  if (review._tag === "Failed") {
+    const hookFailure = `Approval hook failed: ${review.message}`
+    switch (hook.config.onHookError) {
+      case "pause":
+        return decided(pause, { hookFailure })
+      case "fail-run":
+        return decided({ _tag: "FailRun", message: `The approval hook failed: ${review.message}` }, { hookFailure })
+      default:
+        return decided(
+          { _tag: "Denied", reason: "The approval hook could not be reached, so the call was denied." },
+          { hookFailure }
+        )
+    }
+  }
+  const { decision, reason } = review.decision
+  if (decision === "allow") return decided(run, { rememberApproval: remember })
+  if (decision === "deny") return decided({ _tag: "Denied", reason: reason ?? null })
+  return decided({ ...pause, reason: reason ?? null })
+}
+
+/** Decides one call from `facts`, or names the fact it needs next. */
+export const decide = <H extends GateHook>(facts: GateFacts<H>): GateDecision<H> => {
+  if (facts.isQuestion) {
+    const request = Builtin.questionRequest(facts.input)
+    return decided(Option.isSome(request) ? { _tag: "Question", request: request.value } : invalidQuestion)
+  }
+  if (facts.autoAllowed) return decided(run)
+  const policy = facts.policy
+  const gated = policy !== undefined && policy.approval !== null && policy.approval !== "never" &&
+    (policy.gatedTools === null || policy.gatedTools.includes(policy.originalName))
+  const waived = policy !== undefined && policy.approval !== null && !gated
+  if (waived) return decided(run)
+  const remember = gated && policy.approval === "once"
+  if (remember) {
+    if (facts.remembered === undefined) return { _tag: "LookUpMemory" }
+    if (facts.remembered) return decided(run)
+  }
+  if (facts.hook === undefined) {
+    return decided(gated ? { _tag: "Approval", hookId: null, reason: null, remember } : run)
+  }
+  if (facts.review === undefined) return { _tag: "AskHook", hook: facts.hook }
+  return reviewed(facts.hook, facts.review, remember)
+}
