@@ -3,7 +3,7 @@
  * answers. Settling the last pending interaction of a parked step resumes the
  * run (RunTrees: a worker's on its own entity) once it waits on nothing else.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { RunTrees } from "../../actors/RunTrees.ts"
 import { Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { InteractionId, RunId } from "../../domain/Ids.ts"
@@ -16,6 +16,13 @@ import { type InteractionFilter, InteractionRepo, type InteractionRow } from "..
 import { RunRepo, type RunRow } from "../store/RunRepo.ts"
 import { nowIso } from "../Time.ts"
 import { approvalFromText, judge, sameOutcome } from "./Resolution.ts"
+
+/** How settling one interaction went: recorded now, or a repeat of the outcome already recorded. */
+type Settled = Data.TaggedEnum<{
+  Resolved: { readonly row: InteractionRow }
+  Same: { readonly row: InteractionRow }
+}>
+const Settled = Data.taggedEnum<Settled>()
 
 type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
@@ -57,11 +64,6 @@ export class Interactions extends Context.Service<Interactions, {
       /** Resumes the run when the parked step waits on nothing any more. */
       const maybeResume = trees.resumeIfReady
 
-      type Settled = { readonly _tag: "Resolved"; readonly row: InteractionRow } | {
-        readonly _tag: "Same"
-        readonly row: InteractionRow
-      }
-
       /** Settles one interaction by the rules of 4.4, without resuming. */
       const settleOne = (row: InteractionRow, body: ResolveInteractionBody) =>
         Effect.gen(function*() {
@@ -69,7 +71,7 @@ export class Interactions extends Context.Service<Interactions, {
           if (judged._tag === "Invalid") return yield* Effect.fail(InvalidRequest.of(judged.message))
           // One the run's end cancelled still takes the answer (spec 3.2 "pending or any"): it is recorded below.
           if (row.interaction.status !== "pending" && !row.closedByRun) {
-            if (sameOutcome(row.interaction, judged.settlement)) return { _tag: "Same", row } satisfies Settled
+            if (sameOutcome(row.interaction, judged.settlement)) return Settled.Same({ row })
             return yield* new Conflict({
               code: "idempotency_key_conflict",
               message: `Interaction '${row.id}' was already ${row.interaction.status} with a different outcome.`
@@ -79,7 +81,7 @@ export class Interactions extends Context.Service<Interactions, {
           if (!(yield* repo.settle(row.id, judged.settlement, yield* nowIso))) {
             const again = yield* repo.find(row.id)
             if (Option.isSome(again) && sameOutcome(again.value.interaction, judged.settlement)) {
-              return { _tag: "Same", row: again.value } satisfies Settled
+              return Settled.Same({ row: again.value })
             }
             return yield* new Conflict({
               code: "idempotency_key_conflict",
@@ -87,7 +89,7 @@ export class Interactions extends Context.Service<Interactions, {
             })
           }
           const fresh = yield* repo.find(row.id)
-          return { _tag: "Resolved", row: Option.getOrElse(fresh, () => row) } satisfies Settled
+          return Settled.Resolved({ row: Option.getOrElse(fresh, () => row) })
         })
 
       return {

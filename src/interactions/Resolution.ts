@@ -3,16 +3,18 @@
  * means for an interaction (or why it is refused), and whether a repeat is
  * the same outcome (200) or a different one (409 idempotency_key_conflict).
  */
+import { Data } from "effect"
 import type { Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import type { Settlement } from "../store/InteractionRepo.ts"
 
-export type Judged = { readonly _tag: "Ok"; readonly settlement: Settlement } | {
-  readonly _tag: "Invalid"
-  readonly message: string
-}
+export type Judged = Data.TaggedEnum<{
+  Ok: { readonly settlement: Settlement }
+  Invalid: { readonly message: string }
+}>
+export const Judged = Data.taggedEnum<Judged>()
 
-const invalid = (message: string): Judged => ({ _tag: "Invalid", message })
+const invalid = (message: string): Judged => Judged.Invalid({ message })
 
 const resolution = (body: ResolveInteractionBody): Record<string, unknown> => ({
   inputResponses: body.inputResponses ?? [],
@@ -24,15 +26,14 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
   const responses = body.inputResponses ?? []
   if (body.cancel === true) {
     if (responses.length > 0) return invalid("Send either cancel: true or inputResponses, not both.")
-    return {
-      _tag: "Ok",
+    return Judged.Ok({
       settlement: {
         status: "cancelled",
         decision: interaction.kind === "approval_request" ? "cancel" : null,
         reason,
         resolution: null
       }
-    }
+    })
   }
   const seen = new Set<string>()
   for (const r of responses) {
@@ -55,15 +56,14 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
     if (r.optionId !== "approve" && r.optionId !== "deny") {
       return invalid("An approval's optionId is 'approve' or 'deny'.")
     }
-    return {
-      _tag: "Ok",
+    return Judged.Ok({
       settlement: {
         status: "resolved",
         decision: r.optionId === "approve" ? "allow" : "deny",
         reason,
         resolution: resolution(body)
       }
-    }
+    })
   }
   const request = interaction.request
   const questions = request?.questions ?? []
@@ -104,7 +104,7 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
     const missing = questions.find((q) => !responses.some((r) => r.requestId === q.id))
     if (missing !== undefined) return invalid(`Question '${missing.id}' needs an answer.`)
   }
-  return { _tag: "Ok", settlement: { status: "resolved", decision: null, reason, resolution: resolution(body) } }
+  return Judged.Ok({ settlement: { status: "resolved", decision: null, reason, resolution: resolution(body) } })
 }
 
 /** A repeat of a settled interaction: the same outcome is fine, another one is a conflict. */

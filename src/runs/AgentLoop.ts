@@ -29,7 +29,7 @@ import * as AttachmentFiles from "./AttachmentFiles.ts"
 import { Delegation } from "./Delegation.ts"
 import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
-import { completed, failed, type Outcome } from "./Outcome.ts"
+import { completed, failed, Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
 import { RunTools } from "./RunTools.ts"
 import { runTool, StepLoop } from "./StepLoop.ts"
@@ -111,7 +111,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             parked.some((w) => w.interaction === undefined || w.interaction.status === "pending") ||
             (yield* delegation.waiting(row))
           ) {
-            return { _tag: "StillParked" } satisfies Outcome
+            return Outcome.StillParked()
           }
           // Stored with the first chunks of the run.
           yield* writer.attach([runChange({ status: "running", startedAt, executor: nodes.id })])
@@ -182,7 +182,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               isDelegation: tools.isDelegation,
               delegate: (calls) => delegation.spawn(row, calls, writer, deadlineMs)
             })
-            if (resumed._tag === "Delegated") return { _tag: "Delegated" } satisfies Outcome
+            if (resumed._tag === "Delegated") return Outcome.Delegated()
             usage.current = resumed.usage
             runMessages.push(...resumed.messages)
           }

@@ -3,36 +3,36 @@
  * call settles within a step (what the model reads and the chunk that
  * announces it).
  */
+import { Data } from "effect"
 import type { Chunk } from "../../domain/Chunk.ts"
 import type { ToolCall, ToolMessage } from "../../domain/Conversation.ts"
 import type { RunError } from "../../domain/Run.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 
-export type Outcome =
-  | { readonly _tag: "Completed"; readonly terminalReason: string | null; readonly output: unknown }
-  | { readonly _tag: "Failed"; readonly error: RunError; readonly terminalReason: string | null }
-  | { readonly _tag: "Parked" }
+export type Outcome = Data.TaggedEnum<{
+  Completed: { readonly terminalReason: string | null; readonly output: unknown }
+  Failed: { readonly error: RunError; readonly terminalReason: string | null }
+  Parked: {}
   /** Started again (a redelivered Start) while its interactions or workers are still pending: nothing to add to the stream. */
-  | { readonly _tag: "StillParked" }
+  StillParked: {}
   /** The step waits on its workers only (subagents): the turn's stream stays open, the run holds no fiber. */
-  | { readonly _tag: "Delegated" }
+  Delegated: {}
+}>
+export const Outcome = Data.taggedEnum<Outcome>()
 
-export const completed = (terminalReason: string | null, output?: unknown): Outcome => ({
-  _tag: "Completed",
-  terminalReason,
-  output
-})
+export const completed = (terminalReason: string | null, output?: unknown): Outcome =>
+  Outcome.Completed({ terminalReason, output })
 
 export const failed = (
   code: string,
   message: string,
   terminalReason: string | null = null,
   reference?: string
-): Outcome => ({
-  _tag: "Failed",
-  terminalReason,
-  error: { type: "api_error", code, message, ...(reference === undefined ? {} : { reference }) }
-})
+): Outcome =>
+  Outcome.Failed({
+    terminalReason,
+    error: { type: "api_error", code, message, ...(reference === undefined ? {} : { reference }) }
+  })
 
 /** A tool call's result: what the model reads and the chunk that announces it (none for results announced before a park). */
 export interface Settled {

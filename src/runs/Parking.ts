@@ -8,7 +8,7 @@
  * checkpoints the step before its results are announced; an approved
  * delegation parks the step again, on its new worker.
  */
-import { Clock, Context, Effect, Layer } from "effect"
+import { Clock, Context, Data, Effect, Layer } from "effect"
 import type { Chunk } from "../../domain/Chunk.ts"
 import type { AssistantMessage, Message, ToolCall } from "../../domain/Conversation.ts"
 import type { Interaction } from "../../domain/Interaction.ts"
@@ -26,7 +26,7 @@ import { answerText } from "../tools/BuiltinTools.ts"
 import type { ToolOutcome } from "../tools/ToolFamily.ts"
 import { Delegation, type Spawned } from "./Delegation.ts"
 import { runChange, type Writer } from "./EventLog.ts"
-import { denied, inCallOrder, type Outcome, previewOf, settle, type Settled } from "./Outcome.ts"
+import { denied, inCallOrder, Outcome, previewOf, settle, type Settled } from "./Outcome.ts"
 import type { Waiting } from "./ToolGate.ts"
 
 /** A waiting call of the parked step with its interaction (undefined: the interaction is gone). */
@@ -60,9 +60,11 @@ export interface ResumeCalls {
 }
 
 /** How a resumed step went: done (checkpointed), or parked again on the workers of approved delegations. */
-export type Resumed =
-  | { readonly _tag: "Done"; readonly usage: UsageTotal; readonly messages: ReadonlyArray<Message> }
-  | { readonly _tag: "Delegated" }
+export type Resumed = Data.TaggedEnum<{
+  Done: { readonly usage: UsageTotal; readonly messages: ReadonlyArray<Message> }
+  Delegated: {}
+}>
+export const Resumed = Data.taggedEnum<Resumed>()
 
 export class Parking extends Context.Service<Parking, {
   /** The waiting calls of a parked run with their interactions. */
@@ -184,7 +186,7 @@ export class Parking extends Context.Service<Parking, {
         // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
         const tree = s.row.plan?.worker
         if (tree !== undefined && opened.length > 0) yield* workers.refreshTreeStatus(tree.rootRunId, yield* nowIso)
-        return (opened.length === 0 ? { _tag: "Delegated" } : { _tag: "Parked" }) satisfies Outcome
+        return opened.length === 0 ? Outcome.Delegated() : Outcome.Parked()
       })
 
       const parkedCalls = Effect.fn("Parking.parkedCalls")(function*(row: RunRow) {
@@ -203,7 +205,7 @@ export class Parking extends Context.Service<Parking, {
         resumeCalls: ResumeCalls
       ) {
         const park = row.park
-        if (park === null) return { _tag: "Done", usage: row.run.usage ?? ZeroUsage, messages: [] } satisfies Resumed
+        if (park === null) return Resumed.Done({ usage: row.run.usage ?? ZeroUsage, messages: [] })
         const calls = park.assistant.toolCalls
         const settledCalls = parked.flatMap(({ pending, interaction }) => {
           const call = calls.find((c) => c.id === pending.toolCallId)
@@ -259,7 +261,7 @@ export class Parking extends Context.Service<Parking, {
           }
           for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
           yield* storePark(writer, record, "running", null)
-          return { _tag: "Delegated" } satisfies Resumed
+          return Resumed.Delegated()
         }
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
         // The step's checkpoint, its results and the run leaving its park go in one statement (under the
@@ -270,7 +272,7 @@ export class Parking extends Context.Service<Parking, {
           repo.statements.checkpoint(row.id, park.step, messages, park.usage, yield* nowIso),
           runChange({ status: "running", clearPark: true, usage: park.usage, progressed: true })
         ])
-        return { _tag: "Done", usage: park.usage, messages } satisfies Resumed
+        return Resumed.Done({ usage: park.usage, messages })
       })
 
       return { parkedCalls, park, resume }

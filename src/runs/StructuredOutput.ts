@@ -4,7 +4,7 @@
  * produced: `output` stays undefined.
  */
 import { Ajv } from "ajv"
-import { Option, Schema } from "effect"
+import { Data, Option, Schema } from "effect"
 
 const ajv = new Ajv({ allErrors: true, strict: false })
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
@@ -15,16 +15,18 @@ export const schemaProblem = (schema: Readonly<Record<string, unknown>>): string
   return valid === true ? undefined : ajv.errorsText(ajv.errors, { dataVar: "outputSchema" })
 }
 
-export type Extracted =
-  | { readonly _tag: "Value"; readonly value: unknown }
-  | { readonly _tag: "Invalid"; readonly message: string }
+export type Extracted = Data.TaggedEnum<{
+  Value: { readonly value: unknown }
+  Invalid: { readonly message: string }
+}>
+export const Extracted = Data.taggedEnum<Extracted>()
 
 export const extract = (text: string, schema: Readonly<Record<string, unknown>>): Extracted => {
   const trimmed = text.trim().replace(/^```(?:json)?\s*|\s*```$/g, "")
   const parsed = decodeJson(trimmed)
-  if (Option.isNone(parsed)) return { _tag: "Invalid", message: "the final answer is not JSON" }
+  if (Option.isNone(parsed)) return Extracted.Invalid({ message: "the final answer is not JSON" })
   const validate = ajv.compile(schema)
   return validate(parsed.value)
-    ? { _tag: "Value", value: parsed.value }
-    : { _tag: "Invalid", message: `the final answer does not match outputSchema: ${ajv.errorsText(validate.errors)}` }
+    ? Extracted.Value({ value: parsed.value })
+    : Extracted.Invalid({ message: `the final answer does not match outputSchema: ${ajv.errorsText(validate.errors)}` })
 }
