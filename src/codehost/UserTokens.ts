@@ -12,7 +12,7 @@
  * renewal at a time per connection in a process; one that lost a race with
  * another process finds the pair that process stored and uses it.
  */
-import { Clock, Effect, Option, Redacted, Result, Schema, Semaphore } from "effect"
+import { Clock, Data, Effect, Option, Redacted, Result, Schema, Semaphore } from "effect"
 import type { ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Sealed, SecretBox } from "../secrets/SecretBox.ts"
@@ -29,14 +29,16 @@ const decodePair = Schema.decodeUnknownOption(Schema.fromJsonString(Pair))
 const encodePair = Schema.encodeSync(Schema.fromJsonString(Pair))
 
 /** What the person's grant gives now. */
-export type Current =
-  | { readonly _tag: "Token"; readonly token: Redacted.Redacted }
+export type Current = Data.TaggedEnum<{
+  Token: { readonly token: Redacted.Redacted }
   /** No grant is stored. */
-  | { readonly _tag: "None" }
+  None: {}
   /** GitHub refused to renew it: the grant is gone (revoke it with `reason`). */
-  | { readonly _tag: "Refused"; readonly reason: string }
+  Refused: { readonly reason: string }
   /** GitHub could not be asked to renew it now. */
-  | { readonly _tag: "Unavailable"; readonly reason: string }
+  Unavailable: { readonly reason: string }
+}>
+export const Current = Data.taggedEnum<Current>()
 
 /** The sealed pair of an issued token and its expiry times from `nowMs`. */
 export const sealIssued = (box: SecretBox["Service"], issued: Issued, nowMs: number) =>
@@ -102,54 +104,51 @@ export const make = (deps: Deps) => {
       // Loaded again under the lock: another fiber may have renewed it meanwhile.
       const loaded = yield* Effect.option(deps.load(principal, id))
       const held = Option.getOrUndefined(loaded)?.row.sealed
-      if (Option.isNone(loaded) || held === undefined || held === null) return { _tag: "None" } satisfies Current
+      if (Option.isNone(loaded) || held === undefined || held === null) return Current.None()
       const { config } = loaded.value
       const pair = yield* openPair(deps.box, held)
       const now = yield* Clock.currentTimeMillis
       if (!lapsed(config.userGrant.expiresAt, now, marginMs)) {
-        return { _tag: "Token", token: pair.access } satisfies Current
+        return Current.Token({ token: pair.access })
       }
       if (pair.refresh === undefined || lapsed(config.userGrant.refreshExpiresAt, now)) {
-        return {
-          _tag: "Refused",
+        return Current.Refused({
           reason:
             "The installing person's authorization expired and cannot be renewed (its refresh token expired too); authorize again with this connectionId to capture a new one."
-        } satisfies Current
+        })
       }
       const gh = yield* Effect.orDie(deps.app)
       const issued = yield* Effect.result(gh.refreshUserToken(pair.refresh))
       if (Result.isFailure(issued)) {
         const e = issued.failure
         if (e.status === 0) {
-          return {
-            _tag: "Unavailable",
+          return Current.Unavailable({
             reason: `GitHub could not renew the installing person's authorization now: ${e.message}`
-          } satisfies Current
+          })
         }
         // Another process may have renewed it first with the same (single-use) refresh token.
         const again = yield* Effect.option(deps.load(principal, id))
         const stored = Option.getOrUndefined(again)?.row.sealed
         if (stored !== undefined && stored !== null && stored.ciphertext !== held.ciphertext) {
-          return { _tag: "Token", token: (yield* openPair(deps.box, stored)).access } satisfies Current
+          return Current.Token({ token: (yield* openPair(deps.box, stored)).access })
         }
-        return {
-          _tag: "Refused",
+        return Current.Refused({
           reason:
             `The installing person's authorization expired and GitHub refused to renew it (${e.message}); authorize again with this connectionId to capture a new one.`
-        } satisfies Current
+        })
       }
       const { sealed, expiry } = yield* sealIssued(deps.box, issued.success, now)
       yield* deps.store(principal, loaded.value, { ...config, userGrant: { ...config.userGrant, ...expiry } }, sealed)
-      return { _tag: "Token", token: issued.success.access } satisfies Current
+      return Current.Token({ token: issued.success.access })
     })
 
   return {
     /** The person's token now: renewed first when it is about to expire. */
     current: (principal: Principal, loaded: LoadedConnection): Effect.Effect<Current> =>
       Effect.gen(function*() {
-        if (loaded.row.sealed === null) return { _tag: "None" } satisfies Current
+        if (loaded.row.sealed === null) return Current.None()
         if (!lapsed(loaded.config.userGrant.expiresAt, yield* Clock.currentTimeMillis, marginMs)) {
-          return { _tag: "Token", token: (yield* openPair(deps.box, loaded.row.sealed)).access } satisfies Current
+          return Current.Token({ token: (yield* openPair(deps.box, loaded.row.sealed)).access })
         }
         return yield* lockOf(loaded.row.id).withPermits(1)(renew(principal, loaded.row.id))
       })

@@ -10,7 +10,20 @@
  * claim of the run (`attempt`) is fenced: once a later claim replaced it,
  * nothing more is written and `lost` resolves (the execution stops).
  */
-import { Context, Deferred, Duration, Effect, Latch, Layer, Option, Queue, Schema, type Scope, Stream } from "effect"
+import {
+  Context,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Latch,
+  Layer,
+  Option,
+  Queue,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
 import type { Statement } from "effect/sql"
 import { Chunk, isFinalEnd, isStreamEnd, type SequencedChunk } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
@@ -98,10 +111,13 @@ export interface Watch {
  */
 export const MaxHold = Duration.millis(100)
 
-type Pending =
-  | { readonly _tag: "Chunk"; readonly seq: number; readonly chunk: Chunk }
-  | { readonly _tag: "Attach"; readonly statements: ReadonlyArray<Attached> }
-  | { readonly _tag: "Flush"; readonly done: Deferred.Deferred<void> }
+/** What the writer's queue holds until its next write. */
+type Pending = Data.TaggedEnum<{
+  Chunk: { readonly seq: number; readonly chunk: Chunk }
+  Attach: { readonly statements: ReadonlyArray<Attached> }
+  Flush: { readonly done: Deferred.Deferred<void> }
+}>
+const Pending = Data.taggedEnum<Pending>()
 
 export class EventLog extends Context.Service<EventLog, {
   readonly lastSeq: (runId: RunId) => Effect.Effect<number>
@@ -209,11 +225,11 @@ export class EventLog extends Context.Service<EventLog, {
               })
             )
           )
-          const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, { _tag: "Attach", statements })
+          const attach = (statements: ReadonlyArray<Attached>) => Queue.offer(pending, Pending.Attach({ statements }))
           const drain = Effect.gen(function*() {
             open.openUnsafe()
             const done = yield* Deferred.make<void>()
-            yield* Queue.offer(pending, { _tag: "Flush", done })
+            yield* Queue.offer(pending, Pending.Flush({ done }))
             yield* Deferred.await(done)
           })
           // Nothing that follows a flush may happen once the claim is lost (a tool call stored "before it fires").
@@ -233,7 +249,7 @@ export class EventLog extends Context.Service<EventLog, {
               Effect.flatMap(storable(emitted), (chunk) =>
                 Effect.suspend(() => {
                   seq += 1
-                  const item = { _tag: "Chunk" as const, seq, chunk }
+                  const item = Pending.Chunk({ seq, chunk })
                   return Effect.as(Queue.offer(pending, item), item.seq)
                 })),
             flush,
