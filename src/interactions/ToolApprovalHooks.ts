@@ -3,7 +3,7 @@
  * `test` route, which sends a synthetic `tool_execution_review` (6.1) and
  * reports the hook's decision.
  */
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Data, Effect, Layer, Redacted, Schema } from "effect"
 import { UpstreamFailed } from "../../domain/Errors.ts"
 import type { HookId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
@@ -26,6 +26,9 @@ import { ResourceStore } from "../store/ResourceStore.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
+
+/** The hook answered, but not with a decision. */
+export class InvalidHookAnswer extends Data.TaggedError("InvalidHookAnswer")<{ readonly message: string }> {}
 
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
@@ -62,11 +65,12 @@ const make = Effect.gen(function*() {
       timeoutMs: hook.config.requestTimeoutMs
     })
     const decision = yield* decodeDecision(delivered.text).pipe(
-      Effect.mapError(() => ({
-        _tag: "InvalidHookAnswer" as const,
-        message:
-          `the hook answered HTTP ${delivered.status} without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body`
-      }))
+      Effect.mapError(() =>
+        new InvalidHookAnswer({
+          message:
+            `the hook answered HTTP ${delivered.status} without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body`
+        })
+      )
     )
     return { decision, latencyMs: delivered.latencyMs }
   })
