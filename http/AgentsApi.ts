@@ -5,6 +5,7 @@ import { Agent, AgentCreate, AgentPatch } from "../domain/Agent.ts"
 import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
 const params = { id: ClientId.agent }
@@ -27,7 +28,12 @@ export const AgentsApi = HttpApiGroup.make("agents")
     )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/agents", { payload: AgentCreate, headers: IdempotencyHeaders, success: Agent })
+    HttpApiEndpoint.post("create", "/v1/agents", {
+      payload: AgentCreate,
+      headers: IdempotencyHeaders,
+      success: Agent,
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
+    })
       .annotateMerge(
         docWithBody(
           "Create an agent",
@@ -43,7 +49,8 @@ export const AgentsApi = HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("validate", "/v1/agents/validate", {
       payload: AgentCreate,
-      success: Schema.Struct({ valid: Schema.Literal(true) })
+      success: Schema.Struct({ valid: Schema.Literal(true) }),
+      error: [ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Check an agent configuration without saving it",
@@ -55,12 +62,18 @@ export const AgentsApi = HttpApiGroup.make("agents")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/agents/:id", { params, success: Agent }).annotateMerge(
-      doc("Get an agent", "One agent with every field resolved to its effective value and its `configVersion`.")
-    )
+    HttpApiEndpoint.get("get", "/v1/agents/:id", { params, success: Agent, error: [ApiForbidden, ApiNotFound] })
+      .annotateMerge(
+        doc("Get an agent", "One agent with every field resolved to its effective value and its `configVersion`.")
+      )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/agents/:id", { params, payload: AgentPatch, success: Agent }).annotateMerge(
+    HttpApiEndpoint.patch("update", "/v1/agents/:id", {
+      params,
+      payload: AgentPatch,
+      success: Agent,
+      error: [ApiForbidden, ApiNotFound, ApiPayloadTooLarge]
+    }).annotateMerge(
       docWithBody(
         "Update an agent",
         "Changes only the fields sent. `capabilities` and `workspace` replace what was there; `metadata` merges key by key (`null` removes a key); " +
@@ -72,7 +85,11 @@ export const AgentsApi = HttpApiGroup.make("agents")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/agents/:id", { params, success: Deleted("agent") }).annotateMerge(
+    HttpApiEndpoint.delete("delete", "/v1/agents/:id", {
+      params,
+      success: Deleted("agent"),
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc(
         "Delete an agent",
         "Cancels the active runs of the agent's threads, then deletes the agent together with its threads."

@@ -43,6 +43,8 @@ export const Api = HttpApi.make("agent-service")
     "Agents, the threads people talk to them in, and the runs each message starts, streamed as they happen; the tools runs may call " +
       "and the approvals and questions that wait for a person. Every request sends `Authorization: Bearer <api key>`, and every " +
       "resource belongs to the workspace of the key that created it (another workspace's id is 403, an unknown one 404). " +
-      "Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"request_id\", \"details\"? } }`; lists are pages " +
+      "Every error is `{ \"error\": { \"type\", \"code\", \"message\", \"request_id\", \"details\"? } }`; each operation lists " +
+      "the statuses it answers with, and any request may also meet 500 `internal_error` (with a `reference`) or, while the service " +
+      "starts or stops, 503 `service_unavailable` with `Retry-After`. Lists are pages " +
       "(`limit` 1-100, then `cursor` = the previous page's `nextCursor`)."
   )

@@ -15,7 +15,7 @@ import { ApiFailures, Authentication, CurrentPrincipal } from "./ApiMiddleware.t
 import {
   ApiBadRequest,
   CurrentRequestId,
-  fromDomain,
+  rawEnvelope,
   retryAfter,
   tooManyRequests,
   unauthorized
@@ -91,6 +91,8 @@ const unknownResource = (
 /**
  * A path id that cannot exist (wrong prefix or characters, a NUL) names no
  * resource: 404 `<resource>_not_found`, as an unknown id, without a query.
+ * Answered here rather than failed with: this middleware declares 400 only,
+ * and only the endpoints with an id in their path declare (and list) 404.
  */
 const notFound = (error: HttpApiError.HttpApiSchemaError, requestId: string) =>
   Effect.gen(function*() {
@@ -98,16 +100,17 @@ const notFound = (error: HttpApiError.HttpApiSchemaError, requestId: string) =>
     if (found === undefined) return undefined
     const route = yield* HttpRouter.RouteContext
     const id = typeof found.param === "string" ? route.params[found.param] ?? "" : ""
-    return fromDomain(NotFound.of(found.resource, id), requestId)
+    const { code, message } = NotFound.of(found.resource, id)
+    return rawEnvelope(404, code, message, requestId)
   })
 
 const schemaFailure = (error: HttpApiError.HttpApiSchemaError) =>
   Effect.gen(function*() {
     const requestId = yield* CurrentRequestId
     const missing = yield* notFound(error, requestId)
-    if (missing !== undefined) return yield* Effect.fail(missing)
+    if (missing !== undefined) return missing
     const { message, errors } = describeSchemaError(error)
-    return yield* Effect.fail(badRequest(requestId, message, errors))
+    return yield* badRequest(requestId, message, errors)
   })
 
 const refuse = (location: string, field: string, message: string, reason: string) =>

@@ -20,6 +20,14 @@ import {
 import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody } from "./ApiDocs.ts"
+import {
+  ApiBadGateway,
+  ApiConflict,
+  ApiForbidden,
+  ApiNotFound,
+  ApiPayloadTooLarge,
+  ApiServiceUnavailable
+} from "./ErrorEnvelope.ts"
 
 const params = { id: ClientId.codehostConnection }
 
@@ -45,7 +53,8 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
   .add(
     HttpApiEndpoint.post("authorize", "/v1/codehost-connections/authorize", {
       payload: AuthorizeInput,
-      success: Authorization
+      success: Authorization,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Start or repair a GitHub connection",
@@ -61,7 +70,8 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
   .add(
     HttpApiEndpoint.get("authorization", "/v1/codehost-connections/authorize/:id", {
       params,
-      success: AuthorizationState
+      success: AuthorizationState,
+      error: [ApiForbidden, ApiNotFound, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "Poll an authorization",
@@ -71,13 +81,21 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     )
   )
   .add(
-    HttpApiEndpoint.get("list", "/v1/codehost-connections", { query: PageQuery, success: Page(CodehostConnection) })
+    HttpApiEndpoint.get("list", "/v1/codehost-connections", {
+      query: PageQuery,
+      success: Page(CodehostConnection),
+      error: [ApiServiceUnavailable]
+    })
       .annotateMerge(
         doc("List code-hosting connections", "The workspace's GitHub connections, newest first, a page at a time.")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/codehost-connections/:id", { params, success: CodehostConnection }).annotateMerge(
+    HttpApiEndpoint.get("get", "/v1/codehost-connections/:id", {
+      params,
+      success: CodehostConnection,
+      error: [ApiForbidden, ApiNotFound, ApiServiceUnavailable]
+    }).annotateMerge(
       doc(
         "Get a code-hosting connection",
         "The connection's status (with `statusReason`), its GitHub account, the access it grants agents, and `configVersion`."
@@ -88,7 +106,8 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     HttpApiEndpoint.patch("update", "/v1/codehost-connections/:id", {
       params,
       payload: ConnectionPatch,
-      success: CodehostConnection
+      success: CodehostConnection,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiBadGateway, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Update a code-hosting connection",
@@ -102,7 +121,8 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
   .add(
     HttpApiEndpoint.delete("delete", "/v1/codehost-connections/:id", {
       params,
-      success: Deleted("codehost_connection")
+      success: Deleted("codehost_connection"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "Delete a code-hosting connection",
@@ -114,7 +134,8 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
     HttpApiEndpoint.get("repositories", "/v1/codehost-connections/:id/repositories", {
       params,
       query: RepositoriesQuery,
-      success: Page(RepositoryItem)
+      success: Page(RepositoryItem),
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiServiceUnavailable]
     })
       .annotateMerge(
         doc(
@@ -125,7 +146,11 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
       )
   )
   .add(
-    HttpApiEndpoint.post("sync", "/v1/codehost-connections/:id/sync", { params, success: CodehostConnection })
+    HttpApiEndpoint.post("sync", "/v1/codehost-connections/:id/sync", {
+      params,
+      success: CodehostConnection,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiBadGateway, ApiServiceUnavailable]
+    })
       .annotateMerge(
         doc(
           "Sync a connection with GitHub",
@@ -135,7 +160,11 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
       )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/codehost-connections/:id/test", { params, success: TestResult }).annotateMerge(
+    HttpApiEndpoint.post("test", "/v1/codehost-connections/:id/test", {
+      params,
+      success: TestResult,
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiServiceUnavailable]
+    }).annotateMerge(
       doc(
         "Test a connection",
         "Changes nothing: verifies the installation, probes each granted repository with a read-only token, checks the user grant when " +
@@ -152,7 +181,11 @@ const Html = Schema.String.pipe(HttpApiSchema.asText({ contentType: "text/html" 
 
 export const CodehostCallbacksApi = HttpApiGroup.make("codehostCallbacks")
   .add(
-    HttpApiEndpoint.get("callback", "/v1/codehost-connections/callback", { query: CallbackQuery, success: Html })
+    HttpApiEndpoint.get("callback", "/v1/codehost-connections/callback", {
+      query: CallbackQuery,
+      success: Html,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiServiceUnavailable]
+    })
       .annotateMerge(
         doc(
           "GitHub's return after installation",
@@ -165,7 +198,9 @@ export const CodehostCallbacksApi = HttpApiGroup.make("codehostCallbacks")
   .add(
     HttpApiEndpoint.post("webhooks", "/v1/codehost-connections/webhooks", {
       headers: { "x-github-event": Schema.String, "x-hub-signature-256": Schema.String },
-      success: Schema.Struct({ received: Schema.Literal(true), updated: Schema.Number })
+      success: Schema.Struct({ received: Schema.Literal(true), updated: Schema.Number }),
+      // The handler reads the body itself (its signature covers the raw bytes): still under the body limit.
+      error: [ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "GitHub App webhooks",

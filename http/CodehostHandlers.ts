@@ -6,7 +6,7 @@ import { type CallbackOutcome, CodehostAuthorize } from "../src/codehost/Connect
 import { CodehostConnections } from "../src/codehost/Connections.ts"
 import { CodehostWebhooks } from "../src/codehost/ConnectionWebhooks.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
+import { authed } from "./ApiMiddleware.ts"
 import { repositoryCursor } from "./CodehostApi.ts"
 import { envelope } from "./ErrorEnvelope.ts"
 
@@ -14,24 +14,22 @@ export const CodehostHandlers = HttpApiBuilder.group(Api, "codehostConnections",
   Effect.gen(function*() {
     const connections = yield* CodehostConnections
     const authorize = yield* CodehostAuthorize
-    const as = <A, E, R>(f: (p: typeof CurrentPrincipal.Service) => Effect.Effect<A, E, R>) =>
-      Effect.flatMap(CurrentPrincipal, f)
     return handlers
-      .handle("authorize", ({ payload }) => as((p) => authorize.authorize(p, payload)).pipe(envelope))
-      .handle("authorization", ({ params }) => as((p) => authorize.status(p, params.id)).pipe(envelope))
-      .handle("list", ({ query }) => as((p) => connections.list(p, query)).pipe(envelope))
-      .handle("get", ({ params }) => as((p) => connections.get(p, params.id)).pipe(envelope))
-      .handle("update", ({ params, payload }) => as((p) => connections.update(p, params.id, payload)).pipe(envelope))
-      .handle("delete", ({ params }) => as((p) => connections.remove(p, params.id)).pipe(envelope))
+      .handle("authorize", ({ payload }) => authed((p) => authorize.authorize(p, payload)))
+      .handle("authorization", ({ params }) => authed((p) => authorize.status(p, params.id)))
+      .handle("list", ({ query }) => authed((p) => connections.list(p, query)))
+      .handle("get", ({ params }) => authed((p) => connections.get(p, params.id)))
+      .handle("update", ({ params, payload }) => authed((p) => connections.update(p, params.id, payload)))
+      .handle("delete", ({ params }) => authed((p) => connections.remove(p, params.id)))
       .handle("repositories", ({ params, query }) =>
-        as((p) =>
+        authed((p) =>
           connections.repositories(p, params.id, {
             limit: query.limit,
             after: query.cursor === undefined ? undefined : Option.getOrUndefined(repositoryCursor(query.cursor))
           })
-        ).pipe(envelope))
-      .handle("sync", ({ params }) => as((p) => connections.sync(p, params.id)).pipe(envelope))
-      .handle("test", ({ params }) => as((p) => connections.test(p, params.id)).pipe(envelope))
+        ))
+      .handle("sync", ({ params }) => authed((p) => connections.sync(p, params.id)))
+      .handle("test", ({ params }) => authed((p) => connections.test(p, params.id)))
   }))
 
 const escapeHtml = (text: string) =>

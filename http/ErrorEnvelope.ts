@@ -21,42 +21,53 @@ export type ErrorBody = typeof ErrorBody.Type
 
 const fields = { error: ErrorBody }
 
-export class ApiBadRequest extends Schema.Error<ApiBadRequest>("ApiBadRequest")(fields, {
+/**
+ * The status at the type level only. The envelope classes share their fields,
+ * so without it TypeScript would take a 404 for a 409; with it a handler that
+ * can fail with a status its endpoint does not declare does not compile.
+ */
+interface Status<S extends number> {
+  readonly "~status": S
+}
+
+export class ApiBadRequest extends Schema.Error<ApiBadRequest, Status<400>>("ApiBadRequest")(fields, {
   httpApiStatus: 400,
   identifier: "InvalidRequestError"
 }) {}
-export class ApiPayloadTooLarge extends Schema.Error<ApiPayloadTooLarge>("ApiPayloadTooLarge")(fields, {
+export class ApiPayloadTooLarge extends Schema.Error<ApiPayloadTooLarge, Status<413>>("ApiPayloadTooLarge")(fields, {
   httpApiStatus: 413,
   identifier: "PayloadTooLargeError"
 }) {}
-export class ApiUnauthorized extends Schema.Error<ApiUnauthorized>("ApiUnauthorized")(fields, {
+export class ApiUnauthorized extends Schema.Error<ApiUnauthorized, Status<401>>("ApiUnauthorized")(fields, {
   httpApiStatus: 401,
   identifier: "AuthenticationError"
 }) {}
-export class ApiForbidden extends Schema.Error<ApiForbidden>("ApiForbidden")(fields, {
+export class ApiForbidden extends Schema.Error<ApiForbidden, Status<403>>("ApiForbidden")(fields, {
   httpApiStatus: 403,
   identifier: "PermissionError"
 }) {}
-export class ApiNotFound extends Schema.Error<ApiNotFound>("ApiNotFound")(fields, {
+export class ApiNotFound extends Schema.Error<ApiNotFound, Status<404>>("ApiNotFound")(fields, {
   httpApiStatus: 404,
   identifier: "NotFoundError"
 }) {}
-export class ApiConflict extends Schema.Error<ApiConflict>("ApiConflict")(fields, {
+export class ApiConflict extends Schema.Error<ApiConflict, Status<409>>("ApiConflict")(fields, {
   httpApiStatus: 409,
   identifier: "ConflictError"
 }) {}
-export class ApiTooManyRequests extends Schema.Error<ApiTooManyRequests>("ApiTooManyRequests")(fields, {
+export class ApiTooManyRequests extends Schema.Error<ApiTooManyRequests, Status<429>>("ApiTooManyRequests")(fields, {
   httpApiStatus: 429,
   identifier: "RateLimitError"
 }) {}
-export class ApiBadGateway extends Schema.Error<ApiBadGateway>("ApiBadGateway")(fields, {
+export class ApiBadGateway extends Schema.Error<ApiBadGateway, Status<502>>("ApiBadGateway")(fields, {
   httpApiStatus: 502,
   identifier: "BadGatewayError"
 }) {}
-export class ApiServiceUnavailable extends Schema.Error<ApiServiceUnavailable>("ApiServiceUnavailable")(fields, {
-  httpApiStatus: 503,
-  identifier: "ServiceUnavailableError"
-}) {}
+export class ApiServiceUnavailable
+  extends Schema.Error<ApiServiceUnavailable, Status<503>>("ApiServiceUnavailable")(fields, {
+    httpApiStatus: 503,
+    identifier: "ServiceUnavailableError"
+  })
+{}
 
 /** Every envelope class an endpoint may answer with. */
 export const ApiErrors = [
@@ -107,39 +118,68 @@ export const retryAfter = (seconds: number): Effect.Effect<void> =>
     )
   )
 
-export const fromDomain = (e: DomainError, requestId: string): ApiError => {
+/** The envelope class each domain failure becomes: `Envelope<E>`, the type of `envelope`, follows from it. */
+const envelopeClass = {
+  InvalidRequest: ApiBadRequest,
+  PayloadTooLarge: ApiPayloadTooLarge,
+  Unauthenticated: ApiUnauthorized,
+  PermissionDenied: ApiForbidden,
+  NotFound: ApiNotFound,
+  Conflict: ApiConflict,
+  Unavailable: ApiServiceUnavailable,
+  UpstreamFailed: ApiBadGateway,
+  RateLimited: ApiTooManyRequests,
+  InsufficientQuota: ApiTooManyRequests
+} as const
+
+/** The envelope classes a failure of type `E` can become (`NotFound | Conflict` -> `ApiNotFound | ApiConflict`). */
+export type Envelope<E extends DomainError> = InstanceType<(typeof envelopeClass)[E["_tag"]]>
+
+const errorBody = (e: DomainError, requestId: string): ErrorBody => {
   switch (e._tag) {
     case "InvalidRequest":
-      return new ApiBadRequest({ error: body(requestId, "invalid_request_error", e.code, e.message, e.details) })
     case "PayloadTooLarge":
-      return new ApiPayloadTooLarge({ error: body(requestId, "invalid_request_error", e.code, e.message, e.details) })
+      return body(requestId, "invalid_request_error", e.code, e.message, e.details)
     case "Unauthenticated":
-      return unauthorized(requestId, e.message)
+      return body(requestId, "authentication_error", "invalid_api_key", e.message)
     case "PermissionDenied":
-      return new ApiForbidden({ error: body(requestId, "permission_error", "permission_denied", e.message) })
+      return body(requestId, "permission_error", "permission_denied", e.message)
     case "NotFound":
-      return new ApiNotFound({ error: body(requestId, "not_found", e.code, e.message) })
+      return body(requestId, "not_found", e.code, e.message)
     case "Conflict":
-      return new ApiConflict({ error: body(requestId, "api_error", e.code, e.message, e.details) })
+      return body(requestId, "api_error", e.code, e.message, e.details)
     case "Unavailable":
-      return new ApiServiceUnavailable({ error: body(requestId, "api_error", e.code, e.message) })
     case "UpstreamFailed":
-      return new ApiBadGateway({ error: body(requestId, "api_error", e.code, e.message) })
+      return body(requestId, "api_error", e.code, e.message)
     case "RateLimited":
-      return tooManyRequests(requestId, e.code, e.message)
+      return tooManyRequests(requestId, e.code, e.message).error
     case "InsufficientQuota":
-      return tooManyRequests(requestId, "insufficient_quota", e.message)
+      return tooManyRequests(requestId, "insufficient_quota", e.message).error
   }
 }
 
-/** Maps a handler's domain failures to envelopes carrying the request id. */
-export const envelope = <A, R>(effect: Effect.Effect<A, DomainError, R>): Effect.Effect<A, ApiError, R> =>
+export const fromDomain = <E extends DomainError>(e: E, requestId: string): Envelope<E> =>
+  // The class is the one envelopeClass gives this tag, as Envelope<E> says; TypeScript cannot follow a generic tag.
+  new envelopeClass[e._tag]({ error: errorBody(e, requestId) }) as Envelope<E>
+
+/**
+ * Maps a handler's domain failures to envelopes carrying the request id. The
+ * error type follows the failures (`Envelope<E>`), so an endpoint has to
+ * declare each envelope its service can fail with.
+ */
+export const envelope = <A, E extends DomainError, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Envelope<E>, R> =>
   Effect.catch(effect, (e) =>
-    Effect.flatMap(CurrentRequestId, (id) =>
-      Effect.andThen(
-        e._tag === "RateLimited" || e._tag === "InsufficientQuota" ? retryAfter(e.retryAfterSeconds) : Effect.void,
+    Effect.flatMap(CurrentRequestId, (id) => {
+      const failure: DomainError = e
+      return Effect.andThen(
+        failure._tag === "RateLimited" || failure._tag === "InsufficientQuota"
+          ? retryAfter(failure.retryAfterSeconds)
+          : Effect.void,
         Effect.fail(fromDomain(e, id))
-      )))
+      )
+    }))
 
 /** The `type` the spec's table gives a status. */
 export const typeForStatus = (status: number): string => {

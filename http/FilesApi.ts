@@ -11,6 +11,7 @@ import { ArtifactMetadata, FileDeleted, FileObject } from "../domain/Artifact.ts
 import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { doc } from "./ApiDocs.ts"
+import { ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
 
 /** The bytes, with the media type they were stored with (documented as binary). */
 export const Bytes = Schema.Uint8Array.annotate({
@@ -34,7 +35,11 @@ const artifactParams = { id: ClientId.artifact }
 
 export const FilesApi = HttpApiGroup.make("files")
   .add(
-    HttpApiEndpoint.post("upload", "/v1/files", { payload: UploadBody, success: FileObject }).annotateMerge(
+    HttpApiEndpoint.post("upload", "/v1/files", {
+      payload: UploadBody,
+      success: FileObject,
+      error: [ApiPayloadTooLarge, ApiServiceUnavailable]
+    }).annotateMerge(
       doc(
         "Upload a file",
         "Stores one file, sent as `multipart/form-data` with the part `file` (`curl -F file=@report.pdf`), to attach to runs " +
@@ -49,7 +54,11 @@ export const FilesApi = HttpApiGroup.make("files")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/files/:id", { params: fileParams, success: FileObject }).annotateMerge(
+    HttpApiEndpoint.get("get", "/v1/files/:id", {
+      params: fileParams,
+      success: FileObject,
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc(
         "Get a file",
         "The file's name, media type, size and SHA-256. Another workspace's file is 403, an unknown one 404 `file_not_found`."
@@ -57,12 +66,20 @@ export const FilesApi = HttpApiGroup.make("files")
     )
   )
   .add(
-    HttpApiEndpoint.get("content", "/v1/files/:id/content", { params: fileParams, success: Bytes }).annotateMerge(
+    HttpApiEndpoint.get("content", "/v1/files/:id/content", {
+      params: fileParams,
+      success: Bytes,
+      error: [ApiForbidden, ApiNotFound, ApiServiceUnavailable]
+    }).annotateMerge(
       doc("Download a file", "The file's bytes, with its media type and a download disposition.")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/files/:id", { params: fileParams, success: FileDeleted }).annotateMerge(
+    HttpApiEndpoint.delete("delete", "/v1/files/:id", {
+      params: fileParams,
+      success: FileDeleted,
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc(
         "Delete a file",
         "Deletes the file and its bytes. Runs it was attached to keep their own copies (run-scoped artifacts)."
@@ -76,7 +93,11 @@ export const FilesApi = HttpApiGroup.make("files")
 
 export const ArtifactsApi = HttpApiGroup.make("artifacts")
   .add(
-    HttpApiEndpoint.get("content", "/v1/artifacts/:id", { params: artifactParams, success: Bytes }).annotateMerge(
+    HttpApiEndpoint.get("content", "/v1/artifacts/:id", {
+      params: artifactParams,
+      success: Bytes,
+      error: [ApiForbidden, ApiNotFound, ApiServiceUnavailable]
+    }).annotateMerge(
       doc(
         "Download an artifact",
         "The bytes of a run-scoped artifact (an attachment's copy, a workspace export, an archived result): the id of the " +
@@ -85,7 +106,11 @@ export const ArtifactsApi = HttpApiGroup.make("artifacts")
     )
   )
   .add(
-    HttpApiEndpoint.get("metadata", "/v1/artifacts/:id/metadata", { params: artifactParams, success: ArtifactMetadata })
+    HttpApiEndpoint.get("metadata", "/v1/artifacts/:id/metadata", {
+      params: artifactParams,
+      success: ArtifactMetadata,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc(
           "Describe an artifact",
@@ -104,7 +129,8 @@ export const ArtifactLinksApi = HttpApiGroup.make("artifactLinks")
     HttpApiEndpoint.get("download", "/v1/artifacts/:id/download", {
       params: artifactParams,
       query: { expires: Schema.String, signature: Schema.String },
-      success: Bytes
+      success: Bytes,
+      error: [ApiForbidden, ApiNotFound, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "Download an artifact by signed URL",

@@ -7,7 +7,7 @@ import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { Files } from "../src/artifacts/Files.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
+import { authed } from "./ApiMiddleware.ts"
 import { bytesResponse } from "./BytesResponse.ts"
 import { envelope } from "./ErrorEnvelope.ts"
 import { readUpload } from "./FileUpload.ts"
@@ -18,24 +18,17 @@ export const FilesHandlers = HttpApiBuilder.group(Api, "files", (handlers) =>
     const { artifacts: config } = yield* ServiceConfig
     return handlers
       .handle("upload", ({ payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* CurrentPrincipal
-          return yield* files.upload(principal, yield* readUpload(payload, config.fileMaxBytes))
-        }).pipe(envelope))
-      .handle("list", ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => files.list(p, query)).pipe(envelope))
-      .handle(
-        "get",
-        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => files.describe(p, params.id)).pipe(envelope)
-      )
-      .handle("content", ({ params }) =>
-        Effect.flatMap(CurrentPrincipal, (p) => files.content(p, params.id)).pipe(
-          Effect.map(({ file, data }) => bytesResponse(data, file)),
-          envelope
+        authed((p) =>
+          Effect.flatMap(readUpload(payload, config.fileMaxBytes), (upload) => files.upload(p, upload))
         ))
-      .handle(
-        "delete",
-        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => files.remove(p, params.id)).pipe(envelope)
-      )
+      .handle("list", ({ query }) => authed((p) => files.list(p, query)))
+      .handle("get", ({ params }) => authed((p) => files.describe(p, params.id)))
+      .handle("content", ({ params }) =>
+        authed((p) =>
+          Effect.map(files.content(p, params.id), ({ file, data }) =>
+            bytesResponse(data, file))
+        ))
+      .handle("delete", ({ params }) => authed((p) => files.remove(p, params.id)))
   }))
 
 export const ArtifactsHandlers = HttpApiBuilder.group(
@@ -45,15 +38,13 @@ export const ArtifactsHandlers = HttpApiBuilder.group(
     Effect.map(Artifacts, (artifacts) =>
       handlers
         .handle("content", ({ params }) =>
-          Effect.gen(function*() {
-            const artifact = yield* artifacts.get(yield* CurrentPrincipal, params.id)
-            return bytesResponse(yield* artifacts.content(artifact), artifact)
-          }).pipe(envelope))
-        .handle("metadata", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => artifacts.get(p, params.id)).pipe(
-            Effect.map(artifactMetadata),
-            envelope
-          )))
+          authed((p) =>
+            Effect.gen(function*() {
+              const artifact = yield* artifacts.get(p, params.id)
+              return bytesResponse(yield* artifacts.content(artifact), artifact)
+            })
+          ))
+        .handle("metadata", ({ params }) => authed((p) => Effect.map(artifacts.get(p, params.id), artifactMetadata))))
 )
 
 export const ArtifactLinksHandlers = HttpApiBuilder.group(

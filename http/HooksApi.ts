@@ -12,6 +12,7 @@ import {
   ToolApprovalHook
 } from "../domain/ToolApprovalHook.ts"
 import { doc, docWithBody } from "./ApiDocs.ts"
+import { ApiBadGateway, ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
 
 const hookParams = { id: ClientId.hook }
 const handlerParams = { id: ClientId.resultHandler }
@@ -32,7 +33,11 @@ export const HooksApi = HttpApiGroup.make("hooks")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/tool-approval-hooks", { payload: HookCreate, success: ToolApprovalHook })
+    HttpApiEndpoint.post("create", "/v1/tool-approval-hooks", {
+      payload: HookCreate,
+      success: ToolApprovalHook,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Register a tool approval hook",
@@ -52,7 +57,11 @@ export const HooksApi = HttpApiGroup.make("hooks")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/tool-approval-hooks/:id", { params: hookParams, success: ToolApprovalHook })
+    HttpApiEndpoint.get("get", "/v1/tool-approval-hooks/:id", {
+      params: hookParams,
+      success: ToolApprovalHook,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc(
           "Get a tool approval hook",
@@ -64,7 +73,8 @@ export const HooksApi = HttpApiGroup.make("hooks")
     HttpApiEndpoint.patch("update", "/v1/tool-approval-hooks/:id", {
       params: hookParams,
       payload: HookPatch,
-      success: ToolApprovalHook
+      success: ToolApprovalHook,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     })
       .annotateMerge(
         docWithBody(
@@ -79,7 +89,8 @@ export const HooksApi = HttpApiGroup.make("hooks")
   .add(
     HttpApiEndpoint.delete("delete", "/v1/tool-approval-hooks/:id", {
       params: hookParams,
-      success: Deleted("tool_approval_hook")
+      success: Deleted("tool_approval_hook"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
     })
       .annotateMerge(
         doc(
@@ -92,7 +103,8 @@ export const HooksApi = HttpApiGroup.make("hooks")
     HttpApiEndpoint.post("rotateSecret", "/v1/tool-approval-hooks/:id/rotate-secret", {
       params: hookParams,
       payload: RotateSigningSecret,
-      success: ToolApprovalHook
+      success: ToolApprovalHook,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Rotate a hook's signing secret",
@@ -103,7 +115,11 @@ export const HooksApi = HttpApiGroup.make("hooks")
     )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/tool-approval-hooks/:id/test", { params: hookParams, success: HookTestResult })
+    HttpApiEndpoint.post("test", "/v1/tool-approval-hooks/:id/test", {
+      params: hookParams,
+      success: HookTestResult,
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
+    })
       .annotateMerge(
         doc(
           "Send a hook a test review",
@@ -129,7 +145,11 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/result-handlers", { payload: ResultHandlerCreate, success: ResultHandler })
+    HttpApiEndpoint.post("create", "/v1/result-handlers", {
+      payload: ResultHandlerCreate,
+      success: ResultHandler,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Register a result handler",
@@ -148,7 +168,11 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/result-handlers/:id", { params: handlerParams, success: ResultHandler })
+    HttpApiEndpoint.get("get", "/v1/result-handlers/:id", {
+      params: handlerParams,
+      success: ResultHandler,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc("Get a result handler", "The handler's kind, URL and timeout; never its signing secret.")
       )
@@ -157,7 +181,8 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
     HttpApiEndpoint.patch("update", "/v1/result-handlers/:id", {
       params: handlerParams,
       payload: ResultHandlerPatch,
-      success: ResultHandler
+      success: ResultHandler,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     })
       .annotateMerge(
         docWithBody(
@@ -171,7 +196,8 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
   .add(
     HttpApiEndpoint.delete("delete", "/v1/result-handlers/:id", {
       params: handlerParams,
-      success: Deleted("result_handler")
+      success: Deleted("result_handler"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
     })
       .annotateMerge(
         doc(
@@ -184,7 +210,8 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
     HttpApiEndpoint.post("rotateSecret", "/v1/result-handlers/:id/rotate-secret", {
       params: handlerParams,
       payload: RotateHandlerSecret,
-      success: ResultHandler
+      success: ResultHandler,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Rotate a result handler's signing secret",

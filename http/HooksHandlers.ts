@@ -4,8 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { ToolApprovalHooks } from "../src/interactions/ToolApprovalHooks.ts"
 import { ResultHandlers } from "../src/resultHandlers/ResultHandlers.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
-import { envelope } from "./ErrorEnvelope.ts"
+import { authed } from "./ApiMiddleware.ts"
 
 export const HooksHandlers = HttpApiBuilder.group(
   Api,
@@ -13,30 +12,16 @@ export const HooksHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(ToolApprovalHooks, (hooks) =>
       handlers
-        .handle("list", ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => hooks.list(p, query)).pipe(envelope))
-        .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => hooks.create(p, payload)).pipe(envelope)
-        )
-        .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => hooks.get(p, params.id)).pipe(envelope))
-        .handle(
-          "update",
-          ({ params, payload }) =>
-            Effect.flatMap(CurrentPrincipal, (p) => hooks.update(p, params.id, payload)).pipe(envelope)
-        )
-        .handle(
-          "delete",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => hooks.remove(p, params.id)).pipe(envelope)
-        )
+        .handle("list", ({ query }) => authed((p) => hooks.list(p, query)))
+        .handle("create", ({ payload }) => authed((p) => hooks.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => hooks.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => hooks.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => hooks.remove(p, params.id)))
         .handle(
           "rotateSecret",
-          ({ params, payload }) =>
-            Effect.flatMap(CurrentPrincipal, (p) => hooks.rotateSecret(p, params.id, payload.secret)).pipe(envelope)
+          ({ params, payload }) => authed((p) => hooks.rotateSecret(p, params.id, payload.secret))
         )
-        .handle(
-          "test",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => hooks.test(p, params.id)).pipe(envelope)
-        ))
+        .handle("test", ({ params }) => authed((p) => hooks.test(p, params.id))))
 )
 
 export const ResultHandlersHandlers = HttpApiBuilder.group(
@@ -45,24 +30,13 @@ export const ResultHandlersHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(ResultHandlers, (resultHandlers) =>
       handlers
+        .handle("list", ({ query }) => authed((p) => resultHandlers.list(p, query)))
+        .handle("create", ({ payload }) => authed((p) => resultHandlers.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => resultHandlers.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => resultHandlers.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => resultHandlers.remove(p, params.id)))
         .handle(
-          "list",
-          ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => resultHandlers.list(p, query)).pipe(envelope)
-        )
-        .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => resultHandlers.create(p, payload)).pipe(envelope)
-        )
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => resultHandlers.get(p, params.id)).pipe(envelope)
-        )
-        .handle("update", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => resultHandlers.update(p, params.id, payload)).pipe(envelope))
-        .handle("delete", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            resultHandlers.remove(p, params.id)).pipe(envelope))
-        .handle("rotateSecret", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            resultHandlers.rotateSecret(p, params.id, payload.secret)).pipe(envelope)))
+          "rotateSecret",
+          ({ params, payload }) => authed((p) => resultHandlers.rotateSecret(p, params.id, payload.secret))
+        ))
 )

@@ -12,6 +12,7 @@ import {
 } from "../domain/Interaction.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
 
 export const InteractionsApi = HttpApiGroup.make("interactions")
   .add(
@@ -33,7 +34,11 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/interactions/:id", { params: { id: ClientId.interaction }, success: Interaction })
+    HttpApiEndpoint.get("get", "/v1/interactions/:id", {
+      params: { id: ClientId.interaction },
+      success: Interaction,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc(
           "Get an interaction",
@@ -46,7 +51,8 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
       params: { id: ClientId.interaction },
       payload: ResolveInteractionBody,
-      success: Interaction
+      success: Interaction,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Answer an interaction",
@@ -66,7 +72,8 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     HttpApiEndpoint.post("resolveBatch", "/v1/runs/:rootRunId/interactions/resolve", {
       params: { rootRunId: ClientId.run },
       payload: BatchResolveBody,
-      success: BatchResolveResult
+      success: BatchResolveResult,
+      error: [ApiForbidden, ApiNotFound, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Answer several interactions of a run",

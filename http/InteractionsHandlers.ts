@@ -3,8 +3,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Interactions } from "../src/interactions/Interactions.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
-import { envelope } from "./ErrorEnvelope.ts"
+import { authed } from "./ApiMiddleware.ts"
 
 export const InteractionsHandlers = HttpApiBuilder.group(
   Api,
@@ -13,27 +12,18 @@ export const InteractionsHandlers = HttpApiBuilder.group(
     Effect.map(Interactions, (interactions) =>
       handlers
         .handle("list", ({ query }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
+          authed((p) =>
             interactions.list(p, {
               runId: query.runId,
               rootRunId: query.rootRunId,
               status: query.status,
               kind: query.kind
-            }, query)).pipe(envelope))
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => interactions.get(p, params.id)).pipe(envelope)
-        )
-        .handle(
-          "resolve",
-          ({ params, payload }) =>
-            Effect.flatMap(CurrentPrincipal, (p) => interactions.resolve(p, params.id, payload)).pipe(envelope)
-        )
+            }, query)
+          ))
+        .handle("get", ({ params }) => authed((p) => interactions.get(p, params.id)))
+        .handle("resolve", ({ params, payload }) => authed((p) => interactions.resolve(p, params.id, payload)))
         .handle(
           "resolveBatch",
-          ({ params, payload }) =>
-            Effect.flatMap(CurrentPrincipal, (p) => interactions.resolveBatch(p, params.rootRunId, payload.items)).pipe(
-              envelope
-            )
+          ({ params, payload }) => authed((p) => interactions.resolveBatch(p, params.rootRunId, payload.items))
         ))
 )

@@ -9,6 +9,7 @@ import { Page, PageQuery } from "../domain/Page.ts"
 import { MessageInput, Run, RunReceipt, RunStartInput, RunStatus } from "../domain/Run.ts"
 import { InstantFromString } from "../domain/Timestamp.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
 const threadParams = { id: ClientId.thread }
@@ -32,7 +33,8 @@ export const RunsApi = HttpApiGroup.make("runs")
       payload: MessageInput,
       headers: { ...IdempotencyHeaders, accept: Schema.optionalKey(Schema.String) },
       // With `Accept: application/json`: the receipt. Otherwise the run's UI message stream (SSE).
-      success: RunReceipt
+      success: RunReceipt,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Send a message: start a run and stream it",
@@ -49,7 +51,8 @@ export const RunsApi = HttpApiGroup.make("runs")
     HttpApiEndpoint.get("warm", "/v1/threads/:id/messages", {
       params: threadParams,
       query: { warm: Schema.Literal("1") },
-      success: HttpApiSchema.NoContent
+      success: HttpApiSchema.NoContent,
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "Check a thread is ready for a message",
@@ -64,7 +67,8 @@ export const RunsApi = HttpApiGroup.make("runs")
         id: ThreadId,
         object: Schema.Literal("thread.cancel"),
         cancelledRunId: Schema.NullOr(RunId)
-      })
+      }),
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "Cancel the thread's active run",
@@ -76,7 +80,8 @@ export const RunsApi = HttpApiGroup.make("runs")
     HttpApiEndpoint.post("start", "/v1/runs", {
       payload: RunStartInput,
       headers: IdempotencyHeaders,
-      success: RunReceipt
+      success: RunReceipt,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Start a run",
@@ -112,20 +117,22 @@ export const RunsApi = HttpApiGroup.make("runs")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/runs/:id", { params, success: Run }).annotateMerge(
-      doc(
-        "Get a run",
-        "The run's status and terminal reason, its usage (tokens, cost, steps), its error when it failed, " +
-          "the configuration it captured at start, and the messages held for it (`queuedFollowups`)."
+    HttpApiEndpoint.get("get", "/v1/runs/:id", { params, success: Run, error: [ApiForbidden, ApiNotFound] })
+      .annotateMerge(
+        doc(
+          "Get a run",
+          "The run's status and terminal reason, its usage (tokens, cost, steps), its error when it failed, " +
+            "the configuration it captured at start, and the messages held for it (`queuedFollowups`)."
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.get("stream", "/v1/runs/:id/stream", {
       params,
       headers: { "last-event-id": Schema.optionalKey(Schema.String) },
       // The run's UI message stream (SSE); this schema only documents the JSON errors.
-      success: HttpApiSchema.NoContent
+      success: HttpApiSchema.NoContent,
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "Replay and follow a run's stream",
@@ -139,7 +146,8 @@ export const RunsApi = HttpApiGroup.make("runs")
       params: { id: ClientId.run, workerRef: ClientId.worker },
       headers: { "last-event-id": Schema.optionalKey(Schema.String) },
       // A worker's transcript (SSE), live and replayable like a run's; this schema only documents the JSON errors.
-      success: HttpApiSchema.NoContent
+      success: HttpApiSchema.NoContent,
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "Follow a worker's stream",
@@ -149,18 +157,20 @@ export const RunsApi = HttpApiGroup.make("runs")
     )
   )
   .add(
-    HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run }).annotateMerge(
-      doc(
-        "Cancel a run",
-        "Stops the run (its tool calls are interrupted, its pending interactions cancelled), frees its thread and answers the run. " +
-          "Cancelling a finished run changes nothing and answers its final state."
+    HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run, error: [ApiForbidden, ApiNotFound] })
+      .annotateMerge(
+        doc(
+          "Cancel a run",
+          "Stops the run (its tool calls are interrupted, its pending interactions cancelled), frees its thread and answers the run. " +
+            "Cancelling a finished run changes nothing and answers its final state."
+        )
       )
-    )
   )
   .add(
     HttpApiEndpoint.delete("withdrawFollowup", "/v1/runs/:id/followups/:followupId", {
       params: { id: ClientId.run, followupId: ClientId.followup },
-      success: Schema.Struct({ id: FollowupId, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) })
+      success: Schema.Struct({ id: FollowupId, object: Schema.Literal("run.followup"), deleted: Schema.Literal(true) }),
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "Withdraw a held message",

@@ -6,9 +6,8 @@ import { RunReceipt } from "../domain/Run.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
 import { Runs } from "../src/runs/Runs.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
+import { authed } from "./ApiMiddleware.ts"
 import { Draining } from "./Draining.ts"
-import { envelope } from "./ErrorEnvelope.ts"
 import { sseResponse } from "./SseResponse.ts"
 
 const wantsJson = (accept: string | undefined) => accept !== undefined && accept.includes("application/json")
@@ -27,67 +26,63 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
     const draining = yield* Draining
     return handlers
       .handle("message", ({ params, payload, headers }) =>
-        Effect.gen(function*() {
-          const p = yield* CurrentPrincipal
-          const key = headers["idempotency-key"] ?? payload.idempotencyKey
-          const request = {
-            principal: p,
-            method: "POST",
-            path: `/v1/threads/${params.id}/messages`,
-            key,
-            body: payload
-          }
-          const wrap = <E>(start: Effect.Effect<RunReceipt, E>) =>
-            idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
-          if (wantsJson(headers.accept)) return yield* wrap(runs.start(p, params.id, payload, key))
-          const { receipt, stream } = yield* runs.startStreaming(p, params.id, payload, key, wrap)
-          return sseResponse(receipt.runId, stream, draining.started)
-        }).pipe(envelope))
-      .handle("warm", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.warm(p, params.id)).pipe(envelope))
-      .handle(
-        "cancelThread",
-        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancelThread(p, params.id)).pipe(envelope)
-      )
+        authed((p) =>
+          Effect.gen(function*() {
+            const key = headers["idempotency-key"] ?? payload.idempotencyKey
+            const request = {
+              principal: p,
+              method: "POST",
+              path: `/v1/threads/${params.id}/messages`,
+              key,
+              body: payload
+            }
+            const wrap = <E>(start: Effect.Effect<RunReceipt, E>) =>
+              idempotency.run(request, { schema: RunReceipt, status: 200 }, start)
+            if (wantsJson(headers.accept)) return yield* wrap(runs.start(p, params.id, payload, key))
+            const { receipt, stream } = yield* runs.startStreaming(p, params.id, payload, key, wrap)
+            return sseResponse(receipt.runId, stream, draining.started)
+          })
+        ))
+      .handle("warm", ({ params }) => authed((p) => runs.warm(p, params.id)))
+      .handle("cancelThread", ({ params }) => authed((p) => runs.cancelThread(p, params.id)))
       .handle("start", ({ payload, headers }) =>
-        Effect.gen(function*() {
-          const p = yield* CurrentPrincipal
+        authed((p) => {
           const key = headers["idempotency-key"] ?? payload.idempotencyKey
           const { threadId, ...input } = payload
-          return yield* idempotency.run(
+          return idempotency.run(
             { principal: p, method: "POST", path: "/v1/runs", key, body: payload },
             { schema: RunReceipt, status: 200 },
             runs.start(p, threadId, input, key)
           )
-        }).pipe(envelope))
+        }))
       .handle("list", ({ query }) =>
-        Effect.flatMap(CurrentPrincipal, (p) =>
+        authed((p) =>
           runs.list(p, {
             agentId: query.agentId,
             threadId: query.threadId,
             status: query.status,
             createdSince: query.createdSince
-          }, query)).pipe(envelope))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.get(p, params.id)).pipe(envelope))
+          }, query)
+        ))
+      .handle("get", ({ params }) => authed((p) => runs.get(p, params.id)))
       .handle("stream", ({ params, headers }) =>
-        Effect.gen(function*() {
-          const p = yield* CurrentPrincipal
-          const after = yield* parseLastEventId(headers["last-event-id"])
-          return sseResponse(params.id, yield* runs.stream(p, params.id, after), draining.started)
-        }).pipe(envelope))
+        authed((p) =>
+          Effect.gen(function*() {
+            const after = yield* parseLastEventId(headers["last-event-id"])
+            return sseResponse(params.id, yield* runs.stream(p, params.id, after), draining.started)
+          })
+        ))
       .handle("workerStream", ({ params, headers }) =>
-        Effect.gen(function*() {
-          const p = yield* CurrentPrincipal
-          const after = yield* parseLastEventId(headers["last-event-id"])
-          const { runId, stream } = yield* runs.workerStream(p, params.id, params.workerRef, after)
-          return sseResponse(runId, stream, draining.started)
-        }).pipe(envelope))
-      .handle(
-        "cancel",
-        ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => runs.cancel(p, params.id)).pipe(envelope)
-      )
+        authed((p) =>
+          Effect.gen(function*() {
+            const after = yield* parseLastEventId(headers["last-event-id"])
+            const { runId, stream } = yield* runs.workerStream(p, params.id, params.workerRef, after)
+            return sseResponse(runId, stream, draining.started)
+          })
+        ))
+      .handle("cancel", ({ params }) => authed((p) => runs.cancel(p, params.id)))
       .handle(
         "withdrawFollowup",
-        ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => runs.withdrawFollowup(p, params.id, params.followupId)).pipe(envelope)
+        ({ params }) => authed((p) => runs.withdrawFollowup(p, params.id, params.followupId))
       )
   }))

@@ -7,6 +7,7 @@ import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Secret, SecretCreate, SecretPatch, SecretRotate } from "../domain/Secret.ts"
 import { SecretContext, SecretContextCreate, SecretContextPatch } from "../domain/SecretContext.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
 
 /** `metadata[<key>]=<value>` (any number of pairs, every one must match), keys as metadata keys are. */
 const MetadataFilterKey = Schema.String.check(
@@ -38,7 +39,11 @@ export const SecretsApi = HttpApiGroup.make("secrets")
     )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/secrets", { payload: SecretCreate, success: Secret }).annotateMerge(
+    HttpApiEndpoint.post("create", "/v1/secrets", {
+      payload: SecretCreate,
+      success: Secret,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    }).annotateMerge(
       docWithBody(
         "Store a secret",
         "Stores a value (UTF-8, at most 64 KiB), encrypted under the service's master key. The value is write-only: " +
@@ -55,12 +60,21 @@ export const SecretsApi = HttpApiGroup.make("secrets")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/secrets/:id", { params: secretParams, success: Secret }).annotateMerge(
+    HttpApiEndpoint.get("get", "/v1/secrets/:id", {
+      params: secretParams,
+      success: Secret,
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc("Get a secret", "The secret's name, content type, metadata and `configVersion`; never its value.")
     )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/secrets/:id", { params: secretParams, payload: SecretPatch, success: Secret })
+    HttpApiEndpoint.patch("update", "/v1/secrets/:id", {
+      params: secretParams,
+      payload: SecretPatch,
+      success: Secret,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Rename a secret or change its details",
@@ -71,7 +85,11 @@ export const SecretsApi = HttpApiGroup.make("secrets")
       )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/secrets/:id", { params: secretParams, success: Deleted("secret") })
+    HttpApiEndpoint.delete("delete", "/v1/secrets/:id", {
+      params: secretParams,
+      success: Deleted("secret"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
+    })
       .annotateMerge(
         doc(
           "Delete a secret",
@@ -84,7 +102,8 @@ export const SecretsApi = HttpApiGroup.make("secrets")
     HttpApiEndpoint.post("rotate", "/v1/secrets/:id/rotate", {
       params: secretParams,
       payload: SecretRotate,
-      success: Secret
+      success: Secret,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Rotate a secret's value",
@@ -108,7 +127,11 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/secret-contexts", { payload: SecretContextCreate, success: SecretContext })
+    HttpApiEndpoint.post("create", "/v1/secret-contexts", {
+      payload: SecretContextCreate,
+      success: SecretContext,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Create a secret context",
@@ -121,7 +144,11 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/secret-contexts/:id", { params: contextParams, success: SecretContext })
+    HttpApiEndpoint.get("get", "/v1/secret-contexts/:id", {
+      params: contextParams,
+      success: SecretContext,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc(
           "Get a secret context",
@@ -133,7 +160,8 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
     HttpApiEndpoint.patch("update", "/v1/secret-contexts/:id", {
       params: contextParams,
       payload: SecretContextPatch,
-      success: SecretContext
+      success: SecretContext,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     })
       .annotateMerge(
         docWithBody(
@@ -147,7 +175,8 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
   .add(
     HttpApiEndpoint.delete("delete", "/v1/secret-contexts/:id", {
       params: contextParams,
-      success: Deleted("secret_context")
+      success: Deleted("secret_context"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
     }).annotateMerge(
       doc(
         "Delete a secret context",

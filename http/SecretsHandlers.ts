@@ -4,8 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
-import { envelope } from "./ErrorEnvelope.ts"
+import { authed } from "./ApiMiddleware.ts"
 
 /** The `metadata[<key>]=<value>` pairs of the (decoded) query. */
 const metadataFilter = (
@@ -25,27 +24,15 @@ export const SecretsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(Secrets, (secrets) =>
       handlers
-        .handle("list", ({ query }) =>
-          Effect.flatMap(
-            CurrentPrincipal,
-            (p) => secrets.list(p, query, { name: query.name, metadata: metadataFilter(query) })
-          ).pipe(envelope))
         .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => secrets.create(p, payload)).pipe(envelope)
+          "list",
+          ({ query }) => authed((p) => secrets.list(p, query, { name: query.name, metadata: metadataFilter(query) }))
         )
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => secrets.get(p, params.id)).pipe(envelope)
-        )
-        .handle("update", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => secrets.update(p, params.id, payload)).pipe(envelope))
-        .handle("delete", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            secrets.remove(p, params.id)).pipe(envelope))
-        .handle("rotate", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            secrets.rotate(p, params.id, payload.value)).pipe(envelope)))
+        .handle("create", ({ payload }) => authed((p) => secrets.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => secrets.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => secrets.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => secrets.remove(p, params.id)))
+        .handle("rotate", ({ params, payload }) => authed((p) => secrets.rotate(p, params.id, payload.value))))
 )
 
 export const SecretContextsHandlers = HttpApiBuilder.group(
@@ -54,18 +41,9 @@ export const SecretContextsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(SecretContexts, (contexts) =>
       handlers
-        .handle("list", ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => contexts.list(p, query)).pipe(envelope))
-        .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => contexts.create(p, payload)).pipe(envelope)
-        )
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => contexts.get(p, params.id)).pipe(envelope)
-        )
-        .handle("update", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => contexts.update(p, params.id, payload)).pipe(envelope))
-        .handle("delete", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            contexts.remove(p, params.id)).pipe(envelope)))
+        .handle("list", ({ query }) => authed((p) => contexts.list(p, query)))
+        .handle("create", ({ payload }) => authed((p) => contexts.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => contexts.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => contexts.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => contexts.remove(p, params.id))))
 )

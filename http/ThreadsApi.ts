@@ -4,6 +4,7 @@ import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Thread, ThreadCreate, ThreadCreated, ThreadPatch } from "../domain/Thread.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
 
 const params = { id: ClientId.thread }
@@ -12,7 +13,8 @@ export const ThreadsApi = HttpApiGroup.make("threads")
   .add(
     HttpApiEndpoint.get("list", "/v1/threads", {
       query: { agentId: ClientId.agent, ...PageQuery },
-      success: Page(Thread)
+      success: Page(Thread),
+      error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc(
         "List an agent's threads",
@@ -24,7 +26,8 @@ export const ThreadsApi = HttpApiGroup.make("threads")
     HttpApiEndpoint.post("create", "/v1/threads", {
       payload: ThreadCreate,
       headers: IdempotencyHeaders,
-      success: ThreadCreated.pipe(HttpApiSchema.status(201))
+      success: ThreadCreated.pipe(HttpApiSchema.status(201)),
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Start a thread with an agent",
@@ -38,15 +41,21 @@ export const ThreadsApi = HttpApiGroup.make("threads")
     )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/threads/:id", { params, success: Thread }).annotateMerge(
-      doc(
-        "Get a thread",
-        "The thread's settings, whether a run holds it (`status`), and its managed workspace when it has one (state and preview URLs)."
+    HttpApiEndpoint.get("get", "/v1/threads/:id", { params, success: Thread, error: [ApiForbidden, ApiNotFound] })
+      .annotateMerge(
+        doc(
+          "Get a thread",
+          "The thread's settings, whether a run holds it (`status`), and its managed workspace when it has one (state and preview URLs)."
+        )
       )
-    )
   )
   .add(
-    HttpApiEndpoint.patch("update", "/v1/threads/:id", { params, payload: ThreadPatch, success: Thread }).annotateMerge(
+    HttpApiEndpoint.patch("update", "/v1/threads/:id", {
+      params,
+      payload: ThreadPatch,
+      success: Thread,
+      error: [ApiForbidden, ApiNotFound, ApiPayloadTooLarge]
+    }).annotateMerge(
       docWithBody(
         "Update a thread",
         "Changes only the fields sent; `metadata` merges key by key. A new `context` keeps the cached prompt prefix stable: " +
@@ -58,7 +67,11 @@ export const ThreadsApi = HttpApiGroup.make("threads")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/threads/:id", { params, success: Deleted("thread") }).annotateMerge(
+    HttpApiEndpoint.delete("delete", "/v1/threads/:id", {
+      params,
+      success: Deleted("thread"),
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc("Delete a thread", "Cancels the thread's active run, then deletes the thread with its runs.")
     )
   )

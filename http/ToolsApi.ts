@@ -10,6 +10,7 @@ import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { ToolServer, ToolServerCreate, ToolServerPatch, ToolServerTestResult } from "../domain/ToolServer.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
+import { ApiBadGateway, ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
 
 const serverParams = { id: ClientId.toolServer }
 const connectionParams = { id: ClientId.httpConnection }
@@ -25,7 +26,11 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
     )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/tool-servers", { payload: ToolServerCreate, success: ToolServer })
+    HttpApiEndpoint.post("create", "/v1/tool-servers", {
+      payload: ToolServerCreate,
+      success: ToolServer,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Register an MCP tool server",
@@ -47,7 +52,11 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/tool-servers/:id", { params: serverParams, success: ToolServer }).annotateMerge(
+    HttpApiEndpoint.get("get", "/v1/tool-servers/:id", {
+      params: serverParams,
+      success: ToolServer,
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
       doc(
         "Get an MCP tool server",
         "The server's transport, URL, tool filter and call policy, and its `configVersion`."
@@ -58,7 +67,8 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
     HttpApiEndpoint.patch("update", "/v1/tool-servers/:id", {
       params: serverParams,
       payload: ToolServerPatch,
-      success: ToolServer
+      success: ToolServer,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Update an MCP tool server",
@@ -70,7 +80,11 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
     )
   )
   .add(
-    HttpApiEndpoint.delete("delete", "/v1/tool-servers/:id", { params: serverParams, success: Deleted("tool_server") })
+    HttpApiEndpoint.delete("delete", "/v1/tool-servers/:id", {
+      params: serverParams,
+      success: Deleted("tool_server"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
+    })
       .annotateMerge(
         doc(
           "Delete an MCP tool server",
@@ -79,7 +93,11 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
       )
   )
   .add(
-    HttpApiEndpoint.post("test", "/v1/tool-servers/:id/test", { params: serverParams, success: ToolServerTestResult })
+    HttpApiEndpoint.post("test", "/v1/tool-servers/:id/test", {
+      params: serverParams,
+      success: ToolServerTestResult,
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
+    })
       .annotateMerge(
         doc(
           "Test an MCP tool server",
@@ -98,7 +116,11 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/v1/http-connections", { payload: HttpConnectionCreate, success: HttpConnection })
+    HttpApiEndpoint.post("create", "/v1/http-connections", {
+      payload: HttpConnectionCreate,
+      success: HttpConnection,
+      error: [ApiConflict, ApiPayloadTooLarge]
+    })
       .annotateMerge(
         docWithBody(
           "Register an HTTP connection",
@@ -118,7 +140,11 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/v1/http-connections/:id", { params: connectionParams, success: HttpConnection })
+    HttpApiEndpoint.get("get", "/v1/http-connections/:id", {
+      params: connectionParams,
+      success: HttpConnection,
+      error: [ApiForbidden, ApiNotFound]
+    })
       .annotateMerge(
         doc(
           "Get an HTTP connection",
@@ -130,7 +156,8 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
     HttpApiEndpoint.patch("update", "/v1/http-connections/:id", {
       params: connectionParams,
       payload: HttpConnectionPatch,
-      success: HttpConnection
+      success: HttpConnection,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
     })
       .annotateMerge(
         docWithBody(
@@ -145,7 +172,8 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
   .add(
     HttpApiEndpoint.delete("delete", "/v1/http-connections/:id", {
       params: connectionParams,
-      success: Deleted("http_connection")
+      success: Deleted("http_connection"),
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
     })
       .annotateMerge(
         doc(
@@ -157,7 +185,8 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
   .add(
     HttpApiEndpoint.post("test", "/v1/http-connections/:id/test", {
       params: connectionParams,
-      success: HttpConnectionTestResult
+      success: HttpConnectionTestResult,
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
     })
       .annotateMerge(
         doc(

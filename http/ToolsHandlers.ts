@@ -4,8 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { HttpConnections } from "../src/tools/HttpConnections.ts"
 import { ToolServers } from "../src/tools/ToolServers.ts"
 import { Api } from "./Api.ts"
-import { CurrentPrincipal } from "./ApiMiddleware.ts"
-import { envelope } from "./ErrorEnvelope.ts"
+import { authed } from "./ApiMiddleware.ts"
 
 export const ToolServersHandlers = HttpApiBuilder.group(
   Api,
@@ -13,23 +12,12 @@ export const ToolServersHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(ToolServers, (servers) =>
       handlers
-        .handle("list", ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => servers.list(p, query)).pipe(envelope))
-        .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => servers.create(p, payload)).pipe(envelope)
-        )
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => servers.get(p, params.id)).pipe(envelope)
-        )
-        .handle("update", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => servers.update(p, params.id, payload)).pipe(envelope))
-        .handle("delete", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            servers.remove(p, params.id)).pipe(envelope))
-        .handle("test", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            servers.test(p, params.id)).pipe(envelope)))
+        .handle("list", ({ query }) => authed((p) => servers.list(p, query)))
+        .handle("create", ({ payload }) => authed((p) => servers.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => servers.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => servers.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => servers.remove(p, params.id)))
+        .handle("test", ({ params }) => authed((p) => servers.test(p, params.id))))
 )
 
 export const HttpConnectionsHandlers = HttpApiBuilder.group(
@@ -38,24 +26,10 @@ export const HttpConnectionsHandlers = HttpApiBuilder.group(
   (handlers) =>
     Effect.map(HttpConnections, (connections) =>
       handlers
-        .handle(
-          "list",
-          ({ query }) => Effect.flatMap(CurrentPrincipal, (p) => connections.list(p, query)).pipe(envelope)
-        )
-        .handle(
-          "create",
-          ({ payload }) => Effect.flatMap(CurrentPrincipal, (p) => connections.create(p, payload)).pipe(envelope)
-        )
-        .handle(
-          "get",
-          ({ params }) => Effect.flatMap(CurrentPrincipal, (p) => connections.get(p, params.id)).pipe(envelope)
-        )
-        .handle("update", ({ params, payload }) =>
-          Effect.flatMap(CurrentPrincipal, (p) => connections.update(p, params.id, payload)).pipe(envelope))
-        .handle("delete", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            connections.remove(p, params.id)).pipe(envelope))
-        .handle("test", ({ params }) =>
-          Effect.flatMap(CurrentPrincipal, (p) =>
-            connections.test(p, params.id)).pipe(envelope)))
+        .handle("list", ({ query }) => authed((p) => connections.list(p, query)))
+        .handle("create", ({ payload }) => authed((p) => connections.create(p, payload)))
+        .handle("get", ({ params }) => authed((p) => connections.get(p, params.id)))
+        .handle("update", ({ params, payload }) => authed((p) => connections.update(p, params.id, payload)))
+        .handle("delete", ({ params }) => authed((p) => connections.remove(p, params.id)))
+        .handle("test", ({ params }) => authed((p) => connections.test(p, params.id))))
 )
