@@ -16,8 +16,8 @@ import {
   type GateHook,
   type HookReview
 } from "../../../src/runs/GateDecision.ts"
-import { invalidQuestionText } from "../../../src/tools/BuiltinTools.ts"
 import type { ToolPolicyRef } from "../../../src/tools/ToolFamily.ts"
+import * as ToolOutcome from "../../../src/tools/ToolOutcome.ts"
 
 /** The tool under test is `write` of its connection. */
 const policy = (approval: ToolPolicyRef["approval"], gatedTools: ReadonlyArray<string> | null = null) => ({
@@ -50,14 +50,11 @@ const byHook = (reason: string | null, remember: boolean): Gate => ({
   interactionId: reviewId
 })
 
-const decided = (
-  gate: Gate,
-  effects: { readonly rememberApproval?: boolean; readonly hookFailure?: string } = {}
-): GateDecision<GateHook> => ({
+const decided = (gate: Gate, rememberApproval = false, hookFailure: string | null = null): GateDecision<GateHook> => ({
   _tag: "Decided",
   gate,
-  rememberApproval: effects.rememberApproval ?? false,
-  hookFailure: effects.hookFailure ?? null
+  rememberApproval,
+  hookFailure
 })
 const lookUpMemory: GateDecision<GateHook> = { _tag: "LookUpMemory" }
 const askHook = (onHookError: OnHookError = "deny"): GateDecision<GateHook> => ({
@@ -85,15 +82,8 @@ const rows: ReadonlyArray<Row> = [
     expected: decided({
       _tag: "Question",
       request: {
-        title: "Pick a color",
-        questions: [{
-          id: "color",
-          prompt: "Which color?",
-          options: [{ id: "red", label: "Red" }],
-          multiple: true,
-          multiline: false,
-          allowOther: false
-        }]
+        ...question,
+        questions: question.questions.map((q) => ({ ...q, multiline: false, allowOther: false }))
       }
     })
   },
@@ -102,7 +92,10 @@ const rows: ReadonlyArray<Row> = [
     facts: { isQuestion: true, input: { title: "", questions: "which?" } },
     expected: decided({
       _tag: "Invalid",
-      outcome: { output: { error: "invalid ask_question input" }, text: invalidQuestionText, isError: true }
+      outcome: ToolOutcome.failure(
+        "invalid_tool_input",
+        "Invalid input for ask_question: title: title must not be empty; questions: Expected array"
+      )
     })
   },
   {
@@ -205,7 +198,7 @@ const rows: ReadonlyArray<Row> = [
   {
     name: "policy 'once' and the hook allows: runs and the approval is remembered for the thread",
     facts: { policy: once, hook: hook(), remembered: false, review: answered("allow") },
-    expected: decided(run, { rememberApproval: true })
+    expected: decided(run, true)
   },
   {
     name: "the hook denies with a reason: denied with it verbatim",
@@ -233,20 +226,23 @@ const rows: ReadonlyArray<Row> = [
     facts: { policy: always, hook: hook("deny"), review: failed },
     expected: decided(
       { _tag: "Denied", reason: "The approval hook could not be reached, so the call was denied." },
-      { hookFailure }
+      false,
+      hookFailure
     )
   },
   {
     name: "a failing hook under onHookError 'pause': waits for a person on the interaction the hook saw",
     facts: { policy: once, hook: hook("pause"), remembered: false, review: failed },
-    expected: decided(byHook(null, true), { hookFailure })
+    expected: decided(byHook(null, true), false, hookFailure)
   },
   {
     name: "a failing hook under onHookError 'fail-run': the run fails with the hook's failure",
     facts: { policy: policy(null), hook: hook("fail-run"), review: failed },
-    expected: decided({ _tag: "FailRun", message: "The approval hook failed: the hook answered HTTP 500" }, {
+    expected: decided(
+      { _tag: "FailRun", message: "The approval hook failed: the hook answered HTTP 500" },
+      false,
       hookFailure
-    })
+    )
   }
 ]
 

@@ -1,0 +1,247 @@
+/**
+ * The agent configuration rules (spec 2.1, 4.1) without a server: a create
+ * body, resolved by `buildConfig` and checked by `checkConfig` against what
+ * the deployment provides -> accepted, or the exact 400 (code, field,
+ * message) the API answers with. test/api/Agents.test.ts checks end to end
+ * that these refusals reach the client through the error envelope.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { AgentCreate } from "../../../domain/Agent.ts"
+import { InvalidRequest } from "../../../domain/Errors.ts"
+import { buildConfig, checkConfig, type Deployment } from "../../../src/agents/AgentConfigRules.ts"
+
+/** This deployment: lite and core have routes, frontier none; no artifact store, no code-hosting app. */
+const deployment: Deployment = {
+  isBandAvailable: (band) => band !== "frontier",
+  artifactStorage: false,
+  codehost: false
+}
+
+interface Refusal {
+  readonly code: string
+  readonly message: string
+  readonly details: Readonly<Record<string, unknown>> | undefined
+}
+
+interface Row {
+  readonly name: string
+  readonly body: AgentCreate
+  readonly deployment?: Partial<Deployment>
+  /** undefined: accepted. */
+  readonly refused?: Refusal
+}
+
+const refusal = (field: string, message: string, code = "invalid_request_error"): Refusal => ({
+  code,
+  message,
+  details: { field }
+})
+const unconfigured = (field: string, code: string, message: string) => refusal(field, message, code)
+const noMediaRuntime = (field: string, message: string) => unconfigured(field, "media_runtime_unconfigured", message)
+
+const managed = { type: "managed" } as const
+const remote = { type: "remote", environmentId: "env_1" } as const
+const skill = { name: "summarize", description: "d", body: "b" }
+const service = (name: string, port?: number) => ({
+  name,
+  command: "npm start",
+  ...(port === undefined ? {} : { port })
+})
+
+const rows: ReadonlyArray<Row> = [
+  { name: "an empty body is a valid agent", body: {} },
+  { name: "band lite is available", body: { band: "lite" } },
+  {
+    name: "a band without a route on this deployment is refused",
+    body: { band: "frontier" },
+    refused: refusal("band", "Band 'frontier' is not available on this deployment (see GET /v1/bands).")
+  },
+  // context (normalized while building)
+  {
+    name: "context block ids are unique",
+    body: { context: [{ id: "a", content: "x" }, { id: "a", content: "y" }] },
+    refused: refusal("context[1].id", "Duplicate context block id 'a'.")
+  },
+  {
+    name: "a context string longer than 32,768 characters is refused",
+    body: { context: "x".repeat(32_769) },
+    refused: refusal("context", "context is 32769 characters; a context block may have at most 32768.")
+  },
+  // workspace
+  { name: "a managed workspace with the defaults is valid", body: { workspace: managed } },
+  {
+    name: "shell needs filesystem",
+    body: { workspace: { ...managed, filesystem: false, shell: true } },
+    refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
+  },
+  {
+    name: "shell needs filesystem on a remote workspace too (checked before remote is refused)",
+    body: { workspace: { ...remote, filesystem: false, shell: true } },
+    refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
+  },
+  {
+    name: "a remote workspace refuses secretContexts, even empty",
+    body: { workspace: { ...remote, secretContexts: [] } },
+    refused: refusal("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
+  },
+  {
+    name: "a remote workspace has no provider on this deployment",
+    body: { workspace: remote },
+    refused: unconfigured(
+      "workspace.type",
+      "remote_workspace_unconfigured",
+      "No remote workspace provider is configured on this deployment; use a managed workspace."
+    )
+  },
+  {
+    name: "workspace.documents has no runtime",
+    body: { workspace: { ...managed, documents: true } },
+    refused: unconfigured(
+      "workspace.documents",
+      "managed_documents_unconfigured",
+      "workspace.documents is set but no document runtime is configured on this deployment."
+    )
+  },
+  {
+    name: "workspace.mediaEditing has no source",
+    body: { workspace: { ...managed, mediaEditing: true } },
+    refused: unconfigured(
+      "workspace.mediaEditing",
+      "managed_media_editing_unconfigured",
+      "workspace.mediaEditing is set but no media-editing source is configured on this deployment."
+    )
+  },
+  {
+    name: "services with distinct names and ports are valid",
+    body: { workspace: { ...managed, services: [service("web", 3000), service("worker"), service("api", 8080)] } }
+  },
+  {
+    name: "services need a workspace that opens (filesystem)",
+    body: { workspace: { ...managed, filesystem: false, services: [service("web")] } },
+    refused: refusal(
+      "workspace.services",
+      "Services run in the workspace, which opens only with filesystem enabled."
+    )
+  },
+  {
+    name: "service names are unique",
+    body: { workspace: { ...managed, services: [service("web"), service("web")] } },
+    refused: refusal("workspace.services[1].name", "Another service is already named 'web'.")
+  },
+  {
+    name: "port 3128 is the egress proxy's",
+    body: { workspace: { ...managed, services: [service("proxy", 3128)] } },
+    refused: refusal(
+      "workspace.services[0].port",
+      "Port 3128 is the egress proxy's inside the workspace; choose another."
+    )
+  },
+  {
+    name: "service ports are unique",
+    body: { workspace: { ...managed, services: [service("a", 3000), service("b", 3000)] } },
+    refused: refusal("workspace.services[1].port", "Another service already listens on port 3000.")
+  },
+  // artifacts
+  {
+    name: "signed artifact URLs need an artifact store",
+    body: { artifacts: { stream: { urls: "include-svc-signed" } } },
+    refused: unconfigured(
+      "artifacts.stream.urls",
+      "artifact_storage_unconfigured",
+      "'include-svc-signed' needs artifact storage to sign URLs for; none is configured on this deployment (SVC_ARTIFACT_STORE=none)."
+    )
+  },
+  {
+    name: "signed artifact URLs are valid with an artifact store",
+    body: { artifacts: { stream: { urls: "include-svc-signed" } } },
+    deployment: { artifactStorage: true }
+  },
+  // capabilities
+  {
+    name: "capabilities switched off, and subagents on, are valid",
+    body: { capabilities: { web: false, browser: false, media: { image: false }, subagents: true } }
+  },
+  {
+    name: "web has no runtime",
+    body: { capabilities: { web: true } },
+    refused: unconfigured(
+      "capabilities.web",
+      "web_runtime_unconfigured",
+      "No web runtime is configured on this deployment."
+    )
+  },
+  ...[true, { tabs: false }].map((browser): Row => ({
+    name: `browser ${JSON.stringify(browser)} needs a managed browser (an options object asks for one)`,
+    body: { capabilities: { browser } },
+    refused: unconfigured(
+      "capabilities.browser",
+      "managed_browser_unconfigured",
+      "The browser capability needs a workspace provisioned for the managed browser; none is configured on this deployment."
+    )
+  })),
+  ...[true, { image: false, video: true }].map((media): Row => ({
+    name: `media ${JSON.stringify(media)} has no generation runtime`,
+    body: { capabilities: { media } },
+    refused: noMediaRuntime("capabilities.media", "No media generation runtime is configured on this deployment.")
+  })),
+  {
+    name: "mediaView, even empty, has no runtime",
+    body: { capabilities: { mediaView: {} } },
+    refused: noMediaRuntime(
+      "capabilities.mediaView",
+      "mediaView needs a media runtime to view images and video; none is configured on this deployment."
+    )
+  },
+  {
+    name: "mediaFidelity 'spatial' has no runtime",
+    body: { policies: { mediaFidelity: "spatial" } },
+    refused: noMediaRuntime(
+      "policies.mediaFidelity",
+      "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard')."
+    )
+  },
+  {
+    name: "a codehost grant is checked by its own rules (here: no workspace)",
+    body: { capabilities: { codehost: { connectionId: "chc_1" } } },
+    refused: refusal(
+      "capabilities.codehost",
+      "The codehost capability requires a managed workspace with filesystem, shell and a network mode that is not offline."
+    )
+  },
+  {
+    name: "skill names are unique",
+    body: { capabilities: { skills: [skill, { ...skill, name: "other" }, { ...skill, body: "again" }] } },
+    refused: refusal("capabilities.skills[2].name", "Duplicate skill name 'summarize'.")
+  },
+  // approvals
+  {
+    name: "autoAllow lists canonical tool names of up to 64 characters",
+    body: { approvals: { autoAllow: ["read_file", "t".repeat(64), "svc-search_2"] } }
+  },
+  ...["bad name", "t".repeat(65), "mcp.tool"].map((name): Row => ({
+    name: `autoAllow refuses '${name.slice(0, 12)}' (${name.length} characters)`,
+    body: { approvals: { autoAllow: ["read_file", name] } },
+    refused: refusal(
+      "approvals.autoAllow[1]",
+      `'${name}' is not a canonical tool name (1-64 characters of letters, digits, '_' or '-').`
+    )
+  })),
+  {
+    name: "the first broken rule is the one reported (band before workspace before capabilities)",
+    body: { band: "frontier", workspace: remote, capabilities: { web: true } },
+    refused: refusal("band", "Band 'frontier' is not available on this deployment (see GET /v1/bands).")
+  }
+]
+
+/** What create answers: undefined when accepted, else the refusal's code, message and details. */
+const verdict = (body: AgentCreate, overrides: Partial<Deployment> = {}): Refusal | undefined => {
+  const config = buildConfig(body)
+  const broken = config instanceof InvalidRequest ? config : checkConfig(config, { ...deployment, ...overrides })
+  return broken === undefined ? undefined : { code: broken.code, message: broken.message, details: broken.details }
+}
+
+describe("AgentConfigRules", () => {
+  it.each(rows)("$name", (row) => {
+    assert.deepStrictEqual(verdict(row.body, row.deployment), row.refused)
+  })
+})
