@@ -76,6 +76,25 @@ export type FileId = typeof FileId.Type
 export const ArtifactId = Schema.String.pipe(Schema.brand("ArtifactId"))
 export type ArtifactId = typeof ArtifactId.Type
 
+export const SecretId = Schema.String.pipe(Schema.brand("SecretId"))
+export type SecretId = typeof SecretId.Type
+
+export const SecretContextId = Schema.String.pipe(Schema.brand("SecretContextId"))
+export type SecretContextId = typeof SecretContextId.Type
+
+export const ResultHandlerId = Schema.String.pipe(Schema.brand("ResultHandlerId"))
+export type ResultHandlerId = typeof ResultHandlerId.Type
+
+export const CodehostConnectionId = Schema.String.pipe(Schema.brand("CodehostConnectionId"))
+export type CodehostConnectionId = typeof CodehostConnectionId.Type
+
+/** `wkr_...`: a subagent's reference, the address of its worker entity. */
+export const WorkerId = Schema.String.pipe(Schema.brand("WorkerId"))
+export type WorkerId = typeof WorkerId.Type
+
+export const ApiKeyId = Schema.String.pipe(Schema.brand("ApiKeyId"))
+export type ApiKeyId = typeof ApiKeyId.Type
+
 /** The kinds whose ids are branded. */
 interface BrandedIds {
   readonly agent: AgentId
@@ -89,6 +108,12 @@ interface BrandedIds {
   readonly hook: HookId
   readonly file: FileId
   readonly artifact: ArtifactId
+  readonly secret: SecretId
+  readonly secretContext: SecretContextId
+  readonly resultHandler: ResultHandlerId
+  readonly codehostConnection: CodehostConnectionId
+  readonly worker: WorkerId
+  readonly apiKey: ApiKeyId
 }
 
 /** The id type of a kind: its brand, or a plain string for kinds without one. */
@@ -120,16 +145,16 @@ export const ClientId = {
   agent: AgentId.check(isIdOf("agent", "agent")),
   thread: ThreadId.check(isIdOf("thread", "thread")),
   run: RunId.check(isIdOf("run", "run")),
-  worker: Schema.String.check(isIdOf("worker", "worker")),
+  worker: WorkerId.check(isIdOf("worker", "worker")),
   interaction: InteractionId.check(isIdOf("interaction", "interaction")),
   followup: FollowupId.check(isIdOf("followup", "followup")),
-  toolServer: Schema.String.check(isIdOf("toolServer", "tool_server")),
-  httpConnection: Schema.String.check(isIdOf("httpConnection", "http_connection")),
-  codehostConnection: Schema.String.check(isIdOf("codehostConnection", "codehost_connection")),
-  hook: Schema.String.check(isIdOf("hook", "tool_approval_hook")),
-  resultHandler: Schema.String.check(isIdOf("resultHandler", "result_handler")),
-  secret: Schema.String.check(isIdOf("secret", "secret")),
-  secretContext: Schema.String.check(isIdOf("secretContext", "secret_context")),
+  toolServer: ToolServerId.check(isIdOf("toolServer", "tool_server")),
+  httpConnection: HttpConnectionId.check(isIdOf("httpConnection", "http_connection")),
+  codehostConnection: CodehostConnectionId.check(isIdOf("codehostConnection", "codehost_connection")),
+  hook: HookId.check(isIdOf("hook", "tool_approval_hook")),
+  resultHandler: ResultHandlerId.check(isIdOf("resultHandler", "result_handler")),
+  secret: SecretId.check(isIdOf("secret", "secret")),
+  secretContext: SecretContextId.check(isIdOf("secretContext", "secret_context")),
   file: FileId.check(isIdOf("file", "file")),
   artifact: ArtifactId.check(isIdOf("artifact", "artifact"))
 }

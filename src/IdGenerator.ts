@@ -7,7 +7,9 @@ import { Context, Effect, Layer, Redacted } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import {
   AgentId,
+  ApiKeyId,
   ArtifactId,
+  CodehostConnectionId,
   FileId,
   FollowupId,
   HookId,
@@ -16,10 +18,14 @@ import {
   type IdOf,
   IdPrefix,
   InteractionId,
+  ResultHandlerId,
   RunId,
+  SecretContextId,
+  SecretId,
   ThreadId,
   ToolCallId,
-  ToolServerId
+  ToolServerId,
+  WorkerId
 } from "../domain/Ids.ts"
 
 const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -51,16 +57,16 @@ const typed: { readonly [K in IdKind]: (raw: string) => IdOf<K> } = {
   hook: (raw) => HookId.make(raw),
   file: (raw) => FileId.make(raw),
   artifact: (raw) => ArtifactId.make(raw),
-  worker: unbranded,
-  resultHandler: unbranded,
+  secret: (raw) => SecretId.make(raw),
+  secretContext: (raw) => SecretContextId.make(raw),
+  resultHandler: (raw) => ResultHandlerId.make(raw),
+  codehostConnection: (raw) => CodehostConnectionId.make(raw),
+  worker: (raw) => WorkerId.make(raw),
+  apiKey: (raw) => ApiKeyId.make(raw),
   textPart: unbranded,
   reasoningPart: unbranded,
   request: unbranded,
   organization: unbranded,
-  apiKey: unbranded,
-  secret: unbranded,
-  secretContext: unbranded,
-  codehostConnection: unbranded,
   incident: unbranded,
   node: unbranded
 }
