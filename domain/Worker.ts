@@ -20,11 +20,11 @@ export const DelegateTaskInput = Schema.Struct({
   label: Schema.String.check(
     Schema.isNonEmpty({ message: "label must not be empty" }),
     Schema.isMaxLength(200, { message: "label must be at most 200 characters" })
-  ),
+  ).annotate({ description: "A short title for the task." }),
   prompt: Schema.String.check(
     Schema.isNonEmpty({ message: "prompt must not be empty" }),
     Schema.isMaxLength(100_000, { message: "prompt must be at most 100,000 characters" })
-  ),
+  ).annotate({ description: "The full instructions for the worker." }),
   role: opt(WorkerRole),
   /** A JSON Schema the task's final answer must satisfy: the result then carries it as `output`. */
   outputSchema: opt(Schema.Record(Schema.String, Schema.Unknown))

@@ -11,11 +11,14 @@
  * A delivery that fails is a tool error the model reads; the handler's
  * answer is journaled (ResultDispatch), so a replayed step sends nothing again.
  */
-import { Effect, Option, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { ArtifactRecord } from "../../domain/Artifact.ts"
 import type { RunId, ThreadId } from "../../domain/Ids.ts"
 import type { ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
-import { errorOutcome, type FileAccess, type ToolFamily, type ToolOutcome } from "../tools/ToolFamily.ts"
+import * as ToolDef from "../tools/ToolDef.ts"
+import type { CallRef, FileAccess, ToolFamily } from "../tools/ToolFamily.ts"
+import { NonEmpty } from "../tools/ToolInput.ts"
+import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import type { ArtifactOwner, Artifacts } from "./Artifacts.ts"
 import { mediaTypeOf } from "./MediaTypes.ts"
 import { sha256Hex } from "./StoredBytes.ts"
@@ -40,30 +43,18 @@ export interface ExportOptions {
   readonly maxBytes: number
 }
 
-const Input = Schema.Struct({ path: Schema.String.check(Schema.isMinLength(1)) })
-const decodeInput = Schema.decodeUnknownOption(Input)
+/** An export runs with the run's files, store and handler, for one call. */
+interface ExportCall extends ExportOptions {
+  readonly call: CallRef
+}
 
-const spec = {
+const exportTool = ToolDef.make({
   name: exportToolName,
   description:
     "Export a file of the workspace as an artifact (a deliverable for the user): it is stored and, when the agent has an " +
     "artifact handler, delivered there. Answers how to refer to it (`export.url`, `artifact.ref`, `artifact.block`).",
-  inputSchema: {
-    type: "object",
-    properties: { path: { type: "string", description: "Path of the file, relative to the workspace root." } },
-    required: ["path"],
-    additionalProperties: false
-  }
-}
-
-const ok = (output: Record<string, unknown>): ToolOutcome => ({ output, text: JSON.stringify(output), isError: false })
-
-/** The family of the one tool; none when there is neither a store nor a handler to export to. */
-export const make = (options: ExportOptions): ToolFamily | undefined => {
-  const { artifacts, dispatch, files, handlerId, run } = options
-  if (artifacts === undefined && handlerId === undefined) return undefined
-
-  const exportFile = (path: string, call: { readonly id: string; readonly step: number }) =>
+  input: Schema.Struct({ path: NonEmpty("Path of the file, relative to the workspace root.") }),
+  handler: ({ path }, { artifacts, call, dispatch, files, handlerId, run, ...options }: ExportCall) =>
     Effect.gen(function*() {
       const file = yield* files.read(path, options.maxBytes)
       const filename = file.path.split("/").at(-1) ?? file.path
@@ -90,7 +81,7 @@ export const make = (options: ExportOptions): ToolFamily | undefined => {
         ? { url: (yield* artifacts.signedLink(stored.id)).url }
         : {}
       const svcRef = stored === undefined ? undefined : { kind: "svc", id: stored.id }
-      if (handlerId === undefined) return ok({ ...described, artifact: { ref: svcRef, ...signed } })
+      if (handlerId === undefined) return { ...described, artifact: { ref: svcRef, ...signed } }
       const content = stored !== undefined && artifacts !== undefined && described.bytes > inlineExportBytes
         ? {
           kind: "url" as const,
@@ -122,46 +113,27 @@ export const make = (options: ExportOptions): ToolFamily | undefined => {
       // The handler's pasteable reference, else the id-only transfer handle.
       const ref = answer.ref ?? svcRef
       const block = answer.ref?.block === undefined ? {} : { block: answer.ref.block }
-      return ok({
+      return {
         ...described,
         export: durable,
         artifact: { ...(ref === undefined ? {} : { ref }), ...block, ...signed }
-      })
-    })
-
-  return {
-    specs: [spec],
-    call: (name, input, call) => {
-      if (name !== exportToolName) return undefined
-      const decoded = decodeInput(input)
-      if (Option.isNone(decoded)) {
-        return Effect.succeed(errorOutcome("Error: give `path`, the workspace file to export."))
       }
-      return exportFile(decoded.value.path, call).pipe(
-        Effect.catchTags({
-          SpillFailed: (e) => Effect.succeed(errorOutcome(`Error: ${e.message}`)),
-          DispatchFailed: (e) =>
-            Effect.succeed(
-              errorOutcome(
-                `Error: the export could not be delivered to the agent's artifact handler (${e.code}): ${e.message}`,
-                {
-                  error: { code: e.code, message: e.message }
-                }
-              )
-            )
-        }),
-        Effect.catch((e) =>
-          Effect.succeed(
-            errorOutcome(`Error: the export could not be stored: ${e.message}`, {
-              error: { code: e.code, message: e.message }
-            })
-          )
+    })
+})
+
+/** The family of the one tool; none when there is neither a store nor a handler to export to. */
+export const make = (options: ExportOptions): ToolFamily | undefined => {
+  if (options.artifacts === undefined && options.handlerId === undefined) return undefined
+  return ToolDef.family([exportTool], {
+    context: (call) => ({ ...options, call }),
+    recover: (e) =>
+      e._tag === "SpillFailed"
+        ? ToolOutcome.failure("workspace_error", e.message)
+        : e._tag === "DispatchFailed"
+        ? ToolOutcome.failure(
+          e.code,
+          `the export could not be delivered to the agent's artifact handler: ${e.message}`
         )
-      )
-    },
-    policyOf: () => undefined,
-    untrusted: false,
-    requiredSkillsOf: () => [],
-    deferred: new Set()
-  }
+        : ToolOutcome.failure(e.code, `the export could not be stored: ${e.message}`)
+  })
 }

@@ -9,7 +9,7 @@
  * tools, approvals, data handling, caps); the root's budget and deadline bound
  * the whole tree; workers do not delegate further.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Result } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { isTerminal, type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
@@ -19,8 +19,9 @@ import { IdGenerator } from "../IdGenerator.ts"
 import type { RunRow } from "../store/RunRepo.ts"
 import { WorkerRepo, type WorkerState } from "../store/WorkerRepo.ts"
 import { nowIso } from "../Time.ts"
-import { readInput } from "../tools/DelegateTask.ts"
-import { errorOutcome, type ToolOutcome } from "../tools/ToolFamily.ts"
+import { delegateTask } from "../tools/DelegateTask.ts"
+import * as ToolDef from "../tools/ToolDef.ts"
+import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import type { Writer } from "./EventLog.ts"
 import { settle, type Settled } from "./Outcome.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
@@ -87,7 +88,7 @@ export const treeTotal = (own: UsageTotal, workers: ReadonlyArray<RunRow>): Usag
 }
 
 /** A worker that ended, as its delegate_task call's result: its final answer, or a tool error saying why there is none. */
-const resultOf = ({ row, answer }: WorkerState): ToolOutcome => {
+const resultOf = ({ row, answer }: WorkerState): ToolOutcome.ToolOutcome => {
   const label = row.plan?.worker?.label ?? ""
   const workerRef = row.plan?.worker?.workerRef ?? ""
   const { status, terminalReason } = row.run
@@ -95,19 +96,17 @@ const resultOf = ({ row, answer }: WorkerState): ToolOutcome => {
     const text = answer ?? ""
     const schema = row.plan?.outputSchema ?? null
     const extracted = schema === null ? undefined : StructuredOutput.extract(text, schema)
-    return {
-      output: { workerRef, answer: text, ...(extracted?._tag === "Value" ? { output: extracted.value } : {}) },
-      text,
-      isError: false
-    }
+    return ToolOutcome.success(
+      { workerRef, answer: text, ...(extracted?._tag === "Value" ? { output: extracted.value } : {}) },
+      text
+    )
   }
   const why = status === "failed"
     ? `it failed: ${row.run.error?.message ?? "unknown error"}`
     : status === "cancelled"
     ? terminalReason === null ? "it was cancelled." : `it was cancelled (${terminalReason}).`
     : `it stopped (${terminalReason}).`
-  const message = `The task '${label}' (${workerRef}) ended without an answer: ${why}`
-  return errorOutcome(message, { error: { workerRef, status, terminalReason, message } })
+  return ToolOutcome.failure("worker_ended", `The task '${label}' (${workerRef}) ended without an answer: ${why}`)
 }
 
 export class Delegation extends Context.Service<Delegation, {
@@ -143,27 +142,31 @@ export class Delegation extends Context.Service<Delegation, {
           if (plan === undefined) {
             return {
               workers: [],
-              refused: calls.map((c) => settle(c, errorOutcome("Error: this run cannot delegate.")))
+              refused: calls.map((c) =>
+                settle(c, ToolOutcome.failure("delegation_unavailable", "this run cannot delegate."))
+              )
             }
           }
           const refused: Array<Settled> = []
           const created: Array<PendingWorker & { readonly runId: RunId; readonly task: DelegateTaskInput }> = []
           for (const call of calls) {
-            const read = readInput(call.input)
-            if (read._tag === "Invalid") {
-              refused.push(settle(call, errorOutcome(read.message)))
+            const read = ToolDef.decode(delegateTask, call.input)
+            if (Result.isFailure(read)) {
+              refused.push(settle(call, read.failure))
               continue
             }
-            const schemaProblem = read.value.outputSchema === undefined
+            const task = read.success
+            const schemaProblem = task.outputSchema === undefined
               ? undefined
-              : StructuredOutput.schemaProblem(read.value.outputSchema)
+              : StructuredOutput.schemaProblem(task.outputSchema)
             if (schemaProblem !== undefined) {
-              refused.push(
-                settle(
-                  call,
-                  errorOutcome(`Error: delegate_task outputSchema is not a valid JSON Schema: ${schemaProblem}.`)
+              refused.push(settle(
+                call,
+                ToolOutcome.failure(
+                  "invalid_tool_input",
+                  `Invalid input for delegate_task: outputSchema is not a valid JSON Schema: ${schemaProblem}.`
                 )
-              )
+              ))
               continue
             }
             const workerRef = ids.derive("worker", `${root.id}:${call.id}`)
@@ -171,7 +174,7 @@ export class Delegation extends Context.Service<Delegation, {
               toolCallId: call.id,
               workerRef,
               runId: ids.derive("run", `worker:${workerRef}`),
-              task: read.value
+              task
             })
           }
           const now = yield* nowIso
@@ -242,7 +245,9 @@ export class Delegation extends Context.Service<Delegation, {
             return [
               settle(
                 call,
-                state === undefined ? errorOutcome(`The task's worker ${w.workerRef} is gone.`) : resultOf(state)
+                state === undefined
+                  ? ToolOutcome.failure("worker_gone", `The task's worker ${w.workerRef} is gone.`)
+                  : resultOf(state)
               )
             ]
           })

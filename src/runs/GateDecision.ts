@@ -10,12 +10,13 @@
  * hook's review (only for a call the policy did not waive). ToolGate looks up
  * what is asked for and decides again with the answer.
  */
-import { Option } from "effect"
+import { Result } from "effect"
 import type { HookId, InteractionId } from "../../domain/Ids.ts"
 import type { QuestionRequest } from "../../domain/Interaction.ts"
 import type { HookDecision, OnHookError } from "../../domain/ToolApprovalHook.ts"
 import * as Builtin from "../tools/BuiltinTools.ts"
-import type { ToolOutcome, ToolPolicyRef } from "../tools/ToolFamily.ts"
+import type { ToolPolicyRef } from "../tools/ToolFamily.ts"
+import type { ToolOutcome } from "../tools/ToolOutcome.ts"
 
 export type Gate =
   | { readonly _tag: "Run" }
@@ -86,11 +87,6 @@ const decided = (
 
 const run: Gate = { _tag: "Run" }
 
-const invalidQuestion: Gate = {
-  _tag: "Invalid",
-  outcome: { output: { error: "invalid ask_question input" }, text: Builtin.invalidQuestionText, isError: true }
-}
-
 /** The gate's answer to the hook's review; `remember`: the call is under approval 'once'. */
 const reviewed = (hook: GateHook, review: HookReview, remember: boolean): GateDecision<never> => {
   const pause: Gate = { _tag: "Approval", hookId: hook.id, reason: null, remember, interactionId: review.interactionId }
@@ -118,7 +114,11 @@ const reviewed = (hook: GateHook, review: HookReview, remember: boolean): GateDe
 export const decide = <H extends GateHook>(facts: GateFacts<H>): GateDecision<H> => {
   if (facts.isQuestion) {
     const request = Builtin.questionRequest(facts.input)
-    return decided(Option.isSome(request) ? { _tag: "Question", request: request.value } : invalidQuestion)
+    return decided(
+      Result.isSuccess(request)
+        ? { _tag: "Question", request: request.success }
+        : { _tag: "Invalid", outcome: request.failure }
+    )
   }
   if (facts.autoAllowed) return decided(run)
   const policy = facts.policy

@@ -3,80 +3,74 @@
  * 3), `load_skill` (the agent's skills) and `ask_question` (user interaction;
  * the tool gate parks the run on it, the answer is its result).
  */
-import { Option, Schema } from "effect"
+import { Effect, Result, Schema } from "effect"
+import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import { AskQuestionInput, type Interaction, type QuestionRequest } from "../../domain/Interaction.ts"
+import * as ToolDef from "./ToolDef.ts"
+import * as ToolOutcome from "./ToolOutcome.ts"
 
-export const loadToolsSpec: ToolSpec = {
+/** What load_tools and load_skill act on: the run's Toolset. */
+export interface BuiltinCall {
+  /** The families' tools, deferred ones among them. */
+  readonly external: ReadonlyArray<ToolSpec>
+  /** The deferred tools whose schema was loaded in this run. */
+  readonly loaded: Set<string>
+  readonly skills: ReadonlyArray<AgentSkill>
+}
+
+export const loadTools = ToolDef.make({
   name: "load_tools",
   description: "Load the full input schemas of tools listed without one, by name, before calling them.",
-  inputSchema: {
-    type: "object",
-    properties: { names: { type: "array", items: { type: "string" } } },
-    required: ["names"]
-  }
-}
+  input: Schema.Struct({ names: Schema.Array(Schema.String) }),
+  handler: ({ names }, { external, loaded }: BuiltinCall) =>
+    Effect.sync(() => {
+      const found = external.filter((spec) => names.includes(spec.name))
+      for (const spec of found) loaded.add(spec.name)
+      const unknown = names.filter((n) => !found.some((spec) => spec.name === n))
+      return ToolOutcome.success(
+        { loaded: found.map((spec) => spec.name), unknown },
+        JSON.stringify({ tools: found, ...(unknown.length > 0 ? { unknown } : {}) })
+      )
+    })
+})
 
-export const loadSkillSpec: ToolSpec = {
+export const loadSkill = ToolDef.make({
   name: "load_skill",
   description: "Load the full instructions of one of your skills by name.",
-  inputSchema: { type: "object", properties: { name: { type: "string" } }, required: ["name"] }
-}
+  input: Schema.Struct({ name: Schema.String }),
+  handler: ({ name }, { skills }: BuiltinCall) => {
+    const skill = skills.find((s) => s.name === name)
+    return Effect.succeed(
+      skill === undefined
+        ? ToolOutcome.failure("unknown_skill", `no skill named '${name}'.`)
+        : ToolOutcome.success({ name: skill.name, loaded: true }, skill.body)
+    )
+  }
+})
 
-const choice = {
-  type: "object",
-  properties: { id: { type: "string" }, label: { type: "string" } },
-  required: ["id", "label"]
-}
-
-export const askQuestionSpec: ToolSpec = {
+/** Run by the tool gate, not a family: the run parks on it and the person's answer is its result. */
+export const askQuestion = ToolDef.declare({
   name: "ask_question",
   description:
     "Ask the user one or more questions and wait for the answers. Use options for choices; multiple allows several; multiline or allowOther allow free text; actions are buttons that answer the whole request.",
-  inputSchema: {
-    type: "object",
-    properties: {
-      title: { type: "string" },
-      details: { type: "string" },
-      questions: {
-        type: "array",
-        items: {
-          type: "object",
-          properties: {
-            id: { type: "string" },
-            prompt: { type: "string" },
-            options: { type: "array", items: choice },
-            multiple: { type: "boolean" },
-            multiline: { type: "boolean" },
-            allowOther: { type: "boolean" }
-          },
-          required: ["id", "prompt"]
-        }
-      },
-      actions: { type: "array", items: choice }
-    },
-    required: ["title"]
-  }
-}
+  input: AskQuestionInput
+})
 
 /** What a deferred tool offers until its schema is loaded. */
 export const DeferredSchema = { type: "object", additionalProperties: true }
 
-/** The names a load_tools call asks for. */
+/** The names an earlier load_tools call loaded (none when its input was invalid). */
 export const namesOf = (input: unknown): ReadonlyArray<string> =>
-  typeof input === "object" && input !== null && "names" in input && Array.isArray(input.names)
-    ? input.names.map(String)
-    : []
+  Result.getOrUndefined(ToolDef.decode(loadTools, input))?.names ?? []
 
-/** The skill a load_skill call asks for. */
-export const skillNameOf = (input: unknown): string =>
-  typeof input === "object" && input !== null && "name" in input ? String(input.name) : ""
+/** The skill an earlier load_skill call asked for (none when its input was invalid). */
+export const skillNameOf = (input: unknown): string | undefined =>
+  Result.getOrUndefined(ToolDef.decode(loadSkill, input))?.name
 
-const decodeAskQuestion = Schema.decodeUnknownOption(AskQuestionInput)
-
-/** The stored request of an ask_question call (question flags resolved to booleans); none when the input is malformed. */
-export const questionRequest = (input: unknown): Option.Option<QuestionRequest> =>
-  Option.map(decodeAskQuestion(input), (q): QuestionRequest => ({
+/** The stored request of an ask_question call (question flags resolved to booleans), or the failure of a malformed input. */
+export const questionRequest = (input: unknown): Result.Result<QuestionRequest, ToolOutcome.ToolOutcome> =>
+  Result.map(ToolDef.decode(askQuestion, input), (q): QuestionRequest => ({
     title: q.title,
     ...(q.details === undefined ? {} : { details: q.details }),
     ...(q.questions === undefined ? {} : {
@@ -91,9 +85,6 @@ export const questionRequest = (input: unknown): Option.Option<QuestionRequest> 
     }),
     ...(q.actions === undefined ? {} : { actions: q.actions })
   }))
-
-export const invalidQuestionText =
-  "Error: ask_question needs { title, details?, questions?: [{ id, prompt, options?, multiple?, multiline?, allowOther? }], actions? }."
 
 /** What a resumed step's question call returns to the model: the person's answers. */
 export const answerText = (interaction: Interaction): string =>

@@ -1,55 +1,17 @@
 /**
- * What every tool family (MCP servers, HTTP connections, and the families to
- * come: workspace, code host, subagents) offers the run loop. The loop only
- * sees this shape, through the run's Toolset; a family never imports the loop.
+ * What every tool family (MCP servers, HTTP connections, and the families made
+ * of definitions, ToolDef.ts: workspace, exports, code host) offers the run
+ * loop. The loop only sees this shape, through the run's Toolset; a family
+ * never imports the loop.
  * A family may also offer a capability the Toolset applies to every family's
  * results (`spill`: oversized results kept whole where the model can read them).
  */
 import { Data, type Effect, type Redacted } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { ToolOutcome } from "./ToolOutcome.ts"
 
-/** The result of one tool call. Tool errors are results the model sees, never run failures. */
-export interface ToolOutcome {
-  /** What the stream shows as the tool's output. */
-  readonly output: unknown
-  /** The result as text: an error's `errorText` on the stream, and what the model reads unless `modelText` says otherwise. */
-  readonly text: string
-  /** What the model reads when it differs from `text` (the untrusted envelope). */
-  readonly modelText?: string
-  readonly isError: boolean
-  /** Set when the result was over the tool's resultCapBytes and was cut down. */
-  readonly overflow?: Overflow
-}
-
-/** A result over its tool's cap (spec 4.6 rule 5). */
-export interface Overflow {
-  readonly bytes: number
-  readonly capBytes: number
-  /** The whole result's text, for the run to keep (`spill`) or archive (`Archive`); never shown as it is. */
-  readonly full: string
-  /** Where the whole result went, once the run's Toolset tried to keep it; absent: nowhere. */
-  readonly recovery?: Recovery
-}
-
-/**
- * Where an over-cap result's whole text went (spec 4.6 rule 5): the workspace
- * (`spill`), the agent's oversized-result handler (`archive`), or nowhere,
- * with why (`message`; `error` and `resultHandlerId` when the handler failed).
- */
-export type Recovery =
-  | { readonly kind: "workspace"; readonly path: string }
-  | {
-    readonly kind: "remote-handler"
-    readonly resultHandlerId: string
-    readonly artifactId: string
-    readonly url?: string
-  }
-  | {
-    readonly kind: "none"
-    readonly message: string
-    readonly resultHandlerId?: string
-    readonly error?: { readonly code: string; readonly reason: string; readonly message: string }
-  }
+// Until every importer reads them from ToolOutcome.ts.
+export type { Overflow, Recovery, ToolOutcome } from "./ToolOutcome.ts"
 
 /**
  * The run's oversized-result handler (artifacts.oversizedToolResults), used when no family
@@ -140,9 +102,3 @@ export interface FileAccess {
     maxBytes: number
   ) => Effect.Effect<{ readonly path: string; readonly bytes: Uint8Array }, SpillFailed>
 }
-
-export const errorOutcome = (message: string, output: unknown = { error: message }): ToolOutcome => ({
-  output,
-  text: message,
-  isError: true
-})

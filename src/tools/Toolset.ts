@@ -11,10 +11,12 @@ import { Effect } from "effect"
 import type { AgentSkill } from "../../domain/Agent.ts"
 import type { ToolCall, ToolSpec } from "../../domain/Conversation.ts"
 import * as Builtin from "./BuiltinTools.ts"
-import { delegateTaskSpec } from "./DelegateTask.ts"
+import { delegateTask } from "./DelegateTask.ts"
 import * as ResultArchive from "./ResultArchive.ts"
 import * as ResultSpill from "./ResultSpill.ts"
-import type { Archive, ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
+import * as ToolDef from "./ToolDef.ts"
+import type { Archive, ToolFamily, ToolPolicyRef } from "./ToolFamily.ts"
+import * as ToolOutcome from "./ToolOutcome.ts"
 
 export interface CallContext {
   /** This run's calls so far: checkpointed steps and the current step (earlier runs do not count). */
@@ -38,7 +40,7 @@ export interface Toolset {
   readonly isQuestion: (name: string) => boolean
   /** Whether `name` is the delegate_task built-in of this run (the loop runs it as a worker, not through `call`). */
   readonly isDelegation: (name: string) => boolean
-  readonly call: (call: ToolCall, context: CallContext) => Effect.Effect<ToolOutcome>
+  readonly call: (call: ToolCall, context: CallContext) => Effect.Effect<ToolOutcome.ToolOutcome>
   /** Schemas loaded by load_tools in earlier steps of the run stay loaded. */
   readonly restore: (calls: ReadonlyArray<ToolCall>) => void
 }
@@ -52,8 +54,6 @@ export interface ToolsetOptions {
   /** capabilities.subagents: delegate_task is offered. */
   readonly subagents?: boolean
 }
-
-const fail = (text: string, output: unknown = { error: text }): ToolOutcome => ({ output, text, isError: true })
 
 export const make = (options: ToolsetOptions): Toolset => {
   const { families, skills } = options
@@ -71,25 +71,10 @@ export const make = (options: ToolsetOptions): Toolset => {
   /** Where an over-cap result of any family is kept whole: the first family that offers it (the workspace). */
   const spill = first((f) => f.spill)
 
-  const loadTools = (input: unknown): ToolOutcome => {
-    const names = Builtin.namesOf(input)
-    const found = external.filter((spec) => names.includes(spec.name))
-    for (const spec of found) loaded.add(spec.name)
-    const unknown = names.filter((n) => !found.some((spec) => spec.name === n))
-    return {
-      output: { loaded: found.map((spec) => spec.name), unknown },
-      text: JSON.stringify({ tools: found, ...(unknown.length > 0 ? { unknown } : {}) }),
-      isError: false
-    }
-  }
-
-  const loadSkill = (input: unknown): ToolOutcome => {
-    const name = Builtin.skillNameOf(input)
-    const skill = skills.find((s) => s.name === name)
-    return skill === undefined
-      ? fail(`Error: no skill named '${name}'.`, { error: `no skill named '${name}'` })
-      : { output: { name: skill.name, loaded: true }, text: skill.body, isError: false }
-  }
+  const builtins = ToolDef.family([
+    ...(deferred.size > 0 ? [Builtin.loadTools] : []),
+    ...(skills.length > 0 ? [Builtin.loadSkill] : [])
+  ], { context: () => ({ external, loaded, skills }) })
 
   /** requiredSkills: the tool runs once the model loaded one of the named skills with load_skill in this run. */
   const skillProblem = (call: ToolCall, runCalls: ReadonlyArray<ToolCall>): string | undefined => {
@@ -97,25 +82,29 @@ export const make = (options: ToolsetOptions): Toolset => {
     if (required.length === 0) return undefined
     const available = required.filter((name) => skills.some((s) => s.name === name))
     if (available.length === 0) {
-      return `Error: '${call.name}' requires the skill ${
+      return `'${call.name}' requires the skill ${
         required.map((n) => `'${n}'`).join(" or ")
       }, which this agent does not have; the tool cannot be called.`
     }
-    const isLoaded = runCalls.some((c) => c.name === "load_skill" && available.includes(Builtin.skillNameOf(c.input)))
+    const isLoaded = runCalls.some((c) => {
+      const name = c.name === "load_skill" ? Builtin.skillNameOf(c.input) : undefined
+      return name !== undefined && available.includes(name)
+    })
     return isLoaded
       ? undefined
-      : `Error: '${call.name}' can only be used after loading the skill ${
+      : `'${call.name}' can only be used after loading the skill ${
         available.map((n) => `'${n}'`).join(" or ")
       } with load_skill.`
   }
 
-  const call = (call: ToolCall, context: CallContext): Effect.Effect<ToolOutcome> => {
-    if (call.name === "load_tools" && deferred.size > 0) return Effect.succeed(loadTools(call.input))
-    if (call.name === "load_skill" && skills.length > 0) return Effect.succeed(loadSkill(call.input))
-    const run = first((f) => f.call(call.name, call.input, { id: call.id, step: context.step }))
+  const call = (call: ToolCall, context: CallContext): Effect.Effect<ToolOutcome.ToolOutcome> => {
+    const ref = { id: call.id, step: context.step }
+    const builtin = builtins.call(call.name, call.input, ref)
+    if (builtin !== undefined) return builtin
+    const run = first((f) => f.call(call.name, call.input, ref))
     if (run !== undefined) {
       const problem = skillProblem(call, context.runCalls)
-      if (problem !== undefined) return Effect.succeed(fail(problem))
+      if (problem !== undefined) return Effect.succeed(ToolOutcome.failure("skill_required", problem))
       // Precedence of over-cap recovery: the workspace, else the agent's result handler, else none.
       if (spill !== undefined) return Effect.flatMap(run, (outcome) => ResultSpill.recover(outcome, call.id, spill))
       const archive = options.archive
@@ -125,13 +114,12 @@ export const make = (options: ToolsetOptions): Toolset => {
     }
     if (context.resumed) {
       // The call was decided before the park; the tool is gone from what the run reconnected to.
-      const text =
-        `tools_changed: '${call.name}' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run.`
-      return Effect.succeed(fail(text, { error: { code: "tools_changed", message: text } }))
+      return Effect.succeed(ToolOutcome.failure(
+        "tools_changed",
+        `'${call.name}' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run.`
+      ))
     }
-    return Effect.succeed(
-      fail(`Error: there is no tool named '${call.name}'.`, { error: `unknown tool '${call.name}'` })
-    )
+    return Effect.succeed(ToolOutcome.failure("unknown_tool", `there is no tool named '${call.name}'.`))
   }
 
   return {
@@ -142,17 +130,16 @@ export const make = (options: ToolsetOptions): Toolset => {
         ? { ...spec, inputSchema: Builtin.DeferredSchema }
         : spec)
       ),
-      ...(deferred.size > 0 ? [Builtin.loadToolsSpec] : []),
-      ...(skills.length > 0 ? [Builtin.loadSkillSpec] : []),
-      ...(options.userInteraction ? [Builtin.askQuestionSpec] : []),
-      ...(options.subagents === true ? [delegateTaskSpec] : [])
+      ...builtins.specs,
+      ...(options.userInteraction ? [Builtin.askQuestion.spec] : []),
+      ...(options.subagents === true ? [delegateTask.spec] : [])
     ],
     untrusted: families.some((f) => f.untrusted),
     hasDeferred: deferred.size > 0,
     instructions: families.flatMap((f) => f.instructions ?? []),
     policyOf: (name) => first((f) => f.policyOf(name)),
-    isQuestion: (name) => name === "ask_question" && options.userInteraction,
-    isDelegation: (name) => name === delegateTaskSpec.name && options.subagents === true,
+    isQuestion: (name) => name === Builtin.askQuestion.name && options.userInteraction,
+    isDelegation: (name) => name === delegateTask.name && options.subagents === true,
     call,
     restore: (calls) => {
       for (const c of calls) if (c.name === "load_tools") { for (const n of Builtin.namesOf(c.input)) loaded.add(n) }

@@ -217,7 +217,7 @@ TestServer.suite()("http connections as tools", (it) => {
       const { server, thread } = yield* setup("limited", { allowedOperations: ["getPetById"] })
       const { parsed } = yield* send(thread.id, call("api__limited__addPet", { body: { name: "Rex" } }))
       assert.deepStrictEqual(server.received(), [])
-      assert.deepStrictEqual(errorsOf(parsed.chunks), ["Error: there is no tool named 'api__limited__addPet'."])
+      assert.deepStrictEqual(errorsOf(parsed.chunks), ["unknown_tool: there is no tool named 'api__limited__addPet'."])
     }).pipe(Effect.scoped))
 
   it.effect("approval 'always' with gatedTools naming the operation parks the run before the request is sent", () =>
@@ -255,7 +255,7 @@ TestServer.suite()("http connections as tools", (it) => {
       ])
       assert.strictEqual(server.specLoads(), 0)
       assert.deepStrictEqual(server.received(), [])
-      assert.deepStrictEqual(errorsOf(parsed.chunks), ["Error: there is no tool named 'api__off__getPetById'."])
+      assert.deepStrictEqual(errorsOf(parsed.chunks), ["unknown_tool: there is no tool named 'api__off__getPetById'."])
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 
@@ -414,7 +414,7 @@ TestServer.suite()("http connections as tools", (it) => {
       const { server, thread } = yield* setup("skilled", { requiredSkills: "petcare" }, { skills })
       const early = yield* send(thread.id, call("api__skilled__getPetById", { petId: 1 }))
       assert.deepStrictEqual(errorsOf(early.parsed.chunks), [
-        "Error: 'api__skilled__getPetById' can only be used after loading the skill 'petcare' with load_skill."
+        "skill_required: 'api__skilled__getPetById' can only be used after loading the skill 'petcare' with load_skill."
       ])
       assert.deepStrictEqual(server.received(), [])
 
@@ -443,7 +443,7 @@ TestServer.suite()("http connections as tools", (it) => {
       // x-svc-required-skills overrides the connection's: 'vet' is no skill of this agent.
       const lacking = yield* send(thread.id, calls(["load_skill", { name: "petcare" }], ["api__skilled__examine", {}]))
       assert.deepStrictEqual(errorsOf(lacking.parsed.chunks), [
-        "Error: 'api__skilled__examine' requires the skill 'vet', which this agent does not have; the tool cannot be called."
+        "skill_required: 'api__skilled__examine' requires the skill 'vet', which this agent does not have; the tool cannot be called."
       ])
       assert.deepStrictEqual(server.received().map((r) => r.path), ["/pets/2", "/pets/3"])
     }).pipe(Effect.scoped))
@@ -479,7 +479,8 @@ TestServer.suite()("http connections as tools", (it) => {
         inputSchema: {
           type: "object",
           properties: { names: { type: "array", items: { type: "string" } } },
-          required: ["names"]
+          required: ["names"],
+          additionalProperties: false
         }
       }
       assert.deepStrictEqual(answer(yield* send(thread.id, "/show-tools")), [

@@ -164,7 +164,7 @@ TestServer.suite()("runs", (it) => {
           {
             type: "tool-output-error",
             toolCallId: missingId,
-            errorText: "Error: there is no tool named 'missing_tool'."
+            errorText: "unknown_tool: there is no tool named 'missing_tool'."
           }
         ]
       )
@@ -208,7 +208,8 @@ TestServer.suite()("runs", (it) => {
         {
           type: "tool-output-error",
           toolCallId: callIdsOf(early.chunks)[0],
-          errorText: "Error: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
+          errorText:
+            "skill_required: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
         }
       ])
 

@@ -411,7 +411,8 @@ TestServer.suiteWith(Providers)("runs on provider routes", (it) => {
           parameters: {
             type: "object",
             properties: { names: { type: "array", items: { type: "string" } } },
-            required: ["names"]
+            required: ["names"],
+            additionalProperties: false
           }
         }
       ])

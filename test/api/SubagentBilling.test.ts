@@ -67,7 +67,7 @@ TestServer.suiteWith(FaultHarness)("subagent engine fault", (it) => {
       )
       const [task] = tasksOf(parsed.chunks)
       const message =
-        `The task 'faulty' (${task.workerRef}) ended without an answer: it failed: The run failed because of an internal error.`
+        `worker_ended: The task 'faulty' (${task.workerRef}) ended without an answer: it failed: The run failed because of an internal error.`
       assert.strictEqual(textOf(parsed.message), `Result: ${message}`)
       const run = yield* getRun(runId)
       assert.deepStrictEqual([run.status, run.terminalReason], ["completed", null])

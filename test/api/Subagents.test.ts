@@ -320,7 +320,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       yield* (yield* RunRecovery).pass
       const root = yield* streamOf(receipt.runId)
       const message =
-        `The task 'asker' (${task.workerRef}) ended without an answer: it was cancelled (interaction_timeout).`
+        `worker_ended: The task 'asker' (${task.workerRef}) ended without an answer: it was cancelled (interaction_timeout).`
       assert.deepStrictEqual(
         root.chunks.filter((c) => c.type === "tool-output-error").map((c) => ("errorText" in c ? c.errorText : "")),
         [message]
@@ -361,13 +361,14 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       }])
       const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
       assert.strictEqual(errors.length, 3)
-      for (const e of errors.slice(0, 2)) {
-        assert.match(
-          e,
-          /^Error: delegate_task needs \{ label, prompt, role\?: 'worker' \| 'advisor', outputSchema\? \}/
-        )
-      }
-      assert.match(errors[2], /^Error: delegate_task outputSchema is not a valid JSON Schema: /)
+      assert.deepStrictEqual(errors.slice(0, 2), [
+        "invalid_tool_input: Invalid input for delegate_task: label: label must not be empty",
+        "invalid_tool_input: Invalid input for delegate_task: role: Expected \"worker\" | \"advisor\""
+      ])
+      assert.match(
+        errors[2],
+        /^invalid_tool_input: Invalid input for delegate_task: outputSchema is not a valid JSON Schema: /
+      )
       assert.strictEqual((yield* getRun(runId)).usage?.subagentRuns?.length, 1)
     }))
 })

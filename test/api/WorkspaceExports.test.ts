@@ -203,13 +203,13 @@ TestServer.suiteWith(Harness)("workspace exports", (it) => {
       const [invalid] = errorTextsOf(parsed.chunks)
       assert.isTrue(
         invalid.startsWith(
-          "Error: the export could not be delivered to the agent's artifact handler (result_handler_response_invalid): "
+          "result_handler_response_invalid: the export could not be delivered to the agent's artifact handler: "
         ),
         invalid
       )
       assert.strictEqual(parsed.message?.role, "assistant")
       const missing = yield* writeAndExport(thread.id, bashStep("true"), "nope.txt")
       assert.strictEqual(missing.received.length, 0)
-      assert.deepStrictEqual(errorTextsOf(missing.parsed.chunks), ["Error: no such file: nope.txt"])
+      assert.deepStrictEqual(errorTextsOf(missing.parsed.chunks), ["workspace_error: no such file: nope.txt"])
     }))
 })

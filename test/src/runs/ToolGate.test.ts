@@ -15,8 +15,8 @@ import { ToolApprovalHooks } from "../../../src/interactions/ToolApprovalHooks.t
 import { type Gate, ToolGate } from "../../../src/runs/ToolGate.ts"
 import { ApprovalMemory } from "../../../src/store/ApprovalMemory.ts"
 import { nowIso } from "../../../src/Time.ts"
-import { invalidQuestionText } from "../../../src/tools/BuiltinTools.ts"
 import type { ToolFamily, ToolPolicyRef } from "../../../src/tools/ToolFamily.ts"
+import * as ToolOutcome from "../../../src/tools/ToolOutcome.ts"
 import * as Toolset from "../../../src/tools/Toolset.ts"
 import { type Answer, hold, HookServer, reply, replyText } from "../../support/HookServer.ts"
 import * as RunStage from "../../support/RunStage.ts"
@@ -111,7 +111,10 @@ const cases: ReadonlyArray<GateCase> = [
     userInteraction: true,
     expected: () => ({
       _tag: "Invalid",
-      outcome: { output: { error: "invalid ask_question input" }, text: invalidQuestionText, isError: true }
+      outcome: ToolOutcome.failure(
+        "invalid_tool_input",
+        "Invalid input for ask_question: title: title must not be empty; questions: Expected array"
+      )
     }),
     reviews: 0
   },

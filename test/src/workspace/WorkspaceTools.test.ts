@@ -7,7 +7,8 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import type { ToolFamily, ToolOutcome } from "../../../src/tools/ToolFamily.ts"
+import type { ToolFamily } from "../../../src/tools/ToolFamily.ts"
+import type { ToolOutcome } from "../../../src/tools/ToolOutcome.ts"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import * as WorkspaceTools from "../../../src/workspace/WorkspaceTools.ts"
 import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
@@ -100,14 +101,19 @@ describe("workspace tools", () => {
         yield* call(tools, "write_file", { path: "app.ts", content: "let a = 1\nlet b = 1\nconst c = 2\n" })
         const absent = yield* call(tools, "edit_file", { path: "app.ts", oldString: "let d", newString: "let e" })
         assert.deepStrictEqual(absent, {
-          output: { error: "oldString was not found in app.ts; read the file and copy the text exactly" },
-          text: "Error: oldString was not found in app.ts; read the file and copy the text exactly",
+          output: {
+            error: {
+              code: "workspace_error",
+              message: "oldString was not found in app.ts; read the file and copy the text exactly"
+            }
+          },
+          text: "workspace_error: oldString was not found in app.ts; read the file and copy the text exactly",
           isError: true
         })
         const ambiguous = yield* call(tools, "edit_file", { path: "app.ts", oldString: "= 1", newString: "= 9" })
         assert.strictEqual(
           ambiguous.text,
-          "Error: oldString occurs 2 times in app.ts; give more surrounding text to make it unique, or set replaceAll"
+          "workspace_error: oldString occurs 2 times in app.ts; give more surrounding text to make it unique, or set replaceAll"
         )
         assert.isTrue(ambiguous.isError)
         const unique = yield* call(tools, "edit_file", {
@@ -126,7 +132,7 @@ describe("workspace tools", () => {
         const read = yield* call(tools, "read_file", { path: "app.ts" })
         assert.strictEqual((read.output as { content: string }).content, "let a = 9\nlet b = 9\nconst c = $& 3\n")
         const missing = yield* call(tools, "edit_file", { path: "nope.ts", oldString: "x", newString: "y" })
-        assert.strictEqual(missing.text, "Error: no such file: nope.ts")
+        assert.strictEqual(missing.text, "workspace_error: no such file: nope.ts")
       }))
 
     it.effect("glob lists matches relative to the root; grep finds lines with paths and numbers, filtered by glob", () =>
@@ -163,18 +169,26 @@ describe("workspace tools", () => {
         const tools = yield* toolsFor("ws_paths")
         yield* call(tools, "bash", { command: "ln -s /etc/passwd passwd-link && ln -s /tmp tmp-link && ln -s .. up" })
         const cases: Array<[string, unknown, string]> = [
-          ["read_file", { path: "../../etc/passwd" }, "Error: '../../etc/passwd' is outside the workspace"],
+          ["read_file", { path: "../../etc/passwd" }, "workspace_error: '../../etc/passwd' is outside the workspace"],
           [
             "read_file",
             { path: "/etc/passwd" },
-            "Error: '/etc/passwd' is absolute; give a path relative to the workspace root"
+            "workspace_error: '/etc/passwd' is absolute; give a path relative to the workspace root"
           ],
-          ["read_file", { path: "passwd-link" }, "Error: 'passwd-link' resolves outside the workspace"],
-          ["write_file", { path: "tmp-link/x", content: "x" }, "Error: 'tmp-link/x' resolves outside the workspace"],
-          ["glob", { pattern: "*", path: "up" }, "Error: 'up' resolves outside the workspace"],
-          ["glob", { pattern: "../*" }, "Error: the pattern must not contain '..'"],
-          ["grep", { pattern: "root", path: "passwd-link" }, "Error: 'passwd-link' resolves outside the workspace"],
-          ["bash", { command: "pwd", cwd: "../.." }, "Error: cwd: '../..' is outside the workspace"]
+          ["read_file", { path: "passwd-link" }, "workspace_error: 'passwd-link' resolves outside the workspace"],
+          [
+            "write_file",
+            { path: "tmp-link/x", content: "x" },
+            "workspace_error: 'tmp-link/x' resolves outside the workspace"
+          ],
+          ["glob", { pattern: "*", path: "up" }, "workspace_error: 'up' resolves outside the workspace"],
+          ["glob", { pattern: "../*" }, "workspace_error: the pattern must not contain '..'"],
+          [
+            "grep",
+            { pattern: "root", path: "passwd-link" },
+            "workspace_error: 'passwd-link' resolves outside the workspace"
+          ],
+          ["bash", { command: "pwd", cwd: "../.." }, "workspace_error: cwd: '../..' is outside the workspace"]
         ]
         for (const [name, input, text] of cases) {
           const outcome = yield* call(tools, name, input)
@@ -182,7 +196,13 @@ describe("workspace tools", () => {
         }
         const invalid = yield* call(tools, "write_file", { path: "x" })
         assert.isTrue(invalid.isError)
-        assert.match(invalid.text, /^Error: invalid input for write_file: /)
+        assert.deepStrictEqual(invalid, {
+          output: {
+            error: { code: "invalid_tool_input", message: "Invalid input for write_file: content: Missing key" }
+          },
+          text: "invalid_tool_input: Invalid input for write_file: content: Missing key",
+          isError: true
+        })
       }))
 
     it.effect("injected secrets are set in commands and masked in every output, files read back included", () =>
@@ -219,14 +239,14 @@ describe("workspace tools", () => {
         const slow = yield* call(tools, "bash", { command: "echo begun; sleep 20", timeoutMs: 300 })
         assert.isTrue(slow.isError)
         assert.deepStrictEqual(slow.output, {
-          error: "the command ran longer than its wall time of 300 ms and was killed",
-          limit: "wall_time",
-          exitCode: 137,
-          stdout: "begun\n",
-          stderr: ""
+          error: {
+            code: "workspace_limit",
+            message: "the command ran longer than its wall time of 300 ms and was killed",
+            details: { limit: "wall_time", exitCode: 137, stdout: "begun\n", stderr: "" }
+          }
         })
         const tooLong = yield* call(tools, "bash", { command: "true", timeoutMs: testLimits.maxTimeoutMs + 1 })
-        assert.strictEqual(tooLong.text, "Error: timeoutMs must be between 1 and 10000 in this workspace")
+        assert.strictEqual(tooLong.text, "workspace_error: timeoutMs must be between 1 and 10000 in this workspace")
       }))
   })
 })
