@@ -4,6 +4,7 @@
  * the routes' request and answer shapes. Repository names are `owner/name`.
  */
 import { Schema } from "effect"
+import { CodehostConnectionId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -63,7 +64,7 @@ export const ConnectionState = Schema.Struct({
 export type ConnectionState = typeof ConnectionState.Type
 
 export const CodehostConnection = Schema.Struct({
-  id: Schema.String,
+  id: CodehostConnectionId,
   object: Schema.Literal("codehost_connection"),
   name: Schema.String,
   status: ConnectionStatus,

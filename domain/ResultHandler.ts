@@ -1,5 +1,6 @@
 /** Result handlers (spec 4.5): receive artifacts by signed POST. */
 import { Schema } from "effect"
+import { ResultHandlerId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 import { SigningSecret } from "./ToolApprovalHook.ts"
 
@@ -43,7 +44,7 @@ export const ResultHandlerConfig = Schema.Struct({
 export type ResultHandlerConfig = typeof ResultHandlerConfig.Type
 
 export const ResultHandler = Schema.Struct({
-  id: Schema.String,
+  id: ResultHandlerId,
   object: Schema.Literal("result_handler"),
   kind: Schema.Literal("artifact"),
   name: Schema.String,

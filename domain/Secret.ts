@@ -1,5 +1,6 @@
 /** Secrets (spec 2.5, 4.9): write-only values, exposed only through bindings. */
 import { Schema } from "effect"
+import { SecretId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -43,7 +44,7 @@ export const SecretConfig = Schema.Struct({
 export type SecretConfig = typeof SecretConfig.Type
 
 export const Secret = Schema.Struct({
-  id: Schema.String,
+  id: SecretId,
   object: Schema.Literal("secret"),
   name: Schema.String,
   source: Schema.Literals(["svc", "external"]),

@@ -6,6 +6,7 @@
  * context in `workspace.secretContexts`.
  */
 import { Schema } from "effect"
+import { SecretContextId, SecretId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -34,7 +35,7 @@ export const EnvName = Schema.String.check(
 
 export const WorkspaceEnvProjection = Schema.Struct({
   type: Schema.Literal("workspace_env"),
-  secretId: Schema.String,
+  secretId: SecretId,
   env: EnvName
 }).annotate({ identifier: "WorkspaceEnvProjection" })
 
@@ -62,7 +63,7 @@ export const SecretContextConfig = Schema.Struct({ projections: Schema.Array(Wor
 export type SecretContextConfig = typeof SecretContextConfig.Type
 
 export const SecretContext = Schema.Struct({
-  id: Schema.String,
+  id: SecretContextId,
   object: Schema.Literal("secret_context"),
   name: Schema.String,
   projections: Schema.Array(WorkspaceEnvProjection),

@@ -1,5 +1,6 @@
 /** Tool approval hooks (spec 4.10, 6.1). */
 import { Schema } from "effect"
+import { HookId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
@@ -54,7 +55,7 @@ export const HookConfig = Schema.Struct({
 export type HookConfig = typeof HookConfig.Type
 
 export const ToolApprovalHook = Schema.Struct({
-  id: Schema.String,
+  id: HookId,
   object: Schema.Literal("tool_approval_hook"),
   name: Schema.String,
   url: Schema.String,

@@ -5,7 +5,7 @@
  */
 import { Context, Data, Effect, Layer, Redacted, Schema } from "effect"
 import { UpstreamFailed } from "../../domain/Errors.ts"
-import type { HookId } from "../../domain/Ids.ts"
+import { HookId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import {
@@ -30,6 +30,9 @@ const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDeci
 /** The hook answered, but not with a decision. */
 export class InvalidHookAnswer extends Data.TaggedError("InvalidHookAnswer")<{ readonly message: string }> {}
 
+/** AdapterCrud reads every table's ids as strings: the rows of this one hold hook ids, decoded to their brand here. */
+const decodeHookId = Schema.decodeSync(HookId)
+
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -45,6 +48,7 @@ const make = Effect.gen(function*() {
     config: HookConfig,
     view: (row, c): ToolApprovalHook => ({
       ...rowFields(row),
+      id: decodeHookId(row.id),
       object: "tool_approval_hook",
       url: c.url,
       enabled: c.enabled,

@@ -1,6 +1,7 @@
 /** Secret contexts: CRUD, with every projected secret checked in the caller's workspace. */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { SecretContextId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import {
@@ -15,6 +16,9 @@ import { ResourceStore } from "../store/ResourceStore.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { Secrets } from "./Secrets.ts"
 
+/** AdapterCrud reads every table's ids as strings: the rows of this one hold secret context ids, decoded to their brand here. */
+const decodeContextId = Schema.decodeSync(SecretContextId)
+
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -27,6 +31,7 @@ const make = Effect.gen(function*() {
     config: SecretContextConfig,
     view: (row, config): SecretContext => ({
       ...rowFields(row),
+      id: decodeContextId(row.id),
       object: "secret_context",
       projections: config.projections
     })

@@ -3,8 +3,9 @@
  * stored, never returned, never logged; they are opened only at the moment
  * of use (`reveal`) by the adapter that binds them.
  */
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { SecretId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type Secret, SecretConfig, type SecretCreate, SecretLimits, type SecretPatch } from "../../domain/Secret.ts"
@@ -27,6 +28,9 @@ const checkValue = (value: string, field = "value") => {
   return Effect.succeed(Redacted.make(value))
 }
 
+/** AdapterCrud reads every table's ids as strings: the rows of this one hold secret ids, decoded to their brand here. */
+const decodeSecretId = Schema.decodeSync(SecretId)
+
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -39,6 +43,7 @@ const make = Effect.gen(function*() {
     config: SecretConfig,
     view: (row, config): Secret => ({
       ...rowFields(row),
+      id: decodeSecretId(row.id),
       object: "secret",
       source: config.source,
       contentType: config.contentType
