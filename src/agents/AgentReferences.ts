@@ -11,8 +11,7 @@ import { ConnectionState } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Outbound } from "../outbound/Outbound.ts"
-import type { AdapterTable } from "../store/Migrations.ts"
-import type { ResourceStoreShape } from "../store/ResourceStore.ts"
+import type { AdapterTable, ResourceStoreShape } from "../store/ResourceStore.ts"
 
 interface Reference {
   readonly table: AdapterTable

@@ -25,7 +25,7 @@ import * as RunnerTls from "./RunnerTls.ts"
  * database session, and the others read the new assignments every 500 ms. The price: each runner
  * refreshes its locks once a second and reads the assignments twice a second, and a runner whose
  * lock refresh takes over a second (a long GC pause, a starved CPU, a stalled database) drops its
- * shards; its runs go on elsewhere and the frozen execution is fenced out (FencingMigration).
+ * shards; its runs go on elsewhere and the frozen execution is fenced out (migration 0020_fencing).
  */
 const fastFailover = {
   shardLockExpiration: "3 seconds",

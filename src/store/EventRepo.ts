@@ -3,13 +3,13 @@
  * number), written together with other statements in one statement, and the
  * NOTIFY channel the database raises on every write (a trigger). A write made
  * under a claim of the run (its `attempt`) is fenced: it does nothing unless
- * the claim is still the latest (FencingMigration).
+ * the claim is still the latest (migration 0020_fencing).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Array as Arr, Context, Data, Effect, Layer, Queue, Schema, type Scope } from "effect"
 import type { SqlError, Statement } from "effect/sql"
 import { Chunk, type SequencedChunk } from "../../domain/Chunk.ts"
-import { fencedMark } from "./FencingMigration.ts"
+import { fencedMark } from "./migrations/0020_fencing.ts"
 
 /** A write under a claim that a later claim of the run replaced: nothing was written. */
 export class RunFenced extends Data.TaggedError("RunFenced")<{ readonly runId: string }> {}

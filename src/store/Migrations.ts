@@ -1,323 +1,72 @@
 /**
- * Schema migrations, run at start (the same on PostgreSQL and PGlite).
- * Timestamps are ISO-8601 UTC text of fixed width, so they sort as text.
+ * The schema migrations, run at start (the same on PostgreSQL and PGlite): the
+ * manifest of `migrations/NNNN_name.ts`, one migration a file, in order.
+ *
+ * The migrator records each migration it applies as (id, name) in
+ * `svc_migrations` and then runs only the ids above the latest recorded. So an
+ * entry's id and name never change once released, a released file is never
+ * edited (a change to the schema is a new migration), and a new migration takes
+ * the next id after the last: a gap (9, 12, 21, 22) is never filled, as no
+ * database that has gone past it would run it.
  */
 import { Effect, Layer } from "effect"
-import { Migrator, SqlClient } from "effect/sql"
-import { m0016_artifacts } from "./ArtifactsMigration.ts"
-import { m0019_codehost } from "./CodehostMigration.ts"
-import { m0020_fencing } from "./FencingMigration.ts"
-import { m0024_idempotency_owner } from "./IdempotencyOwnerMigration.ts"
-import { m0010_limits } from "./LimitsMigration.ts"
-import { m0015_workspace_snapshots } from "./MigrationsWorkspaces.ts"
-import { m0017_result_deliveries } from "./ResultDeliveriesMigration.ts"
-import { m0025_runner_address } from "./RunnerAddressMigration.ts"
-import { m0023_scale } from "./ScaleMigration.ts"
-import { m0018_workers } from "./WorkersMigration.ts"
+import { Migrator, type SqlClient } from "effect/sql"
+import Migration0001 from "./migrations/0001_foundation.ts"
+import Migration0002 from "./migrations/0002_adapters.ts"
+import Migration0003 from "./migrations/0003_runs.ts"
+import Migration0004 from "./migrations/0004_followups.ts"
+import Migration0005 from "./migrations/0005_recovery.ts"
+import Migration0006 from "./migrations/0006_interactions.ts"
+import Migration0007 from "./migrations/0007_event_notify.ts"
+import Migration0008 from "./migrations/0008_executors.ts"
+import Migration0010 from "./migrations/0010_limits.ts"
+import Migration0011 from "./migrations/0011_interact.ts"
+import Migration0013 from "./migrations/0013_context_prefix.ts"
+import Migration0014 from "./migrations/0014_workspace_spec.ts"
+import Migration0015 from "./migrations/0015_workspace_snapshots.ts"
+import Migration0016 from "./migrations/0016_artifacts.ts"
+import Migration0017 from "./migrations/0017_result_deliveries.ts"
+import Migration0018 from "./migrations/0018_workers.ts"
+import Migration0019 from "./migrations/0019_codehost.ts"
+import Migration0020 from "./migrations/0020_fencing.ts"
+import Migration0023 from "./migrations/0023_scale.ts"
+import Migration0024 from "./migrations/0024_idempotency_owner.ts"
+import Migration0025 from "./migrations/0025_runner_address.ts"
 
-const m0001_foundation = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE api_keys (
-    id text PRIMARY KEY,
-    key_hash text NOT NULL UNIQUE,
-    key_prefix text NOT NULL,
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    source text NOT NULL,
-    created_at text NOT NULL,
-    revoked_at text
-  )`
-  yield* sql`CREATE TABLE agents (
-    id text PRIMARY KEY,
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    config jsonb NOT NULL,
-    metadata jsonb NOT NULL,
-    config_version integer NOT NULL,
-    created_at text NOT NULL,
-    updated_at text NOT NULL
-  )`
-  yield* sql`CREATE INDEX agents_workspace_order ON agents (organization_id, workspace_id, created_at DESC, id DESC)`
-  yield* sql`CREATE TABLE threads (
-    id text PRIMARY KEY,
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    agent_id text NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
-    context jsonb NOT NULL,
-    context_refresh boolean NOT NULL DEFAULT false,
-    band text,
-    data_handling text,
-    time_zone text,
-    status text NOT NULL,
-    workspace jsonb,
-    metadata jsonb NOT NULL,
-    created_at text NOT NULL,
-    updated_at text NOT NULL
-  )`
-  yield* sql`CREATE INDEX threads_agent_order ON threads (agent_id, created_at DESC, id DESC)`
-  yield* sql`CREATE TABLE idempotency_keys (
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    method text NOT NULL,
-    path text NOT NULL,
-    key text NOT NULL,
-    body_hash text NOT NULL,
-    state text NOT NULL,
-    status integer,
-    response jsonb,
-    created_at text NOT NULL,
-    PRIMARY KEY (organization_id, workspace_id, method, path, key)
-  )`
-  yield* sql`CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)`
-})
+type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
-/**
- * Adapters and secrets share one shape: scalar columns for what is queried
- * (ownership, name, order), the resource-specific fields in `config`, and an
- * optional sealed secret (AES-256-GCM ciphertext and the id of its key).
- */
-export const adapterTables = [
-  "secrets",
-  "secret_contexts",
-  "tool_approval_hooks",
-  "result_handlers",
-  "tool_servers",
-  "http_connections"
-] as const
-/** The adapter-shaped tables; code-hosting connections came later, in their own migration (0019_codehost). */
-export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections"
+/** Every migration in order: the id and name the migrator records, and the migration. */
+export const manifest: ReadonlyArray<readonly [id: number, name: string, migration: Migration]> = [
+  [1, "foundation", Migration0001],
+  [2, "adapters", Migration0002],
+  [3, "runs", Migration0003],
+  [4, "followups", Migration0004],
+  [5, "recovery", Migration0005],
+  [6, "interactions", Migration0006],
+  [7, "event_notify", Migration0007],
+  [8, "executors", Migration0008],
+  [10, "limits", Migration0010],
+  [11, "interact", Migration0011],
+  [13, "context_prefix", Migration0013],
+  [14, "workspace_spec", Migration0014],
+  [15, "workspace_snapshots", Migration0015],
+  [16, "artifacts", Migration0016],
+  [17, "result_deliveries", Migration0017],
+  [18, "workers", Migration0018],
+  [19, "codehost", Migration0019],
+  [20, "fencing", Migration0020],
+  [23, "scale", Migration0023],
+  [24, "idempotency_owner", Migration0024],
+  [25, "runner_address", Migration0025]
+]
 
-const m0002_adapters = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  for (const table of adapterTables) {
-    yield* sql.unsafe(`CREATE TABLE ${table} (
-      id text PRIMARY KEY,
-      organization_id text NOT NULL,
-      workspace_id text NOT NULL,
-      name text NOT NULL,
-      config jsonb NOT NULL,
-      metadata jsonb NOT NULL,
-      config_version integer NOT NULL,
-      sealed text,
-      key_id text,
-      created_at text NOT NULL,
-      updated_at text NOT NULL
-    )`)
-    yield* sql.unsafe(
-      `CREATE INDEX ${table}_workspace_order ON ${table} (organization_id, workspace_id, created_at DESC, id DESC)`
-    )
-    yield* sql.unsafe(`CREATE INDEX ${table}_org_name ON ${table} (organization_id, name)`)
-  }
-  // Names unique per organization (spec: Names; secrets 4.9).
-  for (const table of ["secrets", "secret_contexts", "tool_servers", "http_connections"]) {
-    yield* sql.unsafe(`CREATE UNIQUE INDEX ${table}_org_name_unique ON ${table} (organization_id, name)`)
-  }
-})
+/** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */
+const records = Object.fromEntries(
+  manifest.map(([id, name, migration]) => [`${String(id).padStart(4, "0")}_${name}`, migration])
+)
 
-/**
- * Runs: the row carries status and totals; `plan` freezes what the run
- * captured at start (agent config, contexts, capability snapshot, options).
- * `run_events` is the durable stream (one row per chunk, ordered by seq);
- * `run_steps` checkpoints each completed step (model response and tool
- * results) so a resumed run never repeats one.
- */
-const m0003_runs = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE runs (
-    id text PRIMARY KEY,
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    thread_id text NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
-    agent_id text NOT NULL,
-    status text NOT NULL,
-    terminal_reason text,
-    error jsonb,
-    usage jsonb NOT NULL,
-    config jsonb NOT NULL,
-    plan jsonb NOT NULL,
-    metadata jsonb NOT NULL,
-    idempotency_key text,
-    created_at text NOT NULL,
-    started_at text,
-    completed_at text,
-    updated_at text NOT NULL
-  )`
-  yield* sql`CREATE INDEX runs_workspace_order ON runs (organization_id, workspace_id, created_at DESC, id DESC)`
-  yield* sql`CREATE INDEX runs_thread_order ON runs (thread_id, created_at DESC, id DESC)`
-  yield* sql`CREATE INDEX runs_active ON runs (status) WHERE status NOT IN ('completed', 'failed', 'cancelled')`
-  yield* sql`ALTER TABLE threads ADD COLUMN active_run_id text`
-  yield* sql`CREATE TABLE run_events (
-    run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    seq integer NOT NULL,
-    chunk json NOT NULL,
-    PRIMARY KEY (run_id, seq)
-  )`
-  yield* sql`CREATE TABLE run_steps (
-    run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    step integer NOT NULL,
-    messages jsonb NOT NULL,
-    usage jsonb NOT NULL,
-    created_at text NOT NULL,
-    PRIMARY KEY (run_id, step)
-  )`
-})
-
-/** Plain-text messages held while a run is active, delivered at its next turn boundary. */
-const m0004_followups = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE run_followups (
-    seq bigserial,
-    id text PRIMARY KEY,
-    run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    text text NOT NULL,
-    status text NOT NULL,
-    queued_at text NOT NULL,
-    claimed_at text
-  )`
-  yield* sql`CREATE INDEX run_followups_run ON run_followups (run_id, seq)`
-})
-
-/** Recovery bookkeeping: how often the recovery pass re-dispatched a stalled run. */
-const m0005_recovery = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE runs ADD COLUMN recovery_attempts integer NOT NULL DEFAULT 0`
-})
-
-/**
- * Human in the loop: interactions; the parked step of a run (`park`: what a
- * resumed run needs to finish that step), its deadline, and a generation
- * counter so each resume is a distinct persisted Start; remembered 'once'
- * approvals per thread.
- */
-const m0006_interactions = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE TABLE interactions (
-    id text PRIMARY KEY,
-    organization_id text NOT NULL,
-    workspace_id text NOT NULL,
-    run_id text NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
-    root_run_id text NOT NULL,
-    worker_ref text,
-    thread_id text NOT NULL,
-    agent_id text NOT NULL,
-    kind text NOT NULL,
-    status text NOT NULL,
-    step_number integer NOT NULL,
-    tool_name text NOT NULL,
-    tool_call_id text NOT NULL,
-    hook_id text,
-    input jsonb,
-    preview jsonb,
-    decision text,
-    reason text,
-    request jsonb,
-    resolution jsonb,
-    expires_at text,
-    created_at text NOT NULL,
-    resolved_at text,
-    updated_at text NOT NULL
-  )`
-  yield* sql`CREATE INDEX interactions_workspace_order ON interactions (organization_id, workspace_id, created_at DESC, id DESC)`
-  yield* sql`CREATE INDEX interactions_run ON interactions (run_id, status)`
-  yield* sql`ALTER TABLE runs ADD COLUMN generation integer NOT NULL DEFAULT 0`
-  yield* sql`ALTER TABLE runs ADD COLUMN park jsonb`
-  yield* sql`ALTER TABLE runs ADD COLUMN park_deadline text`
-  yield* sql`CREATE TABLE approval_memory (
-    thread_id text NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
-    tool_name text NOT NULL,
-    input_hash text NOT NULL,
-    created_at text NOT NULL,
-    PRIMARY KEY (thread_id, tool_name, input_hash)
-  )`
-})
-
-/**
- * A write to a run's stream wakes followers on other nodes: one NOTIFY per
- * statement and run, raised by the database in the statement that stores the
- * chunks (no extra round trip for the writer).
- */
-const m0007_event_notify = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql.unsafe(`CREATE FUNCTION svc_run_events_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-      PERFORM pg_notify('svc_run_events', r.run_id) FROM (SELECT DISTINCT run_id FROM new_rows) r;
-      RETURN NULL;
-    END $$`)
-  yield* sql.unsafe(`CREATE TRIGGER run_events_notify AFTER INSERT ON run_events
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION svc_run_events_notify()`)
-})
-
-/**
- * Which process executes a run (`executor`), and which processes are alive
- * (`svc_nodes`, a heartbeat each): a run whose executor stopped beating is
- * dispatched again by the recovery pass, so a dispatch needs no durable
- * message of its own.
- */
-const m0008_executors = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE runs ADD COLUMN executor text`
-  yield* sql`CREATE TABLE svc_nodes (id text PRIMARY KEY, started_at timestamptz NOT NULL, heartbeat_at timestamptz NOT NULL)`
-})
-
-/**
- * Interactions the run's end cancelled (run cancelled, interaction_timeout),
- * as opposed to those a client settled: a late answer still records on the
- * former (spec 3.2 "pending or any"), the 409 rule guards only the latter.
- * Follow-ups get a `delivered` status, set with their replay.
- */
-const m0011_interact = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE interactions ADD COLUMN closed_by_run boolean NOT NULL DEFAULT false`
-  // Follow-ups claimed before delivery was recorded were delivered with their claim.
-  yield* sql`UPDATE run_followups SET status = 'delivered' WHERE status = 'claimed'`
-})
-
-/**
- * forceRefresh is a moment, not a flag: a run rebuilds the thread's cached
- * context prefix when a refresh was asked for after its previous turn began.
- */
-const m0013_context_prefix = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE threads ADD COLUMN context_refresh_at text`
-  yield* sql`ALTER TABLE threads DROP COLUMN context_refresh`
-})
-
-/**
- * A thread's managed workspace runs on the spec its agent had when the thread
- * was created (spec 2.1.3 rule 4, 4.1 rule 6): pinned on the thread.
- */
-const m0014_workspace_spec = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  yield* sql`ALTER TABLE threads ADD COLUMN workspace_spec jsonb`
-  yield* sql`UPDATE threads t SET workspace_spec = a.config->'workspace' FROM agents a
-    WHERE a.id = t.agent_id AND t.workspace IS NOT NULL AND a.config->'workspace'->>'type' = 'managed'`
-})
-
-export const migrations = {
-  "0001_foundation": m0001_foundation,
-  "0002_adapters": m0002_adapters,
-  "0003_runs": m0003_runs,
-  "0004_followups": m0004_followups,
-  "0005_recovery": m0005_recovery,
-  "0006_interactions": m0006_interactions,
-  "0007_event_notify": m0007_event_notify,
-  "0008_executors": m0008_executors,
-  "0010_limits": m0010_limits,
-  "0011_interact": m0011_interact,
-  "0013_context_prefix": m0013_context_prefix,
-  "0014_workspace_spec": m0014_workspace_spec,
-  "0015_workspace_snapshots": m0015_workspace_snapshots,
-  "0016_artifacts": m0016_artifacts,
-  "0017_result_deliveries": m0017_result_deliveries,
-  "0018_workers": m0018_workers,
-  "0019_codehost": m0019_codehost,
-  "0020_fencing": m0020_fencing,
-  "0023_scale": m0023_scale,
-  "0024_idempotency_owner": m0024_idempotency_owner,
-  "0025_runner_address": m0025_runner_address
-}
-
-export const run = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table: "svc_migrations" })
+/** Applies the migrations the database has not recorded yet; answers those it applied, as [id, name]. */
+export const run = Migrator.make({})({ loader: Migrator.fromRecord(records), table: "svc_migrations" })
 
 /** Runs the migrations while the layer builds. */
 export const layer = Layer.effectDiscard(run.pipe(Effect.orDie))

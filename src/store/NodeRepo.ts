@@ -4,7 +4,7 @@
  * sessions are gone (it crashed or was killed: its runs are dispatched again at
  * the next recovery pass) or when it has been silent for 4 s (its host or its
  * network is gone, or it is frozen). A live process taken for dead is fenced
- * out of its runs by their next execution (FencingMigration).
+ * out of its runs by their next execution (migration 0020_fencing).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Clock, Context, Duration, Effect, Layer, Option, Schedule } from "effect"

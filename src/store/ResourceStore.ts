@@ -1,15 +1,18 @@
 /**
  * Persistence shared by secrets, secret contexts and the four adapter kinds
- * (see Migrations: one table shape). Each service decodes `config` with its
- * own schema.
+ * (one table shape, migration 0002_adapters). Each service decodes `config`
+ * with its own schema.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Data, Effect, Layer, Option, Schema } from "effect"
 import type { SqlError } from "effect/sql"
 import { Metadata } from "../../domain/Metadata.ts"
 import type { Position } from "./Cursor.ts"
-import type { AdapterTable } from "./Migrations.ts"
+import type { adapterTables } from "./migrations/0002_adapters.ts"
 import type { Sealed } from "./Sealed.ts"
+
+/** The adapter-shaped tables: those of 0002_adapters, and code-hosting connections (0019_codehost). */
+export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections"
 
 export interface ResourceRow extends Position {
   readonly organizationId: string

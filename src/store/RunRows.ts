@@ -17,7 +17,7 @@ export interface RunRow extends Position {
   readonly idempotencyKey: string | null
   /** Bumped at each park, so each resume is a distinct persisted Start. */
   readonly generation: number
-  /** The latest claim of the run (FencingMigration): the executions and finalizations that took it. */
+  /** The latest claim of the run (migration 0020_fencing): the executions and finalizations that took it. */
   readonly attempt: number
   readonly park: ParkRecord | null
   readonly parkDeadline: string | null

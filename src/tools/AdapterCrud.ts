@@ -15,8 +15,7 @@ import type { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import type { Sealed } from "../secrets/SecretBox.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
-import type { AdapterTable } from "../store/Migrations.ts"
-import type { ListFilter, ResourceRow, ResourceStoreShape } from "../store/ResourceStore.ts"
+import type { AdapterTable, ListFilter, ResourceRow, ResourceStoreShape } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
 
 export interface Kind<Config, View, Resource extends string> {

@@ -1,5 +1,5 @@
 /**
- * One execution of a run at a time (FencingMigration): each execution, and
+ * One execution of a run at a time (migration 0020_fencing): each execution, and
  * each finalization outside one, claims the run; from then on every write of
  * an earlier claim (stream chunks with what they carry, the heartbeat, a park,
  * a resumed step's checkpoint) changes nothing, and its execution learns that

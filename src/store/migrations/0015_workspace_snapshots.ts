@@ -1,13 +1,14 @@
 /**
- * Migrations of managed workspaces beyond the pinned spec: the durable
- * snapshot of each thread's workspace files (the copy that follows the
- * thread's runs to another node), and the time a workspace was last used
- * (what its idle and retention lifecycle counts from).
+ * Migration 0015_workspace_snapshots, for managed workspaces beyond their
+ * pinned spec (0014_workspace_spec): the durable snapshot of each thread's
+ * workspace files (the copy that follows the thread's runs to another node),
+ * and the time a workspace was last used (what its idle and retention
+ * lifecycle counts from).
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0015_workspace_snapshots = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE workspace_snapshots (
     thread_id text PRIMARY KEY REFERENCES threads (id) ON DELETE CASCADE,

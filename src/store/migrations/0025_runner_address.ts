@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0025_runner_address = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE svc_nodes ADD COLUMN runner_address text`
 })

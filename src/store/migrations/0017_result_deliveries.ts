@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0017_result_deliveries = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE result_deliveries (
     request_id text PRIMARY KEY,

@@ -18,7 +18,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0023_scale = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE INDEX runs_park_deadline ON runs (park_deadline) WHERE status IN ('waiting_for_approval', 'waiting_for_input')`
   yield* sql`CREATE INDEX threads_workspace_idle ON threads ((workspace->>'status'))

@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0018_workers = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE runs ADD COLUMN root_run_id text`
   yield* sql`ALTER TABLE runs ADD COLUMN worker_ref text`

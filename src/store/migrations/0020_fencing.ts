@@ -15,7 +15,7 @@ import { SqlClient } from "effect/sql"
 
 export const fencedMark = "svc_run_fenced"
 
-export const m0020_fencing = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`ALTER TABLE runs ADD COLUMN attempt integer NOT NULL DEFAULT 0`
   yield* sql`ALTER TABLE runs ADD COLUMN recovered_at timestamptz`

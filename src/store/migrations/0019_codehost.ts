@@ -14,7 +14,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0019_codehost = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE TABLE codehost_connections (
     id text PRIMARY KEY,

@@ -17,7 +17,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 
-export const m0010_limits = Effect.gen(function*() {
+export default Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   yield* sql`CREATE UNLOGGED TABLE rate_buckets (
     bucket text PRIMARY KEY,

@@ -1,0 +1,89 @@
+/**
+ * The migrations' manifest. The migrator records each migration it applies as
+ * (id, name) and runs only the ids above the latest recorded, so the manifest
+ * must keep the ids and names that databases already migrated hold: a renamed
+ * entry would be recorded twice over, a renumbered one run again or never.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Redacted, Schema } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import * as Database from "../../../src/store/Database.ts"
+import * as Migrations from "../../../src/store/Migrations.ts"
+import { testDatabase } from "../../support/TestDatabase.ts"
+
+/** What the migrator recorded, release by release: never edited, only extended. */
+const released: ReadonlyArray<readonly [number, string]> = [
+  [1, "foundation"],
+  [2, "adapters"],
+  [3, "runs"],
+  [4, "followups"],
+  [5, "recovery"],
+  [6, "interactions"],
+  [7, "event_notify"],
+  [8, "executors"],
+  [10, "limits"],
+  [11, "interact"],
+  [13, "context_prefix"],
+  [14, "workspace_spec"],
+  [15, "workspace_snapshots"],
+  [16, "artifacts"],
+  [17, "result_deliveries"],
+  [18, "workers"],
+  [19, "codehost"],
+  [20, "fencing"],
+  [23, "scale"],
+  [24, "idempotency_owner"],
+  [25, "runner_address"]
+]
+
+const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
+
+const recordedRows = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* Effect.flatMap(
+    sql`SELECT migration_id, name FROM svc_migrations ORDER BY migration_id`,
+    Schema.decodeUnknownEffect(Recorded)
+  )
+  return rows.map((row) => [row.migration_id, row.name] as const)
+})
+
+/** The first `count` migrations of the manifest, applied as a database of an earlier release had them. */
+const applyFirst = (count: number) =>
+  Migrator.make({})({
+    loader: Effect.succeed(
+      Migrations.manifest.slice(0, count).map(([id, name, migration]) => [id, name, Effect.succeed(migration)] as const)
+    ),
+    table: "svc_migrations"
+  })
+
+describe("migrations", () => {
+  it("the manifest keeps every id and name the migrator recorded, in order", () => {
+    assert.deepStrictEqual(Migrations.manifest.map(([id, name]) => [id, name] as const), released)
+  })
+
+  it.effect("a fresh database applies every migration once; a second start applies none", () =>
+    Effect.gen(function*() {
+      const db = yield* testDatabase
+      yield* Effect.gen(function*() {
+        assert.deepStrictEqual(yield* Migrations.run, released)
+        assert.deepStrictEqual(yield* recordedRows, released)
+        assert.deepStrictEqual(yield* Migrations.run, [])
+        assert.deepStrictEqual(yield* recordedRows, released)
+      }).pipe(Effect.provide(Database.layerUrl(Redacted.make(db.url))))
+    }).pipe(Effect.scoped), 60_000)
+
+  it.effect("a database that recorded the first migrations applies only the later ones", () =>
+    Effect.gen(function*() {
+      const db = yield* testDatabase
+      yield* Effect.gen(function*() {
+        assert.deepStrictEqual(yield* applyFirst(16), released.slice(0, 16))
+        assert.deepStrictEqual(yield* Migrations.run, released.slice(16))
+        assert.deepStrictEqual(yield* recordedRows, released)
+        // The later migrations built on the earlier tables: the run tree's columns (0018) and fencing (0020).
+        const sql = yield* SqlClient.SqlClient
+        const columns = yield* sql`SELECT column_name FROM information_schema.columns
+          WHERE table_name = 'runs' AND column_name IN ('root_run_id', 'attempt') ORDER BY column_name`
+        assert.deepStrictEqual(columns, [{ column_name: "attempt" }, { column_name: "root_run_id" }])
+      }).pipe(Effect.provide(Database.layerUrl(Redacted.make(db.url))))
+    }).pipe(Effect.scoped), 60_000)
+})
