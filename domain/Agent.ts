@@ -45,7 +45,7 @@ export const MediaCapability = Schema.Union([
 ])
 
 export const CodehostCapability = Schema.Struct({
-  connectionId: Id,
+  connectionId: Id.pipe(Schema.brand("CodehostConnectionId")),
   repositories: opt(StringList),
   git: opt(Schema.Struct({ branchPrefix: opt(NonEmpty), baseBranches: opt(StringList) })),
   approval: opt(ApprovalMode),
@@ -85,7 +85,7 @@ export const AgentArtifacts = Schema.Struct({
   stream: opt(Schema.Struct({ urls: opt(StreamUrls) })),
   exports: opt(
     Schema.Struct({
-      resultHandlerId: opt(Id),
+      resultHandlerId: opt(Id.pipe(Schema.brand("ResultHandlerId"))),
       include: opt(
         Schema.Struct({
           generatedDeliverables: opt(Schema.Boolean),
@@ -96,7 +96,7 @@ export const AgentArtifacts = Schema.Struct({
       )
     })
   ),
-  oversizedToolResults: opt(Schema.Struct({ resultHandlerId: opt(Id) }))
+  oversizedToolResults: opt(Schema.Struct({ resultHandlerId: opt(Id.pipe(Schema.brand("ResultHandlerId"))) }))
 }).annotate({ identifier: "AgentArtifacts" })
 export type AgentArtifacts = typeof AgentArtifacts.Type
 
@@ -147,7 +147,7 @@ export const ManagedWorkspace = Schema.Struct({
       })
     )
   ),
-  secretContexts: opt(Schema.Array(Id))
+  secretContexts: opt(Schema.Array(Id.pipe(Schema.brand("SecretContextId"))))
 }).annotate({ identifier: "ManagedWorkspace" })
 export type ManagedWorkspace = typeof ManagedWorkspace.Type
 

@@ -87,7 +87,7 @@ const Url = Schema.String.check(Schema.isBetweenLength(1, 2048, { message: "retu
 export const AuthorizeInput = Schema.Struct({
   name: opt(Name),
   returnUrl: opt(Url),
-  connectionId: opt(Schema.String)
+  connectionId: opt(CodehostConnectionId)
 }).annotate({ identifier: "CodehostAuthorizeInput" })
 export type AuthorizeInput = typeof AuthorizeInput.Type
 

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import { ApprovalMode } from "./Agent.ts"
+import { SecretId } from "./Ids.ts"
 
 export const ToolLimits = {
   /** Connection names: 1-56 of [A-Za-z0-9_-], no `__` (spec 8). */
@@ -41,7 +42,7 @@ export const ToolTimeout = Schema.Number.check(
 )
 
 export const AuthInput = Schema.Union([
-  Schema.Struct({ type: Schema.Literal("bearer"), secretId: Schema.String }),
+  Schema.Struct({ type: Schema.Literal("bearer"), secretId: SecretId }),
   Schema.Struct({ type: Schema.Literal("none") })
 ]).annotate({ identifier: "ConnectionAuth" })
 export type AuthInput = typeof AuthInput.Type

@@ -236,9 +236,12 @@ TestServer.suite()("agent references", (it) => {
       assert.deepStrictEqual(agent.artifacts.exports, body.artifacts.exports)
       assert.deepStrictEqual(agent.artifacts.oversizedToolResults, body.artifacts.oversizedToolResults)
       assert.isNotNull(agent.workspace)
-      assert.deepStrictEqual(agent.workspace?.type === "managed" ? agent.workspace.secretContexts : undefined, [
-        context
-      ])
+      assert.deepStrictEqual<unknown>(
+        agent.workspace?.type === "managed" ? agent.workspace.secretContexts : undefined,
+        [
+          context
+        ]
+      )
 
       yield* TestServer.expectOk(yield* request("POST", "/v1/agents/validate", { body }), 200, Valid)
 

@@ -48,7 +48,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the agent's code-h
         200,
         Agent
       )
-      assert.deepStrictEqual(agent.capabilities.codehost, codehost)
+      assert.deepStrictEqual<unknown>(agent.capabilities.codehost, codehost)
       assert.deepStrictEqual(
         (yield* request("POST", "/v1/agents/validate", { body: { workspace, capabilities: { codehost } } })).json,
         { valid: true }

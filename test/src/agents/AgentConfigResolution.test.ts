@@ -7,8 +7,10 @@
  * configuration are AgentConfigRules.test.ts's.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
 import { type AgentConfig, type AgentCreate, type AgentPatch, DefaultPolicies } from "../../../domain/Agent.ts"
 import { InvalidRequest } from "../../../domain/Errors.ts"
+import { ResultHandlerId } from "../../../domain/Ids.ts"
 import { applyPatch, buildConfig } from "../../../src/agents/AgentConfigRules.ts"
 
 interface Row {
@@ -21,6 +23,7 @@ interface Row {
 }
 
 /** A managed workspace as resolved from `{ type: "managed" }`: no document or media-editing runtime asked for. */
+const handlerId = Schema.decodeSync(ResultHandlerId)("rh_1")
 const noRuntimes = { documents: false, mediaEditing: false } as const
 const resolvedManaged = { type: "managed", filesystem: true, shell: true, ...noRuntimes } as const
 
@@ -66,8 +69,8 @@ const rows: ReadonlyArray<Row> = [
   },
   {
     name: "artifacts without a stream projection get 'durable-only'",
-    create: { artifacts: { exports: { resultHandlerId: "rh_1" } } },
-    expected: { artifacts: { exports: { resultHandlerId: "rh_1" }, stream: { urls: "durable-only" } } }
+    create: { artifacts: { exports: { resultHandlerId: handlerId } } },
+    expected: { artifacts: { exports: { resultHandlerId: handlerId }, stream: { urls: "durable-only" } } }
   },
   {
     name: "create policies: omitted fields take their defaults",

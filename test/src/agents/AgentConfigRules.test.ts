@@ -6,8 +6,10 @@
  * that these refusals reach the client through the error envelope.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
 import type { AgentCreate } from "../../../domain/Agent.ts"
 import { InvalidRequest } from "../../../domain/Errors.ts"
+import { CodehostConnectionId } from "../../../domain/Ids.ts"
 import { buildConfig, checkConfig, type Deployment } from "../../../src/agents/AgentConfigRules.ts"
 
 /** This deployment: lite and core have routes, frontier none; no artifact store, no code-hosting app. */
@@ -202,7 +204,7 @@ const rows: ReadonlyArray<Row> = [
   },
   {
     name: "a codehost grant is checked by its own rules (here: no workspace)",
-    body: { capabilities: { codehost: { connectionId: "chc_1" } } },
+    body: { capabilities: { codehost: { connectionId: Schema.decodeSync(CodehostConnectionId)("chc_1") } } },
     refused: refusal(
       "capabilities.codehost",
       "The codehost capability requires a managed workspace with filesystem, shell and a network mode that is not offline."

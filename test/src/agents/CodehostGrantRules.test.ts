@@ -6,7 +6,9 @@
  * grant) is test/api/CodehostGrant.test.ts's.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { Schema } from "effect"
 import type { AgentConfig } from "../../../domain/Agent.ts"
+import { CodehostConnectionId } from "../../../domain/Ids.ts"
 import { checkCodehostGrant } from "../../../src/agents/CodehostGrantRules.ts"
 
 type Grant = NonNullable<AgentConfig["capabilities"]["codehost"]>
@@ -149,7 +151,7 @@ const rows: ReadonlyArray<Row> = [
 describe("CodehostGrantRules", () => {
   it.each(rows)("$name", (row) => {
     const broken = checkCodehostGrant(
-      { connectionId: "chc_1", ...row.grant },
+      { connectionId: Schema.decodeSync(CodehostConnectionId)("chc_1"), ...row.grant },
       row.workspace === undefined ? workspace : row.workspace,
       row.configured ?? true
     )

@@ -6,8 +6,9 @@
  * workspace holding one secret, `sec_known`.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { InvalidRequest } from "../../../domain/Errors.ts"
+import { SecretId } from "../../../domain/Ids.ts"
 import type { Principal } from "../../../domain/Principal.ts"
 import type { ToolPolicy } from "../../../domain/ToolPolicy.ts"
 import {
@@ -32,7 +33,7 @@ interface PolicyRow {
 
 const gatedNeedsMode =
   "gatedTools requires an approval mode of 'once' or 'always' (it cannot be combined with 'never' or no approval)."
-const bearer = (secretId: string) => ({ type: "bearer", secretId }) as const
+const bearer = (secretId: string) => ({ type: "bearer", secretId: Schema.decodeSync(SecretId)(secretId) }) as const
 
 const policyRows: ReadonlyArray<PolicyRow> = [
   { name: "an empty body keeps every default", input: {}, expected: DefaultPolicy },
