@@ -69,7 +69,7 @@ export class ApiServiceUnavailable
   })
 {}
 
-/** Every envelope class an endpoint may answer with. */
+/** Every envelope class (each endpoint declares the ones it answers with: docs/design/http.md). */
 export const ApiErrors = [
   ApiBadRequest,
   ApiPayloadTooLarge,
@@ -81,7 +81,6 @@ export const ApiErrors = [
   ApiBadGateway,
   ApiServiceUnavailable
 ] as const
-export type ApiError = InstanceType<(typeof ApiErrors)[number]>
 
 /** The request id of the current request (set by the router middleware). */
 export const CurrentRequestId = Context.Reference<string>("svc/CurrentRequestId", { defaultValue: () => "req_unknown" })
@@ -152,9 +151,9 @@ const errorBody = (e: DomainError, requestId: string): ErrorBody => {
     case "UpstreamFailed":
       return body(requestId, "api_error", e.code, e.message)
     case "RateLimited":
-      return tooManyRequests(requestId, e.code, e.message).error
+      return body(requestId, "rate_limit_error", e.code, e.message)
     case "InsufficientQuota":
-      return tooManyRequests(requestId, "insufficient_quota", e.message).error
+      return body(requestId, "insufficient_quota", "insufficient_quota", e.message)
   }
 }
 
