@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { AgentApprovals, AgentSkill, CodehostCapability, ManagedWorkspace } from "./Agent.ts"
 import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
-import { HttpConnectionId, ToolServerId } from "./Ids.ts"
+import { HttpConnectionId, ResultHandlerId, ToolServerId } from "./Ids.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
 import { WorkerPlan } from "./Worker.ts"
 
@@ -56,9 +56,9 @@ export const RunPlan = Schema.Struct({
   /** The thread's managed workspace (its spec pinned at thread creation), when it has one with tools. */
   workspace: Schema.optionalKey(ManagedWorkspace),
   /** artifacts.oversizedToolResults.resultHandlerId: archives over-cap results when there is no workspace to keep them. */
-  oversizedResultHandlerId: Schema.optionalKey(Schema.String),
+  oversizedResultHandlerId: Schema.optionalKey(ResultHandlerId),
   /** artifacts.exports.resultHandlerId, when workspace exports go to it (exports.include.workspaceExports is not false). */
-  exportResultHandlerId: Schema.optionalKey(Schema.String),
+  exportResultHandlerId: Schema.optionalKey(ResultHandlerId),
   /** artifacts.stream.urls is 'include-svc-signed': model-visible results carry temporary signed artifact URLs. */
   signedArtifactUrls: Schema.optionalKey(Schema.Boolean),
   /** What the organization's spend quota had left when the run started (absent without a quota). */

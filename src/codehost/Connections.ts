@@ -8,6 +8,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { type ConnectionPatch, ConnectionState, type RepositoryItem, type TestResult } from "../../domain/Codehost.ts"
 import { InvalidRequest, Unavailable, UpstreamFailed } from "../../domain/Errors.ts"
+import type { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
@@ -71,7 +72,7 @@ const make = Effect.gen(function*() {
   })
   const configured = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(app, effect)
 
-  const load = (principal: Principal, id: string) => configured(crud.load(principal, id))
+  const load = (principal: Principal, id: CodehostConnectionId) => configured(crud.load(principal, id))
 
   /** Saves a new state; access, installation and name changes are structural (configVersion). */
   const save = (
@@ -132,7 +133,7 @@ const make = Effect.gen(function*() {
       return { info, selected, ...(yield* userGrantOf(gh, principal, loaded)) }
     })
 
-  const sync = Effect.fn("CodehostConnections.sync")(function*(principal: Principal, id: string) {
+  const sync = Effect.fn("CodehostConnections.sync")(function*(principal: Principal, id: CodehostConnectionId) {
     const gh = yield* app
     const loaded = yield* crud.load(principal, id)
     // Loaded again: renewing the person's token stores a new grant.
@@ -142,7 +143,7 @@ const make = Effect.gen(function*() {
   })
 
   /** Rule 5: no side effects; the status the connection would have after the probe. */
-  const test = Effect.fn("CodehostConnections.test")(function*(principal: Principal, id: string) {
+  const test = Effect.fn("CodehostConnections.test")(function*(principal: Principal, id: CodehostConnectionId) {
     const gh = yield* app
     const loaded = yield* crud.load(principal, id)
     const observed = yield* observe(gh, principal, loaded).pipe(Effect.mapError(upstream("reading the installation")))
@@ -173,7 +174,7 @@ const make = Effect.gen(function*() {
 
   const repositories = Effect.fn("CodehostConnections.repositories")(function*(
     principal: Principal,
-    id: string,
+    id: CodehostConnectionId,
     page: { readonly limit?: number | undefined; readonly after?: string | undefined }
   ) {
     const gh = yield* app
@@ -201,7 +202,7 @@ const make = Effect.gen(function*() {
   })
 
   const update = Effect.fn("CodehostConnections.update")(
-    function*(principal: Principal, id: string, patch: ConnectionPatch) {
+    function*(principal: Principal, id: CodehostConnectionId, patch: ConnectionPatch) {
       const gh = yield* app
       const loaded = yield* crud.load(principal, id)
       const metadata = yield* mergeMetadata(loaded.row.metadata, patch.metadata)
@@ -240,11 +241,11 @@ const make = Effect.gen(function*() {
         (loaded) => save(principal, loaded, revokeUserGrant(loaded.config, reason))
       ).pipe(Effect.asVoid, Effect.orDie),
     list: (principal: Principal, page: PageRequest) => configured(crud.list(principal, page)),
-    get: (principal: Principal, id: string) => configured(crud.get(principal, id)),
+    get: (principal: Principal, id: CodehostConnectionId) => configured(crud.get(principal, id)),
     load,
     update,
     /** Rule 6: 409 resource_in_use while agents reference it; GitHub's installation stays. */
-    remove: (principal: Principal, id: string) =>
+    remove: (principal: Principal, id: CodehostConnectionId) =>
       configured(
         crud.remove(principal, id, () =>
           agentsReferencing(store, principal, [{ capabilities: { codehost: { connectionId: id } } }]))

@@ -94,9 +94,9 @@ const make = Effect.gen(function*() {
         sealed: yield* box.seal(Redacted.make(input.secret))
       })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: HookId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
-    update: Effect.fn("ToolApprovalHooks.update")(function*(principal: Principal, id: string, patch: HookPatch) {
+    update: Effect.fn("ToolApprovalHooks.update")(function*(principal: Principal, id: HookId, patch: HookPatch) {
       const current = yield* crud.load(principal, id)
       const url = patch.url === undefined ? current.config.url : (yield* outbound.checkUrl(patch.url, "url")).toString()
       const next: HookConfig = {
@@ -118,13 +118,13 @@ const make = Effect.gen(function*() {
       )
     }),
     rotateSecret: Effect.fn("ToolApprovalHooks.rotateSecret")(
-      function*(principal: Principal, id: string, secret: string) {
+      function*(principal: Principal, id: HookId, secret: string) {
         const current = yield* crud.load(principal, id)
         const sealed = yield* box.seal(Redacted.make(secret))
         return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
       }
     ),
-    remove: (principal: Principal, id: string) =>
+    remove: (principal: Principal, id: HookId) =>
       crud.remove(
         principal,
         id,
@@ -138,7 +138,7 @@ const make = Effect.gen(function*() {
       return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }
     }),
     /** `POST /v1/tool-approval-hooks/:id/test`: a synthetic review; any failure is 502 service_unavailable. */
-    test: Effect.fn("ToolApprovalHooks.test")(function*(principal: Principal, id: string) {
+    test: Effect.fn("ToolApprovalHooks.test")(function*(principal: Principal, id: HookId) {
       const current = yield* crud.load(principal, id)
       if (current.row.sealed === null) return yield* Effect.die(new Error(`hook ${id} has no signing secret`))
       const secret = yield* box.open(current.row.sealed)

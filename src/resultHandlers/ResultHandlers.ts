@@ -78,35 +78,37 @@ const make = Effect.gen(function*() {
         sealed: yield* box.seal(secret)
       })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: ResultHandlerId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
-    update: Effect.fn("ResultHandlers.update")(function*(principal: Principal, id: string, patch: ResultHandlerPatch) {
-      const current = yield* crud.load(principal, id)
-      const next: ResultHandlerConfig = {
-        kind: "artifact",
-        url: patch.url === undefined ? current.config.url : (yield* outbound.checkUrl(patch.url, "url")).toString(),
-        requestTimeoutMs: patch.requestTimeoutMs === undefined
-          ? current.config.requestTimeoutMs
-          : patch.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs
+    update: Effect.fn("ResultHandlers.update")(
+      function*(principal: Principal, id: ResultHandlerId, patch: ResultHandlerPatch) {
+        const current = yield* crud.load(principal, id)
+        const next: ResultHandlerConfig = {
+          kind: "artifact",
+          url: patch.url === undefined ? current.config.url : (yield* outbound.checkUrl(patch.url, "url")).toString(),
+          requestTimeoutMs: patch.requestTimeoutMs === undefined
+            ? current.config.requestTimeoutMs
+            : patch.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs
+        }
+        const name = patch.name ?? current.row.name
+        const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
+        const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
+        return yield* crud.save(
+          principal,
+          current,
+          { name, config: next, metadata, sealed: current.row.sealed },
+          structural
+        )
       }
-      const name = patch.name ?? current.row.name
-      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
-      const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
-      return yield* crud.save(
-        principal,
-        current,
-        { name, config: next, metadata, sealed: current.row.sealed },
-        structural
-      )
-    }),
+    ),
     rotateSecret: Effect.fn("ResultHandlers.rotateSecret")(
-      function*(principal: Principal, id: string, secret: unknown) {
+      function*(principal: Principal, id: ResultHandlerId, secret: unknown) {
         const current = yield* crud.load(principal, id)
         const sealed = yield* box.seal(yield* secretOf(secret))
         return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
       }
     ),
-    remove: (principal: Principal, id: string) =>
+    remove: (principal: Principal, id: ResultHandlerId) =>
       crud.remove(principal, id, () =>
         agentsReferencing(store, principal, [
           { artifacts: { exports: { resultHandlerId: id } } },
@@ -114,7 +116,7 @@ const make = Effect.gen(function*() {
         ])),
     requireRef: crud.requireRef,
     /** The handler as a dispatch needs it (config and opened secret); undefined when it is gone or of another workspace. */
-    forDispatch: Effect.fn("ResultHandlers.forDispatch")(function*(owner: Owner, id: string) {
+    forDispatch: Effect.fn("ResultHandlers.forDispatch")(function*(owner: Owner, id: ResultHandlerId) {
       const loaded = yield* crud.load({ keyId: "", ...owner }, id).pipe(Effect.option)
       if (loaded._tag === "None" || loaded.value.row.sealed === null) return undefined
       return { id, config: loaded.value.config, secret: yield* box.open(loaded.value.row.sealed) }

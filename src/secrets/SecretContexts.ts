@@ -64,19 +64,26 @@ const make = Effect.gen(function*() {
         sealed: null
       })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: SecretContextId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
-    update: Effect.fn("SecretContexts.update")(function*(principal: Principal, id: string, patch: SecretContextPatch) {
-      const current = yield* crud.load(principal, id)
-      const projections = patch.projections ?? current.config.projections
-      if (patch.projections !== undefined) yield* checkProjections(principal, projections)
-      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
-      const name = patch.name ?? current.row.name
-      const structural = name !== current.row.name ||
-        canonicalJson(projections) !== canonicalJson(current.config.projections)
-      return yield* crud.save(principal, current, { name, config: { projections }, metadata, sealed: null }, structural)
-    }),
-    remove: (principal: Principal, id: string) =>
+    update: Effect.fn("SecretContexts.update")(
+      function*(principal: Principal, id: SecretContextId, patch: SecretContextPatch) {
+        const current = yield* crud.load(principal, id)
+        const projections = patch.projections ?? current.config.projections
+        if (patch.projections !== undefined) yield* checkProjections(principal, projections)
+        const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
+        const name = patch.name ?? current.row.name
+        const structural = name !== current.row.name ||
+          canonicalJson(projections) !== canonicalJson(current.config.projections)
+        return yield* crud.save(
+          principal,
+          current,
+          { name, config: { projections }, metadata, sealed: null },
+          structural
+        )
+      }
+    ),
+    remove: (principal: Principal, id: SecretContextId) =>
       crud.remove(principal, id, () => agentsReferencing(store, principal, [{ workspace: { secretContexts: [id] } }])),
     requireRef: crud.requireRef
   }

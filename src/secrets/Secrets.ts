@@ -51,7 +51,7 @@ const make = Effect.gen(function*() {
   })
 
   /** Tool servers, HTTP connections and secret contexts that bind the secret. */
-  const referrers = (principal: Principal, id: string) =>
+  const referrers = (principal: Principal, id: SecretId) =>
     Effect.gen(function*() {
       const servers = yield* store.referrers("tool_servers", "config", { auth: { secretId: id } }, principal)
       const connections = yield* store.referrers("http_connections", "config", { auth: { secretId: id } }, principal)
@@ -85,9 +85,9 @@ const make = Effect.gen(function*() {
         sealed: yield* box.seal(value)
       })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: SecretId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest, filter: ListFilter) => crud.list(principal, page, filter),
-    update: Effect.fn("Secrets.update")(function*(principal: Principal, id: string, patch: SecretPatch) {
+    update: Effect.fn("Secrets.update")(function*(principal: Principal, id: SecretId, patch: SecretPatch) {
       const current = yield* crud.load(principal, id)
       const name = patch.name ?? current.row.name
       const contentType = patch.contentType === undefined ? current.config.contentType : patch.contentType
@@ -100,21 +100,22 @@ const make = Effect.gen(function*() {
         structural
       )
     }),
-    rotate: Effect.fn("Secrets.rotate")(function*(principal: Principal, id: string, value: string) {
+    rotate: Effect.fn("Secrets.rotate")(function*(principal: Principal, id: SecretId, value: string) {
       const current = yield* crud.load(principal, id)
       const sealed = yield* box.seal(yield* checkValue(value))
       return yield* crud.save(principal, current, { ...current.row, config: current.config, sealed }, true)
     }),
-    remove: (principal: Principal, id: string) => crud.remove(principal, id, () => referrers(principal, id)),
+    remove: (principal: Principal, id: SecretId) => crud.remove(principal, id, () => referrers(principal, id)),
     /**
      * The secret's value for a binding of the same workspace, opened now.
      * A missing or foreign secret fails naming `field`.
      */
-    reveal: Effect.fn("Secrets.reveal")(function*(principal: Principal, id: string, field: string) {
+    reveal: Effect.fn("Secrets.reveal")(function*(principal: Principal, id: SecretId, field: string) {
       const current = yield* crud.requireRef(principal, id, field)
       if (current.row.sealed === null) return yield* Effect.die(new Error(`secret ${id} has no sealed value`))
       return yield* box.open(current.row.sealed)
     }),
+    /** Checks a reference a client sent (a plain string until then) against the caller's workspace. */
     requireRef: crud.requireRef
   }
 })
