@@ -1,18 +1,18 @@
 /**
  * The `anthropic:<model>` provider against aimock over real HTTP: streamed
- * thinking, text and tool calls, and its retries on the test clock. aimock
- * journals Messages requests already translated to the OpenAI shape (and
- * redacts the key), so the raw wire shape is read from a recording proxy in
+ * thinking, text and tool calls (its retries and refusals are
+ * ProviderRetry.test.ts's, one table over both providers). aimock journals
+ * Messages requests already translated to the OpenAI shape (and redacts the
+ * key), so the raw wire shape is read from a recording proxy in
  * front of it, and the journal shows how aimock understood the request.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, Stream } from "effect"
-import { TestClock } from "effect/testing"
+import { Effect, Stream } from "effect"
 import type { Message, ToolSpec } from "../../../domain/Conversation.ts"
 import { ToolCallId } from "../../../domain/Ids.ts"
 import { anthropicSchema, makeAnthropicModel } from "../../../src/model/AnthropicModel.ts"
 import type { ModelEvent, ModelRequest } from "../../../src/model/ModelProvider.ts"
-import { aimock, apiKey, recordingProxy, redactedKey, sleepProbe } from "../../support/Aimock.ts"
+import { aimock, apiKey, recordingProxy, redactedKey } from "../../support/Aimock.ts"
 
 const weatherTool: ToolSpec = {
   name: "get_weather",
@@ -201,93 +201,5 @@ describe("AnthropicModel", () => {
       const body = proxy.requests()[0].body as { readonly output_config: unknown; readonly tools?: unknown }
       assert.deepStrictEqual(body.output_config, { format: { type: "json_schema", schema: sentSchema } })
       assert.strictEqual(body.tools, undefined)
-    }))
-
-  it.effect("a 429 is retried after its Retry-After, on the clock", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.nextRequestError(429, {
-          message: "Number of request tokens has exceeded your rate limit",
-          type: "rate_limit_error"
-        })
-        mock.onMessage("hello", { content: "Hi!", usage: { input_tokens: 5, output_tokens: 2 } })
-      })
-      const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const probe = yield* sleepProbe
-
-      const fiber = yield* model.stream(ask("hello")).pipe(
-        Stream.runCollect,
-        Effect.provideService(Clock.Clock, probe.clock),
-        Effect.forkChild
-      )
-      const backoff = yield* probe.nextSleep
-      assert.strictEqual(Duration.toMillis(backoff), 1000) // aimock's Retry-After: 1
-      yield* TestClock.adjust(backoff)
-
-      assert.deepStrictEqual(yield* Fiber.join(fiber), [
-        { _tag: "TextDelta", text: "Hi!" },
-        { _tag: "Finish", reason: "stop", inputTokens: 5, outputTokens: 2 }
-      ])
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [429, 200])
-    }))
-
-  it.effect("a persistently overloaded API (529) backs off exponentially, then ends in ModelUnavailable", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) =>
-        mock.onMessage("hello", { error: { message: "Overloaded", type: "overloaded_error" }, status: 529 })
-      )
-      const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const probe = yield* sleepProbe
-
-      const fiber = yield* model.stream(ask("hello")).pipe(
-        Stream.runCollect,
-        Effect.flip,
-        Effect.provideService(Clock.Clock, probe.clock),
-        Effect.forkChild
-      )
-      const backoffs: Array<number> = []
-      for (let retry = 0; retry < 4; retry++) {
-        const backoff = yield* probe.nextSleep
-        backoffs.push(Duration.toMillis(backoff))
-        yield* TestClock.adjust(backoff)
-      }
-      const error = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(backoffs, [200, 400, 800, 1600])
-      assert.strictEqual(error._tag, "ModelUnavailable")
-      assert.strictEqual(
-        error.message,
-        "anthropic:claude-sonnet-4-5 answered HTTP 529: overloaded_error: Overloaded (gave up after 5 attempts)"
-      )
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [529, 529, 529, 529, 529])
-    }))
-
-  it.effect("a 400 is not retried; a stream that breaks after events fails without a retry", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.nextRequestError(400, { message: "max_tokens: must be at most 8192", type: "invalid_request_error" })
-        // Unpaced, aimock would write and destroy in one tick and no byte would leave; 1 ms lets the first chunks out.
-        mock.onMessage("long", { content: "A long answer that will not arrive whole." }, {
-          chunkSize: 4,
-          truncateAfterChunks: 4,
-          latency: 1
-        })
-      })
-      const model = makeAnthropicModel({ model: "claude-sonnet-4-5", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-
-      const bad = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
-      assert.strictEqual(
-        bad.message,
-        "anthropic:claude-sonnet-4-5 answered HTTP 400: invalid_request_error: max_tokens: must be at most 8192"
-      )
-
-      const seen: Array<ModelEvent> = []
-      const broken = yield* model.stream(ask("long")).pipe(
-        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
-        Effect.flip
-      )
-      assert.strictEqual(text(seen).length > 0, true)
-      assert.strictEqual(seen.some((event) => event._tag === "Finish"), false)
-      assert.match(broken.message, /^anthropic:claude-sonnet-4-5 stream broke: /)
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [400, 200])
     }))
 })

@@ -1,16 +1,16 @@
 /**
  * The `openai:<model>` provider against aimock over real HTTP: streamed text,
  * reasoning and tool calls, the wire shape of what it sends (read back from
- * aimock's request journal), and its retries on the test clock.
+ * aimock's request journal). Its retries and refusals are ProviderRetry.test.ts's,
+ * one table over both providers.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, Redacted, Stream } from "effect"
-import { TestClock } from "effect/testing"
+import { Effect, Stream } from "effect"
 import type { Message, ToolSpec } from "../../../domain/Conversation.ts"
 import { ToolCallId } from "../../../domain/Ids.ts"
 import type { ModelEvent, ModelRequest } from "../../../src/model/ModelProvider.ts"
 import { makeOpenAiModel } from "../../../src/model/OpenAiModel.ts"
-import { aimock, redactedKey, sleepProbe } from "../../support/Aimock.ts"
+import { aimock, redactedKey } from "../../support/Aimock.ts"
 
 const weatherTool: ToolSpec = {
   name: "get_weather",
@@ -187,141 +187,5 @@ describe("OpenAiModel", () => {
         true
       )
       assert.deepStrictEqual(events.at(-1), { _tag: "Finish", reason: "stop", inputTokens: 20, outputTokens: 9 })
-    }))
-
-  it.effect("a 429 is retried after its Retry-After, on the clock", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.nextRequestError(429, { message: "Rate limit reached for requests", type: "rate_limit_error" })
-        mock.onMessage("hello", { content: "Hi!", usage: { prompt_tokens: 3, completion_tokens: 1 } })
-      })
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const probe = yield* sleepProbe
-
-      const fiber = yield* model.stream(ask("hello")).pipe(
-        Stream.runCollect,
-        Effect.provideService(Clock.Clock, probe.clock),
-        Effect.forkChild
-      )
-      const backoff = yield* probe.nextSleep
-      assert.strictEqual(Duration.toMillis(backoff), 1000) // aimock's Retry-After: 1
-      yield* TestClock.adjust(backoff)
-
-      const events = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(events, [
-        { _tag: "TextDelta", text: "Hi!" },
-        { _tag: "Finish", reason: "stop", inputTokens: 3, outputTokens: 1 }
-      ])
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [429, 200])
-    }))
-
-  it.effect("persistent 500s back off exponentially, then end in ModelUnavailable naming the status and message", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) =>
-        mock.onMessage("hello", { error: { message: "The server had an error", type: "server_error" }, status: 500 })
-      )
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const probe = yield* sleepProbe
-
-      const fiber = yield* model.stream(ask("hello")).pipe(
-        Stream.runCollect,
-        Effect.flip,
-        Effect.provideService(Clock.Clock, probe.clock),
-        Effect.forkChild
-      )
-      const backoffs: Array<number> = []
-      for (let retry = 0; retry < 4; retry++) {
-        const backoff = yield* probe.nextSleep
-        backoffs.push(Duration.toMillis(backoff))
-        yield* TestClock.adjust(backoff)
-      }
-      const error = yield* Fiber.join(fiber)
-      assert.deepStrictEqual(backoffs, [200, 400, 800, 1600])
-      assert.strictEqual(error._tag, "ModelUnavailable")
-      assert.strictEqual(
-        error.message,
-        "openai:gpt-4.1 answered HTTP 500: server_error: The server had an error (gave up after 5 attempts)"
-      )
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [500, 500, 500, 500, 500])
-    }))
-
-  it.effect("a 400 and a refused key are not retried", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.nextRequestError(400, { message: "Invalid value for 'messages'", type: "invalid_request_error" })
-        mock.onMessage("hello", { content: "Hi!" })
-      })
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-
-      const bad = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
-      assert.strictEqual(
-        bad.message,
-        "openai:gpt-4.1 answered HTTP 400: invalid_request_error: Invalid value for 'messages'"
-      )
-      assert.deepStrictEqual((yield* peer.journal).map((entry) => entry.response.status), [400])
-
-      const stranger = makeOpenAiModel({
-        model: "gpt-4.1",
-        baseUrl: `${peer.url}/v1`,
-        apiKey: Redacted.make("sk-wrong")
-      })
-      const refused = yield* Effect.flip(Stream.runCollect(stranger.stream(ask("hello"))))
-      assert.match(refused.message, /^openai:gpt-4\.1 answered HTTP 401: /)
-    }))
-
-  it.effect("a provider echoing the key it was sent: the key never reaches the error's message", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.nextRequestError(403, {
-          message: `Key Bearer ${Redacted.value(redactedKey)} may not use this model`,
-          type: "permission_error"
-        })
-      })
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const refused = yield* Effect.flip(Stream.runCollect(model.stream(ask("hello"))))
-      assert.strictEqual(
-        refused.message,
-        "openai:gpt-4.1 answered HTTP 403: permission_error: Key [redacted] may not use this model"
-      )
-    }))
-
-  it.effect("a connection dropped before any byte is retried; a stream that breaks after events is not", () =>
-    Effect.gen(function*() {
-      const peer = yield* aimock((mock) => {
-        mock.on({ userMessage: "flaky", sequenceIndex: 0 }, { content: "never sent" }, { chaos: { disconnectRate: 1 } })
-        mock.onMessage("flaky", { content: "Second time lucky." })
-        // Unpaced, aimock would write and destroy in one tick and no byte would leave; 1 ms lets the first chunks out.
-        mock.onMessage("long", { content: "A long answer that will not arrive whole." }, {
-          chunkSize: 4,
-          truncateAfterChunks: 4,
-          latency: 1
-        })
-      })
-      const model = makeOpenAiModel({ model: "gpt-4.1", baseUrl: `${peer.url}/v1`, apiKey: redactedKey })
-      const probe = yield* sleepProbe
-
-      const fiber = yield* model.stream(ask("flaky")).pipe(
-        Stream.runCollect,
-        Effect.provideService(Clock.Clock, probe.clock),
-        Effect.forkChild
-      )
-      const backoff = yield* probe.nextSleep
-      assert.strictEqual(Duration.toMillis(backoff), 200)
-      yield* TestClock.adjust(backoff)
-      assert.strictEqual(text(yield* Fiber.join(fiber)), "Second time lucky.")
-
-      const seen: Array<ModelEvent> = []
-      const broken = yield* model.stream(ask("long")).pipe(
-        Stream.runForEach((event) => Effect.sync(() => seen.push(event))),
-        Effect.flip
-      )
-      assert.strictEqual(text(seen).length > 0, true)
-      assert.strictEqual(seen.some((event) => event._tag === "Finish"), false)
-      assert.match(broken.message, /^openai:gpt-4\.1 stream broke: /)
-      const journal = yield* peer.journal
-      assert.deepStrictEqual(
-        journal.filter((entry) => entry.body !== null && JSON.stringify(entry.body).includes("long")).length,
-        1
-      )
     }))
 })
