@@ -12,14 +12,17 @@
  * with, not the cluster's (the same clock in production; TestClock in tests,
  * while the cluster's own timers stay real).
  */
-import { Clock, Effect, Exit, Fiber, Layer, Ref, Semaphore } from "effect"
+import { Clock, Effect, Exit, Fiber, Layer, Ref, Schema, Semaphore } from "effect"
 import { Entity } from "effect/cluster"
 import { Rpc } from "effect/rpc"
+import { WorkerId } from "../domain/Ids.ts"
 import { AgentLoop, type Executed } from "../src/runs/AgentLoop.ts"
 import { Finalize } from "../src/runs/Finalize.ts"
 import { EntityMaxIdleTime } from "./EntityResidency.ts"
 import type { Cancel, Start } from "./RunEntity.ts"
 import { RunTrees } from "./RunTrees.ts"
+
+const decodeWorkerId = Schema.decodeSync(WorkerId)
 
 // The clock is taken when the layer is built: the cluster runs each instance's build in its own context.
 export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof Start | typeof Cancel>) =>
@@ -35,7 +38,7 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
         const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
           Effect.provideService(effect, Clock.Clock, clock)
         // A worker's entity is addressed by its reference, a run's by its id.
-        const workerRef = entity.type === "Worker" ? (yield* Entity.CurrentAddress).entityId : null
+        const workerRef = entity.type === "Worker" ? decodeWorkerId((yield* Entity.CurrentAddress).entityId) : null
         // Stopped by anything but a cancel (this runner handed the run's shard to another): the execution released
         // the run (AgentLoop); its Start goes again at once to the shard's new owner (and once more a second later
         // if no execution has claimed the run: RunTrees.redispatch) rather than waiting for the recovery pass.

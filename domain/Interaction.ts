@@ -1,6 +1,6 @@
 /** Interactions (spec 2.4, 4.4): approval requests and questions that park a run. */
 import { Schema } from "effect"
-import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "./Ids.ts"
+import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId, WorkerId } from "./Ids.ts"
 
 const opt = Schema.optionalKey
 
@@ -89,7 +89,7 @@ export const Interaction = Schema.Struct({
   object: Schema.Literal("interaction"),
   runId: RunId,
   rootRunId: RunId,
-  workerRef: Schema.NullOr(Schema.String),
+  workerRef: Schema.NullOr(WorkerId),
   threadId: ThreadId,
   agentId: AgentId,
   kind: InteractionKind,

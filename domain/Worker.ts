@@ -5,7 +5,7 @@
  * a worker's sub-stream.
  */
 import { Schema } from "effect"
-import { RunId, ToolCallId } from "./Ids.ts"
+import { RunId, ToolCallId, WorkerId } from "./Ids.ts"
 
 const opt = Schema.optionalKey
 
@@ -34,7 +34,7 @@ export type DelegateTaskInput = typeof DelegateTaskInput.Type
 /** A worker run's place in its tree, frozen in its plan. */
 export const WorkerPlan = Schema.Struct({
   rootRunId: RunId,
-  workerRef: Schema.String,
+  workerRef: WorkerId,
   role: WorkerRole,
   label: Schema.String,
   /** The root's maxDurationMs deadline (epoch ms), which bounds every member of the tree; null without one. */
@@ -43,11 +43,11 @@ export const WorkerPlan = Schema.Struct({
 export type WorkerPlan = typeof WorkerPlan.Type
 
 /** A delegated call of a parked root step and the worker that runs it. */
-export const PendingWorker = Schema.Struct({ toolCallId: ToolCallId, workerRef: Schema.String })
+export const PendingWorker = Schema.Struct({ toolCallId: ToolCallId, workerRef: WorkerId })
 export type PendingWorker = typeof PendingWorker.Type
 
 /** `data-svc-task` on the root stream, one per delegated task. */
-export const TaskData = Schema.Struct({ label: Schema.String, workerRef: Schema.String, role: WorkerRole })
+export const TaskData = Schema.Struct({ label: Schema.String, workerRef: WorkerId, role: WorkerRole })
 
 /** `data-svc-worker-meta`: the first data part of a worker's sub-stream. */
 export const WorkerMetaData = Schema.Struct({

@@ -11,7 +11,7 @@
  */
 import { Context, Effect, Layer, Result } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
-import type { RunId } from "../../domain/Ids.ts"
+import type { RunId, WorkerId } from "../../domain/Ids.ts"
 import { isTerminal, type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import type { DelegateTaskInput, PendingWorker, WorkerPlan } from "../../domain/Worker.ts"
@@ -28,7 +28,7 @@ import * as StructuredOutput from "./StructuredOutput.ts"
 
 /** Starts a worker run on its entity (the actors implement it: src never addresses an entity). */
 export class WorkerStarts extends Context.Service<WorkerStarts, {
-  readonly start: (workerRef: string, runId: RunId) => Effect.Effect<void>
+  readonly start: (workerRef: WorkerId, runId: RunId) => Effect.Effect<void>
 }>()("svc/WorkerStarts") {}
 
 /** What delegating a step's calls gave: the workers to wait on, and the calls refused (bad input). */

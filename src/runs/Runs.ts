@@ -16,7 +16,7 @@ import {
   RateLimited,
   Unavailable
 } from "../../domain/Errors.ts"
-import type { AgentId, FollowupId, RunId, ThreadId } from "../../domain/Ids.ts"
+import type { AgentId, FollowupId, RunId, ThreadId, WorkerId } from "../../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../../domain/Run.ts"
@@ -81,7 +81,7 @@ export class Runs extends Context.Service<Runs, {
   readonly workerStream: (
     principal: Principal,
     rootRunId: RunId,
-    workerRef: string,
+    workerRef: WorkerId,
     afterSeq: number
   ) => Effect.Effect<
     { readonly runId: RunId; readonly stream: Stream.Stream<SequencedChunk> },
@@ -331,7 +331,7 @@ export class Runs extends Context.Service<Runs, {
           return { receipt, stream }
         }),
         workerStream: Effect.fn("Runs.workerStream")(
-          function*(principal: Principal, rootRunId: RunId, workerRef: string, afterSeq: number) {
+          function*(principal: Principal, rootRunId: RunId, workerRef: WorkerId, afterSeq: number) {
             const root = yield* getRow(principal, rootRunId)
             const found = yield* workers.find(root.id, workerRef)
             if (Option.isNone(found)) {

@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
-import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
+import type { AgentId, RunId, ThreadId, WorkerId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -24,7 +24,7 @@ export type { Gate, Waiting } from "./GateDecision.ts"
 export interface GateRun {
   readonly runId: RunId
   /** The run's tree (subagents): a worker's root and reference; absent or `workerRef` null for a root run. */
-  readonly tree?: { readonly rootRunId: RunId; readonly workerRef: string | null }
+  readonly tree?: { readonly rootRunId: RunId; readonly workerRef: WorkerId | null }
   readonly threadId: ThreadId
   readonly agentId: AgentId
   readonly principal: Principal

@@ -2,7 +2,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { Statement } from "effect/sql"
-import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId } from "../../domain/Ids.ts"
+import { AgentId, HookId, InteractionId, RunId, ThreadId, ToolCallId, WorkerId } from "../../domain/Ids.ts"
 import {
   type Interaction,
   InteractionKind,
@@ -31,7 +31,7 @@ const Row = Schema.Struct({
   workspace_id: Schema.String,
   run_id: RunId,
   root_run_id: RunId,
-  worker_ref: Schema.NullOr(Schema.String),
+  worker_ref: Schema.NullOr(WorkerId),
   thread_id: ThreadId,
   agent_id: AgentId,
   kind: InteractionKind,

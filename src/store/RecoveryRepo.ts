@@ -6,20 +6,20 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
-import { RunId } from "../../domain/Ids.ts"
+import { RunId, WorkerId } from "../../domain/Ids.ts"
 import { liveNodeIds } from "./NodeRepo.ts"
 
 /** A run to dispatch again, with the generation its Start carries (a worker run through its entity, by reference). */
 export interface Dispatch {
   readonly id: RunId
   readonly generation: number
-  readonly workerRef: string | null
+  readonly workerRef: WorkerId | null
   /** The dispatch that follows the run's creation (RunEntity's Start `created`). */
   readonly created?: boolean
 }
 
 const decodeDispatches = Schema.decodeUnknownEffect(Schema.Array(
-  Schema.Struct({ id: RunId, generation: Schema.Number, worker_ref: Schema.NullOr(Schema.String) })
+  Schema.Struct({ id: RunId, generation: Schema.Number, worker_ref: Schema.NullOr(WorkerId) })
 ))
 const toDispatches = (rows: unknown) =>
   decodeDispatches(rows).pipe(

@@ -8,7 +8,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Message } from "../../domain/Conversation.ts"
-import { RunId } from "../../domain/Ids.ts"
+import { RunId, type WorkerId } from "../../domain/Ids.ts"
 import type { Run } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { type RunRow, toRunRows } from "./RunRepo.ts"
@@ -16,7 +16,7 @@ import { type RunRow, toRunRows } from "./RunRepo.ts"
 /** A worker run as its root creates it. */
 export interface NewWorker {
   readonly id: RunId
-  readonly workerRef: string
+  readonly workerRef: WorkerId
   readonly rootRunId: RunId
   readonly organizationId: string
   readonly workspaceId: string
@@ -47,9 +47,9 @@ const terminal = ["completed", "failed", "cancelled"] as const
 export class WorkerRepo extends Context.Service<WorkerRepo, {
   /** Creates the worker run (queued); nothing when it exists already (a replayed step delegates again). */
   readonly insert: (worker: NewWorker) => Effect.Effect<void>
-  readonly find: (rootRunId: RunId, workerRef: string) => Effect.Effect<Option.Option<RunRow>>
+  readonly find: (rootRunId: RunId, workerRef: WorkerId) => Effect.Effect<Option.Option<RunRow>>
   /** The named workers of a root with their last answers. */
-  readonly states: (rootRunId: RunId, workerRefs: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<WorkerState>>
+  readonly states: (rootRunId: RunId, workerRefs: ReadonlyArray<WorkerId>) => Effect.Effect<ReadonlyArray<WorkerState>>
   /** Every worker of each root, oldest first (those created together by reference). */
   readonly ofRoots: (rootRunIds: ReadonlyArray<RunId>) => Effect.Effect<ReadonlyArray<RunRow>>
   /** The workers of a root that have not ended. */
@@ -77,13 +77,13 @@ export class WorkerRepo extends Context.Service<WorkerRepo, {
               NULL, ${r.createdAt}, NULL, NULL, ${r.createdAt}, ${w.rootRunId}, ${w.workerRef})
             ON CONFLICT (id) DO NOTHING`.pipe(Effect.orDie)
         }),
-        find: Effect.fn("WorkerRepo.find")(function*(rootRunId: RunId, workerRef: string) {
+        find: Effect.fn("WorkerRepo.find")(function*(rootRunId: RunId, workerRef: WorkerId) {
           const found = yield* rows(
             sql`SELECT * FROM runs WHERE worker_ref = ${workerRef} AND root_run_id = ${rootRunId}`
           )
           return Option.fromNullishOr(found[0])
         }),
-        states: Effect.fn("WorkerRepo.states")(function*(rootRunId: RunId, workerRefs: ReadonlyArray<string>) {
+        states: Effect.fn("WorkerRepo.states")(function*(rootRunId: RunId, workerRefs: ReadonlyArray<WorkerId>) {
           if (workerRefs.length === 0) return []
           const raw =
             yield* sql`SELECT r.*, (SELECT s.messages FROM run_steps s WHERE s.run_id = r.id ORDER BY s.step DESC LIMIT 1) AS last_step

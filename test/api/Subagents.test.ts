@@ -206,7 +206,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       ])
       assert.strictEqual((yield* getRun(receipt.runId)).status, "waiting_for_approval")
       const tree = yield* interactionsOf(`rootRunId=${receipt.runId}`)
-      assert.deepStrictEqual(tree.map((i) => [i.id, i.runId, i.rootRunId, i.workerRef, i.status]), [
+      assert.deepStrictEqual<unknown>(tree.map((i) => [i.id, i.runId, i.rootRunId, i.workerRef, i.status]), [
         [requested.interactionId, workerRunId, receipt.runId, task.workerRef, "pending"]
       ])
       assert.deepStrictEqual(yield* interactionsOf(`runId=${receipt.runId}`), [])
