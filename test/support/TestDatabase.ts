@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto"
 
 export const adminUrl = process.env["TEST_POSTGRES_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
-const withClient = <A, E>(url: string, f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) =>
+/** Runs `f` with a client of its own on the database at `url`. */
+export const withClient = <A, E>(url: string, f: (sql: PgClient.PgClient) => Effect.Effect<A, E>) =>
   Effect.scoped(
     Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)
   ).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
