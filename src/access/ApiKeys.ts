@@ -6,6 +6,7 @@
  */
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { Unauthenticated } from "../../domain/Errors.ts"
+import type { ApiKeyId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { sha256Hex } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -15,7 +16,7 @@ import { nowIso } from "../Time.ts"
 export type KeySource = "seed" | "cli" | "dev"
 
 export interface MintedKey {
-  readonly id: string
+  readonly id: ApiKeyId
   readonly key: Redacted.Redacted
   readonly organizationId: string
   readonly workspaceId: string

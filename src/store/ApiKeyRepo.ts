@@ -1,6 +1,7 @@
 /** Persistence of API keys: only a key's SHA-256 and its first characters are stored. */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
+import type { ApiKeyId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 
 const Rows = Schema.Array(
@@ -10,7 +11,7 @@ const decodeRows = Schema.decodeUnknownEffect(Rows)
 const CountRow = Schema.Array(Schema.Struct({ n: Schema.Union([Schema.Number, Schema.NumberFromString]) }))
 
 export interface StoredKey {
-  readonly id: string
+  readonly id: ApiKeyId
   readonly hash: string
   /** The key's first characters, to recognize it in listings. */
   readonly prefix: string
