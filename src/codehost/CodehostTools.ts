@@ -3,29 +3,28 @@
  * filtered by the agent's grant (allowedTools / blockedTools;
  * `codehost_search_repositories` only when named; account tools only with
  * `access.account` and a healthy user grant; workspace git only with the
- * thread's workspace), offered only while the connection is `ready`. Each
- * call validates its input against the tool's JSON schema, mints its own
- * installation token narrowed to the repositories and permissions it needs,
- * and answers a result the model reads fenced when it carries text from
- * outside. Write tools request approval by default (approval once / always /
+ * thread's workspace), offered only while the connection is `ready`. The
+ * tools are definitions (ToolKit.ts on ToolDef.ts): each call's input is
+ * decoded with its Schema, it mints its own installation token narrowed to
+ * the repositories and permissions it needs, and answers a result the model
+ * reads fenced when it carries text from outside. Write tools request approval by default (approval once / always /
  * never, gatedTools) and go through the write journal (WriteJournal.ts). With
  * a one-repository grant, the repository's instruction files are loaded.
  */
-import { Ajv, type ValidateFunction } from "ajv"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
-import type { ToolSpec } from "../../domain/Conversation.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { CodehostRepo } from "../store/CodehostRepo.ts"
 import { nowIso } from "../Time.ts"
-import type { GitAccess, ToolFamily, ToolOutcome } from "../tools/ToolFamily.ts"
-import { envelope } from "../tools/ToolResults.ts"
+import * as ToolDef from "../tools/ToolDef.ts"
+import type { GitAccess, ToolFamily } from "../tools/ToolFamily.ts"
+import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import { entryOf } from "./CatalogNames.ts"
 import { accountTools, repositoryTools } from "./ConnectionRules.ts"
 import { CodehostConnections, type LoadedConnection } from "./Connections.ts"
 import type { GitHubFailed } from "./GitHubCall.ts"
 import { loadInstructions } from "./Instructions.ts"
-import { errorOf, Input, type Repo, type Scope, type Tool, ToolError } from "./ToolKit.ts"
+import { type CodehostTool, type Repo, type Scope, ToolError } from "./ToolKit.ts"
 import { gistTools } from "./tools/GistTools.ts"
 import { gitTools } from "./tools/GitTools.ts"
 import { issueTools } from "./tools/IssueTools.ts"
@@ -34,7 +33,7 @@ import { repoTools } from "./tools/RepoTools.ts"
 import { workflowTools } from "./tools/WorkflowTools.ts"
 import * as WriteJournal from "./WriteJournal.ts"
 
-export const allTools: ReadonlyArray<Tool> = [
+export const allTools: ReadonlyArray<CodehostTool> = [
   ...repoTools,
   ...issueTools,
   ...pullTools,
@@ -43,22 +42,19 @@ export const allTools: ReadonlyArray<Tool> = [
   ...gistTools
 ]
 
-const ajv = new Ajv({ strict: false, allErrors: true })
-const validators = new Map<string, ValidateFunction>(allTools.map((t) => [t.name, ajv.compile(t.input)]))
-
-const outcomeOf = (tool: Tool, result: unknown): ToolOutcome => {
-  const text = JSON.stringify(result)
-  return { output: result, text, isError: false, ...(tool.untrusted ? { modelText: envelope(tool.name, text) } : {}) }
-}
+const isWrite = (name: string) => entryOf(name)?.write === true
 
 /** A GitHub failure as the model reads it; a write that may have reached GitHub is of unknown outcome. */
-const githubError = (e: GitHubFailed, write: boolean): ToolOutcome =>
+const githubError = (e: GitHubFailed, write: boolean): ToolOutcome.ToolOutcome =>
   e.status === 0 && write
-    ? errorOf(
+    ? ToolOutcome.failure(
       "codehost_action_outcome_unknown",
       `GitHub did not answer (${e.message}); the action may or may not have happened. Read the current state before retrying.`
     )
-    : errorOf("codehost_github_error", e.status === 0 ? e.message : `GitHub answered ${e.status}: ${e.message}`)
+    : ToolOutcome.failure(
+      "codehost_github_error",
+      e.status === 0 ? e.message : `GitHub answered ${e.status}: ${e.message}`
+    )
 
 export interface OpenOptions {
   readonly principal: Principal
@@ -70,9 +66,8 @@ export interface OpenOptions {
 }
 
 export interface Opened {
+  /** With the instruction files of a one-repository grant, as context for the model. */
   readonly family: ToolFamily
-  /** Instruction files of a one-repository grant, as context for the model. */
-  readonly instructions: ReadonlyArray<string>
   /** Why no tool is offered (the connection is gone or not ready). */
   readonly problem?: string
 }
@@ -83,15 +78,7 @@ const make = Effect.gen(function*() {
 
   const open = Effect.fn("CodehostTools.open")(function*(options: OpenOptions) {
     const empty = (problem: string): Opened => ({
-      family: {
-        specs: [],
-        call: () => undefined,
-        policyOf: () => undefined,
-        untrusted: false,
-        requiredSkillsOf: () => [],
-        deferred: new Set()
-      },
-      instructions: [],
+      family: ToolDef.family([], { context: () => undefined }),
       problem
     })
     const gh = yield* Effect.option(connections.app)
@@ -143,22 +130,17 @@ const make = Effect.gen(function*() {
       if (entry.workspace) return options.git !== undefined
       return true
     })
-    const byName = new Map(offered.map((t) => [t.name, t]))
-
     const scope: Scope = {
       grant,
       repositories,
       owners: state.access.owners,
       threadId: options.threadId,
-      repository: (input: Input) => {
-        const wanted = input.str("repository").toLowerCase()
-        const granted = repositories.find((r) => r.toLowerCase() === wanted)
+      repository: (wanted) => {
+        const granted = repositories.find((r) => r.toLowerCase() === wanted.toLowerCase())
         if (granted === undefined) {
           return Effect.fail(
             ToolError.refused(
-              `'${input.str("repository")}' is not granted to this agent; granted: ${
-                repositories.join(", ") || "none"
-              }.`
+              `'${wanted}' is not granted to this agent; granted: ${repositories.join(", ") || "none"}.`
             )
           )
         }
@@ -201,49 +183,26 @@ const make = Effect.gen(function*() {
         Effect.flatMap(nowIso, (now) => repo.recordPush(repository, branch, sha, now))
     }
 
-    const journal = WriteJournal.make(repo, options.runId)
-    const runTool = (tool: Tool, input: unknown, callId: string): Effect.Effect<ToolOutcome> => {
-      const validate = validators.get(tool.name)
-      if (validate !== undefined && !validate(input)) {
-        const problems = (validate.errors ?? []).map((e) => `${e.instancePath || "input"} ${e.message ?? ""}`).join(
-          "; "
-        )
-        return Effect.succeed(errorOf("invalid_tool_input", `Invalid input for ${tool.name}: ${problems}`))
-      }
-      const write = entryOf(tool.name)?.write === true
-      const attempt = tool.run(scope, new Input(input as Record<string, unknown>)).pipe(
-        Effect.map((result) => outcomeOf(tool, result)),
-        Effect.catchTags({
-          CodehostToolError: (e) => Effect.succeed(errorOf(e.code, e.message)),
-          GitHubFailed: (e) => Effect.succeed(githubError(e, write))
-        })
-      )
-      return write ? journal.guard(tool.name, callId, attempt) : attempt
-    }
-
     const instructions = repositories.length === 1 && offered.some((t) =>
         t.name === "codehost_get_file_content" || t.name === "codehost_checkout"
       )
       ? yield* loadInstructions(scope, repositories[0]).pipe(Effect.orElseSucceed(() => []))
       : []
 
-    const family: ToolFamily = {
-      specs: offered.map((t): ToolSpec => ({ name: t.name, description: t.description, inputSchema: t.input })),
-      call: (name, input, ref) => {
-        const tool = byName.get(name)
-        return tool === undefined ? undefined : runTool(tool, input, ref.id)
-      },
-      policyOf: (name) => {
-        if (!byName.has(name)) return undefined
-        if (entryOf(name)?.write !== true) return { approval: null, gatedTools: null, originalName: name }
-        // Write tools request approval by default; gatedTools narrows an explicit once/always mode.
-        return { approval: grant.approval ?? "always", gatedTools: grant.gatedTools ?? null, originalName: name }
-      },
-      untrusted: offered.some((t) => t.untrusted),
-      requiredSkillsOf: () => [],
-      deferred: new Set()
-    }
-    return { family, instructions } satisfies Opened
+    const journal = WriteJournal.make(repo, options.runId)
+    const family = ToolDef.family(offered, {
+      context: () => scope,
+      recover: (e, name) =>
+        e._tag === "CodehostToolError" ? ToolOutcome.failure(e.code, e.message) : githubError(e, isWrite(name)),
+      around: (name, call, run) => (isWrite(name) ? journal.guard(name, call.id, run) : run),
+      policyOf: (name) =>
+        isWrite(name)
+          // Write tools request approval by default; gatedTools narrows an explicit once/always mode.
+          ? { approval: grant.approval ?? "always", gatedTools: grant.gatedTools ?? null, originalName: name }
+          : { approval: null, gatedTools: null, originalName: name },
+      instructions
+    })
+    return { family } satisfies Opened
   })
 
   return { open }

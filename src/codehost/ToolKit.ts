@@ -1,14 +1,17 @@
 /**
- * What the code-hosting tools are made of: a tool's definition (name,
- * description, JSON schema, whether its result is untrusted, what it needs),
- * the scope a call runs in (the grant, per-operation tokens, the person's
- * token), input accessors over ajv-validated input, and the tool error.
+ * What the code-hosting tools are made of (ToolDef.ts): the scope a call runs
+ * in (the grant, per-operation tokens, the person's token), the tool error,
+ * and the kit that takes each tool's preamble: `repoTool` reads the granted
+ * repository (and mints a fresh installation token narrowed to it and the
+ * permissions the tool needs), `personTool` acts as the installing person.
  * Group files (tools/*.ts) define the tools; CodehostTools.ts offers them.
  */
 import type { Octokit } from "@octokit/rest"
-import { Data, Effect, type Option, type Redacted } from "effect"
+import { Data, Effect, type Option, type Redacted, Schema } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
-import type { GitAccess, ToolOutcome } from "../tools/ToolFamily.ts"
+import * as ToolDef from "../tools/ToolDef.ts"
+import type { GitAccess } from "../tools/ToolFamily.ts"
+import { NonEmpty } from "../tools/ToolInput.ts"
 import type { Permissions } from "./GitHubApp.ts"
 import type { GitHubFailed } from "./GitHubCall.ts"
 
@@ -20,13 +23,6 @@ export class ToolError
     return new ToolError({ code: "codehost_refused", message })
   }
 }
-
-/** A failed call as the model reads it: `code: message`, the stream shows `{ error: { code, message } }`. */
-export const errorOf = (code: string, message: string): ToolOutcome => ({
-  output: { error: { code, message } },
-  text: `${code}: ${message}`,
-  isError: true
-})
 
 export interface Repo {
   readonly owner: string
@@ -43,8 +39,8 @@ export interface Scope {
   /** Where repositories may be created or forked (access.owners). */
   readonly owners: ReadonlyArray<string>
   readonly threadId: string
-  /** `input.repository` when it is granted. */
-  readonly repository: (input: Input) => Effect.Effect<Repo, ToolError>
+  /** `repository` ('owner/name', any case) when it is granted. */
+  readonly repository: (repository: string) => Effect.Effect<Repo, ToolError>
   /** A fresh installation token narrowed to `repositories` and `permissions`, as an Octokit. */
   readonly installation: (
     repositories: ReadonlyArray<string>,
@@ -73,74 +69,83 @@ export interface Scope {
   ) => Effect.Effect<Option.Option<{ readonly threadId: string; readonly lastPushedSha: string | null }>>
 }
 
-/** `input.repository` when it is granted (`r`), with a fresh installation token narrowed to it and `permissions` (`gh`). */
-export const repoClient = (
-  scope: Scope,
-  input: Input,
-  permissions: Permissions
-): Effect.Effect<{ readonly r: Repo; readonly gh: Octokit }, ToolError | GitHubFailed> =>
-  Effect.flatMap(
-    scope.repository(input),
-    (r) => Effect.map(scope.installation([r.full], permissions), (gh) => ({ r, gh }))
-  )
+/** How a code-hosting call fails: refused here, or GitHub's answer. */
+export type Failure = ToolError | GitHubFailed
 
-export interface Tool {
-  readonly name: string
-  readonly description: string
-  readonly input: Readonly<Record<string, unknown>>
-  /** The result carries text from outside (issue bodies, comments, ...): fenced for the model. */
-  readonly untrusted: boolean
-  readonly run: (scope: Scope, input: Input) => Effect.Effect<unknown, ToolError | GitHubFailed>
+/** A code-hosting tool: it runs in the scope of the run's grant. */
+export type CodehostTool = ToolDef.ToolDef<Scope, Failure>
+
+/** A tool whose `run` has the call's scope. */
+export const tool = <S extends ToolDef.Input, A>(
+  config: ToolDef.Config<S> & { readonly run: (input: S["Type"], scope: Scope) => Effect.Effect<A, Failure> }
+): CodehostTool => ToolDef.make({ ...config, handler: config.run })
+
+export const repository = NonEmpty("The repository, 'owner/name' (one the agent is granted).")
+
+/** An input with `repository` first, then `fields`. */
+export const inRepo = <const F extends Schema.Struct.Fields>(fields: F) => Schema.Struct({ repository, ...fields })
+
+/** The input of a tool on one repository. */
+type RepoInput = ToolDef.Input & { readonly Type: { readonly repository: string } }
+
+/**
+ * A tool on one granted repository (its input made with `inRepo`). With `permissions`, `run` gets a
+ * fresh installation token narrowed to the repository and them (`gh`); without, only the repository
+ * (`r`), for a tool that checks more before it mints one or needs none.
+ */
+export function repoTool<S extends RepoInput, A>(
+  config: ToolDef.Config<S> & {
+    readonly permissions: Permissions
+    readonly run: (
+      input: S["Type"],
+      client: { readonly r: Repo; readonly gh: Octokit; readonly scope: Scope }
+    ) => Effect.Effect<A, Failure>
+  }
+): CodehostTool
+export function repoTool<S extends RepoInput, A>(
+  config: ToolDef.Config<S> & {
+    readonly run: (input: S["Type"], at: { readonly r: Repo; readonly scope: Scope }) => Effect.Effect<A, Failure>
+  }
+): CodehostTool
+export function repoTool<S extends RepoInput, A>(
+  config:
+    & ToolDef.Config<S>
+    & (
+      | {
+        readonly permissions: Permissions
+        readonly run: (
+          input: S["Type"],
+          client: { readonly r: Repo; readonly gh: Octokit; readonly scope: Scope }
+        ) => Effect.Effect<A, Failure>
+      }
+      | {
+        readonly run: (input: S["Type"], at: { readonly r: Repo; readonly scope: Scope }) => Effect.Effect<A, Failure>
+      }
+    )
+): CodehostTool {
+  return tool({
+    ...config,
+    run: (input: S["Type"], scope) =>
+      Effect.flatMap(scope.repository(input.repository), (r) =>
+        "permissions" in config
+          ? Effect.flatMap(
+            scope.installation([r.full], config.permissions),
+            (gh) => config.run(input, { r, gh, scope })
+          )
+          : config.run(input, { r, scope }))
+  })
 }
 
-// ---- JSON schema builders ---------------------------------------------------
-
-export const str = (description: string) => ({ type: "string", minLength: 1, description })
-export const text = (description: string) => ({ type: "string", description })
-export const int = (description: string) => ({ type: "integer", minimum: 1, description })
-export const bool = (description: string) => ({ type: "boolean", description })
-export const strs = (description: string) => ({ type: "array", items: { type: "string", minLength: 1 }, description })
-export const object = (properties: Record<string, unknown>, required: ReadonlyArray<string>) => ({
-  type: "object",
-  properties,
-  required,
-  additionalProperties: false
-})
-export const repository = str("The repository, 'owner/name' (one the agent is granted).")
-/** `repository` plus the given properties, `repository` and `required` required. */
-export const inRepo = (properties: Record<string, unknown>, required: ReadonlyArray<string> = []) =>
-  object({ repository, ...properties }, ["repository", ...required])
-
-// ---- input accessors ----------------------------------------------------------
-
-/** Input that passed the tool's JSON schema. */
-export class Input {
-  readonly raw: Readonly<Record<string, unknown>>
-  constructor(raw: Readonly<Record<string, unknown>>) {
-    this.raw = raw
+/** A tool acting as the installing person (account tools): `run` gets their token as an Octokit. */
+export const personTool = <S extends ToolDef.Input, A>(
+  config: ToolDef.Config<S> & {
+    readonly run: (
+      input: S["Type"],
+      client: { readonly gh: Octokit; readonly scope: Scope }
+    ) => Effect.Effect<A, Failure>
   }
-  str(key: string): string {
-    return String(this.raw[key])
-  }
-  optStr(key: string): string | undefined {
-    const v = this.raw[key]
-    return typeof v === "string" ? v : undefined
-  }
-  int(key: string): number {
-    return Number(this.raw[key])
-  }
-  optInt(key: string): number | undefined {
-    const v = this.raw[key]
-    return typeof v === "number" ? v : undefined
-  }
-  bool(key: string): boolean {
-    return this.raw[key] === true
-  }
-  strs(key: string): ReadonlyArray<string> {
-    const v = this.raw[key]
-    return Array.isArray(v) ? v.map(String) : []
-  }
-}
+): CodehostTool =>
+  tool({ ...config, run: (input, scope) => Effect.flatMap(scope.person, (gh) => config.run(input, { gh, scope })) })
 
 /** GitHub's list pages: at most this many items per call. */
 export const perPage = 30

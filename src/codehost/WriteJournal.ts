@@ -10,8 +10,7 @@
 import { Effect, Option, Schema } from "effect"
 import type { CodehostRepo } from "../store/CodehostRepo.ts"
 import { nowIso } from "../Time.ts"
-import type { ToolOutcome } from "../tools/ToolFamily.ts"
-import { errorOf } from "./ToolKit.ts"
+import * as ToolOutcome from "../tools/ToolOutcome.ts"
 
 const Saved = Schema.Struct({
   output: Schema.Unknown,
@@ -21,14 +20,18 @@ const Saved = Schema.Struct({
 })
 const decodeSaved = Schema.decodeUnknownOption(Saved)
 
-export const unknownOutcome = errorOf(
+export const unknownOutcome = ToolOutcome.failure(
   "codehost_action_outcome_unknown",
   "This write was sent to GitHub but its outcome was never recorded (the run was interrupted): it may or may not have happened. " +
     "Read the current state (the issue, pull request, branch...) before deciding; retry only with a new tool call once you know it did not happen."
 )
 
 export const make = (repo: CodehostRepo["Service"], runId: string) => ({
-  guard: (toolName: string, callId: string, attempt: Effect.Effect<ToolOutcome>): Effect.Effect<ToolOutcome> =>
+  guard: (
+    toolName: string,
+    callId: string,
+    attempt: Effect.Effect<ToolOutcome.ToolOutcome>
+  ): Effect.Effect<ToolOutcome.ToolOutcome> =>
     Effect.gen(function*() {
       const prior = yield* repo.journal(runId, callId, toolName, yield* nowIso)
       if (Option.isSome(prior)) {

@@ -10,26 +10,18 @@
  */
 import { Effect, Option, type Redacted } from "effect"
 import type { GitResult } from "../../tools/ToolFamily.ts"
+import { Count, NonEmpty, optional, Text } from "../../tools/ToolInput.ts"
 import { call, withoutCredentials } from "../GitHubCall.ts"
 import { validBranch } from "../GitRefs.ts"
-import {
-  type Input,
-  inRepo,
-  int,
-  type Repo,
-  repoClient,
-  type Scope,
-  str,
-  text,
-  type Tool,
-  ToolError
-} from "../ToolKit.ts"
+import { type CodehostTool, inRepo, type Repo, repoTool, type Scope, ToolError } from "../ToolKit.ts"
 import { checkBase } from "./PullTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
-const path = str("Directory of the clone, relative to the workspace root (default: the repository's name).")
+const path = optional(
+  NonEmpty("Directory of the clone, relative to the workspace root (default: the repository's name).")
+)
 
-const dirOf = (input: Input, r: Repo) => input.optStr("path") ?? r.repo
+const dirOf = (input: { readonly path?: string }, r: Repo) => input.path ?? r.repo
 
 /** Runs a script of the git group; arguments travel in the environment, never in the script. */
 const run = (
@@ -108,21 +100,19 @@ ${describe}`,
   return { branch, sha }
 })
 
-export const gitTools: ReadonlyArray<Tool> = [
-  {
+export const gitTools: ReadonlyArray<CodehostTool> = [
+  repoTool({
     name: "codehost_checkout",
     description:
       "Clone a granted repository into the workspace (or fetch it again), optionally check out a branch, tag or commit, and optionally start a new branch there (under the agent's branch prefix). Commit with git in bash; publish with codehost_push_branch.",
     input: inRepo({
       path,
-      ref: str("Branch, tag or commit to check out (default: the default branch)."),
-      newBranch: str("Create and switch to this new local branch.")
+      ref: optional(NonEmpty("Branch, tag or commit to check out (default: the default branch).")),
+      newBranch: optional(NonEmpty("Create and switch to this new local branch."))
     }),
-    untrusted: false,
-    run: (scope, input) =>
+    run: (input, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const newBranch = input.optStr("newBranch")
+        const { newBranch } = input
         if (newBranch !== undefined) {
           if (!validBranch(newBranch)) {
             return yield* ToolError.refused(`'${newBranch}' is not a branch name git accepts.`)
@@ -139,24 +129,23 @@ if [ -n "$SVC_REF" ]; then
 fi
 if [ -n "$SVC_NEW" ]; then git checkout -q -b "$SVC_NEW"; fi
 ${describe}`,
-          { SVC_DIR: dir, SVC_REF: input.optStr("ref") ?? "", SVC_NEW: newBranch ?? "" },
+          { SVC_DIR: dir, SVC_REF: input.ref ?? "", SVC_NEW: newBranch ?? "" },
           yield* scope.gitAuthorization(r.full, false)
         )
         const [branch, sha] = lines(out)
         return { repository: r.full, path: dir, branch, sha }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_checkout_pull_request",
     description:
       "Check out a pull request of a granted repository in the workspace at the head SHA GitHub reports: its branch when it lives in the repository, else (a pull request from a fork) the pull request's head as the local branch pull/<number>.",
-    input: inRepo({ number: int("The pull request number."), path }, ["number"]),
-    untrusted: false,
-    run: (scope, input) =>
+    input: inRepo({ number: Count("The pull request number."), path }),
+    permissions: { pull_requests: "read" },
+    run: (input, { gh, r, scope }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read" })
         const { data } = yield* call((signal) =>
-          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.number, request: { signal } })
         )
         // A fork's branch is not on the granted remote: GitHub keeps the head at refs/pull/<n>/head of the repository itself.
         const fork = data.head.repo === null
@@ -191,16 +180,14 @@ ${describe}`,
           ...(fork === undefined ? {} : { fork })
         }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_status",
     description:
       "The state of a clone in the workspace: current branch, head SHA and changed files (git status), without contacting GitHub.",
     input: inRepo({ path }),
-    untrusted: false,
-    run: (scope, input) =>
+    run: (input, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
         const dir = dirOf(input, r)
         const out = yield* run(
           scope,
@@ -214,16 +201,14 @@ git status --porcelain=v1`,
         const [branch, sha, ...changes] = out.split("\n")
         return { repository: r.full, path: dir, branch, sha, changes: changes.filter((l) => l !== "") }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_push_branch",
     description:
       "Publish the clone's current branch to GitHub (that one branch only; no force, no tags). The branch must be under the agent's branch prefix, not a base or default branch, and new on GitHub or already published by this thread.",
     input: inRepo({ path }),
-    untrusted: false,
-    run: (scope, input) =>
+    run: (input, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
         const dir = dirOf(input, r)
         const { branch, sha } = yield* state(scope, r, dir)
         if (branch === "HEAD" || !validBranch(branch)) {
@@ -271,25 +256,23 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
         yield* scope.recordPush(r.full, branch, sha)
         return { repository: r.full, branch, sha, pushed: true }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_upsert_pull_request",
     description:
       "Open a pull request from a branch this thread pushed (default: the clone's current branch) into `base`, or update the title and body of the one already open.",
     input: inRepo({
       path,
-      branch: str("The pushed branch (default: the clone's current branch)."),
-      base: str("The branch to merge into."),
-      title: str("Title."),
-      body: text("Description (Markdown).")
-    }, ["base", "title"]),
-    untrusted: false,
-    run: (scope, input) =>
+      branch: optional(NonEmpty("The pushed branch (default: the clone's current branch).")),
+      base: NonEmpty("The branch to merge into."),
+      title: NonEmpty("Title."),
+      body: optional(Text("Description (Markdown)."))
+    }),
+    run: (input, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const base = input.str("base")
+        const { base, body = "", title } = input
         yield* checkBase(scope, base)
-        const branch = input.optStr("branch") ?? (yield* state(scope, r, dirOf(input, r))).branch
+        const branch = input.branch ?? (yield* state(scope, r, dirOf(input, r))).branch
         const owner = yield* scope.branchOwner(r.full, branch)
         if (Option.isNone(owner) || owner.value.threadId !== scope.threadId || owner.value.lastPushedSha === null) {
           return yield* ToolError.refused(
@@ -306,7 +289,6 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
             request: { signal }
           })
         )
-        const body = input.optStr("body") ?? ""
         const existing = open.data.find((p) => p.base.ref === base)
         const { data } = existing === undefined
           ? yield* call((signal) =>
@@ -315,7 +297,7 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
               repo: r.repo,
               head: branch,
               base,
-              title: input.str("title"),
+              title,
               body,
               request: { signal }
             })
@@ -325,7 +307,7 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
               owner: r.owner,
               repo: r.repo,
               pull_number: existing.number,
-              title: input.str("title"),
+              title,
               body,
               request: { signal }
             })
@@ -339,5 +321,5 @@ git push -q --porcelain --no-follow-tags "$SVC_URL" "refs/heads/$SVC_BRANCH:refs
           created: existing === undefined
         }
       })
-  }
+  })
 ]

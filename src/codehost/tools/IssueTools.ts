@@ -1,7 +1,8 @@
 /** Issues and labels (spec 4.8 catalog): 8 tools. Issue bodies and comments are untrusted. */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Count, NonEmpty, NonEmptyList, OneOf, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
-import { inRepo, int, perPage, repoClient, str, strs, text, type Tool } from "../ToolKit.ts"
+import { type CodehostTool, inRepo, perPage, repoTool } from "../ToolKit.ts"
 
 const read = { issues: "read" } as const
 const write = { issues: "write" } as const
@@ -29,23 +30,21 @@ export const issueSummary = (
   html_url: i.html_url
 })
 
-const number = int("The issue number.")
+const number = Count("The issue number.")
 
-export const issueTools: ReadonlyArray<Tool> = [
-  {
+export const issueTools: ReadonlyArray<CodehostTool> = [
+  repoTool({
     name: "codehost_list_issues",
     description: "List issues of a granted repository (open by default), newest first.",
     input: inRepo({
-      state: { type: "string", enum: ["open", "closed", "all"], description: "Which issues (default open)." },
-      labels: strs("Only issues with all these labels.")
+      state: optional(OneOf(["open", "closed", "all"], "Which issues (default open).")),
+      labels: optional(NonEmptyList("Only issues with all these labels."))
     }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const labels = input.strs("labels")
-        const state = input.optStr("state") === "closed" ? "closed" : input.optStr("state") === "all" ? "all" : "open"
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: ({ labels = [], state = "open" }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.listForRepo({
             owner: r.owner,
             repo: r.repo,
@@ -54,19 +53,18 @@ export const issueTools: ReadonlyArray<Tool> = [
             ...(labels.length === 0 ? {} : { labels: labels.join(",") }),
             request: { signal }
           })
-        )
-        return data.map(issueSummary)
-      })
-  },
-  {
+        ),
+        ({ data }) => data.map(issueSummary)
+      )
+  }),
+  repoTool({
     name: "codehost_get_issue",
     description: "Read an issue of a granted repository with its body and comments.",
-    input: inRepo({ number }, ["number"]),
+    input: inRepo({ number }),
     untrusted: true,
-    run: (scope, input) =>
+    permissions: read,
+    run: ({ number: issue_number }, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const issue_number = input.int("number")
         const { data } = yield* call((signal) =>
           gh.rest.issues.get({ owner: r.owner, repo: r.repo, issue_number, request: { signal } })
         )
@@ -90,126 +88,119 @@ export const issueTools: ReadonlyArray<Tool> = [
           }))
         }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_create_issue",
     description: "Open an issue in a granted repository.",
-    input: inRepo({ title: str("Title."), body: text("Body (Markdown)."), labels: strs("Labels to set.") }, ["title"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const labels = input.strs("labels")
-        const { data } = yield* call((signal) =>
+    input: inRepo({
+      title: NonEmpty("Title."),
+      body: optional(Text("Body (Markdown).")),
+      labels: optional(NonEmptyList("Labels to set."))
+    }),
+    permissions: write,
+    run: ({ body = "", labels = [], title }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.create({
             owner: r.owner,
             repo: r.repo,
-            title: input.str("title"),
-            body: input.optStr("body") ?? "",
+            title,
+            body,
             ...(labels.length === 0 ? {} : { labels: [...labels] }),
             request: { signal }
           })
-        )
-        return { number: data.number, html_url: data.html_url }
-      })
-  },
-  {
+        ),
+        ({ data }) => ({ number: data.number, html_url: data.html_url })
+      )
+  }),
+  repoTool({
     name: "codehost_comment_issue",
     description: "Comment on an issue of a granted repository.",
-    input: inRepo({ number, body: str("The comment (Markdown).") }, ["number", "body"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number, body: NonEmpty("The comment (Markdown).") }),
+    permissions: write,
+    run: ({ body, number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.createComment({
             owner: r.owner,
             repo: r.repo,
-            issue_number: input.int("number"),
-            body: input.str("body"),
+            issue_number: number,
+            body,
             request: { signal }
           })
-        )
-        return { id: data.id, html_url: data.html_url }
-      })
-  },
-  {
+        ),
+        ({ data }) => ({ id: data.id, html_url: data.html_url })
+      )
+  }),
+  repoTool({
     name: "codehost_close_issue",
     description: "Close an issue of a granted repository, as completed or not planned.",
-    input: inRepo({
-      number,
-      reason: { type: "string", enum: ["completed", "not_planned"], description: "Why (default completed)." }
-    }, ["number"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const state_reason = input.optStr("reason") === "not_planned" ? "not_planned" : "completed"
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number, reason: optional(OneOf(["completed", "not_planned"], "Why (default completed).")) }),
+    permissions: write,
+    run: ({ number, reason = "completed" }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.update({
             owner: r.owner,
             repo: r.repo,
-            issue_number: input.int("number"),
+            issue_number: number,
             state: "closed",
-            state_reason,
+            state_reason: reason,
             request: { signal }
           })
-        )
-        return { number: data.number, state: data.state }
-      })
-  },
-  {
+        ),
+        ({ data }) => ({ number: data.number, state: data.state })
+      )
+  }),
+  repoTool({
     name: "codehost_list_labels",
     description: "List the labels defined in a granted repository.",
     input: inRepo({}),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: (_, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.listLabelsForRepo({ owner: r.owner, repo: r.repo, per_page: 100, request: { signal } })
-        )
-        return data.map((l) => ({ name: l.name, description: l.description ?? null, color: l.color }))
-      })
-  },
-  {
+        ),
+        ({ data }) => data.map((l) => ({ name: l.name, description: l.description ?? null, color: l.color }))
+      )
+  }),
+  repoTool({
     name: "codehost_add_labels",
     description: "Add labels to an issue or pull request of a granted repository.",
-    input: inRepo({ number, labels: { ...strs("Labels to add."), minItems: 1 } }, ["number", "labels"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number, labels: NonEmptyList("Labels to add.").check(Schema.isMinLength(1)) }),
+    permissions: write,
+    run: ({ labels, number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.addLabels({
             owner: r.owner,
             repo: r.repo,
-            issue_number: input.int("number"),
-            labels: [...input.strs("labels")],
+            issue_number: number,
+            labels: [...labels],
             request: { signal }
           })
-        )
-        return { labels: data.map((l) => l.name) }
-      })
-  },
-  {
+        ),
+        ({ data }) => ({ labels: data.map((l) => l.name) })
+      )
+  }),
+  repoTool({
     name: "codehost_remove_label",
     description: "Remove one label from an issue or pull request of a granted repository.",
-    input: inRepo({ number, label: str("The label to remove.") }, ["number", "label"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number, label: NonEmpty("The label to remove.") }),
+    permissions: write,
+    run: ({ label, number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.removeLabel({
             owner: r.owner,
             repo: r.repo,
-            issue_number: input.int("number"),
-            name: input.str("label"),
+            issue_number: number,
+            name: label,
             request: { signal }
           })
-        )
-        return { labels: data.map((l) => l.name) }
-      })
-  }
+        ),
+        ({ data }) => ({ labels: data.map((l) => l.name) })
+      )
+  })
 ]

@@ -5,14 +5,15 @@
  * that SHA to be its last push. Targets must be among `git.baseBranches` when set.
  */
 import { Effect, Option } from "effect"
+import { Count, Flag, NonEmpty, OneOf, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
-import { inRepo, int, perPage, repoClient, type Scope, str, text, type Tool, ToolError } from "../ToolKit.ts"
+import { type CodehostTool, inRepo, perPage, repoTool, type Scope, ToolError } from "../ToolKit.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
 const read = { pull_requests: "read" } as const
 const write = { pull_requests: "write" } as const
-const number = int("The pull request number.")
-const headSha = str(
+const number = Count("The pull request number.")
+const headSha = NonEmpty(
   "The head commit SHA you inspected (from codehost_get_pull_request); refused if the branch moved since."
 )
 
@@ -51,32 +52,30 @@ const pullSummary = (
   html_url: p.html_url
 })
 
-export const pullTools: ReadonlyArray<Tool> = [
-  {
+export const pullTools: ReadonlyArray<CodehostTool> = [
+  repoTool({
     name: "codehost_list_pull_requests",
     description: "List pull requests of a granted repository (open by default).",
-    input: inRepo({ state: { type: "string", enum: ["open", "closed", "all"], description: "Which (default open)." } }),
+    input: inRepo({ state: optional(OneOf(["open", "closed", "all"], "Which (default open).")) }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const state = input.optStr("state") === "closed" ? "closed" : input.optStr("state") === "all" ? "all" : "open"
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: ({ state = "open" }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.pulls.list({ owner: r.owner, repo: r.repo, state, per_page: perPage, request: { signal } })
-        )
-        return data.map(pullSummary)
-      })
-  },
-  {
+        ),
+        ({ data }) => data.map(pullSummary)
+      )
+  }),
+  repoTool({
     name: "codehost_get_pull_request",
     description:
       "Read a pull request of a granted repository: title, body, branches, head SHA, mergeability and its comments.",
-    input: inRepo({ number }, ["number"]),
+    input: inRepo({ number }),
     untrusted: true,
-    run: (scope, input) =>
+    permissions: { pull_requests: "read", issues: "read" },
+    run: ({ number: pull_number }, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", issues: "read" })
-        const pull_number = input.int("number")
         const { data } = yield* call((signal) =>
           gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number, request: { signal } })
         )
@@ -97,121 +96,105 @@ export const pullTools: ReadonlyArray<Tool> = [
           comments: comments.data.map((c) => ({ author: c.user?.login ?? null, body: c.body ?? "" }))
         }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_list_pull_request_files",
     description: "List the files a pull request of a granted repository changes.",
-    input: inRepo({ number }, ["number"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number }),
+    permissions: read,
+    run: ({ number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.pulls.listFiles({
             owner: r.owner,
             repo: r.repo,
-            pull_number: input.int("number"),
+            pull_number: number,
             per_page: 100,
             request: { signal }
           })
-        )
-        return data.map((f) => ({
-          filename: f.filename,
-          status: f.status,
-          additions: f.additions,
-          deletions: f.deletions
-        }))
-      })
-  },
-  {
+        ),
+        ({ data }) =>
+          data.map((f) => ({ filename: f.filename, status: f.status, additions: f.additions, deletions: f.deletions }))
+      )
+  }),
+  repoTool({
     name: "codehost_list_pull_request_reviews",
     description: "List the reviews of a pull request of a granted repository.",
-    input: inRepo({ number }, ["number"]),
+    input: inRepo({ number }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: ({ number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.pulls.listReviews({
             owner: r.owner,
             repo: r.repo,
-            pull_number: input.int("number"),
+            pull_number: number,
             per_page: 100,
             request: { signal }
           })
-        )
-        return data.map((v) => ({
-          id: v.id,
-          author: v.user?.login ?? null,
-          state: v.state,
-          body: v.body,
-          commit: v.commit_id
-        }))
-      })
-  },
-  {
+        ),
+        ({ data }) =>
+          data.map((v) => ({
+            id: v.id,
+            author: v.user?.login ?? null,
+            state: v.state,
+            body: v.body,
+            commit: v.commit_id
+          }))
+      )
+  }),
+  repoTool({
     name: "codehost_create_pull_request",
     description:
       "Open a pull request in a granted repository from `head` into `base` (one of the agent's base branches when they are set).",
     input: inRepo({
-      title: str("Title."),
-      head: str("The branch with the changes."),
-      base: str("The branch to merge into."),
-      body: text("Description (Markdown)."),
-      draft: { type: "boolean", description: "Open as a draft." }
-    }, ["title", "head", "base"]),
-    untrusted: false,
-    run: (scope, input) =>
+      title: NonEmpty("Title."),
+      head: NonEmpty("The branch with the changes."),
+      base: NonEmpty("The branch to merge into."),
+      body: optional(Text("Description (Markdown).")),
+      draft: optional(Flag("Open as a draft."))
+    }),
+    run: ({ base, body = "", draft = false, head, title }, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        yield* checkBase(scope, input.str("base"))
-        yield* checkWritableBranch(scope, input.str("head"))
+        yield* checkBase(scope, base)
+        yield* checkWritableBranch(scope, head)
         const gh = yield* scope.installation([r.full], write)
         const { data } = yield* call((signal) =>
-          gh.rest.pulls.create({
-            owner: r.owner,
-            repo: r.repo,
-            title: input.str("title"),
-            head: input.str("head"),
-            base: input.str("base"),
-            body: input.optStr("body") ?? "",
-            draft: input.bool("draft"),
-            request: { signal }
-          })
+          gh.rest.pulls.create({ owner: r.owner, repo: r.repo, title, head, base, body, draft, request: { signal } })
         )
         return pullSummary(data)
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_comment_pull_request",
     description: "Comment on a pull request of a granted repository (a conversation comment, not a review).",
-    input: inRepo({ number, body: str("The comment (Markdown).") }, ["number", "body"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { issues: "write", pull_requests: "write" })
-        const { data } = yield* call((signal) =>
+    input: inRepo({ number, body: NonEmpty("The comment (Markdown).") }),
+    permissions: { issues: "write", pull_requests: "write" },
+    run: ({ body, number }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.issues.createComment({
             owner: r.owner,
             repo: r.repo,
-            issue_number: input.int("number"),
-            body: input.str("body"),
+            issue_number: number,
+            body,
             request: { signal }
           })
-        )
-        return { id: data.id, html_url: data.html_url }
-      })
-  },
-  {
+        ),
+        ({ data }) => ({ id: data.id, html_url: data.html_url })
+      )
+  }),
+  repoTool({
     name: "codehost_get_pull_request_checks",
     description: "The check runs (CI) of a pull request's head commit in a granted repository, with their conclusions.",
-    input: inRepo({ number }, ["number"]),
+    input: inRepo({ number }),
     untrusted: true,
-    run: (scope, input) =>
+    permissions: { pull_requests: "read", checks: "read" },
+    run: ({ number }, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { pull_requests: "read", checks: "read" })
         const pull = yield* call((signal) =>
-          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: number, request: { signal } })
         )
         const { data } = yield* call((signal) =>
           gh.rest.checks.listForRef({
@@ -232,127 +215,114 @@ export const pullTools: ReadonlyArray<Tool> = [
           }))
         }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_get_pull_request_review_threads",
     description:
       "The review comment threads of a pull request of a granted repository (path, line, comments, resolved or not), with their ids for codehost_resolve_review_thread.",
-    input: inRepo({ number }, ["number"]),
+    input: inRepo({ number }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const query =
-          `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) {
+    permissions: read,
+    run: ({ number }, { gh, r }) => {
+      const query =
+        `query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) {
           reviewThreads(first: 100) { nodes { id isResolved path line comments(first: 50) { nodes { body author { login } } } } } } } }`
-        const answer = yield* call((signal) =>
+      return Effect.map(
+        call((signal) =>
           gh.graphql<{ repository: { pullRequest: { reviewThreads: { nodes: ReadonlyArray<unknown> } } | null } }>(
             query,
-            { owner: r.owner, name: r.repo, number: input.int("number"), request: { signal } }
+            { owner: r.owner, name: r.repo, number, request: { signal } }
           )
-        )
-        return answer.repository.pullRequest?.reviewThreads.nodes ?? []
-      })
-  },
-  {
+        ),
+        (answer) => answer.repository.pullRequest?.reviewThreads.nodes ?? []
+      )
+    }
+  }),
+  repoTool({
     name: "codehost_create_pull_request_review",
     description:
       "Review a pull request of a granted repository at the head SHA you inspected: comment, approve or request changes.",
     input: inRepo({
       number,
       headSha,
-      event: { type: "string", enum: ["COMMENT", "APPROVE", "REQUEST_CHANGES"], description: "The verdict." },
-      body: text("The review's text.")
-    }, ["number", "headSha", "event"]),
-    untrusted: false,
-    run: (scope, input) =>
+      event: OneOf(["COMMENT", "APPROVE", "REQUEST_CHANGES"], "The verdict."),
+      body: optional(Text("The review's text."))
+    }),
+    permissions: write,
+    run: ({ body = "", event, headSha: sha, number }, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
         const pull = yield* call((signal) =>
-          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: number, request: { signal } })
         )
         // GitHub accepts a review of an older commit (it shows as outdated): a verdict on code the model did not see is refused here.
-        const sha = input.str("headSha")
         if (pull.data.head.sha !== sha) {
           return yield* ToolError.refused(
             `The pull request's head is now ${pull.data.head.sha}, not ${sha}: it changed since you inspected it; inspect it again.`
           )
         }
-        const event = input.str("event") === "APPROVE"
-          ? "APPROVE"
-          : input.str("event") === "REQUEST_CHANGES"
-          ? "REQUEST_CHANGES"
-          : "COMMENT"
         const { data } = yield* call((signal) =>
           gh.rest.pulls.createReview({
             owner: r.owner,
             repo: r.repo,
-            pull_number: input.int("number"),
+            pull_number: number,
             commit_id: sha,
             event,
-            body: input.optStr("body") ?? "",
+            body,
             request: { signal }
           })
         )
         return { id: data.id, state: data.state, commit: data.commit_id }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_resolve_review_thread",
     description:
       "Mark a review thread of a pull request as resolved (thread ids come from codehost_get_pull_request_review_threads).",
-    input: inRepo({ threadId: str("The review thread's id.") }, ["threadId"]),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, write)
-        const mutation =
-          "mutation($threadId: ID!) { resolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } } }"
-        const answer = yield* call((signal) =>
+    input: inRepo({ threadId: NonEmpty("The review thread's id.") }),
+    permissions: write,
+    run: ({ threadId }, { gh, r }) => {
+      const mutation =
+        "mutation($threadId: ID!) { resolveReviewThread(input: { threadId: $threadId }) { thread { id isResolved } } }"
+      return Effect.map(
+        call((signal) =>
           gh.graphql<{ resolveReviewThread: { thread: unknown } }>(mutation, {
-            threadId: input.str("threadId"),
+            threadId,
             owner: r.owner,
             name: r.repo,
             request: { signal }
           })
-        )
-        return answer.resolveReviewThread.thread
-      })
-  },
-  {
+        ),
+        (answer) => answer.resolveReviewThread.thread
+      )
+    }
+  }),
+  repoTool({
     name: "codehost_merge_pull_request",
     description:
       "Merge a pull request of a granted repository at the head SHA you inspected (refused if the branch moved, or if this thread pushed it and that SHA is not its last push).",
     input: inRepo({
       number,
       headSha,
-      method: { type: "string", enum: ["merge", "squash", "rebase"], description: "How (default merge)." }
-    }, ["number", "headSha"]),
-    untrusted: false,
-    run: (scope, input) =>
+      method: optional(OneOf(["merge", "squash", "rebase"], "How (default merge)."))
+    }),
+    permissions: { contents: "write", pull_requests: "write" },
+    run: ({ headSha: sha, method = "merge", number }, { gh, r, scope }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { contents: "write", pull_requests: "write" })
         const pull = yield* call((signal) =>
-          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: input.int("number"), request: { signal } })
+          gh.rest.pulls.get({ owner: r.owner, repo: r.repo, pull_number: number, request: { signal } })
         )
         yield* checkBase(scope, pull.data.base.ref)
-        const sha = input.str("headSha")
         const owned = yield* scope.branchOwner(r.full, pull.data.head.ref)
         if (Option.isSome(owned) && owned.value.lastPushedSha !== null && owned.value.lastPushedSha !== sha) {
           return yield* ToolError.refused(
             `The last push of '${pull.data.head.ref}' was ${owned.value.lastPushedSha}, not ${sha}; inspect the pull request again.`
           )
         }
-        const method = input.optStr("method") === "squash"
-          ? "squash"
-          : input.optStr("method") === "rebase"
-          ? "rebase"
-          : "merge"
         const { data } = yield* call((signal) =>
           gh.rest.pulls.merge({
             owner: r.owner,
             repo: r.repo,
-            pull_number: input.int("number"),
+            pull_number: number,
             sha,
             merge_method: method,
             request: { signal }
@@ -360,5 +330,5 @@ export const pullTools: ReadonlyArray<Tool> = [
         )
         return { merged: data.merged, sha: data.sha }
       })
-  }
+  })
 ]

@@ -1,19 +1,8 @@
 /** Repositories and code (spec 4.8 catalog): 12 tools; create and fork act as the installing person. */
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
+import { Flag, NonEmpty, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
-import {
-  bool,
-  type Input,
-  inRepo,
-  object,
-  perPage,
-  repoClient,
-  type Scope,
-  str,
-  text,
-  type Tool,
-  ToolError
-} from "../ToolKit.ts"
+import { type CodehostTool, inRepo, perPage, repoTool, type Scope, tool, ToolError } from "../ToolKit.ts"
 
 const read = { contents: "read" } as const
 
@@ -45,20 +34,19 @@ const destination = (scope: Scope, owner: string) =>
       )
     )
 
-export const repoTools: ReadonlyArray<Tool> = [
-  {
+const path = NonEmpty("Path in the repository.")
+
+export const repoTools: ReadonlyArray<CodehostTool> = [
+  repoTool({
     name: "codehost_get_repository",
     description:
       "Get a granted repository: description, visibility, default branch, language, topics and open issue count.",
     input: inRepo({}),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, { metadata: "read" })
-        const { data } = yield* call((signal) =>
-          gh.rest.repos.get({ owner: r.owner, repo: r.repo, request: { signal } })
-        )
-        return {
+    permissions: { metadata: "read" },
+    run: (_, { gh, r }) =>
+      Effect.map(
+        call((signal) => gh.rest.repos.get({ owner: r.owner, repo: r.repo, request: { signal } })),
+        ({ data }) => ({
           full_name: data.full_name,
           description: data.description,
           private: data.private,
@@ -67,44 +55,42 @@ export const repoTools: ReadonlyArray<Tool> = [
           topics: data.topics ?? [],
           open_issues_count: data.open_issues_count,
           html_url: data.html_url
-        }
-      })
-  },
-  {
+        })
+      )
+  }),
+  repoTool({
     name: "codehost_list_branches",
     description: "List the branches of a granted repository with their head commit SHA and whether they are protected.",
     input: inRepo({}),
-    untrusted: false,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: (_, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.repos.listBranches({ owner: r.owner, repo: r.repo, per_page: 100, request: { signal } })
-        )
-        return data.map((b) => ({ name: b.name, sha: b.commit.sha, protected: b.protected }))
-      })
-  },
-  {
+        ),
+        ({ data }) => data.map((b) => ({ name: b.name, sha: b.commit.sha, protected: b.protected }))
+      )
+  }),
+  repoTool({
     name: "codehost_get_file_content",
     description:
       "Read a file (or list a directory) of a granted repository at a branch, tag or commit (default: the default branch).",
-    input: inRepo({ path: str("Path in the repository."), ref: str("Branch, tag or commit SHA.") }, ["path"]),
+    input: inRepo({ path, ref: optional(NonEmpty("Branch, tag or commit SHA.")) }),
     untrusted: true,
-    run: (scope, input) =>
+    permissions: read,
+    run: (input, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const ref = input.optStr("ref")
         const { data } = yield* call((signal) =>
           gh.rest.repos.getContent({
             owner: r.owner,
             repo: r.repo,
-            path: input.str("path"),
-            ...(ref === undefined ? {} : { ref }),
+            path: input.path,
+            ...(input.ref === undefined ? {} : { ref: input.ref }),
             request: { signal }
           })
         )
         if (Array.isArray(data)) {
-          return { path: input.str("path"), entries: data.map((e) => ({ name: e.name, path: e.path, type: e.type })) }
+          return { path: input.path, entries: data.map((e) => ({ name: e.name, path: e.path, type: e.type })) }
         }
         if (!("content" in data) || typeof data.content !== "string") {
           return { path: data.path, type: data.type }
@@ -116,20 +102,20 @@ export const repoTools: ReadonlyArray<Tool> = [
           content: Buffer.from(data.content, "base64").toString("utf8")
         }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_create_branch",
     description:
       "Create a branch on GitHub from another branch (default: the repository's default branch). The name must start with the agent's branch prefix when one is set.",
-    input: inRepo({ branch: str("The new branch's name."), from: str("The branch to start from.") }, ["branch"]),
-    untrusted: false,
-    run: (scope, input) =>
+    input: inRepo({
+      branch: NonEmpty("The new branch's name."),
+      from: optional(NonEmpty("The branch to start from."))
+    }),
+    run: ({ branch, from: given }, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const branch = input.str("branch")
         yield* checkWritableBranch(scope, branch)
         const gh = yield* scope.installation([r.full], { contents: "write" })
-        const from = input.optStr("from") ??
+        const from = given ??
           (yield* call((signal) => gh.rest.repos.get({ owner: r.owner, repo: r.repo, request: { signal } }))).data
             .default_branch
         const base = yield* call((signal) =>
@@ -146,79 +132,68 @@ export const repoTools: ReadonlyArray<Tool> = [
         )
         return { branch, sha: base.data.object.sha, from }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_create_or_update_file",
     description:
       "Commit one file's new content to a branch on GitHub (created or replaced). Give `sha` (the file's current blob SHA) to replace an existing file.",
     input: inRepo({
-      path: str("Path in the repository."),
-      content: text("The whole new content (UTF-8)."),
-      message: str("Commit message."),
-      branch: str("Branch to commit to."),
-      sha: str("Blob SHA of the file being replaced.")
-    }, ["path", "content", "message", "branch"]),
-    untrusted: false,
-    run: (scope, input) =>
+      path,
+      content: Text("The whole new content (UTF-8)."),
+      message: NonEmpty("Commit message."),
+      branch: NonEmpty("Branch to commit to."),
+      sha: optional(NonEmpty("Blob SHA of the file being replaced."))
+    }),
+    run: (input, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const branch = input.str("branch")
+        const { branch, sha } = input
         yield* checkWritableBranch(scope, branch)
         const gh = yield* scope.installation([r.full], { contents: "write" })
-        const sha = input.optStr("sha")
         const { data } = yield* call((signal) =>
           gh.rest.repos.createOrUpdateFileContents({
             owner: r.owner,
             repo: r.repo,
-            path: input.str("path"),
-            message: input.str("message"),
+            path: input.path,
+            message: input.message,
             branch,
-            content: Buffer.from(input.str("content"), "utf8").toString("base64"),
+            content: Buffer.from(input.content, "utf8").toString("base64"),
             ...(sha === undefined ? {} : { sha }),
             request: { signal }
           })
         )
-        return { path: input.str("path"), branch, commit: data.commit.sha ?? null }
+        return { path: input.path, branch, commit: data.commit.sha ?? null }
       })
-  },
-  {
+  }),
+  tool({
     name: "codehost_create_repository",
     description:
       "Create a repository as the installing person, under them or an organization listed in the connection's owners. It is not granted to the agent until the connection's access is updated.",
-    input: object({
-      owner: str("The account to create it under (one of the connection's owners)."),
-      name: str("Repository name."),
-      description: text("Description."),
-      private: bool("Private (default true).")
-    }, ["owner", "name"]),
-    untrusted: false,
-    run: (scope, input) =>
+    input: Schema.Struct({
+      owner: NonEmpty("The account to create it under (one of the connection's owners)."),
+      name: NonEmpty("Repository name."),
+      description: optional(Text("Description.")),
+      private: optional(Flag("Private (default true)."))
+    }),
+    run: (input, scope) =>
       Effect.gen(function*() {
-        const owner = input.str("owner")
+        const { owner } = input
         yield* destination(scope, owner)
         const gh = yield* scope.person
         const me = (yield* call((signal) => gh.rest.users.getAuthenticated({ request: { signal } }))).data.login
-        const body = {
-          name: input.str("name"),
-          description: input.optStr("description") ?? "",
-          private: input.raw["private"] !== false
-        }
+        const body = { name: input.name, description: input.description ?? "", private: input.private !== false }
         const { data } = me.toLowerCase() === owner.toLowerCase()
           ? yield* call((signal) => gh.rest.repos.createForAuthenticatedUser({ ...body, request: { signal } }))
           : yield* call((signal) => gh.rest.repos.createInOrg({ org: owner, ...body, request: { signal } }))
         return { full_name: data.full_name, html_url: data.html_url, private: data.private }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_fork_repository",
     description:
       "Fork a granted repository as the installing person, into them or an organization listed in the connection's owners.",
-    input: inRepo({ owner: str("Where the fork goes (one of the connection's owners).") }, ["owner"]),
-    untrusted: false,
-    run: (scope, input) =>
+    input: inRepo({ owner: NonEmpty("Where the fork goes (one of the connection's owners).") }),
+    run: ({ owner }, { r, scope }) =>
       Effect.gen(function*() {
-        const r = yield* scope.repository(input)
-        const owner = input.str("owner")
         yield* destination(scope, owner)
         const gh = yield* scope.person
         const me = (yield* call((signal) => gh.rest.users.getAuthenticated({ request: { signal } }))).data.login
@@ -232,22 +207,20 @@ export const repoTools: ReadonlyArray<Tool> = [
         )
         return { full_name: data.full_name, html_url: data.html_url }
       })
-  },
-  {
+  }),
+  repoTool({
     name: "codehost_list_commits",
     description:
       "List recent commits of a granted repository, newest first, on a branch or SHA and optionally touching a path.",
     input: inRepo({
-      ref: str("Branch or SHA to list from (default the default branch)."),
-      path: str("Only commits touching this path.")
+      ref: optional(NonEmpty("Branch or SHA to list from (default the default branch).")),
+      path: optional(NonEmpty("Only commits touching this path."))
     }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const ref = input.optStr("ref")
-        const path = input.optStr("path")
-        const { data } = yield* call((signal) =>
+    permissions: read,
+    run: ({ path, ref }, { gh, r }) =>
+      Effect.map(
+        call((signal) =>
           gh.rest.repos.listCommits({
             owner: r.owner,
             repo: r.repo,
@@ -256,22 +229,20 @@ export const repoTools: ReadonlyArray<Tool> = [
             ...(path === undefined ? {} : { path }),
             request: { signal }
           })
-        )
-        return data.map(commitSummary)
-      })
-  },
-  {
+        ),
+        ({ data }) => data.map(commitSummary)
+      )
+  }),
+  repoTool({
     name: "codehost_get_commit",
     description: "Get one commit of a granted repository: message, author and the files it changed.",
-    input: inRepo({ ref: str("Commit SHA, branch or tag.") }, ["ref"]),
+    input: inRepo({ ref: NonEmpty("Commit SHA, branch or tag.") }),
     untrusted: true,
-    run: (scope, input) =>
-      Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
-        const { data } = yield* call((signal) =>
-          gh.rest.repos.getCommit({ owner: r.owner, repo: r.repo, ref: input.str("ref"), request: { signal } })
-        )
-        return {
+    permissions: read,
+    run: ({ ref }, { gh, r }) =>
+      Effect.map(
+        call((signal) => gh.rest.repos.getCommit({ owner: r.owner, repo: r.repo, ref, request: { signal } })),
+        ({ data }) => ({
           ...commitSummary(data),
           files: (data.files ?? []).map((f) => ({
             filename: f.filename,
@@ -279,20 +250,18 @@ export const repoTools: ReadonlyArray<Tool> = [
             additions: f.additions,
             deletions: f.deletions
           }))
-        }
-      })
-  },
-  {
+        })
+      )
+  }),
+  repoTool({
     name: "codehost_get_blame",
     description:
       "Who last changed each line of a file of a granted repository (line ranges with their commit and author).",
-    input: inRepo({ path: str("Path in the repository."), ref: str("Branch or SHA (default the default branch).") }, [
-      "path"
-    ]),
+    input: inRepo({ path, ref: optional(NonEmpty("Branch or SHA (default the default branch).")) }),
     untrusted: true,
-    run: (scope, input) =>
+    permissions: read,
+    run: (input, { gh, r }) =>
       Effect.gen(function*() {
-        const { r, gh } = yield* repoClient(scope, input, read)
         const query = `query($owner: String!, $name: String!, $ref: String!, $path: String!) {
           repository(owner: $owner, name: $name) { object(expression: $ref) { ... on Commit { blame(path: $path) { ranges {
             startingLine endingLine commit { oid message author { name } } } } } } } }`
@@ -300,25 +269,25 @@ export const repoTools: ReadonlyArray<Tool> = [
           gh.graphql<{ repository: { object: { blame: { ranges: ReadonlyArray<unknown> } } | null } }>(query, {
             owner: r.owner,
             name: r.repo,
-            ref: input.optStr("ref") ?? "HEAD",
-            path: input.str("path"),
+            ref: input.ref ?? "HEAD",
+            path: input.path,
             request: { signal }
           })
         )
-        return { path: input.str("path"), ranges: answer.repository.object?.blame.ranges ?? [] }
+        return { path: input.path, ranges: answer.repository.object?.blame.ranges ?? [] }
       })
-  },
-  {
+  }),
+  tool({
     name: "codehost_search_code",
     description:
       "Search code in the granted repositories (GitHub code search syntax; the search is limited to them). Returns matching files.",
-    input: object({ query: str("What to search for.") }, ["query"]),
+    input: Schema.Struct({ query: NonEmpty("What to search for.") }),
     untrusted: true,
-    run: (scope, input) =>
+    run: ({ query }, scope) =>
       Effect.gen(function*() {
         if (scope.repositories.length === 0) return yield* ToolError.refused("No repository is granted to this agent.")
         const gh = yield* scope.installation(scope.repositories, read)
-        const q = `${input.str("query").replace(/\b(repo|org|user):\S+/g, "")} ${
+        const q = `${query.replace(/\b(repo|org|user):\S+/g, "")} ${
           scope.repositories.map((r) => `repo:${r}`).join(" ")
         }`
         const { data } = yield* call((signal) => gh.rest.search.code({ q, per_page: perPage, request: { signal } }))
@@ -327,18 +296,18 @@ export const repoTools: ReadonlyArray<Tool> = [
           items: data.items.map((i) => ({ repository: i.repository.full_name, path: i.path }))
         }
       })
-  },
-  {
+  }),
+  tool({
     name: "codehost_search_repositories",
     description:
       "Search all of GitHub's repositories (GitHub search syntax). Finding a repository does not grant access to it.",
-    input: object({ query: str("What to search for.") }, ["query"]),
+    input: Schema.Struct({ query: NonEmpty("What to search for.") }),
     untrusted: true,
-    run: (scope, input) =>
+    run: ({ query }, scope) =>
       Effect.gen(function*() {
         const gh = yield* scope.installation(scope.repositories, { metadata: "read" })
         const { data } = yield* call((signal) =>
-          gh.rest.search.repos({ q: input.str("query"), per_page: perPage, request: { signal } })
+          gh.rest.search.repos({ q: query, per_page: perPage, request: { signal } })
         )
         return {
           total_count: data.total_count,
@@ -350,7 +319,5 @@ export const repoTools: ReadonlyArray<Tool> = [
           }))
         }
       })
-  }
+  })
 ]
-
-export type { Input }

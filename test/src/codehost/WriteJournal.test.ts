@@ -9,7 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer } from "effect"
 import * as WriteJournal from "../../../src/codehost/WriteJournal.ts"
 import { CodehostRepo } from "../../../src/store/CodehostRepo.ts"
-import type { ToolOutcome } from "../../../src/tools/ToolFamily.ts"
+import type { ToolOutcome } from "../../../src/tools/ToolOutcome.ts"
 import * as RunStage from "../../support/RunStage.ts"
 
 layer(Layer.provideMerge(CodehostRepo.layer, RunStage.layer), { timeout: RunStage.setupTimeout })(
