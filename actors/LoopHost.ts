@@ -47,10 +47,10 @@ export const loopHost = <Type extends string>(entity: Entity.Entity<Type, typeof
           Effect.flatMap(Ref.get(cancelRequested), (cancelled) =>
             cancelled ? Effect.void : Effect.asVoid(Effect.forkDetach(
               Effect.logWarning("run handed off: its execution here stopped; sent to the shard's owner").pipe(
-                Effect.annotateLogs({ run_id: payload.runId }),
                 Effect.andThen(trees.redispatch({ id: payload.runId, generation: payload.generation, workerRef })),
                 Effect.timeout("10 seconds"),
-                Effect.ignore
+                Effect.ignore({ log: "Warn", message: "run hand-off failed; left to the recovery pass" }),
+                Effect.annotateLogs({ run_id: payload.runId })
               )
             )))
         return entity.of({

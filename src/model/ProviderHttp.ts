@@ -90,7 +90,8 @@ const retryAfterOf = (response: Response): Duration.Duration | undefined => {
 
 const rejected = (request: ProviderRequest, response: Response): Effect.Effect<never, AttemptError> =>
   Effect.tryPromise(() => response.text()).pipe(
-    Effect.orElseSucceed(() => ""),
+    // The status alone still tells what happened; the body only adds the provider's words.
+    Effect.catch((e) => Effect.as(Effect.logDebug("the provider's error body could not be read", e), "")),
     Effect.flatMap((text): Effect.Effect<never, AttemptError> => {
       const detail = `${request.route} answered HTTP ${response.status}: ${
         withoutCredentials(request, providerErrorMessage(text))

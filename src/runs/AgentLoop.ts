@@ -324,7 +324,9 @@ export class AgentLoop extends Context.Service<AgentLoop, {
                 : cancelled
                 ? finalize.cancelled(row, writer, usage.current)
                 : Effect.flatMap(nowIso, (now) => repo.release(runId, row.attempt, now)).pipe(
-                  Effect.catchCause(() => Effect.void)
+                  Effect.catchCause((cause) =>
+                    Effect.logWarning("releasing the interrupted run failed; the recovery pass takes it over", cause)
+                  )
                 )
           )
           // The run's tools (and its workspace, whose files are snapshotted then) close before the outcome is recorded.

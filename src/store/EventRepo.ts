@@ -6,7 +6,7 @@
  * the claim is still the latest (migration 0020_fencing).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Array as Arr, Context, Data, Effect, Layer, Queue, Schema, type Scope } from "effect"
+import { Array as Arr, Cause, Context, Data, Effect, Layer, Queue, Schema, type Scope } from "effect"
 import type { SqlError, Statement } from "effect/sql"
 import { Chunk, type SequencedChunk } from "../../domain/Chunk.ts"
 import { fencedMark } from "./migrations/0020_fencing.ts"
@@ -92,7 +92,12 @@ export class EventRepo extends Context.Service<EventRepo, {
           const listened = yield* sql.listen(channel).pipe(Effect.orDie)
           yield* Effect.forkScoped(
             Effect.forever(Effect.flatMap(Queue.take(listened), (n) => Queue.offer(queue, n.payload))).pipe(
-              Effect.catchCause(() => Effect.void)
+              // Interrupted: the scope closed (the process stops). Anything else stops the notifications for good.
+              Effect.catchCause((cause) =>
+                Cause.hasInterruptsOnly(cause)
+                  ? Effect.void
+                  : Effect.logError("event notifications stopped: the LISTEN connection failed", cause)
+              )
             )
           )
           return queue

@@ -56,7 +56,11 @@ export class NodeRepo extends Context.Service<NodeRepo, {
         )
       )
       // A process that stops cleanly is gone at once; one killed is gone when its heartbeat ages.
-      yield* Effect.addFinalizer(() => sql`DELETE FROM svc_nodes WHERE id = ${id}`.pipe(Effect.ignore))
+      yield* Effect.addFinalizer(() =>
+        sql`DELETE FROM svc_nodes WHERE id = ${id}`.pipe(
+          Effect.ignore({ log: "Debug", message: "this node's row not removed on stop; it ages out instead" })
+        )
+      )
       // Old rows of dead processes: kept an hour for diagnosis, then dropped.
       yield* sql`DELETE FROM svc_nodes WHERE heartbeat_at < now() - interval '1 hour'`.pipe(Effect.orDie)
       return { id }

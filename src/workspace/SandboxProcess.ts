@@ -67,6 +67,7 @@ class Capture {
   }
 }
 
+// Silent on failure: the one error kill(2) gives here is ESRCH, the process is gone already (what we wanted).
 const signal = (target: number) =>
   Effect.ignore(Effect.try({ try: () => process.kill(target, "SIGKILL"), catch: () => undefined }))
 

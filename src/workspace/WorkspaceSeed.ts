@@ -72,7 +72,9 @@ export const clone = (
     if (result.exitCode === 0 && result.limit === undefined) return
     // Stopped by a limit before it could clean up: empty the workspace for the next try.
     if (result.limit !== undefined) {
-      yield* Effect.ignore(sandbox.exec(workspace, { command: "find . -mindepth 1 -delete" }))
+      yield* sandbox.exec(workspace, { command: "find . -mindepth 1 -delete" }).pipe(
+        Effect.ignore({ log: "Warn", message: "emptying the workspace after a stopped seed clone failed" })
+      )
     }
     const reason = result.limit?.message ?? reasonOf(result.stderr, result.exitCode)
     return yield* new WorkspaceUnavailable({
