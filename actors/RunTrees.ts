@@ -59,6 +59,8 @@ export class RunTrees extends Context.Service<RunTrees, {
   readonly afterExecution: (executed: Executed) => Effect.Effect<void>
   /** After a run was finalized outside its loop (cancelled, expired, reaped): the same, read from storage. */
   readonly afterEnd: (runId: RunId) => Effect.Effect<void>
+  /** Cancels a root run on its entity (a persisted Cancel), once it was received. */
+  readonly cancel: (runId: RunId) => Effect.Effect<void>
 }>()("svc/RunTrees") {
   static readonly layer = Layer.effect(RunTrees)(
     Effect.gen(function*() {
@@ -144,7 +146,8 @@ export class RunTrees extends Context.Service<RunTrees, {
         afterEnd: Effect.fn("RunTrees.afterEnd")(function*(runId: RunId) {
           const found = yield* runs.find(runId)
           if (Option.isSome(found)) yield* afterRun(found.value, isTerminal(found.value.run.status), false)
-        })
+        }),
+        cancel: (runId) => runClient(runId).Cancel({ runId }).pipe(Effect.orDie)
       }
     })
   )

@@ -12,7 +12,6 @@ import { FollowupRepo } from "../src/store/FollowupRepo.ts"
 import { RunRepo } from "../src/store/RunRepo.ts"
 import { nowIso } from "../src/Time.ts"
 import { EntityMaxIdleTime } from "./EntityResidency.ts"
-import { RunEntity } from "./RunEntity.ts"
 import { RunTrees } from "./RunTrees.ts"
 import { type PreparedRun, ThreadEntity } from "./ThreadEntity.ts"
 
@@ -24,7 +23,6 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) =>
       const interactions = yield* Interactions
       const ids = yield* IdGenerator
       const { maxActiveRunsPerWorkspace } = (yield* ServiceConfig).limits
-      const runClient = yield* RunEntity.client
       const onOwnClock = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, Clock.Clock, clock)
       const trees = yield* RunTrees
       // A dispatch that cannot be sent is the recovery pass's to repeat: the run is stored.
@@ -83,7 +81,7 @@ export const ThreadEntityLive = Layer.unwrap(Effect.map(Clock.Clock, (clock) =>
           onOwnClock(Effect.gen(function*() {
             const active = yield* repo.activeRun(payload.threadId)
             if (active !== null) {
-              yield* runClient(active).Cancel({ runId: active }).pipe(Effect.orDie)
+              yield* trees.cancel(active)
             }
             return active
           }))

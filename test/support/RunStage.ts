@@ -7,9 +7,10 @@
  * `layer`, so every timestamp comes from TestClock.
  */
 import { Effect, Layer, Option } from "effect"
+import type { ToolCall } from "../../domain/Conversation.ts"
 import type { AgentId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { ZeroUsage } from "../../domain/Run.ts"
+import { type Run, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import { DefaultMaxSteps, type RunPlan } from "../../domain/RunPlan.ts"
 import { Agents } from "../../src/agents/Agents.ts"
 import { ServiceConfig } from "../../src/config/ServiceConfig.ts"
@@ -17,9 +18,9 @@ import { IdGenerator } from "../../src/IdGenerator.ts"
 import { ToolApprovalHooks } from "../../src/interactions/ToolApprovalHooks.ts"
 import { Outbound } from "../../src/outbound/Outbound.ts"
 import { Delegation, WorkerStarts } from "../../src/runs/Delegation.ts"
-import { EventLog } from "../../src/runs/EventLog.ts"
+import { EventLog, type Writer } from "../../src/runs/EventLog.ts"
 import { Finalize } from "../../src/runs/Finalize.ts"
-import { Parking } from "../../src/runs/Parking.ts"
+import { Parking, type ParkingStep } from "../../src/runs/Parking.ts"
 import { ToolGate } from "../../src/runs/ToolGate.ts"
 import * as MasterKeys from "../../src/secrets/MasterKeys.ts"
 import { ApprovalMemory } from "../../src/store/ApprovalMemory.ts"
@@ -100,6 +101,26 @@ export const threadOf = (agentId: AgentId) =>
     return yield* Effect.orDie((yield* Threads).create(principal, { agentId }))
   })
 
+/** A run as a turn creates it: queued on its thread, nothing used yet. */
+export const queuedRun = (
+  id: RunId,
+  target: { readonly threadId: ThreadId; readonly agentId: AgentId },
+  createdAt: string
+): Run => ({
+  id,
+  object: "run",
+  threadId: target.threadId,
+  agentId: target.agentId,
+  status: "queued",
+  terminalReason: null,
+  usage: ZeroUsage,
+  config: { band: "core", mediaFidelity: "standard", dataHandling: "standard", timeZone: "UTC" },
+  metadata: {},
+  createdAt,
+  startedAt: null,
+  completedAt: null
+})
+
 /**
  * A queued run of `plan` on `threadId` (a new thread of a new agent when absent),
  * created with its thread claimed as a turn does; returns the stored row.
@@ -121,24 +142,24 @@ export const stageRun = (
       workspaceId: principal.workspaceId,
       plan: options.plan ?? planWith(),
       idempotencyKey: null,
-      run: {
-        id,
-        object: "run",
-        threadId: target.threadId,
-        agentId: target.agentId,
-        status: "queued",
-        terminalReason: null,
-        usage: ZeroUsage,
-        config: { band: "core", mediaFidelity: "standard", dataHandling: "standard", timeZone: "UTC" },
-        metadata: {},
-        createdAt: now,
-        startedAt: null,
-        completedAt: null
-      }
+      run: queuedRun(id, target, now)
     })
     if (created !== "created") return yield* Effect.die(new Error(`thread ${target.threadId} is busy`))
     return yield* reload(id)
   })
+
+/** The step of `row` that parks on a person's approval of `call` (no hook), its only call. */
+export const approvalStep = (row: RunRow, writer: Writer, call: ToolCall, usage: UsageTotal): ParkingStep => ({
+  row,
+  writer,
+  step: 0,
+  pendingUser: [],
+  assistant: { role: "assistant", content: "", toolCalls: [call] },
+  settled: [],
+  waits: [{ call, gate: { _tag: "Approval", hookId: null, reason: null, remember: false } }],
+  workers: [],
+  usage
+})
 
 /** The run's row as stored now. */
 export const reload = (runId: RunId): Effect.Effect<RunRow, never, RunRepo> =>

@@ -97,17 +97,7 @@ const parkedRun = Effect.gen(function*() {
     const writer = yield* (yield* EventLog).writer(row.id)
     yield* writer.emit({ type: "tool-input-start", toolCallId: call.id, toolName: call.name })
     yield* writer.emit({ type: "tool-input-available", toolCallId: call.id, toolName: call.name, input: call.input })
-    const outcome = yield* (yield* Parking).park({
-      row,
-      writer,
-      step: 0,
-      pendingUser: [],
-      assistant: { role: "assistant", content: "", toolCalls: [call] },
-      settled: [],
-      waits: [{ call, gate: { _tag: "Approval", hookId: null, reason: null, remember: false } }],
-      workers: [],
-      usage
-    })
+    const outcome = yield* (yield* Parking).park(RunStage.approvalStep(row, writer, call, usage))
     yield* writer.flush
     const before = yield* (yield* EventLog).lastSeq(row.id)
     yield* (yield* Finalize).outcome(row, writer, outcome, usage)
