@@ -7,7 +7,7 @@ import { Data } from "effect"
 import type { Chunk } from "../../domain/Chunk.ts"
 import type { ToolCall, ToolMessage } from "../../domain/Conversation.ts"
 import type { RunError } from "../../domain/Run.ts"
-import type { ToolOutcome } from "../tools/ToolFamily.ts"
+import type { ToolOutcome } from "../tools/ToolOutcome.ts"
 
 export type Outcome = Data.TaggedEnum<{
   Completed: { readonly terminalReason: string | null; readonly output: unknown }

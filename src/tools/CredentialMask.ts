@@ -8,7 +8,7 @@
  * messages, as workspace secrets are masked in command output.
  */
 import { maskDeep, maskSecrets } from "../workspace/SecretMask.ts"
-import type { ToolOutcome } from "./ToolFamily.ts"
+import type { ToolOutcome } from "./ToolOutcome.ts"
 
 /** The forms `credential` takes in a request. */
 export const wireForms = (credential: string): ReadonlyArray<string> => [

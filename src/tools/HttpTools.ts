@@ -24,7 +24,8 @@ import { exposedOperations } from "./HttpConnections.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
 import type { SpecCache } from "./SpecCache.ts"
-import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
+import type { ToolFamily, ToolPolicyRef } from "./ToolFamily.ts"
+import * as ToolOutcome from "./ToolOutcome.ts"
 import * as ToolResults from "./ToolResults.ts"
 
 /**
@@ -328,7 +329,7 @@ export const connectAll = (options: {
       }
     }
 
-    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
+    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome.ToolOutcome> | undefined => {
       const route = routes.get(name)
       if (route === undefined) return undefined
       const { connection, op, doc, baseUrl, trusted } = route
@@ -342,13 +343,10 @@ export const connectAll = (options: {
           // The credential is only ever attached for the exact bound origin (rule 5).
           const bound = connection.config.baseUrl === null ? undefined : new URL(connection.config.baseUrl).origin
           if (bound === undefined || request.url.origin !== bound) {
-            return {
-              output: { error: "refused" },
-              text: `Error: the request to ${request.url.origin} was refused: the credential is bound to ${
-                bound ?? "no origin"
-              }.`,
-              isError: true
-            }
+            return ToolOutcome.failure(
+              "credential_not_bound",
+              `the request to ${request.url.origin} was refused: the credential is bound to ${bound ?? "no origin"}.`
+            )
           }
           const token = Redacted.value(
             yield* options.reveal(options.principal, auth.secretId, "auth.secretId").pipe(Effect.orDie)
@@ -384,11 +382,7 @@ export const connectAll = (options: {
           Effect.result
         )
         if (response._tag === "Failure") {
-          return maskOutcome({
-            output: { error: response.failure.message },
-            text: `Error: ${response.failure.message}`,
-            isError: true
-          }, credentials)
+          return maskOutcome(ToolOutcome.failure("http_request_failed", response.failure.message), credentials)
         }
         const { status, statusText, text } = response.success
         const body = Option.getOrElse(decodeJson(text), () => text)

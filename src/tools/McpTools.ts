@@ -15,7 +15,8 @@ import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import { maskCredentials, maskOutcome } from "./CredentialMask.ts"
 import type { Lease, McpSessions } from "./McpSessions.ts"
 import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
-import type { ToolFamily, ToolOutcome, ToolPolicyRef } from "./ToolFamily.ts"
+import type { ToolFamily, ToolPolicyRef } from "./ToolFamily.ts"
+import * as ToolOutcome from "./ToolOutcome.ts"
 import * as ToolResults from "./ToolResults.ts"
 import { exposedTools } from "./ToolServers.ts"
 
@@ -106,17 +107,13 @@ export const connectAll = (options: {
       }
     }
 
-    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome> | undefined => {
+    const call = (name: string, input: unknown): Effect.Effect<ToolOutcome.ToolOutcome> | undefined => {
       const route = routes.get(name) ??
         [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
       const { server, tool, lease, credentials } = route
       if (lease === undefined) {
-        return Effect.succeed({
-          output: { error: `tool server '${server.name}' is disabled` },
-          text: `Error: tool server '${server.name}' is disabled.`,
-          isError: true
-        })
+        return Effect.succeed(ToolOutcome.failure("tool_server_disabled", `tool server '${server.name}' is disabled.`))
       }
       const args = typeof input === "object" && input !== null && !Array.isArray(input)
         ? (input as Record<string, unknown>)
@@ -126,7 +123,7 @@ export const connectAll = (options: {
           duration: Duration.millis(server.config.requestTimeoutMs),
           orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
         }),
-        Effect.map((result): ToolOutcome =>
+        Effect.map((result): ToolOutcome.ToolOutcome =>
           ToolResults.shape(
             name,
             maskOutcome({
@@ -139,7 +136,7 @@ export const connectAll = (options: {
         ),
         Effect.catch((cause) => {
           const message = maskCredentials(cause instanceof Error ? cause.message : String(cause), credentials)
-          return Effect.succeed({ output: { error: message }, text: `Error: ${message}`, isError: true })
+          return Effect.succeed(ToolOutcome.failure("tool_server_error", message))
         })
       )
     }

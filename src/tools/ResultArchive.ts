@@ -9,7 +9,8 @@
  */
 import { Effect } from "effect"
 import { withNote } from "./ResultSpill.ts"
-import type { Archive, ToolOutcome } from "./ToolFamily.ts"
+import type { Archive } from "./ToolFamily.ts"
+import type { ToolOutcome } from "./ToolOutcome.ts"
 
 /** What the model is told of a failure: no handler URL or answer, only what kind of failure it was. */
 const failureNotes: Record<string, string> = {

@@ -9,7 +9,8 @@
  * told so and the preview is all there is.
  */
 import { Effect, Option, Schema } from "effect"
-import type { SpillFailed, ToolOutcome } from "./ToolFamily.ts"
+import type { SpillFailed } from "./ToolFamily.ts"
+import type { ToolOutcome } from "./ToolOutcome.ts"
 
 export const isJson = (text: string) =>
   Option.isSome(Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))(text))

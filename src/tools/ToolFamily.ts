@@ -10,9 +10,6 @@ import { Data, type Effect, type Redacted } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
 import type { ToolOutcome } from "./ToolOutcome.ts"
 
-// Until every importer reads them from ToolOutcome.ts.
-export type { Overflow, Recovery, ToolOutcome } from "./ToolOutcome.ts"
-
 /**
  * The run's oversized-result handler (artifacts.oversizedToolResults), used when no family
  * can `spill`: archives an over-cap result's whole text and answers the handler's artifactId.

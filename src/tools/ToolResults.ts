@@ -5,7 +5,7 @@
  * tools are wrapped in an envelope the system prompt explains.
  */
 import { Option, Schema } from "effect"
-import type { ToolOutcome } from "./ToolFamily.ts"
+import type { ToolOutcome } from "./ToolOutcome.ts"
 
 const decodeList = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Array(Schema.Unknown)))
 

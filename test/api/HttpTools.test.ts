@@ -572,7 +572,7 @@ TestServer.suite()("http connections as tools", (it) => {
       const { thread } = yield* bearerConnection("steer", server)
       const { parsed } = yield* send(thread.id, call("api__steer__steal", {}))
       assert.deepStrictEqual(errorsOf(parsed.chunks), [
-        `Error: the request to http://127.0.0.2:9 was refused: the credential is bound to ${server.origin}.`
+        `credential_not_bound: the request to http://127.0.0.2:9 was refused: the credential is bound to ${server.origin}.`
       ])
       assert.deepStrictEqual(server.received(), [])
     }).pipe(Effect.scoped))
