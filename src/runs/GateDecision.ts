@@ -10,7 +10,7 @@
  * hook's review (only for a call the policy did not waive). ToolGate looks up
  * what is asked for and decides again with the answer.
  */
-import { Result } from "effect"
+import { Data, Result } from "effect"
 import type { HookId, InteractionId } from "../../domain/Ids.ts"
 import type { QuestionRequest } from "../../domain/Interaction.ts"
 import type { HookDecision, OnHookError } from "../../domain/ToolApprovalHook.ts"
@@ -18,11 +18,10 @@ import * as Builtin from "../tools/BuiltinTools.ts"
 import type { ToolPolicyRef } from "../tools/ToolFamily.ts"
 import type { ToolOutcome } from "../tools/ToolOutcome.ts"
 
-export type Gate =
-  | { readonly _tag: "Run" }
-  | { readonly _tag: "Question"; readonly request: QuestionRequest }
-  | {
-    readonly _tag: "Approval"
+export type Gate = Data.TaggedEnum<{
+  Run: {}
+  Question: { readonly request: QuestionRequest }
+  Approval: {
     readonly hookId: HookId | null
     readonly reason: string | null
     /** Approval 'once': an approval of this exact call is remembered for the thread. */
@@ -30,11 +29,13 @@ export type Gate =
     /** The id the hook already saw (its request's `id`). */
     readonly interactionId?: InteractionId
   }
-  | { readonly _tag: "Denied"; readonly reason: string | null }
-  | { readonly _tag: "FailRun"; readonly message: string }
-  | { readonly _tag: "Invalid"; readonly outcome: ToolOutcome }
+  Denied: { readonly reason: string | null }
+  FailRun: { readonly message: string }
+  Invalid: { readonly outcome: ToolOutcome }
+}>
+export const Gate = Data.taggedEnum<Gate>()
 
-export type Waiting = Extract<Gate, { readonly _tag: "Question" | "Approval" }>
+export type Waiting = Data.TaggedEnum.Value<Gate, "Question" | "Approval">
 
 /** The agent's hook, as far as the decision goes. */
 export interface GateHook {
@@ -43,9 +44,11 @@ export interface GateHook {
 }
 
 /** What became of one review request sent to the hook (`interactionId`: the request's `id`). */
-export type HookReview =
-  | { readonly _tag: "Answered"; readonly interactionId: InteractionId; readonly decision: HookDecision }
-  | { readonly _tag: "Failed"; readonly interactionId: InteractionId; readonly message: string }
+export type HookReview = Data.TaggedEnum<{
+  Answered: { readonly interactionId: InteractionId; readonly decision: HookDecision }
+  Failed: { readonly interactionId: InteractionId; readonly message: string }
+}>
+export const HookReview = Data.taggedEnum<HookReview>()
 
 export interface GateFacts<H extends GateHook> {
   /** The call is this run's ask_question (userInteraction is on). */
@@ -63,50 +66,55 @@ export interface GateFacts<H extends GateHook> {
   readonly review?: HookReview
 }
 
-export type GateDecision<H extends GateHook> =
-  | {
-    readonly _tag: "Decided"
+/** The decision, or the fact it needs next (`H`: the hook to ask). */
+export type GateDecision<H> = Data.TaggedEnum<{
+  Decided: {
     readonly gate: Gate
     /** The hook allowed a call under approval 'once': the approval is remembered for the thread. */
     readonly rememberApproval: boolean
     /** The hook could not answer: this is reported on the run's stream. */
     readonly hookFailure: string | null
   }
-  | { readonly _tag: "LookUpMemory" }
-  | { readonly _tag: "AskHook"; readonly hook: H }
+  LookUpMemory: {}
+  AskHook: { readonly hook: H }
+}>
+interface GateDecisionDefinition extends Data.TaggedEnum.WithGenerics<1> {
+  readonly taggedEnum: GateDecision<this["A"]>
+}
+export const GateDecision = Data.taggedEnum<GateDecisionDefinition>()
 
 const decided = (
   gate: Gate,
   effects: { readonly rememberApproval?: boolean; readonly hookFailure?: string } = {}
-): GateDecision<never> => ({
-  _tag: "Decided",
-  gate,
-  rememberApproval: effects.rememberApproval ?? false,
-  hookFailure: effects.hookFailure ?? null
-})
+): GateDecision<never> =>
+  GateDecision.Decided({
+    gate,
+    rememberApproval: effects.rememberApproval ?? false,
+    hookFailure: effects.hookFailure ?? null
+  })
 
-const run: Gate = { _tag: "Run" }
+const run = Gate.Run()
 
 /** The gate's answer to the hook's review; `remember`: the call is under approval 'once'. */
 const reviewed = (hook: GateHook, review: HookReview, remember: boolean): GateDecision<never> => {
-  const pause: Gate = { _tag: "Approval", hookId: hook.id, reason: null, remember, interactionId: review.interactionId }
+  const pause = Gate.Approval({ hookId: hook.id, reason: null, remember, interactionId: review.interactionId })
   if (review._tag === "Failed") {
     const hookFailure = `Approval hook failed: ${review.message}`
     switch (hook.config.onHookError) {
       case "pause":
         return decided(pause, { hookFailure })
       case "fail-run":
-        return decided({ _tag: "FailRun", message: `The approval hook failed: ${review.message}` }, { hookFailure })
+        return decided(Gate.FailRun({ message: `The approval hook failed: ${review.message}` }), { hookFailure })
       default:
         return decided(
-          { _tag: "Denied", reason: "The approval hook could not be reached, so the call was denied." },
+          Gate.Denied({ reason: "The approval hook could not be reached, so the call was denied." }),
           { hookFailure }
         )
     }
   }
   const { decision, reason } = review.decision
   if (decision === "allow") return decided(run, { rememberApproval: remember })
-  if (decision === "deny") return decided({ _tag: "Denied", reason: reason ?? null })
+  if (decision === "deny") return decided(Gate.Denied({ reason: reason ?? null }))
   return decided({ ...pause, reason: reason ?? null })
 }
 
@@ -116,8 +124,8 @@ export const decide = <H extends GateHook>(facts: GateFacts<H>): GateDecision<H>
     const request = Builtin.questionRequest(facts.input)
     return decided(
       Result.isSuccess(request)
-        ? { _tag: "Question", request: request.success }
-        : { _tag: "Invalid", outcome: request.failure }
+        ? Gate.Question({ request: request.success })
+        : Gate.Invalid({ outcome: request.failure })
     )
   }
   if (facts.autoAllowed) return decided(run)
@@ -128,12 +136,12 @@ export const decide = <H extends GateHook>(facts: GateFacts<H>): GateDecision<H>
   if (waived) return decided(run)
   const remember = gated && policy.approval === "once"
   if (remember) {
-    if (facts.remembered === undefined) return { _tag: "LookUpMemory" }
+    if (facts.remembered === undefined) return GateDecision.LookUpMemory()
     if (facts.remembered) return decided(run)
   }
   if (facts.hook === undefined) {
-    return decided(gated ? { _tag: "Approval", hookId: null, reason: null, remember } : run)
+    return decided(gated ? Gate.Approval({ hookId: null, reason: null, remember }) : run)
   }
-  if (facts.review === undefined) return { _tag: "AskHook", hook: facts.hook }
+  if (facts.review === undefined) return GateDecision.AskHook({ hook: facts.hook })
   return reviewed(facts.hook, facts.review, remember)
 }

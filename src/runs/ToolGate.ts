@@ -15,7 +15,7 @@ import { ToolApprovalHooks } from "../interactions/ToolApprovalHooks.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
 import { nowIso } from "../Time.ts"
 import type { Toolset } from "../tools/Toolset.ts"
-import { decide, type Gate, type GateFacts, type HookReview } from "./GateDecision.ts"
+import { decide, type Gate, type GateFacts, HookReview } from "./GateDecision.ts"
 import { previewOf } from "./Outcome.ts"
 
 export type { Gate, Waiting } from "./GateDecision.ts"
@@ -79,8 +79,8 @@ export class ToolGate extends Context.Service<ToolGate, {
             resolveUrl: `${config.publicUrl}/v1/interactions/${interactionId}/resolve`
           }).pipe(Effect.result)
           return answer._tag === "Failure"
-            ? { _tag: "Failed", interactionId, message: answer.failure.message } satisfies HookReview
-            : { _tag: "Answered", interactionId, decision: answer.success.decision } satisfies HookReview
+            ? HookReview.Failed({ interactionId, message: answer.failure.message })
+            : HookReview.Answered({ interactionId, decision: answer.success.decision })
         })
 
         const gate: GateFn = Effect.fn("ToolGate.decide")(function*(call: ToolCall, step: number) {
