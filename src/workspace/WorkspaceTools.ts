@@ -54,6 +54,11 @@ const numbered = (content: string, start: number) =>
     "\n"
   )
 
+/** Matches as the model reads them, saying how to narrow a list that was cut. */
+const matchesText = (lines: ReadonlyArray<string>, truncated: boolean, narrow: string) =>
+  (lines.length === 0 ? "No match." : lines.join("\n")) +
+  (truncated ? `\n(more matches not shown; narrow the ${narrow})` : "")
+
 const Path = Text("Path relative to the workspace root.")
 
 const tool = <S extends ToolDef.Input, A>(
@@ -125,13 +130,10 @@ export const glob = tool({
     path: optional(Text("Directory to search from, relative to the workspace root (default the root)."))
   }),
   handler: (input, ctx) =>
-    Effect.map(Files.glob(ctx.sandbox, ctx.workspace, input), (r) =>
-      ok(
-        ctx,
-        r,
-        (r.matches.length === 0 ? "No match." : r.matches.join("\n")) +
-          (r.truncated ? "\n(more matches not shown; narrow the pattern)" : "")
-      ))
+    Effect.map(
+      Files.glob(ctx.sandbox, ctx.workspace, input),
+      (r) => ok(ctx, r, matchesText(r.matches, r.truncated, "pattern"))
+    )
 })
 
 export const grep = tool({
@@ -144,13 +146,10 @@ export const grep = tool({
     glob: optional(Text("Only files whose name matches this glob, e.g. `*.ts`."))
   }),
   handler: (input, ctx) =>
-    Effect.map(Files.grep(ctx.sandbox, ctx.workspace, input), (r) =>
-      ok(
-        ctx,
-        r,
-        (r.matches.length === 0 ? "No match." : r.matches.map((m) => `${m.path}:${m.line}:${m.text}`).join("\n")) +
-          (r.truncated ? "\n(more matches not shown; narrow the search)" : "")
-      ))
+    Effect.map(
+      Files.grep(ctx.sandbox, ctx.workspace, input),
+      (r) => ok(ctx, r, matchesText(r.matches.map((m) => `${m.path}:${m.line}:${m.text}`), r.truncated, "search"))
+    )
 })
 
 export const bash = tool({

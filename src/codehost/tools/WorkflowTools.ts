@@ -1,4 +1,5 @@
 /** Workflow automation (spec 4.8 catalog): 7 tools over GitHub Actions. Workflow metadata is untrusted. */
+import type { Octokit } from "@octokit/rest"
 import { Effect } from "effect"
 import { Count, NonEmpty, optional, Strings } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
@@ -30,6 +31,28 @@ const runSummary = (
   workflow_id: r.workflow_id,
   html_url: r.html_url
 })
+
+/** An action on one workflow run (cancel, re-run), answering `{ [done]: true, runId }`. */
+const runAction = (
+  name: string,
+  description: string,
+  done: string,
+  act: (
+    gh: Octokit,
+    run: { owner: string; repo: string; run_id: number; request: { signal: AbortSignal } }
+  ) => Promise<unknown>
+) =>
+  repoTool({
+    name,
+    description,
+    input: inRepo({ runId }),
+    permissions: write,
+    run: ({ runId }, { gh, r }) =>
+      Effect.as(
+        call((signal) => act(gh, { owner: r.owner, repo: r.repo, run_id: runId, request: { signal } })),
+        { [done]: true, runId }
+      )
+  })
 
 export const workflowTools: ReadonlyArray<CodehostTool> = [
   repoTool({
@@ -133,30 +156,16 @@ export const workflowTools: ReadonlyArray<CodehostTool> = [
         return { triggered: true, workflow, ref }
       })
   }),
-  repoTool({
-    name: "codehost_cancel_workflow_run",
-    description: "Cancel a workflow run of a granted repository.",
-    input: inRepo({ runId }),
-    permissions: write,
-    run: ({ runId }, { gh, r }) =>
-      Effect.as(
-        call((signal) =>
-          gh.rest.actions.cancelWorkflowRun({ owner: r.owner, repo: r.repo, run_id: runId, request: { signal } })
-        ),
-        { cancelled: true, runId }
-      )
-  }),
-  repoTool({
-    name: "codehost_rerun_workflow_run",
-    description: "Re-run a workflow run of a granted repository.",
-    input: inRepo({ runId }),
-    permissions: write,
-    run: ({ runId }, { gh, r }) =>
-      Effect.as(
-        call((signal) =>
-          gh.rest.actions.reRunWorkflow({ owner: r.owner, repo: r.repo, run_id: runId, request: { signal } })
-        ),
-        { rerun: true, runId }
-      )
-  })
+  runAction(
+    "codehost_cancel_workflow_run",
+    "Cancel a workflow run of a granted repository.",
+    "cancelled",
+    (gh, run) => gh.rest.actions.cancelWorkflowRun(run)
+  ),
+  runAction(
+    "codehost_rerun_workflow_run",
+    "Re-run a workflow run of a granted repository.",
+    "rerun",
+    (gh, run) => gh.rest.actions.reRunWorkflow(run)
+  )
 ]
