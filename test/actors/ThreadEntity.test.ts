@@ -120,7 +120,7 @@ const parkedOnApproval = Effect.gen(function*() {
   return { row: yield* RunStage.reload(staged.id), interactionId: pending.id }
 })
 
-layer(EntityStage.layer, { timeout: EntityStage.setupTimeout })("ThreadEntity", (it) => {
+layer(EntityStage.threadStage, { timeout: EntityStage.setupTimeout })("ThreadEntity", (it) => {
   it.effect("Begin on an idle thread claims it for the run, stores the run queued and sends its first Start", () =>
     Effect.gen(function*() {
       yield* TestClock.adjust(1)
