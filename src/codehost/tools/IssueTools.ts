@@ -1,8 +1,9 @@
 /** Issues and labels (spec 4.8 catalog): 8 tools. Issue bodies and comments are untrusted. */
+import type { Octokit } from "@octokit/rest"
 import { Effect, Schema } from "effect"
 import { Count, NonEmpty, NonEmptyList, OneOf, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
-import { type CodehostTool, inRepo, perPage, repoTool } from "../ToolKit.ts"
+import { type CodehostTool, inRepo, perPage, type Repo, repoTool } from "../ToolKit.ts"
 
 const read = { issues: "read" } as const
 const write = { issues: "write" } as const
@@ -31,6 +32,15 @@ export const issueSummary = (
 })
 
 const number = Count("The issue number.")
+
+/** A conversation comment on an issue or a pull request (GitHub keeps both as issue comments). */
+export const commentOn = (gh: Octokit, r: Repo, number: number, body: string) =>
+  Effect.map(
+    call((signal) =>
+      gh.rest.issues.createComment({ owner: r.owner, repo: r.repo, issue_number: number, body, request: { signal } })
+    ),
+    ({ data }) => ({ id: data.id, html_url: data.html_url })
+  )
 
 export const issueTools: ReadonlyArray<CodehostTool> = [
   repoTool({
@@ -118,19 +128,7 @@ export const issueTools: ReadonlyArray<CodehostTool> = [
     description: "Comment on an issue of a granted repository.",
     input: inRepo({ number, body: NonEmpty("The comment (Markdown).") }),
     permissions: write,
-    run: ({ body, number }, { gh, r }) =>
-      Effect.map(
-        call((signal) =>
-          gh.rest.issues.createComment({
-            owner: r.owner,
-            repo: r.repo,
-            issue_number: number,
-            body,
-            request: { signal }
-          })
-        ),
-        ({ data }) => ({ id: data.id, html_url: data.html_url })
-      )
+    run: ({ body, number }, { gh, r }) => commentOn(gh, r, number, body)
   }),
   repoTool({
     name: "codehost_close_issue",

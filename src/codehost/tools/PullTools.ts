@@ -8,6 +8,7 @@ import { Effect, Option } from "effect"
 import { Count, Flag, NonEmpty, OneOf, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
 import { type CodehostTool, inRepo, perPage, repoTool, type Scope, ToolError } from "../ToolKit.ts"
+import { commentOn } from "./IssueTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
 
 const read = { pull_requests: "read" } as const
@@ -171,19 +172,7 @@ export const pullTools: ReadonlyArray<CodehostTool> = [
     description: "Comment on a pull request of a granted repository (a conversation comment, not a review).",
     input: inRepo({ number, body: NonEmpty("The comment (Markdown).") }),
     permissions: { issues: "write", pull_requests: "write" },
-    run: ({ body, number }, { gh, r }) =>
-      Effect.map(
-        call((signal) =>
-          gh.rest.issues.createComment({
-            owner: r.owner,
-            repo: r.repo,
-            issue_number: number,
-            body,
-            request: { signal }
-          })
-        ),
-        ({ data }) => ({ id: data.id, html_url: data.html_url })
-      )
+    run: ({ body, number }, { gh, r }) => commentOn(gh, r, number, body)
   }),
   repoTool({
     name: "codehost_get_pull_request_checks",
