@@ -1,5 +1,6 @@
 /** HTTP connections (spec 4.7): OpenAPI / Swagger documents turned into tools. */
 import { Schema } from "effect"
+import { HttpConnectionId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 import { ConnectionName, policyCreateFields, policyPatchFields, ToolPolicy, ToolRef } from "./ToolPolicy.ts"
 
@@ -41,7 +42,7 @@ export const HttpConnectionConfig = Schema.Struct({
 export type HttpConnectionConfig = typeof HttpConnectionConfig.Type
 
 export const HttpConnection = Schema.Struct({
-  id: Schema.String,
+  id: HttpConnectionId,
   object: Schema.Literal("http_connection"),
   name: Schema.String,
   ...HttpConnectionConfig.fields,

@@ -1,5 +1,6 @@
 /** Tool servers (spec 4.6): MCP servers agents can use. */
 import { Schema } from "effect"
+import { ToolServerId } from "./Ids.ts"
 import { Metadata, MetadataPatch } from "./Metadata.ts"
 import { ConnectionName, policyCreateFields, policyPatchFields, ToolPolicy, ToolRef } from "./ToolPolicy.ts"
 
@@ -44,7 +45,7 @@ export const ToolServerConfig = Schema.Struct({
 export type ToolServerConfig = typeof ToolServerConfig.Type
 
 export const ToolServer = Schema.Struct({
-  id: Schema.String,
+  id: ToolServerId,
   object: Schema.Literal("tool_server"),
   name: Schema.String,
   ...ToolServerConfig.fields,

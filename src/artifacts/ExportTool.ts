@@ -13,7 +13,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { ArtifactRecord } from "../../domain/Artifact.ts"
-import type { RunId, ThreadId } from "../../domain/Ids.ts"
+import type { ResultHandlerId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
 import * as ToolDef from "../tools/ToolDef.ts"
 import type { CallRef, FileAccess, ToolFamily } from "../tools/ToolFamily.ts"
@@ -38,7 +38,7 @@ export interface ExportOptions {
     readonly agentId: string
     readonly owner: ArtifactOwner
   }
-  readonly handlerId: string | undefined
+  readonly handlerId: ResultHandlerId | undefined
   readonly signedUrls: boolean
   readonly maxBytes: number
 }

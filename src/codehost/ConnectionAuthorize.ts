@@ -12,6 +12,7 @@
 import { Clock, Context, Effect, Layer, Option, Redacted } from "effect"
 import type { Authorization, AuthorizationState, AuthorizeInput, ConnectionStatus } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import type { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -109,7 +110,7 @@ const make = Effect.gen(function*() {
     return answer
   })
 
-  const status = Effect.fn("CodehostAuthorize.status")(function*(principal: Principal, id: string) {
+  const status = Effect.fn("CodehostAuthorize.status")(function*(principal: Principal, id: CodehostConnectionId) {
     yield* app
     const loaded = yield* crud.load(principal, id)
     const answer: AuthorizationState = {
@@ -141,7 +142,7 @@ const make = Effect.gen(function*() {
         return yield* invalidState("it was already used, or a newer link replaced it")
       }
       const principal: Principal = { keyId: "codehost-callback", organizationId, workspaceId }
-      return { principal, loaded: yield* crud.load(principal, id) }
+      return { principal, loaded: yield* crud.load(principal, claimed.value.connectionId) }
     })
 
   const callback = Effect.fn("CodehostAuthorize.callback")(function*(query: CallbackQuery) {

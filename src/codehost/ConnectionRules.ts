@@ -5,10 +5,9 @@
  * state (sync, webhooks; never auto-granting), revoking the person's grant,
  * and checking an access update.
  */
-import { Schema } from "effect"
 import type { CodehostConnection, ConnectionState, UserGrant } from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { CodehostConnectionId } from "../../domain/Ids.ts"
+import type { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { ResourceRow } from "../store/ResourceStore.ts"
 import { rowFields } from "../tools/AdapterCrud.ts"
 import type { InstallationInfo } from "./GitHubApp.ts"
@@ -30,12 +29,8 @@ export const repositoryTools = (s: ConnectionState): boolean => s.status === "re
 export const accountTools = (s: ConnectionState): boolean =>
   repositoryTools(s) && s.access.account && s.userGrant.status === "ok"
 
-/** AdapterCrud reads every table's ids as strings: the rows of this one hold connection ids, decoded to their brand here. */
-const decodeConnectionId = Schema.decodeSync(CodehostConnectionId)
-
-export const view = (row: ResourceRow, s: ConnectionState): CodehostConnection => ({
+export const view = (row: ResourceRow<CodehostConnectionId>, s: ConnectionState): CodehostConnection => ({
   ...rowFields(row),
-  id: decodeConnectionId(row.id),
   object: "codehost_connection",
   status: s.status,
   statusReason: s.statusReason,

@@ -8,7 +8,7 @@
 import { Context, Effect, Layer, Option } from "effect"
 import { type ConnectionPatch, ConnectionState, type RepositoryItem, type TestResult } from "../../domain/Codehost.ts"
 import { InvalidRequest, Unavailable, UpstreamFailed } from "../../domain/Errors.ts"
-import type { CodehostConnectionId } from "../../domain/Ids.ts"
+import { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
@@ -22,7 +22,7 @@ import { type AppClient, GitHubApp } from "./GitHubApp.ts"
 import { call, GitHubFailed } from "./GitHubCall.ts"
 import * as UserTokens from "./UserTokens.ts"
 
-export type LoadedConnection = Loaded<ConnectionState>
+export type LoadedConnection = Loaded<ConnectionState, CodehostConnectionId>
 
 export const unconfigured = new Unavailable({
   code: "codehost_unconfigured",
@@ -61,6 +61,7 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "codehost_connections",
     idKind: "codehostConnection",
+    id: CodehostConnectionId,
     resource: "codehost_connection",
     uniqueNames: false,
     config: ConnectionState,
@@ -235,7 +236,7 @@ const make = Effect.gen(function*() {
     save,
     userTokens,
     /** The person's grant is gone (GitHub refused to renew it): the connection is revoked, saying why. */
-    revokeUserGrant: (principal: Principal, id: string, reason: string) =>
+    revokeUserGrant: (principal: Principal, id: CodehostConnectionId, reason: string) =>
       Effect.flatMap(
         crud.load(principal, id),
         (loaded) => save(principal, loaded, revokeUserGrant(loaded.config, reason))

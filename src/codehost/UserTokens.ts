@@ -14,6 +14,7 @@
  */
 import { Clock, Data, Effect, Option, Redacted, Result, Schema, Semaphore } from "effect"
 import type { ConnectionState, UserGrant } from "../../domain/Codehost.ts"
+import type { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Sealed, SecretBox } from "../secrets/SecretBox.ts"
 import { toIso } from "../Time.ts"
@@ -79,7 +80,7 @@ const lapsed = (at: string | null | undefined, nowMs: number, margin = 0) =>
 export interface Deps {
   readonly box: SecretBox["Service"]
   readonly app: Effect.Effect<AppClient, unknown>
-  readonly load: (principal: Principal, id: string) => Effect.Effect<LoadedConnection, unknown>
+  readonly load: (principal: Principal, id: CodehostConnectionId) => Effect.Effect<LoadedConnection, unknown>
   /** Saves the connection's new state and sealed grant. */
   readonly store: (
     principal: Principal,
@@ -99,7 +100,7 @@ export const make = (deps: Deps) => {
     return made
   }
 
-  const renew = (principal: Principal, id: string): Effect.Effect<Current> =>
+  const renew = (principal: Principal, id: CodehostConnectionId): Effect.Effect<Current> =>
     Effect.gen(function*() {
       // Loaded again under the lock: another fiber may have renewed it meanwhile.
       const loaded = yield* Effect.option(deps.load(principal, id))

@@ -30,9 +30,6 @@ const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDeci
 /** The hook answered, but not with a decision. */
 export class InvalidHookAnswer extends Data.TaggedError("InvalidHookAnswer")<{ readonly message: string }> {}
 
-/** AdapterCrud reads every table's ids as strings: the rows of this one hold hook ids, decoded to their brand here. */
-const decodeHookId = Schema.decodeSync(HookId)
-
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -43,12 +40,12 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "tool_approval_hooks",
     idKind: "hook",
+    id: HookId,
     resource: "tool_approval_hook",
     uniqueNames: false,
     config: HookConfig,
     view: (row, c): ToolApprovalHook => ({
       ...rowFields(row),
-      id: decodeHookId(row.id),
       object: "tool_approval_hook",
       url: c.url,
       enabled: c.enabled,

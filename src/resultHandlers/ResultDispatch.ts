@@ -9,9 +9,9 @@
  * called a second time. Failures are not journaled; the next attempt sends
  * the same request id, so the handler can deduplicate.
  */
-import { Context, Data, Effect, Layer, Option, Schema } from "effect"
+import { Context, Data, Effect, Layer, Option } from "effect"
 import { createHash } from "node:crypto"
-import { ResultHandlerId } from "../../domain/Ids.ts"
+import type { ResultHandlerId } from "../../domain/Ids.ts"
 import type { HandlerAnswer } from "../../domain/ResultHandler.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
 import { IdGenerator } from "../IdGenerator.ts"
@@ -27,8 +27,8 @@ export type DispatchContent =
   | { readonly kind: "url"; readonly url: string; readonly mimeType: string; readonly svcArtifactId: string }
 
 export interface DispatchRequest {
-  /** The run plan's handler (a ResultHandlerId); tools pass it on as a string, decoded to its brand before the lookup. */
-  readonly handlerId: string
+  /** The run plan's handler. */
+  readonly handlerId: ResultHandlerId
   readonly owner: Owner
   readonly runId: string
   readonly threadId: string
@@ -70,8 +70,6 @@ export const digestOf = (text: string): { readonly bytes: number; readonly sha25
   return { bytes: bytes.byteLength, sha256: createHash("sha256").update(bytes).digest("hex") }
 }
 
-const decodeHandlerId = Schema.decodeSync(ResultHandlerId)
-
 export class ResultDispatch extends Context.Service<ResultDispatch, {
   readonly dispatch: (request: DispatchRequest) => Effect.Effect<Dispatched, DispatchFailed>
 }>()("svc/ResultDispatch") {
@@ -106,7 +104,7 @@ export class ResultDispatch extends Context.Service<ResultDispatch, {
           return { requestId, answer: kept.value, replayed: true } satisfies Dispatched
         }
 
-        const handler = yield* handlers.forDispatch(r.owner, decodeHandlerId(r.handlerId))
+        const handler = yield* handlers.forDispatch(r.owner, r.handlerId)
         if (handler === undefined) {
           return yield* failed("not_found", "no such result handler in this workspace (it was deleted)")
         }

@@ -1,5 +1,5 @@
 /** Result handlers (spec 4.5): registration and secret rotation. Dispatch is ResultDispatch.ts. */
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { ResultHandlerId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
@@ -21,9 +21,6 @@ import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/
 /** The workspace a dispatch is made for. */
 export type Owner = Pick<Principal, "organizationId" | "workspaceId">
 
-/** AdapterCrud reads every table's ids as strings: the rows of this one hold result handler ids, decoded to their brand here. */
-const decodeHandlerId = Schema.decodeSync(ResultHandlerId)
-
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -32,12 +29,12 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "result_handlers",
     idKind: "resultHandler",
+    id: ResultHandlerId,
     resource: "result_handler",
     uniqueNames: false,
     config: ResultHandlerConfig,
     view: (row, c): ResultHandler => ({
       ...rowFields(row),
-      id: decodeHandlerId(row.id),
       object: "result_handler",
       kind: c.kind,
       url: c.url,

@@ -4,8 +4,8 @@
  * announced on the stream, and everything is merged into the run's Toolset
  * with the built-ins. A new family plugs in here, not in the loop.
  */
-import { Context, Effect, Layer, Schema, type Scope } from "effect"
-import { type AgentId, type ResultHandlerId, type RunId, SecretId, type ThreadId } from "../../domain/Ids.ts"
+import { Context, Effect, Layer, type Scope } from "effect"
+import type { AgentId, ResultHandlerId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
@@ -67,8 +67,6 @@ const archiveThrough = (
     )
 })
 
-const decodeSecretId = Schema.decodeSync(SecretId)
-
 export class RunTools extends Context.Service<RunTools, {
   /**
    * Connections live as long as the scope (the run's execution). `resumed`: the run resumes after
@@ -94,9 +92,6 @@ export class RunTools extends Context.Service<RunTools, {
       const artifacts = yield* Artifacts
       const config = yield* ServiceConfig
       const codehostTools = yield* CodehostTools
-      // The MCP and HTTP adapters pass a binding's secret id on as a string: decoded to its brand here.
-      const reveal = (principal: Principal, secretId: string, field: string) =>
-        secrets.reveal(principal, decodeSecretId(secretId), field)
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
@@ -136,7 +131,7 @@ export class RunTools extends Context.Service<RunTools, {
           servers: plan.toolServers,
           sessions,
           relist: resumed,
-          reveal
+          reveal: secrets.reveal
         })
         for (const problem of mcp.problems) yield* writer.emit({ type: "error", errorText: problem })
         const http = yield* HttpTools.connectAll({
@@ -146,7 +141,7 @@ export class RunTools extends Context.Service<RunTools, {
           fetch: outbound.fetch,
           cache: specs,
           permits: outbound.permitsShape,
-          reveal
+          reveal: secrets.reveal
         })
         for (const { connectionId, name, errorCode, message } of http.unavailable) {
           yield* writer.emit({

@@ -1,5 +1,5 @@
 /** Secret contexts: CRUD, with every projected secret checked in the caller's workspace. */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { SecretContextId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
@@ -16,9 +16,6 @@ import { ResourceStore } from "../store/ResourceStore.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
 import { Secrets } from "./Secrets.ts"
 
-/** AdapterCrud reads every table's ids as strings: the rows of this one hold secret context ids, decoded to their brand here. */
-const decodeContextId = Schema.decodeSync(SecretContextId)
-
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -26,12 +23,12 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "secret_contexts",
     idKind: "secretContext",
+    id: SecretContextId,
     resource: "secret_context",
     uniqueNames: true,
     config: SecretContextConfig,
     view: (row, config): SecretContext => ({
       ...rowFields(row),
-      id: decodeContextId(row.id),
       object: "secret_context",
       projections: config.projections
     })

@@ -3,7 +3,7 @@
  * stored, never returned, never logged; they are opened only at the moment
  * of use (`reveal`) by the adapter that binds them.
  */
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, Redacted } from "effect"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { SecretId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
@@ -28,9 +28,6 @@ const checkValue = (value: string, field = "value") => {
   return Effect.succeed(Redacted.make(value))
 }
 
-/** AdapterCrud reads every table's ids as strings: the rows of this one hold secret ids, decoded to their brand here. */
-const decodeSecretId = Schema.decodeSync(SecretId)
-
 const make = Effect.gen(function*() {
   const store = yield* ResourceStore
   const ids = yield* IdGenerator
@@ -38,12 +35,12 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "secrets",
     idKind: "secret",
+    id: SecretId,
     resource: "secret",
     uniqueNames: true,
     config: SecretConfig,
     view: (row, config): Secret => ({
       ...rowFields(row),
-      id: decodeSecretId(row.id),
       object: "secret",
       source: config.source,
       contentType: config.contentType

@@ -5,9 +5,10 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
+import { CodehostConnectionId } from "../../domain/Ids.ts"
 
 export interface ClaimedState {
-  readonly connectionId: string
+  readonly connectionId: CodehostConnectionId
   readonly expiresAt: string
 }
 
@@ -17,13 +18,13 @@ export interface WriteRecord {
   readonly outcome: unknown
 }
 
-const StateRow = Schema.Struct({ connection_id: Schema.String, expires_at: Schema.String })
+const StateRow = Schema.Struct({ connection_id: CodehostConnectionId, expires_at: Schema.String })
 const WriteRow = Schema.Struct({
   status: Schema.Literals(["dispatched", "completed", "failed"]),
   outcome: Schema.Unknown
 })
 const BranchRow = Schema.Struct({ thread_id: Schema.String, last_pushed_sha: Schema.NullOr(Schema.String) })
-const Ids = Schema.Array(Schema.Struct({ id: Schema.String }))
+const ConnectionIds = Schema.Array(Schema.Struct({ id: CodehostConnectionId }))
 
 export class CodehostRepo extends Context.Service<CodehostRepo, {
   /** A new state for the connection; earlier unused ones are withdrawn (one live URL per connection). */
@@ -31,7 +32,7 @@ export class CodehostRepo extends Context.Service<CodehostRepo, {
   /** Marks the state used when it is unused and unexpired: exactly one caller gets it. */
   readonly claimState: (nonce: string, now: string) => Effect.Effect<Option.Option<ClaimedState>>
   /** Ids of the connections bound to an installation, in every workspace (webhooks carry no workspace). */
-  readonly byInstallation: (installationId: number) => Effect.Effect<ReadonlyArray<string>>
+  readonly byInstallation: (installationId: number) => Effect.Effect<ReadonlyArray<CodehostConnectionId>>
   /** Journals a write before dispatch; the existing record when the call was journaled before. */
   readonly journal: (
     runId: string,
@@ -80,7 +81,7 @@ export class CodehostRepo extends Context.Service<CodehostRepo, {
           const rows = yield* sql`SELECT id FROM codehost_connections WHERE config->>'installationId' = ${
             String(installationId)
           } ORDER BY id`
-            .pipe(Effect.flatMap(Schema.decodeUnknownEffect(Ids)), Effect.orDie)
+            .pipe(Effect.flatMap(Schema.decodeUnknownEffect(ConnectionIds)), Effect.orDie)
           return rows.map((r) => r.id)
         }),
         journal: Effect.fn("CodehostRepo.journal")(

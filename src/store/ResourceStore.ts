@@ -14,7 +14,12 @@ import type { Sealed } from "./Sealed.ts"
 /** The adapter-shaped tables: those of 0002_adapters, and code-hosting connections (0019_codehost). */
 export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections"
 
-export interface ResourceRow extends Position {
+/**
+ * A stored row. The store reads every table's ids as plain strings; AdapterCrud
+ * decodes them to their kind's brand (`Id`) when it loads a row.
+ */
+export interface ResourceRow<Id extends string = string> extends Position {
+  readonly id: Id
   readonly organizationId: string
   readonly workspaceId: string
   readonly name: string

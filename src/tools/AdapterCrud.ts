@@ -7,7 +7,7 @@
  */
 import { Effect, Schema } from "effect"
 import { Conflict, InvalidRequest, type NotFound, type PermissionDenied } from "../../domain/Errors.ts"
-import type { IdKind } from "../../domain/Ids.ts"
+import type { IdKind, IdOf } from "../../domain/Ids.ts"
 import { applyMetadataPatch, type Metadata, type MetadataPatch } from "../../domain/Metadata.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -18,18 +18,20 @@ import { pageWindow, toPage } from "../store/Cursor.ts"
 import type { AdapterTable, ListFilter, ResourceRow, ResourceStoreShape } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
 
-export interface Kind<Config, View, Resource extends string> {
+export interface Kind<Config, View, Resource extends string, K extends IdKind> {
   readonly table: AdapterTable
-  readonly idKind: IdKind
+  readonly idKind: K
+  /** The brand of the kind's ids: every stored row's id is decoded with it. */
+  readonly id: Schema.Codec<IdOf<K>, string>
   /** `secret`, `tool_server`, ...: error codes are `<resource>_not_found`. */
   readonly resource: Resource
   readonly uniqueNames: boolean
   readonly config: Schema.Codec<Config, unknown>
-  readonly view: (row: ResourceRow, config: Config) => View
+  readonly view: (row: ResourceRow<IdOf<K>>, config: Config) => View
 }
 
 /** The fields every adapter resource shows, straight from its row. */
-export const rowFields = (row: ResourceRow) => ({
+export const rowFields = <Id extends string>(row: ResourceRow<Id>) => ({
   id: row.id,
   name: row.name,
   metadata: row.metadata,
@@ -38,8 +40,8 @@ export const rowFields = (row: ResourceRow) => ({
   updatedAt: row.updatedAt
 })
 
-export interface Loaded<Config> {
-  readonly row: ResourceRow
+export interface Loaded<Config, Id extends string> {
+  readonly row: ResourceRow<Id>
   readonly config: Config
 }
 
@@ -52,16 +54,21 @@ export interface Draft<Config> {
 
 export type Owned<A> = Effect.Effect<A, NotFound | PermissionDenied>
 
-export const makeCrud = <Config, View, const Resource extends string>(
+export const makeCrud = <Config, View, const Resource extends string, K extends IdKind>(
   store: ResourceStoreShape,
   ids: IdGenerator["Service"],
-  kind: Kind<Config, View, Resource>
+  kind: Kind<Config, View, Resource, K>
 ) => {
+  type Id = IdOf<K>
   const decode = Schema.decodeUnknownEffect(kind.config)
+  const decodeId = Schema.decodeEffect(kind.id)
   const encode = Schema.encodeEffect(kind.config)
   const loaded = (row: ResourceRow) =>
-    Effect.map(Effect.orDie(decode(row.config)), (config): Loaded<Config> => ({ row, config }))
-  const view = (l: Loaded<Config>) => kind.view(l.row, l.config)
+    Effect.map(
+      Effect.orDie(Effect.all({ id: decodeId(row.id), config: decode(row.config) })),
+      ({ config, id }): Loaded<Config, Id> => ({ row: { ...row, id }, config })
+    )
+  const view = (l: Loaded<Config, Id>) => kind.view(l.row, l.config)
 
   const conflict = (name: string) =>
     new Conflict({
@@ -76,7 +83,8 @@ export const makeCrud = <Config, View, const Resource extends string>(
         found._tag === "Some" && found.value.id !== selfId ? Effect.fail(conflict(name)) : Effect.void)
       : Effect.void
 
-  const load = (principal: Principal, id: string): Owned<Loaded<Config>> =>
+  /** `id` is a plain string for references a client sent (`requireRef`), the kind's brand everywhere else. */
+  const load = (principal: Principal, id: string): Owned<Loaded<Config, Id>> =>
     store.find(kind.table, id).pipe(
       Effect.flatMap(requireOwned<ResourceRow>(principal, kind.resource, id)),
       Effect.flatMap(loaded)
@@ -84,9 +92,9 @@ export const makeCrud = <Config, View, const Resource extends string>(
 
   return {
     view,
-    load,
+    load: (principal: Principal, id: Id) => load(principal, id),
     /** For references from other resources: fails naming `field` unless the row exists in the caller's workspace. */
-    requireRef: (principal: Principal, id: string, field: string): Effect.Effect<Loaded<Config>, InvalidRequest> =>
+    requireRef: (principal: Principal, id: string, field: string): Effect.Effect<Loaded<Config, Id>, InvalidRequest> =>
       load(principal, id).pipe(
         Effect.mapError(() =>
           InvalidRequest.forField(
@@ -95,7 +103,7 @@ export const makeCrud = <Config, View, const Resource extends string>(
           )
         )
       ),
-    get: (principal: Principal, id: string): Owned<View> => Effect.map(load(principal, id), view),
+    get: (principal: Principal, id: Id): Owned<View> => Effect.map(load(principal, id), view),
     list: Effect.fn(`${kind.resource}.list`)(function*(principal: Principal, page: PageRequest, filter?: ListFilter) {
       const { limit, after } = yield* pageWindow(page)
       const rows = yield* store.list(kind.table, principal, limit, after, filter)
@@ -105,7 +113,7 @@ export const makeCrud = <Config, View, const Resource extends string>(
     create: Effect.fn(`${kind.resource}.create`)(function*(principal: Principal, draft: Draft<Config>) {
       yield* checkName(principal, draft.name, undefined)
       const now = yield* nowIso
-      const row: ResourceRow = {
+      const row: ResourceRow<Id> = {
         id: yield* ids.make(kind.idKind),
         organizationId: principal.organizationId,
         workspaceId: principal.workspaceId,
@@ -124,12 +132,12 @@ export const makeCrud = <Config, View, const Resource extends string>(
     /** Saves a new state; configVersion increments when `structural`. */
     save: Effect.fn(`${kind.resource}.save`)(function*(
       principal: Principal,
-      current: Loaded<Config>,
+      current: Loaded<Config, Id>,
       next: Draft<Config>,
       structural: boolean
     ) {
       if (next.name !== current.row.name) yield* checkName(principal, next.name, current.row.id)
-      const row: ResourceRow = {
+      const row: ResourceRow<Id> = {
         ...current.row,
         name: next.name,
         config: yield* Effect.orDie(encode(next.config)),
@@ -143,8 +151,8 @@ export const makeCrud = <Config, View, const Resource extends string>(
     }),
     remove: Effect.fn(`${kind.resource}.remove`)(function*(
       principal: Principal,
-      id: string,
-      inUse: (l: Loaded<Config>) => Effect.Effect<Record<string, unknown> | undefined>
+      id: Id,
+      inUse: (l: Loaded<Config, Id>) => Effect.Effect<Record<string, unknown> | undefined>
     ) {
       const current = yield* load(principal, id)
       const details = yield* inUse(current)

@@ -10,6 +10,7 @@ import {
   type HttpConnectionCreate,
   type HttpConnectionPatch
 } from "../../domain/HttpConnection.ts"
+import { HttpConnectionId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { ToolRef } from "../../domain/ToolPolicy.ts"
@@ -41,6 +42,7 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "http_connections",
     idKind: "httpConnection",
+    id: HttpConnectionId,
     resource: "http_connection",
     uniqueNames: true,
     config: HttpConnectionConfig,
@@ -92,10 +94,10 @@ const make = Effect.gen(function*() {
       yield* requireBaseUrlForBearer(config)
       return yield* crud.create(principal, { name: input.name, config, metadata: input.metadata ?? {}, sealed: null })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: HttpConnectionId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
     update: Effect.fn("HttpConnections.update")(
-      function*(principal: Principal, id: string, patch: HttpConnectionPatch) {
+      function*(principal: Principal, id: HttpConnectionId, patch: HttpConnectionPatch) {
         const current = yield* crud.load(principal, id)
         const c = current.config
         const next: HttpConnectionConfig = {
@@ -111,7 +113,7 @@ const make = Effect.gen(function*() {
         return yield* crud.save(principal, current, { name, config: next, metadata, sealed: null }, structural)
       }
     ),
-    remove: (principal: Principal, id: string) =>
+    remove: (principal: Principal, id: HttpConnectionId) =>
       crud.remove(
         principal,
         id,
@@ -123,7 +125,7 @@ const make = Effect.gen(function*() {
      * `POST /v1/http-connections/:id/test`: an unloadable or unparsable spec is
      * 502 service_unavailable; no resolvable base URL is 400.
      */
-    test: Effect.fn("HttpConnections.test")(function*(principal: Principal, id: string) {
+    test: Effect.fn("HttpConnections.test")(function*(principal: Principal, id: HttpConnectionId) {
       const { row, config } = yield* crud.load(principal, id)
       const started = yield* Clock.currentTimeMillis
       const loaded = yield* OpenApiSpec.load(config.spec, outbound.fetch, config.requestTimeoutMs).pipe(

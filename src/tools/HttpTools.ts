@@ -14,6 +14,7 @@ import { Duration, Effect, Option, Redacted, Schema, Semaphore } from "effect"
 import { randomUUID } from "node:crypto"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { SecretId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { PlannedHttpConnection } from "../../domain/RunPlan.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
@@ -245,7 +246,11 @@ export const connectAll = (options: {
   readonly cache: SpecCache
   /** Outbound.permitsShape: whether a base URL may be requested. */
   readonly permits: (url: string) => URL | undefined
-  readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
+  readonly reveal: (
+    principal: Principal,
+    secretId: SecretId,
+    field: string
+  ) => Effect.Effect<Redacted.Redacted, unknown>
 }): Effect.Effect<HttpToolset> =>
   Effect.gen(function*() {
     const specs: Array<ToolSpec> = []

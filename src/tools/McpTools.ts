@@ -9,6 +9,7 @@
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
 import type { ToolSpec } from "../../domain/Conversation.ts"
+import type { SecretId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { PlannedToolServer } from "../../domain/RunPlan.ts"
 import { ToolLimits } from "../../domain/ToolPolicy.ts"
@@ -46,7 +47,11 @@ export const connectAll = (options: {
   readonly sessions: McpSessions["Service"]
   /** Read every server's tool list afresh (a run resuming after a park). */
   readonly relist: boolean
-  readonly reveal: (principal: Principal, secretId: string, field: string) => Effect.Effect<Redacted.Redacted, unknown>
+  readonly reveal: (
+    principal: Principal,
+    secretId: SecretId,
+    field: string
+  ) => Effect.Effect<Redacted.Redacted, unknown>
 }): Effect.Effect<McpToolset, never, Scope.Scope> =>
   Effect.gen(function*() {
     const specs: Array<ToolSpec> = []

@@ -5,6 +5,7 @@
  */
 import { Clock, Context, Effect, Layer, Redacted } from "effect"
 import { InvalidRequest, UpstreamFailed } from "../../domain/Errors.ts"
+import { ToolServerId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { ToolRef } from "../../domain/ToolPolicy.ts"
@@ -51,6 +52,7 @@ const make = Effect.gen(function*() {
   const crud = makeCrud(store, ids, {
     table: "tool_servers",
     idKind: "toolServer",
+    id: ToolServerId,
     resource: "tool_server",
     uniqueNames: true,
     config: ToolServerConfig,
@@ -94,9 +96,9 @@ const make = Effect.gen(function*() {
         sealed: null
       })
     }),
-    get: crud.get,
+    get: (principal: Principal, id: ToolServerId) => crud.get(principal, id),
     list: (principal: Principal, page: PageRequest) => crud.list(principal, page),
-    update: Effect.fn("ToolServers.update")(function*(principal: Principal, id: string, patch: ToolServerPatch) {
+    update: Effect.fn("ToolServers.update")(function*(principal: Principal, id: ToolServerId, patch: ToolServerPatch) {
       const current = yield* crud.load(principal, id)
       const c = current.config
       const url = patch.url === undefined ? c.url : (yield* outbound.checkUrl(patch.url, "url")).toString()
@@ -118,7 +120,7 @@ const make = Effect.gen(function*() {
       const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(c)
       return yield* crud.save(principal, current, { name, config: next, metadata, sealed: null }, structural)
     }),
-    remove: (principal: Principal, id: string) =>
+    remove: (principal: Principal, id: ToolServerId) =>
       crud.remove(
         principal,
         id,
@@ -127,7 +129,7 @@ const make = Effect.gen(function*() {
     requireRef: crud.requireRef,
     load: crud.load,
     /** `POST /v1/tool-servers/:id/test`: any failure to connect, initialize or list is 502 service_unavailable. */
-    test: Effect.fn("ToolServers.test")(function*(principal: Principal, id: string) {
+    test: Effect.fn("ToolServers.test")(function*(principal: Principal, id: ToolServerId) {
       const { row, config } = yield* crud.load(principal, id)
       const credentials = yield* credentialsOf(principal, config)
       const headers = credentials.length === 0 ? {} : { authorization: `Bearer ${credentials[0]}` }

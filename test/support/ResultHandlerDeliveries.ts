@@ -5,6 +5,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
+import type { ResultHandlerId } from "../../domain/Ids.ts"
 import type { DispatchRequest } from "../../src/resultHandlers/ResultDispatch.ts"
 import * as Collection from "./Collection.ts"
 import { agentWithThread, send } from "./Conversation.ts"
@@ -82,7 +83,7 @@ const owner = { organizationId: "org_acme", workspaceId: "prod" }
 export const png = Buffer.from("not really a png").toString("base64")
 
 /** A dispatch request for `handlerId` about a real run (the journal keeps answers per run), with a fresh request key. */
-export const requestFor = (handlerId: string, overrides: Partial<DispatchRequest> = {}) =>
+export const requestFor = (handlerId: ResultHandlerId, overrides: Partial<DispatchRequest> = {}) =>
   Effect.gen(function*() {
     const { agent, thread } = yield* agentWithThread()
     const { runId } = yield* send(thread.id, "hello")
