@@ -1,35 +1,27 @@
 /**
- * Tool approval hooks (spec 4.10, 5.2, 6.1, 7, 8): registration, reads,
- * updates, secret rotation, deletion guarded by agent references, isolation,
- * and the `test` route, whose signed synthetic review is received and
- * verified by a real HTTP server in the test (with Stripe's verifier, as a
- * customer would).
+ * Tool approval hooks (spec 4.10, 5.2, 6.1, 7, 8): the CRUD cases every
+ * registered resource shares and those of signed webhooks (CrudSuite,
+ * CrudWebhooks), then the hook's own: its onHookError, and the `test` route,
+ * whose signed synthetic review is received and verified by a real HTTP
+ * server in the test (with Stripe's verifier, as a customer would), before
+ * and after the secret is rotated.
  */
 import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
-import { Deleted, Page } from "../../domain/Page.ts"
 import { HookTestResult, ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
 import * as Collection from "../support/Collection.ts"
+import { crudSuite } from "../support/CrudSuite.ts"
+import { crudWebhooks, type WebhookResource } from "../support/CrudWebhooks.ts"
 import * as HookServer from "../support/HookServer.ts"
-import {
-  byOtherTenants,
-  call,
-  expectDenied,
-  expectInvalid,
-  expectNotFound,
-  resourceRoutes
-} from "../support/Refusals.ts"
+import { resourceRoutes } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 // ---- helpers ----------------------------------------------------------------
 
-const { nowIso, parseJson, request } = TestServer
+const { parseJson, request } = TestServer
 
 const hooksPath = Collection.toolApprovalHooks.path
-
-const HookPage = Page(ToolApprovalHook)
-const HookDeleted = Deleted("tool_approval_hook")
 
 const origin = Effect.map(HookServer.HookServer, (s) => s.origin)
 
@@ -39,12 +31,6 @@ const hookBody = (overrides: Record<string, unknown> = {}) =>
 
 const createHook = (overrides: Record<string, unknown> = {}, key?: string) =>
   Effect.flatMap(hookBody(overrides), (body) => Collection.toolApprovalHooks.create(body, key))
-
-/** No response ever carries the signing secret. */
-const assertNoSecret = (reply: TestServer.Reply, ...secrets: ReadonlyArray<string>) => {
-  for (const secret of secrets) assert.notInclude(reply.text, secret, reply.text)
-  assert.notInclude(reply.text, "\"secret\"", reply.text)
-}
 
 /** Runs the test route and returns its reply together with the request the hook server received. */
 const runTest = (id: string, key: string = TestServer.Keys.a) =>
@@ -144,223 +130,76 @@ const expectHookFailure = (reply: TestServer.Reply, ...mentions: ReadonlyArray<s
 
 const TestLayer = Layer.merge(TestServer.layer(), HookServer.HookServer.layer)
 
-/** Every route that addresses a hook by id. */
-const routes = resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], [
-  "test"
-]])
+const hooks: WebhookResource<ToolApprovalHook, HookServer.HookServer> = {
+  collection: Collection.toolApprovalHooks,
+  object: "tool_approval_hook",
+  idPattern: /^hook_[0-9A-Za-z]+$/,
+  notFound: { code: "tool_approval_hook_not_found", id: "hook_doesnotexist0000000000" },
+  routes: resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], ["test"]]),
+  body: hookBody,
+  answer: ({ secret: _secret, ...body }) => ({
+    enabled: true,
+    onHookError: "deny",
+    requestTimeoutMs: 790_000,
+    ...body
+  }),
+  requestTimeout: { default: 790_000, max: 790_000 },
+  update: {
+    all: {
+      name: "renamed",
+      url: "http://127.0.0.1:4000/other",
+      enabled: false,
+      onHookError: "fail-run",
+      requestTimeoutMs: 2_000
+    },
+    one: { onHookError: "pause" },
+    refused: { body: { onHookError: "other" }, field: "onHookError" }
+  },
+  versions: {
+    noop: (body) => ({ name: body["name"], url: body["url"], enabled: true, onHookError: "deny" }),
+    steps: [
+      { url: "http://127.0.0.1:4000/v2" },
+      { name: "review-2" },
+      { enabled: false },
+      { onHookError: "pause" },
+      { requestTimeoutMs: 5_000 }
+    ]
+  },
+  references: {
+    agents: [(id) => ({ approvals: { toolExecution: { hookId: id } } }), (id) => ({
+      approvals: { toolExecution: { hookId: id }, autoAllow: ["read_file"] }
+    })],
+    drop: { approvals: null }
+  },
+  sent: Effect.flatMap(HookServer.HookServer, (server) => Effect.map(server.received, (r) => r.length)),
+  full: {
+    name: "gatekeeper",
+    enabled: false,
+    onHookError: "pause",
+    requestTimeoutMs: 15_000,
+    metadata: { team: "sec", env: "prod" }
+  },
+  refusals: [
+    { label: "a missing secret", omit: "secret", field: "secret" },
+    { label: "an unknown onHookError", set: { onHookError: "other" }, field: "onHookError" },
+    { label: "a missing name", omit: "name", field: "name" },
+    { label: "a missing url", omit: "url", field: "url" }
+  ],
+  refusedRotations: [{ body: {}, field: "secret" }]
+}
 
 // ---- the routes on one shared server ----------------------------------------
 
 TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
-  it.effect("POST answers 200 with every default resolved and never returns the secret", () =>
-    Effect.gen(function*() {
-      yield* TestClock.adjust("1 second")
-      const now = yield* nowIso
-      const body = yield* hookBody()
-      const reply = yield* request("POST", hooksPath, { body })
-      const hook = yield* TestServer.expectOk(reply, 200, ToolApprovalHook)
-      assert.match(hook.id, /^hook_[0-9A-Za-z]+$/)
-      assert.deepStrictEqual(reply.json, {
-        id: hook.id,
-        object: "tool_approval_hook",
-        name: "review",
-        url: body.url,
-        enabled: true,
-        onHookError: "deny",
-        requestTimeoutMs: 790_000,
-        metadata: {},
-        configVersion: 1,
-        createdAt: now,
-        updatedAt: now
-      })
-      assertNoSecret(reply, "whsec_first")
-      assert.match(reply.headers.get("x-request-id") ?? "", /^req_/)
+  crudSuite(it, hooks)
+  crudWebhooks(it, hooks)
 
-      const read = yield* request("GET", `${hooksPath}/${hook.id}`)
-      assert.strictEqual(read.status, 200)
-      assert.deepStrictEqual(read.json, reply.json)
-      assertNoSecret(read, "whsec_first")
-    }))
-
-  it.effect("POST echoes every field it is given", () =>
+  it.effect("onHookError is deny, pause or fail-run; enabled is given or true", () =>
     Effect.gen(function*() {
-      const body = yield* hookBody({
-        name: "gatekeeper",
-        enabled: false,
-        onHookError: "pause",
-        requestTimeoutMs: 15_000,
-        metadata: { team: "sec", env: "prod" }
-      })
-      const reply = yield* request("POST", hooksPath, { body })
-      const hook = yield* TestServer.expectOk(reply, 200, ToolApprovalHook)
-      assert.deepStrictEqual(reply.json, {
-        id: hook.id,
-        object: "tool_approval_hook",
-        name: "gatekeeper",
-        url: body.url,
-        enabled: false,
-        onHookError: "pause",
-        requestTimeoutMs: 15_000,
-        metadata: { team: "sec", env: "prod" },
-        configVersion: 1,
-        createdAt: hook.createdAt,
-        updatedAt: hook.createdAt
-      })
-      assertNoSecret(reply, "whsec_first")
+      assert.strictEqual((yield* createHook({ onHookError: "pause" })).onHookError, "pause")
       assert.strictEqual((yield* createHook({ onHookError: "fail-run" })).onHookError, "fail-run")
       assert.strictEqual((yield* createHook({ onHookError: "deny" })).onHookError, "deny")
       assert.isTrue((yield* createHook({ enabled: true })).enabled)
-    }))
-
-  it.effect("requestTimeoutMs defaults to and is capped at 790000; null means the default", () =>
-    Effect.gen(function*() {
-      assert.strictEqual((yield* createHook({ requestTimeoutMs: 790_000 })).requestTimeoutMs, 790_000)
-      assert.strictEqual((yield* createHook({ requestTimeoutMs: null })).requestTimeoutMs, 790_000)
-      assert.strictEqual((yield* createHook({ requestTimeoutMs: 1 })).requestTimeoutMs, 1)
-      const over = yield* request("POST", hooksPath, { body: yield* hookBody({ requestTimeoutMs: 790_001 }) })
-      yield* expectInvalid(over, "requestTimeoutMs")
-      const huge = yield* request("POST", hooksPath, { body: yield* hookBody({ requestTimeoutMs: 10_000_000 }) })
-      yield* expectInvalid(huge, "requestTimeoutMs")
-
-      const hook = yield* createHook({ requestTimeoutMs: 1_000 })
-      const overPatch = yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: { requestTimeoutMs: 790_001 } })
-      yield* expectInvalid(overPatch, "requestTimeoutMs")
-      const patched = yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: { requestTimeoutMs: null } })
-      assert.strictEqual((yield* TestServer.expectOk(patched, 200, ToolApprovalHook)).requestTimeoutMs, 790_000)
-    }))
-
-  it.effect("POST refuses a missing secret, an unknown onHookError and missing name or url", () =>
-    Effect.gen(function*() {
-      const before =
-        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
-      const { secret: _secret, ...withoutSecret } = yield* hookBody()
-      yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutSecret }), "secret")
-      yield* expectInvalid(
-        yield* request("POST", hooksPath, { body: yield* hookBody({ onHookError: "other" }) }),
-        "onHookError"
-      )
-      const { name: _name, ...withoutName } = yield* hookBody()
-      yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutName }), "name")
-      const { url: _url, ...withoutUrl } = yield* hookBody()
-      yield* expectInvalid(yield* request("POST", hooksPath, { body: withoutUrl }), "url")
-      const after =
-        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)).data.length
-      assert.strictEqual(after, before, "nothing was registered")
-    }))
-
-  it.effect("with private URLs allowed (the test configuration) loopback http URLs register; a non-URL does not", () =>
-    Effect.gen(function*() {
-      const o = yield* origin
-      assert.strictEqual((yield* createHook({ url: `${o}/x` })).url, `${o}/x`)
-      const port = new URL(o).port
-      assert.strictEqual((yield* createHook({ url: `http://localhost:${port}/x` })).url, `http://localhost:${port}/x`)
-      yield* expectInvalid(
-        yield* request("POST", hooksPath, { body: yield* hookBody({ url: "not a url" }) }),
-        "url",
-        "url_not_allowed"
-      )
-      yield* expectInvalid(
-        yield* request("POST", hooksPath, { body: yield* hookBody({ url: "ftp://127.0.0.1/x" }) }),
-        "url",
-        "url_not_allowed"
-      )
-      const hook = yield* createHook()
-      yield* expectInvalid(
-        yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: { url: "not a url" } }),
-        "url",
-        "url_not_allowed"
-      )
-    }))
-
-  it.effect("GET lists the workspace's hooks in pages", () =>
-    Effect.gen(function*() {
-      // The globex workspace is otherwise empty of hooks.
-      const key = TestServer.Keys.c
-      const created = [
-        yield* createHook({ name: "h1" }, key),
-        yield* createHook({ name: "h2" }, key),
-        yield* createHook({ name: "h3" }, key)
-      ]
-      const first = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=2`, { key }), 200, HookPage)
-      assert.strictEqual(first.object, "list")
-      assert.strictEqual(first.limit, 2)
-      assert.strictEqual(first.data.length, 2)
-      assert.isTrue(first.hasMore)
-      assert.isString(first.nextCursor)
-      const second = yield* TestServer.expectOk(
-        yield* request("GET", `${hooksPath}?limit=2&cursor=${encodeURIComponent(first.nextCursor ?? "")}`, { key }),
-        200,
-        HookPage
-      )
-      assert.strictEqual(second.data.length, 1)
-      assert.isFalse(second.hasMore)
-      assert.isNull(second.nextCursor)
-      assert.sameMembers([...first.data, ...second.data].map((h) => h.id), created.map((h) => h.id))
-      assert.deepStrictEqual(
-        [...first.data, ...second.data].find((h) => h.id === created[0].id),
-        created[0]
-      )
-      const listReply = yield* request("GET", hooksPath, { key })
-      assertNoSecret(listReply, "whsec_first")
-    }))
-
-  it.effect("PATCH updates fields, merges metadata, bumps configVersion on structural changes and keeps the rest", () =>
-    Effect.gen(function*() {
-      const hook = yield* createHook({ metadata: { a: "1", b: "2" } })
-      yield* TestClock.adjust("2 seconds")
-      const now = yield* nowIso
-      const o = yield* origin
-      const reply = yield* request("PATCH", `${hooksPath}/${hook.id}`, {
-        body: {
-          name: "renamed",
-          url: `${o}/other`,
-          enabled: false,
-          onHookError: "fail-run",
-          requestTimeoutMs: 2_000,
-          metadata: { a: null, c: "3" }
-        }
-      })
-      const patched = yield* TestServer.expectOk(reply, 200, ToolApprovalHook)
-      assert.deepStrictEqual(reply.json, {
-        id: hook.id,
-        object: "tool_approval_hook",
-        name: "renamed",
-        url: `${o}/other`,
-        enabled: false,
-        onHookError: "fail-run",
-        requestTimeoutMs: 2_000,
-        metadata: { b: "2", c: "3" },
-        configVersion: hook.configVersion + 1,
-        createdAt: hook.createdAt,
-        updatedAt: now
-      })
-      assertNoSecret(reply, "whsec_first")
-      assert.deepStrictEqual((yield* request("GET", `${hooksPath}/${hook.id}`)).json, reply.json)
-
-      // An empty patch changes nothing structural.
-      const empty = yield* TestServer.expectOk(
-        yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: {} }),
-        200,
-        ToolApprovalHook
-      )
-      assert.strictEqual(empty.configVersion, patched.configVersion)
-      assert.strictEqual(empty.name, "renamed")
-      assert.strictEqual(empty.url, `${o}/other`)
-
-      // A single structural field bumps configVersion again.
-      const again = yield* TestServer.expectOk(
-        yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: { onHookError: "pause" } }),
-        200,
-        ToolApprovalHook
-      )
-      assert.strictEqual(again.configVersion, patched.configVersion + 1)
-      assert.strictEqual(again.onHookError, "pause")
-      assert.isFalse(again.enabled)
-
-      yield* expectInvalid(
-        yield* request("PATCH", `${hooksPath}/${hook.id}`, { body: { onHookError: "other" } }),
-        "onHookError"
-      )
     }))
 
   it.effect("test: an allow answer is 200 { delivered, latencyMs, decision } and the delivery is signed and well-formed", () =>
@@ -491,7 +330,7 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       yield* expectHookFailure(reply, "5000")
     }))
 
-  it.effect("rotate-secret bumps configVersion, never returns the secret, and later deliveries use the new secret", () =>
+  it.effect("after rotate-secret, deliveries are signed with the new secret, no longer the old", () =>
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
       yield* server.answerWith(HookServer.reply(200, { decision: "allow" }))
@@ -499,105 +338,14 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       const before = yield* runTest(hook.id)
       verify(before.received, "whsec_old", before.sentAt)
 
-      yield* TestClock.adjust("3 seconds")
-      const now = yield* nowIso
-      const reply = yield* request("POST", `${hooksPath}/${hook.id}/rotate-secret`, { body: { secret: "whsec_new" } })
-      const rotated = yield* TestServer.expectOk(reply, 200, ToolApprovalHook)
-      assert.deepStrictEqual(reply.json, { ...hook, configVersion: hook.configVersion + 1, updatedAt: now })
-      assertNoSecret(reply, "whsec_old", "whsec_new")
-      assert.deepStrictEqual((yield* request("GET", `${hooksPath}/${hook.id}`)).json, reply.json)
-
+      yield* TestServer.expectOk(
+        yield* request("POST", `${hooksPath}/${hook.id}/rotate-secret`, { body: { secret: "whsec_new" } }),
+        200,
+        ToolApprovalHook
+      )
       const after = yield* runTest(hook.id)
       yield* TestServer.expectOk(after.reply, 200, HookTestResult)
       verify(after.received, "whsec_new", after.sentAt)
       assert.include(verificationError(after.received, "whsec_old", after.sentAt), "No signatures found")
-
-      const missing = yield* request("POST", `${hooksPath}/${rotated.id}/rotate-secret`, { body: {} })
-      yield* expectInvalid(missing, "secret")
-      assert.strictEqual(
-        (yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook))
-          .configVersion,
-        rotated.configVersion,
-        "a refused rotation changes nothing"
-      )
     }))
-
-  it.effect("DELETE answers { id, object, deleted } and the hook is gone", () =>
-    Effect.gen(function*() {
-      const hook = yield* createHook()
-      const reply = yield* request("DELETE", `${hooksPath}/${hook.id}`)
-      yield* TestServer.expectOk(reply, 200, HookDeleted)
-      assert.deepStrictEqual(reply.json, { id: hook.id, object: "tool_approval_hook", deleted: true })
-      yield* TestServer.expectError(
-        yield* request("GET", `${hooksPath}/${hook.id}`),
-        404,
-        "not_found",
-        "tool_approval_hook_not_found"
-      )
-      yield* TestServer.expectError(
-        yield* request("DELETE", `${hooksPath}/${hook.id}`),
-        404,
-        "not_found",
-        "tool_approval_hook_not_found"
-      )
-      const page = yield* TestServer.expectOk(yield* request("GET", `${hooksPath}?limit=100`), 200, HookPage)
-      assert.notInclude(page.data.map((h) => h.id), hook.id)
-    }))
-
-  it.effect("DELETE while an agent references the hook is 409 resource_in_use naming the agents", () =>
-    Effect.gen(function*() {
-      const hook = yield* createHook()
-      const approvals = { toolExecution: { hookId: hook.id } }
-      const first = yield* Collection.agents.create({ approvals })
-      const second = yield* Collection.agents.create({ approvals: { ...approvals, autoAllow: ["read_file"] } })
-      const blocked = yield* request("DELETE", `${hooksPath}/${hook.id}`)
-      const error = yield* TestServer.expectError(blocked, 409, "api_error", "resource_in_use")
-      const ids = yield* Schema.decodeUnknownEffect(Schema.Array(Schema.String))(error.details?.["inUseByAgentIds"])
-        .pipe(
-          Effect.orDie
-        )
-      assert.sameMembers([...ids], [first.id, second.id])
-      yield* TestServer.expectOk(yield* request("GET", `${hooksPath}/${hook.id}`), 200, ToolApprovalHook)
-
-      yield* Collection.agents.update(first.id, { approvals: null })
-      const stillBlocked = yield* TestServer.expectError(
-        yield* request("DELETE", `${hooksPath}/${hook.id}`),
-        409,
-        "api_error",
-        "resource_in_use"
-      )
-      assert.deepStrictEqual(stillBlocked.details?.["inUseByAgentIds"], [second.id])
-
-      yield* TestServer.expectOk(yield* request("DELETE", `/v1/agents/${second.id}`), 200, Deleted("agent"))
-      const done = yield* request("DELETE", `${hooksPath}/${hook.id}`)
-      assert.deepStrictEqual(done.json, { id: hook.id, object: "tool_approval_hook", deleted: true })
-    }))
-
-  it.effect.each(routes)(
-    "an unknown id is 404 tool_approval_hook_not_found: $label",
-    (route) =>
-      Effect.gen(function*() {
-        yield* expectNotFound(yield* call(route, "hook_doesnotexist0000000000"), "tool_approval_hook_not_found")
-      })
-  )
-
-  it.effect.each(byOtherTenants(routes))(
-    "another workspace's hook is 403 permission_denied and absent from its list: $label",
-    ({ route, tenant }) =>
-      Effect.gen(function*() {
-        const server = yield* HookServer.HookServer
-        const hook = yield* createHook({ name: "private" })
-        const delivered = (yield* server.received).length
-        yield* expectDenied(yield* call(route, hook.id, tenant.key))
-        const page = yield* TestServer.expectOk(
-          yield* request("GET", `${hooksPath}?limit=100`, { key: tenant.key }),
-          200,
-          HookPage
-        )
-        assert.notInclude(page.data.map((h) => h.id), hook.id)
-        assert.strictEqual((yield* server.received).length, delivered, "no delivery for a foreign test call")
-        const unchanged = yield* request("GET", `${hooksPath}/${hook.id}`)
-        assert.deepStrictEqual(unchanged.json, hook)
-      })
-  )
 })

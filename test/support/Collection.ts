@@ -5,9 +5,10 @@
  * itself, and `create` / `read` / `update`, which assert the success status
  * and decode the resource, for tests that only need one to exist.
  */
-import { Effect, type Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { Agent } from "../../domain/Agent.ts"
 import { HttpConnection } from "../../domain/HttpConnection.ts"
+import { Page } from "../../domain/Page.ts"
 import { ResultHandler } from "../../domain/ResultHandler.ts"
 import { Secret } from "../../domain/Secret.ts"
 import { SecretContext } from "../../domain/SecretContext.ts"
@@ -20,6 +21,8 @@ type Call<A> = Effect.Effect<A, never, TestServer.TestApi>
 
 export interface Collection<A, C = A> {
   readonly path: string
+  /** What a read answers. */
+  readonly schema: Schema.Decoder<A>
   /** `POST <path>` */
   readonly post: (body: unknown, key?: string) => Call<TestServer.Reply>
   /** `GET <path>/<id>` */
@@ -36,7 +39,11 @@ export interface Collection<A, C = A> {
   readonly read: (id: string, key?: string) => Call<A>
   /** `patch`, asserting 200. */
   readonly update: (id: string, body: unknown, key?: string) => Call<A>
+  /** The ids of every one `key` lists, through all the pages. */
+  readonly ids: (key?: string) => Call<ReadonlyArray<string>>
 }
+
+const Listed = Page(Schema.Struct({ id: Schema.String }))
 
 const make = <A, C>(
   path: string,
@@ -50,6 +57,7 @@ const make = <A, C>(
   const patch = (id: string, body: unknown, key: string = Keys.a) => request("PATCH", `${path}/${id}`, { body, key })
   return {
     path,
+    schema,
     post,
     get,
     patch,
@@ -58,7 +66,19 @@ const make = <A, C>(
       request("POST", `${path}/${id}/${action}`, body === undefined ? { key } : { body, key }),
     create: (body = {}, key) => Effect.flatMap(post(body, key), (reply) => expectOk(reply, createStatus, createSchema)),
     read: (id, key) => Effect.flatMap(get(id, key), (reply) => expectOk(reply, 200, schema)),
-    update: (id, body, key) => Effect.flatMap(patch(id, body, key), (reply) => expectOk(reply, 200, schema))
+    update: (id, body, key) => Effect.flatMap(patch(id, body, key), (reply) => expectOk(reply, 200, schema)),
+    ids: (key = Keys.a) =>
+      Effect.gen(function*() {
+        const ids: Array<string> = []
+        let cursor: string | null = null
+        do {
+          const query: string = cursor === null ? "?limit=100" : `?limit=100&cursor=${encodeURIComponent(cursor)}`
+          const page = yield* expectOk(yield* request("GET", path + query, { key }), 200, Listed)
+          ids.push(...page.data.map((item) => item.id))
+          cursor = page.nextCursor
+        } while (cursor !== null)
+        return ids
+      })
   }
 }
 
