@@ -5,7 +5,7 @@
  * its defaults, lists and pages, PATCH and configVersion, requestTimeoutMs,
  * delete and the agents' references that refuse it, and the 404 and 403
  * tables over every route that addresses one. A resource's own rules stay in
- * its file; named adapters add CrudNames, signed webhooks CrudWebhooks.
+ * its file; tool adapters add CrudAdapters, signed webhooks CrudWebhooks.
  */
 import { assert, type Vitest } from "@effect/vitest"
 import { Effect, Schema } from "effect"
