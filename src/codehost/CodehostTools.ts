@@ -186,7 +186,14 @@ const make = Effect.gen(function*() {
     const instructions = repositories.length === 1 && offered.some((t) =>
         t.name === "codehost_get_file_content" || t.name === "codehost_checkout"
       )
-      ? yield* loadInstructions(scope, repositories[0]).pipe(Effect.orElseSucceed(() => []))
+      ? yield* loadInstructions(scope, repositories[0]).pipe(
+        Effect.catch((e) =>
+          Effect.as(
+            Effect.logWarning(`instructions of ${repositories[0]} not loaded; the run goes on without them`, e),
+            []
+          )
+        )
+      )
       : []
 
     const journal = WriteJournal.make(repo, options.runId)

@@ -113,7 +113,8 @@ export const open = (
             ? {}
             : { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolsChanged() } } }
         )
-        // An abandoned handshake (timeout, interruption) leaves nothing open.
+        // An abandoned handshake (timeout, interruption) leaves nothing open. Silent on purpose: the
+        // handshake's own failure is what the caller reports, and this listener runs outside any fiber.
         signal.addEventListener("abort", () => void client.close().catch(() => undefined))
         let connected = false
         // Set before connect: the client chains its own handlers after these.
@@ -135,12 +136,20 @@ export const open = (
 
 /** Ends a connection: Streamable HTTP sessions are ended explicitly (DELETE) so the server can free them. */
 export const close = (client: Client, timeoutMs: number): Effect.Effect<void> =>
-  Effect.promise(async () => {
+  Effect.suspend(() => {
     const transport = client.transport
-    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined)
+    return transport instanceof StreamableHTTPClientTransport
+      ? Effect.tryPromise(() => transport.terminateSession()).pipe(
+        Effect.ignore({ log: "Warn", message: "ending the MCP session (DELETE) failed" })
+      )
+      : Effect.void
   }).pipe(
     Effect.timeoutOrElse({ duration: Duration.millis(timeoutMs), orElse: () => Effect.void }),
-    Effect.andThen(Effect.promise(() => client.close().catch(() => undefined)))
+    Effect.andThen(
+      Effect.tryPromise(() => client.close()).pipe(
+        Effect.ignore({ log: "Warn", message: "closing the MCP client failed" })
+      )
+    )
   )
 
 /** Connects and performs the initialize handshake; closes the session when the scope ends. */

@@ -214,6 +214,8 @@ const make = Effect.gen(function*() {
               Deferred.doneUnsafe(slot.ready, exit)
             })
           ),
+          // Not a silent catch-all: a failed connect reaches every waiting lease through `slot.ready`,
+          // which reports it; this background fiber has nothing left to say.
           Effect.ignore
         )
       )
