@@ -16,14 +16,13 @@ import {
   HookTimeoutCeilingMs,
   type ToolApprovalHook
 } from "../../domain/ToolApprovalHook.ts"
-import { canonicalJson } from "../CanonicalJson.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SignedDelivery } from "../delivery/SignedDelivery.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, rowFields } from "../tools/AdapterCrud.ts"
 
 const decodeDecision = Schema.decodeUnknownEffect(Schema.fromJsonString(HookDecision))
 
@@ -104,15 +103,7 @@ const make = Effect.gen(function*() {
           ? current.config.requestTimeoutMs
           : patch.requestTimeoutMs ?? HookTimeoutCeilingMs
       }
-      const name = patch.name ?? current.row.name
-      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
-      const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
-      return yield* crud.save(
-        principal,
-        current,
-        { name, config: next, metadata, sealed: current.row.sealed },
-        structural
-      )
+      return yield* crud.saveEdit(principal, current, patch, next)
     }),
     rotateSecret: Effect.fn("ToolApprovalHooks.rotateSecret")(
       function*(principal: Principal, id: HookId, secret: string) {

@@ -11,12 +11,11 @@ import {
   type ResultHandlerPatch,
   ResultHandlerTimeout
 } from "../../domain/ResultHandler.ts"
-import { canonicalJson } from "../CanonicalJson.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
-import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "../tools/AdapterCrud.ts"
+import { agentsReferencing, makeCrud, rowFields } from "../tools/AdapterCrud.ts"
 
 /** The workspace a dispatch is made for. */
 export type Owner = Pick<Principal, "organizationId" | "workspaceId">
@@ -87,15 +86,7 @@ const make = Effect.gen(function*() {
             ? current.config.requestTimeoutMs
             : patch.requestTimeoutMs ?? ResultHandlerTimeout.defaultMs
         }
-        const name = patch.name ?? current.row.name
-        const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
-        const structural = name !== current.row.name || canonicalJson(next) !== canonicalJson(current.config)
-        return yield* crud.save(
-          principal,
-          current,
-          { name, config: next, metadata, sealed: current.row.sealed },
-          structural
-        )
+        return yield* crud.saveEdit(principal, current, patch, next)
       }
     ),
     rotateSecret: Effect.fn("ResultHandlers.rotateSecret")(

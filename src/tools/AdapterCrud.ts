@@ -11,6 +11,7 @@ import type { IdKind, IdOf } from "../../domain/Ids.ts"
 import { applyMetadataPatch, type Metadata, type MetadataPatch } from "../../domain/Metadata.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
+import { canonicalJson } from "../CanonicalJson.ts"
 import type { IdGenerator } from "../IdGenerator.ts"
 import { requireOwned } from "../Ownership.ts"
 import type { Sealed } from "../secrets/SecretBox.ts"
@@ -90,6 +91,27 @@ export const makeCrud = <Config, View, const Resource extends string, K extends 
       Effect.flatMap(loaded)
     )
 
+  /** Saves a new state; configVersion increments when `structural`. */
+  const save = Effect.fn(`${kind.resource}.save`)(function*(
+    principal: Principal,
+    current: Loaded<Config, Id>,
+    next: Draft<Config>,
+    structural: boolean
+  ) {
+    if (next.name !== current.row.name) yield* checkName(principal, next.name, current.row.id)
+    const row: ResourceRow<Id> = {
+      ...current.row,
+      name: next.name,
+      config: yield* Effect.orDie(encode(next.config)),
+      metadata: next.metadata,
+      sealed: next.sealed,
+      configVersion: structural ? current.row.configVersion + 1 : current.row.configVersion,
+      updatedAt: yield* nowIso
+    }
+    yield* store.update(kind.table, row).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict(next.name))))
+    return kind.view(row, next.config)
+  })
+
   return {
     view,
     load: (principal: Principal, id: Id) => load(principal, id),
@@ -129,25 +151,21 @@ export const makeCrud = <Config, View, const Resource extends string, K extends 
       yield* store.insert(kind.table, row).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict(draft.name))))
       return kind.view(row, draft.config)
     }),
-    /** Saves a new state; configVersion increments when `structural`. */
-    save: Effect.fn(`${kind.resource}.save`)(function*(
+    save,
+    /**
+     * Saves a PATCH: its name and metadata over the current ones, `config` in place of the
+     * current one, the sealed value kept; structural when the name or the config changed.
+     */
+    saveEdit: Effect.fn(`${kind.resource}.saveEdit`)(function*(
       principal: Principal,
       current: Loaded<Config, Id>,
-      next: Draft<Config>,
-      structural: boolean
+      patch: { readonly name?: string | undefined; readonly metadata?: MetadataPatch | undefined },
+      config: Config
     ) {
-      if (next.name !== current.row.name) yield* checkName(principal, next.name, current.row.id)
-      const row: ResourceRow<Id> = {
-        ...current.row,
-        name: next.name,
-        config: yield* Effect.orDie(encode(next.config)),
-        metadata: next.metadata,
-        sealed: next.sealed,
-        configVersion: structural ? current.row.configVersion + 1 : current.row.configVersion,
-        updatedAt: yield* nowIso
-      }
-      yield* store.update(kind.table, row).pipe(Effect.catchTag("NameTaken", () => Effect.fail(conflict(next.name))))
-      return kind.view(row, next.config)
+      const name = patch.name ?? current.row.name
+      const metadata = yield* mergeMetadata(current.row.metadata, patch.metadata)
+      const structural = name !== current.row.name || canonicalJson(config) !== canonicalJson(current.config)
+      return yield* save(principal, current, { name, config, metadata, sealed: current.row.sealed }, structural)
     }),
     remove: Effect.fn(`${kind.resource}.remove`)(function*(
       principal: Principal,
