@@ -15,13 +15,10 @@ import { fileKey, Files } from "../../src/artifacts/Files.ts"
 import * as S3Server from "../support/S3Server.ts"
 import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { download, everyByte, form, post, upload } from "../support/Uploads.ts"
+import { download, everyByte, form, post, sameBytes, upload } from "../support/Uploads.ts"
 
 const prefix = "svc/"
 const prod: Principal = { keyId: "key_a", organizationId: "org_acme", workspaceId: "prod" }
-const sameBytes = (a: Uint8Array | undefined, b: Uint8Array) =>
-  a !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
-
 /** The S3 server, and the service storing its artifacts there. */
 class S3Endpoint extends Context.Service<S3Endpoint, string>()("test/S3Endpoint") {}
 

@@ -20,13 +20,11 @@ import * as Collection from "../support/Collection.ts"
 import { agentWithThread } from "../support/Conversation.ts"
 import { expectDenied, expectInvalid, expectNotFound, otherTenants } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { download, everyByte, form, post, replyOf, upload } from "../support/Uploads.ts"
+import { download, everyByte, form, post, replyOf, sameBytes, upload } from "../support/Uploads.ts"
 
 /** Key a's caller (org_acme / prod), as the service sees it. */
 const prod: Principal = { keyId: "key_a", organizationId: "org_acme", workspaceId: "prod" }
 const staging: Principal = { keyId: "key_b", organizationId: "org_acme", workspaceId: "staging" }
-
-const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
 
 /** An export of `data` stored for key a's workspace. */
 const storeExport = (data: Uint8Array, threadId: ThreadId | null = null) =>

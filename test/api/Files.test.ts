@@ -13,14 +13,12 @@ import { FileDeleted, FileObject } from "../../domain/Artifact.ts"
 import { Page } from "../../domain/Page.ts"
 import { expectDenied, expectInvalid, expectNotFound, otherTenants } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
-import { download, everyByte, form, post, replyOf, upload } from "../support/Uploads.ts"
+import { download, everyByte, form, post, replyOf, sameBytes, upload } from "../support/Uploads.ts"
 
 const maxFileBytes = 256 * 1024
 const { request, expectOk, expectError } = TestServer
 
 const hex = (data: Uint8Array) => createHash("sha256").update(data).digest("hex")
-const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
-
 const FilePage = Page(FileObject)
 
 TestServer.suite({ artifacts: { ...TestServer.baseConfig(undefined, 0).artifacts, fileMaxBytes: maxFileBytes } })(

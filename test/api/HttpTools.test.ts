@@ -18,7 +18,17 @@ import { Page } from "../../domain/Page.ts"
 import { SpecTtlMs } from "../../src/tools/SpecCache.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  callIdsOf,
+  dataOf,
+  getRun,
+  outputsOf,
+  send,
+  streamOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const token = "tok-http-tools-0123456789"
@@ -128,18 +138,14 @@ const setup = (name: string, extra: Record<string, unknown> = {}, capabilities: 
     return { server, ...(yield* bearerConnection(name, server, extra, capabilities)) }
   })
 
-const call = (tool: string, input: unknown) => `/tool ${tool} ${JSON.stringify(input)}`
+const call = toolStep
 /** Several calls in one model step. */
 const calls = (...list: ReadonlyArray<readonly [string, unknown]>) =>
   `/tools ${JSON.stringify(list.map(([name, input]) => ({ name, input })))}`
 
 type Chunk = { readonly type: string } & Record<string, unknown>
-const outputsOf = (chunks: ReadonlyArray<Chunk>) =>
-  chunks.filter((c) => c.type === "tool-output-available").map((c) => c["output"])
 const errorsOf = (chunks: ReadonlyArray<Chunk>) =>
   chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
-const dataOf = (chunks: ReadonlyArray<Chunk>, type: string) =>
-  chunks.filter((c) => c.type === type).map((c) => c["data"])
 const unavailableOf = (chunks: ReadonlyArray<Chunk>) => dataOf(chunks, "data-svc-http-connection-unavailable")
 
 TestServer.suite()("http connections as tools", (it) => {
@@ -374,7 +380,7 @@ TestServer.suite()("http connections as tools", (it) => {
         body: Array.from({ length: 200 }, (_, i) => ({ id: i, name: `pet ${i}` }))
       })
       const fullText = JSON.stringify({ status: 200, statusText: "OK", body: { story: "é".repeat(2_000) } })
-      assert.sameDeepMembers(overflows, [
+      assert.sameDeepMembers([...overflows], [
         {
           toolCallId: listCall,
           toolName: "api__capped__getPetById",

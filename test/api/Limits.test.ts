@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 import { RunReceipt } from "../../domain/Run.ts"
 import { noLimits } from "../../src/access/LimitsConfig.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, send, startRun, streamOf } from "../support/Conversation.ts"
+import { agentWithThread, firstDataOf, getRun, send, startRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -158,11 +158,6 @@ TestServer.suite({ limits: { ...noLimits, maxActiveRunsPerWorkspace: 2 } })("act
     }))
 })
 
-const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
-  const found = chunks.find((c) => c.type === type)
-  return found !== undefined && "data" in found ? found.data : undefined
-}
-
 TestServer.suite({
   routePrices: "scripted=1000/1000",
   limits: { ...noLimits, spendQuotas: new Map([["org_acme", { cents: 10, period: "day" as const }]]) },
@@ -175,13 +170,13 @@ TestServer.suite({
       const { thread } = yield* agentWithThread()
       const receipt = yield* startRun(thread.id, { input: "/steps 4" })
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "insufficient_quota" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "insufficient_quota" })
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, "insufficient_quota")
       assert.strictEqual(run.usage?.steps, 1)
       assert.isAtLeast(run.usage?.costCents ?? 0, 10)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), run.usage)
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-usage"), run.usage)
 
       const refused = yield* api.request("POST", "/v1/runs", { body: { threadId: thread.id, input: "again" } })
       const error = yield* TestServer.expectError(refused, 429, "insufficient_quota", "insufficient_quota")

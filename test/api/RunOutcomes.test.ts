@@ -11,16 +11,11 @@ import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, getRun, startRun, streamOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, firstDataOf, getRun, startRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const types = (chunks: ReadonlyArray<{ readonly type: string }>) => chunks.map((c) => c.type)
-
-const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
-  const found = chunks.find((c) => c.type === type)
-  return found !== undefined && "data" in found ? found.data : undefined
-}
 
 const threadStatus = (threadId: string) =>
   Effect.map(
@@ -66,7 +61,7 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
         toolCallId: callIdsOf(chunks)[1],
         errorText: "step_duration_exceeded: the step ran past its time bound."
       })
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "step_duration_exceeded" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "step_duration_exceeded" })
       assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "stop" })
       assert.isDefined(message)
       const run = yield* getRun(receipt.runId)
@@ -75,7 +70,7 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
       assert.isUndefined(run.error)
       // Usage so far: both model calls were metered; the interrupted step is not checkpointed but billed.
       assert.strictEqual(run.usage?.steps, 2)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), run.usage)
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-usage"), run.usage)
       assert.strictEqual(yield* threadStatus(thread.id), "idle")
     }).pipe(Effect.scoped))
 
@@ -91,7 +86,7 @@ TestServer.suite({ maxStepMs: 5000 })("per-step time bound", (it) => {
       yield* TestClock.adjust("4000 millis")
       yield* gate.open
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: null })
     }).pipe(Effect.scoped))
 })
 
@@ -108,7 +103,7 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
       const message =
         "The agent repeated the same tool call (lookup) with the same input and the same result 5 times in a row; the run was halted."
       assert.deepStrictEqual(errors, [message])
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "agent_loop_halted" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "agent_loop_halted" })
       assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "error" })
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "failed")
@@ -124,12 +119,12 @@ TestServer.suite()("repeat-loop halt, worker sub-streams", (it) => {
       const four = yield* startRun(thread.id, {
         input: [...Array.from({ length: 4 }, () => "/tool lookup {}"), "/text ok"].join("\n")
       })
-      assert.deepStrictEqual(dataOf((yield* streamOf(four.runId)).chunks, "data-svc-terminal"), {
+      assert.deepStrictEqual(firstDataOf((yield* streamOf(four.runId)).chunks, "data-svc-terminal"), {
         terminalReason: null
       })
       // `/steps 8` calls `noop` with a different input each step.
       const varied = yield* startRun(thread.id, { input: "/steps 8" })
-      assert.deepStrictEqual(dataOf((yield* streamOf(varied.runId)).chunks, "data-svc-terminal"), {
+      assert.deepStrictEqual(firstDataOf((yield* streamOf(varied.runId)).chunks, "data-svc-terminal"), {
         terminalReason: null
       })
       assert.strictEqual((yield* getRun(varied.runId)).usage?.steps, 8)
@@ -206,14 +201,14 @@ TestServer.suite({ routePrices: "scripted=1000/1000", maxRunCents: 30 })("per-ru
           ...(budget === undefined ? {} : { budgetCents: budget })
         })
         const { chunks } = yield* streamOf(receipt.runId)
-        assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "per_run_cap_exceeded" })
+        assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "per_run_cap_exceeded" })
         assert.deepStrictEqual(chunks.at(-1), { type: "finish", finishReason: "stop" })
         const run = yield* getRun(receipt.runId)
         assert.strictEqual(run.status, "completed")
         assert.strictEqual(run.terminalReason, "per_run_cap_exceeded")
         assert.isAtLeast(run.usage?.costCents ?? 0, 30)
         assert.isBelow(run.usage?.steps ?? 100, 100)
-        assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), run.usage)
+        assert.deepStrictEqual(firstDataOf(chunks, "data-svc-usage"), run.usage)
       }
     }))
 
@@ -222,7 +217,7 @@ TestServer.suite({ routePrices: "scripted=1000/1000", maxRunCents: 30 })("per-ru
       const { thread } = yield* agentWithThread()
       const receipt = yield* startRun(thread.id, { input: "/steps 100", budgetCents: 1 })
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
       assert.strictEqual((yield* getRun(receipt.runId)).usage?.steps, 1)
     }))
 })

@@ -12,7 +12,7 @@ import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, callIdsOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
+import { agentWithThread, callIdsOf, firstDataOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { frames, parseWithAi } from "../support/UiStream.ts"
@@ -20,11 +20,6 @@ import { frames, parseWithAi } from "../support/UiStream.ts"
 const json = { accept: "application/json" }
 
 const types = (chunks: ReadonlyArray<{ readonly type: string }>) => chunks.map((c) => c.type)
-
-const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown => {
-  const found = chunks.find((c) => c.type === type)
-  return found !== undefined && "data" in found ? found.data : undefined
-}
 
 TestServer.suite()("runs", (it) => {
   it.effect("a message streams its run: SSE frames with ordered ids, headers, start.messageId = run id; the ai package folds it", () =>
@@ -55,13 +50,13 @@ TestServer.suite()("runs", (it) => {
       assert.strictEqual(frames(reply.text).at(-1)?.data, "[DONE]")
       assert.strictEqual(parsed.message?.id, runId)
       assert.strictEqual(textOf(parsed.message), "Echo: hello")
-      assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.deepStrictEqual(firstDataOf(parsed.chunks, "data-svc-terminal"), { terminalReason: null })
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
 
       const run = yield* getRun(runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, null)
-      assert.deepStrictEqual(dataOf(parsed.chunks, "data-svc-usage"), run.usage)
+      assert.deepStrictEqual(firstDataOf(parsed.chunks, "data-svc-usage"), run.usage)
       assert.strictEqual(run.usage?.steps, 1)
       assert.deepStrictEqual(run.config, {
         band: "core",
@@ -220,7 +215,7 @@ TestServer.suite()("runs", (it) => {
       }]
       const capped = yield* streamOf((yield* startRun(thread.id, { input: `/tools ${JSON.stringify(calls)}` })).runId)
       const echoCall = callIdsOf(capped.chunks)[1]
-      assert.deepStrictEqual(dataOf(capped.chunks, "data-svc-tool-result-overflow"), {
+      assert.deepStrictEqual(firstDataOf(capped.chunks, "data-svc-tool-result-overflow"), {
         toolCallId: echoCall,
         toolName: "mcp__gate8__echo",
         bytes: 3_000,
@@ -462,7 +457,7 @@ TestServer.suite()("runs", (it) => {
       const { thread } = yield* agentWithThread()
       const receipt = yield* startRun(thread.id, { input: "/steps 5", maxSteps: 2 })
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_steps_exceeded" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "max_steps_exceeded" })
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, "max_steps_exceeded")
@@ -490,7 +485,7 @@ TestServer.suite()("runs", (it) => {
       assert.strictEqual((yield* getRun(receipt.runId)).status, "running")
       yield* TestClock.adjust("1 millis")
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "max_duration_exceeded" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "max_duration_exceeded" })
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.terminalReason, "max_duration_exceeded")
@@ -503,10 +498,13 @@ TestServer.suite()("runs", (it) => {
       const schema = { type: "object", properties: { a: { type: "number" } }, required: ["a"] }
       const good = yield* startRun(thread.id, { input: "/output {\"a\":1}", outputSchema: schema })
       const goodStream = yield* streamOf(good.runId)
-      assert.deepStrictEqual(dataOf(goodStream.chunks, "data-svc-terminal"), { terminalReason: null, output: { a: 1 } })
+      assert.deepStrictEqual(firstDataOf(goodStream.chunks, "data-svc-terminal"), {
+        terminalReason: null,
+        output: { a: 1 }
+      })
       const bad = yield* startRun(thread.id, { input: "/output {\"a\":\"x\"}", outputSchema: schema })
       const badStream = yield* streamOf(bad.runId)
-      assert.deepStrictEqual(dataOf(badStream.chunks, "data-svc-terminal"), { terminalReason: null })
+      assert.deepStrictEqual(firstDataOf(badStream.chunks, "data-svc-terminal"), { terminalReason: null })
       assert.isTrue(badStream.chunks.some((c) => c.type === "error"))
       const invalid = yield* api.request("POST", `/v1/threads/${thread.id}/messages`, {
         body: { input: "x", outputSchema: { type: "nonsense" } },
@@ -684,12 +682,12 @@ TestServer.suite({ routePrices: "scripted=1000/1000" })("runs with priced routes
       const { thread } = yield* agentWithThread()
       const receipt = yield* startRun(thread.id, { input: "/steps 4", budgetCents: 1 })
       const { chunks } = yield* streamOf(receipt.runId)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-terminal"), { terminalReason: "budget_exceeded" })
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
       assert.strictEqual(run.usage?.steps, 1)
       assert.isAtLeast(run.usage?.costCents ?? 0, 1)
-      assert.deepStrictEqual(dataOf(chunks, "data-svc-usage"), run.usage)
+      assert.deepStrictEqual(firstDataOf(chunks, "data-svc-usage"), run.usage)
     }))
 })
 

@@ -18,6 +18,7 @@ import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import * as Collection from "../support/Collection.ts"
 import {
   agentWithThread,
+  dataOf,
   getRun,
   getThread,
   outputsOf,
@@ -28,7 +29,7 @@ import {
 } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, reply } from "../support/HookServer.ts"
-import { dataOf, delegate, subStream, tasksAnnounced, tasksOf, workerRunIdOf } from "../support/Subagents.ts"
+import { delegate, subStream, tasksAnnounced, tasksOf, workerRunIdOf } from "../support/Subagents.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const interactionsOf = (query: string) =>

@@ -80,9 +80,17 @@ export const getThread = (threadId: string) =>
 export const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
   chunks.flatMap((c) => (c.type === "tool-output-available" && "output" in c ? [c.output] : []))
 
+/** The data of a stream's chunks of `type` (`data-svc-usage`, ...), in order. */
+export const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): ReadonlyArray<unknown> =>
+  chunks.flatMap((c) => (c.type === type && "data" in c ? [c.data] : []))
+
+/** The data of a stream's first chunk of `type`, undefined when there is none. */
+export const firstDataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): unknown =>
+  dataOf(chunks, type)[0]
+
 /** The data of a stream's `data-svc-tool-result-overflow` chunks, in order. */
 export const overflowsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
-  chunks.flatMap((c) => (c.type === "data-svc-tool-result-overflow" && "data" in c ? [c.data] : []))
+  dataOf(chunks, "data-svc-tool-result-overflow")
 
 /** The scripted model's directive for one step calling `tool` with `input`. */
 export const toolStep = (tool: string, input: unknown = {}) => `/tool ${tool} ${JSON.stringify(input)}`

@@ -23,11 +23,6 @@ export const tasksOf = (
 ): ReadonlyArray<typeof TaskData.Type> =>
   chunks.flatMap((c) => (c.type === "data-svc-task" && "data" in c ? [decodeTask(c.data)] : []))
 
-export const dataOf = (
-  chunks: ReadonlyArray<Chunk | { readonly type: string }>,
-  type: string
-): ReadonlyArray<unknown> => chunks.flatMap((c) => (c.type === type && "data" in c ? [c.data] : []))
-
 /** A worker's sub-stream, read to its end (the worker's end, or its park) and parsed by the `ai` package. */
 export const subStream = (rootRunId: string, workerRef: string, lastEventId?: string) =>
   Effect.gen(function*() {

@@ -17,6 +17,10 @@ export interface Part {
 /** Every byte value, `repeat` times over: a file no text decoding survives. */
 export const everyByte = (repeat = 1): Uint8Array => new Uint8Array(256 * repeat).map((_, i) => i % 256)
 
+/** Whether `a` holds exactly the bytes of `b` (not when there is no `a`). */
+export const sameBytes = (a: Uint8Array | undefined, b: Uint8Array): boolean =>
+  a !== undefined && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0
+
 const bytesOf = (data: Uint8Array | string): Uint8Array<ArrayBuffer> =>
   typeof data === "string" ? new TextEncoder().encode(data) : new Uint8Array(data)
 
