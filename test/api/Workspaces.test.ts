@@ -15,7 +15,7 @@ import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, getRun, getThread, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
-import { listen } from "../support/McpServers.ts"
+import { listen } from "../support/HttpPeer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 class Peers

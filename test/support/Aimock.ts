@@ -10,7 +10,7 @@
 import { LLMock } from "@copilotkit/aimock"
 import { Clock, type Duration, Effect, Queue, Redacted, Schema, type Scope } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { listen } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
 
 export const apiKey = "sk-aimock-test-key"
 export const redactedKey = Redacted.make(apiKey)

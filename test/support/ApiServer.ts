@@ -8,7 +8,7 @@
  */
 import { Effect, type Scope } from "effect"
 import type { IncomingHttpHeaders } from "node:http"
-import { listen } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
 
 export interface Received {
   readonly method: string

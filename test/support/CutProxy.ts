@@ -6,7 +6,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { type IncomingMessage, request, type ServerResponse } from "node:http"
-import { listen } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
 
 export interface Forwarded {
   readonly method: string

@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { listen } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
 
 const run = promisify(execFile)
 

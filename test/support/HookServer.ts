@@ -7,8 +7,9 @@
  */
 import { assert } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http"
+import type { IncomingHttpHeaders, ServerResponse } from "node:http"
 import Stripe from "stripe"
+import { bodyText, listen } from "./HttpPeer.ts"
 
 export interface Received {
   readonly method: string
@@ -89,37 +90,17 @@ export class HookServer extends Context.Service<HookServer, {
         }
       }
 
-      const server = createServer((req, res) => {
-        const chunks: Array<Buffer> = []
-        req.on("data", (chunk: Buffer) => chunks.push(chunk))
-        req.on("end", () => {
+      const port = yield* listen((req, res) => {
+        void bodyText(req).then((body) => {
           const current = answer
-          received.push({
-            method: req.method ?? "",
-            path: req.url ?? "",
-            headers: req.headers,
-            body: Buffer.concat(chunks).toString("utf8")
-          })
+          received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body })
           if (current._tag === "Hold") held.push(res)
           else res.writeHead(current.status, { "content-type": current.contentType }).end(current.body)
           notify()
         })
       })
-
-      const port = yield* Effect.acquireRelease(
-        Effect.callback<number>((resume) => {
-          server.listen(0, "127.0.0.1", () => {
-            const address = server.address()
-            resume(Effect.succeed(typeof address === "object" && address !== null ? address.port : 0))
-          })
-        }),
-        () =>
-          Effect.callback<void>((resume) => {
-            release()
-            server.closeAllConnections()
-            server.close(() => resume(Effect.void))
-          })
-      )
+      // Registered after the server's own finalizer, so it runs first: held requests are answered before it closes.
+      yield* Effect.addFinalizer(() => Effect.sync(release))
 
       return HookServer.of({
         origin: `http://127.0.0.1:${port}`,

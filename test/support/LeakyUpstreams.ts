@@ -10,7 +10,8 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { Deferred, Effect, type Scope } from "effect"
 import type { IncomingMessage } from "node:http"
-import { listen, sdkEndpoint } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
+import { sdkEndpoint } from "./McpServers.ts"
 
 export interface EchoMcp {
   readonly url: string

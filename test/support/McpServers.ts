@@ -10,9 +10,9 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Effect, type Scope } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
-import { createServer as createHttpsServer } from "node:https"
+import type { IncomingMessage, ServerResponse } from "node:http"
 import { fileURLToPath } from "node:url"
+import { listen } from "./HttpPeer.ts"
 import { freePort } from "./TestServer.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -89,32 +89,6 @@ export const everything = (transport: EverythingTransport): Effect.Effect<Runnin
   })
 
 // ---- a bearer-protected SDK server -------------------------------------------
-
-/**
- * Listens on an ephemeral 127.0.0.1 port; closes (dropping open connections) with the scope.
- * `tls`: an HTTPS server with that key and certificate.
- */
-export const listen = (
-  handler: (req: IncomingMessage, res: ServerResponse) => void,
-  tls?: { readonly key: string; readonly cert: string }
-): Effect.Effect<number, never, Scope.Scope> =>
-  Effect.map(
-    Effect.acquireRelease(
-      Effect.callback<Server>((resume) => {
-        const server = tls === undefined ? createServer(handler) : createHttpsServer(tls, handler)
-        server.listen(0, "127.0.0.1", () => resume(Effect.succeed(server)))
-      }),
-      (server) =>
-        Effect.callback<void>((resume) => {
-          server.closeAllConnections()
-          server.close(() => resume(Effect.void))
-        })
-    ),
-    (server) => {
-      const address = server.address()
-      return typeof address === "object" && address !== null ? address.port : 0
-    }
-  )
 
 /**
  * A stateless Streamable HTTP MCP endpoint on an ephemeral port: every POST is

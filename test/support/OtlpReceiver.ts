@@ -7,6 +7,7 @@
  */
 import { Effect, Schema } from "effect"
 import { createServer, type IncomingMessage } from "node:http"
+import { bodyBytes } from "./HttpPeer.ts"
 import { protobufSpans } from "./OtlpProtobuf.ts"
 
 export type AttributeValue = string | number | boolean
@@ -122,20 +123,12 @@ const jsonMetrics = (body: Buffer): Array<ReceivedMetric> =>
     )
   )
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<Buffer>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks)))
-    req.on("error", reject)
-  })
-
 /** The receiver on an ephemeral port, closed with the scope. */
 export const start = Effect.acquireRelease(
   Effect.promise(async () => {
     const posts: Array<Post> = []
     const server = createServer(async (req, res) => {
-      const body = await readBody(req)
+      const body = await bodyBytes(req)
       const known = req.method === "POST" && (req.url === "/v1/traces" || req.url === "/v1/metrics")
       if (known) {
         posts.push({ path: req.url ?? "", contentType: req.headers["content-type"] ?? "", headers: req.headers, body })

@@ -17,6 +17,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import { Effect, Option, Schema, type Scope } from "effect"
 import { randomUUID } from "node:crypto"
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from "node:http"
+import { bodyText } from "./HttpPeer.ts"
 
 export interface Seen {
   /** GET, POST or DELETE. */
@@ -55,15 +56,6 @@ export interface SessionServer {
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 const RpcMethod = Schema.Struct({ method: Schema.String })
 const decodeMethod = Schema.decodeUnknownOption(RpcMethod)
-
-const readBody = (req: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    let text = ""
-    req.setEncoding("utf8")
-    req.on("data", (chunk: string) => (text += chunk))
-    req.on("end", () => resolve(text))
-    req.on("error", reject)
-  })
 
 const header = (req: IncomingMessage, name: string): string | undefined => {
   const value = req.headers[name]
@@ -131,7 +123,7 @@ export const sessionServerOn = (port: number): Effect.Effect<SessionServer, neve
     }
 
     const handle = async (req: IncomingMessage, res: ServerResponse) => {
-      const raw = req.method === "POST" ? await readBody(req) : ""
+      const raw = req.method === "POST" ? await bodyText(req) : ""
       const body = req.method === "POST" ? Option.getOrUndefined(decodeJson(raw)) : undefined
       const sessionId = header(req, "mcp-session-id")
       seen.push({

@@ -4,7 +4,7 @@
  * answer 404.
  */
 import { Effect, type Scope } from "effect"
-import { listen } from "./McpServers.ts"
+import { listen } from "./HttpPeer.ts"
 
 export interface Document {
   readonly status?: number

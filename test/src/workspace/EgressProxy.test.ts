@@ -15,7 +15,7 @@ import { join } from "node:path"
 import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import { addressRefusal, type EgressRules, hostRefusal } from "../../../src/workspace/NetworkPolicy.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
-import { listen } from "../../support/McpServers.ts"
+import { listen } from "../../support/HttpPeer.ts"
 
 const records = { "allowed.test": "127.0.0.1", "wild.example.test": "127.0.0.1", "service.test": "127.0.0.1" }
 

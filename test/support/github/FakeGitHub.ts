@@ -16,7 +16,7 @@ import { rmSync } from "node:fs"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { join } from "node:path"
 import { backend } from "../GitServer.ts"
-import { listen } from "../McpServers.ts"
+import { bodyText, listen } from "../HttpPeer.ts"
 import { FakeState, type Level, type Permissions, type Repo, type Token } from "./FakeState.ts"
 import { type FaultAnswer, type Faulted, type Hold, Interceptions } from "./Interceptions.ts"
 import { routes as appRoutes } from "./RoutesApp.ts"
@@ -92,13 +92,6 @@ const compile = (path: string) =>
   new RegExp(
     `^${path.replace(/\{(\w+)\}/g, (_, name: string) => (name === "path" ? "(?<path>.+)" : `(?<${name}>[^/]+)`))}$`
   )
-
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-  })
 
 const send = (res: ServerResponse, status: number, body: unknown) => {
   if (body === undefined) return void res.writeHead(status).end()
@@ -187,7 +180,7 @@ export const start = (
       if (route === undefined || route.m === null) {
         return send(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest" })
       }
-      const raw = await readBody(req)
+      const raw = await bodyText(req)
       const body = raw === "" ? {} : (JSON.parse(raw) as Record<string, unknown>)
       if (raw !== "") {
         received.push({ line: `${req.method} ${url.pathname}`, body })
