@@ -10,11 +10,11 @@ import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import Stripe from "stripe"
 import { Interaction } from "../../domain/Interaction.ts"
-import { Page } from "../../domain/Page.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { hold, HookServer, reply, replyText } from "../support/HookServer.ts"
+import { pendingOf } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const stripe = new Stripe("sk_test_unused")
@@ -34,15 +34,6 @@ const setup = (name: string, policy: Record<string, unknown>, agentExtra: Record
 
 const hookFor = (origin: string, extra: Record<string, unknown> = {}) =>
   Collection.toolApprovalHooks.create({ name: "reviewer", url: `${origin}/review`, secret: hookSecret, ...extra })
-
-const pendingOf = (runId: string) =>
-  Effect.map(
-    Effect.flatMap(
-      TestServer.request("GET", `/v1/interactions?runId=${runId}&status=pending`),
-      (r) => TestServer.expectOk(r, 200, Page(Interaction))
-    ),
-    (p) => p.data
-  )
 
 const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
 /** The scripted model's answer after the echo tool: the result as it read it, in the untrusted envelope (servers are untrusted by default). */

@@ -11,10 +11,9 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { CodehostConnection } from "../../domain/Codehost.ts"
-import { Interaction } from "../../domain/Interaction.ts"
-import { Page } from "../../domain/Page.ts"
 import { agentWithThread, getRun, outputsOf, send, streamOf, textOf, toolStep } from "../support/Conversation.ts"
 import * as Harness from "../support/github/Harness.ts"
+import { approveAll } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const { request, expectOk } = TestServer
@@ -22,16 +21,7 @@ const workspace = { type: "managed", network: { mode: "restricted", allowDomains
 
 const approve = (runId: string) =>
   Effect.gen(function*() {
-    const pending = yield* expectOk(
-      yield* request("GET", `/v1/interactions?runId=${runId}&status=pending`),
-      200,
-      Page(Interaction)
-    )
-    for (const p of pending.data) {
-      yield* request("POST", `/v1/interactions/${p.id}/resolve`, {
-        body: { inputResponses: [{ requestId: p.id, optionId: "approve" }] }
-      })
-    }
+    yield* approveAll(runId)
     return yield* streamOf(runId)
   })
 

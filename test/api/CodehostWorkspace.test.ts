@@ -11,34 +11,14 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { Interaction } from "../../domain/Interaction.ts"
-import { Page } from "../../domain/Page.ts"
 import { agentWithThread, getRun, outputsOf, send, streamOf, textOf, toolStep } from "../support/Conversation.ts"
 import { gitRun } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
+import { approveAll, pendingOf } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const { request, expectOk } = TestServer
+const { request } = TestServer
 const network = { mode: "restricted", allowDomains: ["example.com"] }
-
-const pendingOf = (runId: string) =>
-  Effect.map(
-    Effect.flatMap(request("GET", `/v1/interactions?runId=${runId}&status=pending`), (r) =>
-      expectOk(r, 200, Page(Interaction))),
-    (p) =>
-      p.data
-  )
-
-const approveAll = (runId: string) =>
-  Effect.gen(function*() {
-    const pending = yield* pendingOf(runId)
-    for (const p of pending) {
-      yield* request("POST", `/v1/interactions/${p.id}/resolve`, {
-        body: { inputResponses: [{ requestId: p.id, optionId: "approve" }] }
-      })
-    }
-    return pending
-  })
 
 /** Every file under `dir` (the workspace on the host), as text. */
 const filesUnder = (dir: string): ReadonlyArray<string> =>

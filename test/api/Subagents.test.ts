@@ -29,16 +29,9 @@ import {
 } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { HookServer, reply } from "../support/HookServer.ts"
+import { interactions } from "../support/Interactions.ts"
 import { delegate, subStream, tasksAnnounced, tasksOf, workerRunIdOf } from "../support/Subagents.ts"
 import * as TestServer from "../support/TestServer.ts"
-
-const interactionsOf = (query: string) =>
-  Effect.map(
-    Effect.flatMap(TestServer.request("GET", `/v1/interactions?${query}`), (r) =>
-      TestServer.expectOk(r, 200, Page(Interaction))),
-    (p) =>
-      p.data
-  )
 
 const waitTool = (server: string) => `/tool mcp__${server}__wait {}`
 
@@ -206,12 +199,12 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
         "mcp__guarded__echo"
       ])
       assert.strictEqual((yield* getRun(receipt.runId)).status, "waiting_for_approval")
-      const tree = yield* interactionsOf(`rootRunId=${receipt.runId}`)
+      const tree = yield* interactions(`rootRunId=${receipt.runId}`)
       assert.deepStrictEqual<unknown>(tree.map((i) => [i.id, i.runId, i.rootRunId, i.workerRef, i.status]), [
         [requested.interactionId, workerRunId, receipt.runId, task.workerRef, "pending"]
       ])
-      assert.deepStrictEqual(yield* interactionsOf(`runId=${receipt.runId}`), [])
-      assert.strictEqual((yield* interactionsOf(`runId=${workerRunId}`)).length, 1)
+      assert.deepStrictEqual(yield* interactions(`runId=${receipt.runId}`), [])
+      assert.strictEqual((yield* interactions(`runId=${workerRunId}`)).length, 1)
       // Resolved through the batch route under the root's id.
       const resolved = yield* TestServer.expectOk(
         yield* TestServer.request("POST", `/v1/runs/${receipt.runId}/interactions/resolve`, {
@@ -268,7 +261,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
         receipt.runId,
         false
       ])
-      const [pending] = yield* interactionsOf(`runId=${receipt.runId}`)
+      const [pending] = yield* interactions(`runId=${receipt.runId}`)
       yield* TestServer.expectOk(
         yield* TestServer.request("POST", `/v1/interactions/${pending.id}/resolve`, {
           body: { inputResponses: [{ requestId: pending.id, optionId: "approve" }] }
@@ -333,7 +326,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
         "cancelled",
         "interaction_timeout"
       ]])
-      assert.deepStrictEqual((yield* interactionsOf(`rootRunId=${receipt.runId}`)).map((i) => i.status), ["cancelled"])
+      assert.deepStrictEqual((yield* interactions(`rootRunId=${receipt.runId}`)).map((i) => i.status), ["cancelled"])
       assert.deepStrictEqual((yield* subStream(receipt.runId, task.workerRef)).chunks.at(-1), {
         type: "abort",
         reason: "interaction_timeout"

@@ -9,10 +9,11 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { Effect, type Scope } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
+import { spawn } from "node:child_process"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { fileURLToPath } from "node:url"
 import { listen } from "./HttpPeer.ts"
+import { waitForExit } from "./ServiceProcess.ts"
 import { freePort } from "./TestServer.ts"
 
 const root = fileURLToPath(new URL("../..", import.meta.url))
@@ -44,12 +45,6 @@ const readyLine: Record<EverythingTransport, RegExp> = {
 }
 
 const endpoint: Record<EverythingTransport, string> = { streamableHttp: "/mcp", sse: "/sse" }
-
-const waitForExit = (child: ChildProcess) =>
-  Effect.callback<void>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    child.once("exit", () => resume(Effect.void))
-  })
 
 export interface Running {
   /** The MCP endpoint to register. */
