@@ -8,11 +8,9 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Effect, Layer, Logger, Redacted, References } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, Layer, Logger, References } from "effect"
 import { Thread } from "../../domain/Thread.ts"
 import { agentWithThread, getRun, send } from "../support/Conversation.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 interface Logged {
@@ -32,14 +30,7 @@ const capture = Logger.layer([
 ])
 
 /** The service (its log lines captured) plus a SQL client on its database, to inject the fault. */
-const Harness = Layer.unwrap(
-  Effect.gen(function*() {
-    const db = yield* testDatabase
-    const runnerPort = yield* TestServer.freePort
-    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(TestServer.layerWith(TestServer.baseConfig(db.url, runnerPort)), sql)
-  })
-).pipe(Layer.provide(Reactivity.layer), Layer.provide(capture))
+const Harness = TestServer.layerWithSql().pipe(Layer.provide(capture))
 
 /** Every follow-up claim fails while the fault is in place. */
 const injectFault = Effect.gen(function*() {

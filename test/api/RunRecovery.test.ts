@@ -6,8 +6,7 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
@@ -15,22 +14,11 @@ import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { RecoveryRepo } from "../../src/store/RecoveryRepo.ts"
 import { nowIso } from "../../src/Time.ts"
 import { agentWithThread, getRun, startRun, streamOf } from "../support/Conversation.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 
 /** The service plus a SQL client on its database, to stage what a crash leaves behind. */
-const Harness = Layer.unwrap(
-  Effect.gen(function*() {
-    const db = yield* testDatabase
-    const runnerPort = yield* TestServer.freePort
-    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 2 }).pipe(Layer.orDie)
-    return Layer.mergeAll(
-      TestServer.layerWith(TestServer.baseConfig(db.url, runnerPort)),
-      RecoveryRepo.layer.pipe(Layer.provideMerge(sql))
-    )
-  })
-).pipe(Layer.provide(Reactivity.layer))
+const Harness = RecoveryRepo.layer.pipe(Layer.provideMerge(TestServer.layerWithSql({}, 2)))
 
 /** Stages what a crash leaves behind: a run copied from `from`, active on `threadId` and holding it. */
 const stageRun = (options: {

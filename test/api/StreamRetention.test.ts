@@ -7,31 +7,18 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Effect, Layer, Redacted, Schema } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { agentWithThread, getRun, send, streamOf } from "../support/Conversation.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The service plus a SQL client on its database, to count what the purge left. */
-const Harness = Layer.unwrap(
-  Effect.gen(function*() {
-    const db = yield* testDatabase
-    const runnerPort = yield* TestServer.freePort
-    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(
-      TestServer.layerWith({
-        ...TestServer.baseConfig(db.url, runnerPort),
-        eventRetentionDays: 30,
-        // The test runs the recovery pass itself: a background pass every 30 s of a 30-day jump is 86,400 passes.
-        recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000
-      }),
-      sql
-    )
-  })
-).pipe(Layer.provide(Reactivity.layer))
+const Harness = TestServer.layerWithSql({
+  eventRetentionDays: 30,
+  // The test runs the recovery pass itself: a background pass every 30 s of a 30-day jump is 86,400 passes.
+  recoveryIntervalMs: 7 * 24 * 60 * 60 * 1000
+})
 
 const storedChunks = (runId: string) =>
   Effect.gen(function*() {

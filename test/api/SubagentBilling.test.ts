@@ -6,11 +6,9 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Effect, Layer, Redacted } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Effect } from "effect"
 import { agentWithThread, dataOf, getRun, send, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { delegate, subStream, tasksOf } from "../support/Subagents.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 TestServer.suite({ routePrices: "scripted=1000/1000" })("subagent budget", (it) => {
@@ -38,17 +36,7 @@ TestServer.suite({ routePrices: "scripted=1000/1000" })("subagent budget", (it) 
 })
 
 /** The service plus a SQL client on its database, to inject a fault. */
-const FaultHarness = Layer.unwrap(
-  Effect.gen(function*() {
-    const db = yield* testDatabase
-    const runnerPort = yield* TestServer.freePort
-    const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-    return Layer.mergeAll(
-      TestServer.layerWith({ ...TestServer.baseConfig(db.url, runnerPort), routePrices: "scripted=1000/1000" }),
-      sql
-    )
-  })
-).pipe(Layer.provide(Reactivity.layer))
+const FaultHarness = TestServer.layerWithSql({ routePrices: "scripted=1000/1000" })
 
 TestServer.suiteWith(FaultHarness)("subagent engine fault", (it) => {
   it.effect("an engine fault in a worker is credited: billed $0, listed as a $0 subagent_run row; the root gets a tool error and goes on", () =>

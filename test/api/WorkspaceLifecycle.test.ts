@@ -10,34 +10,21 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Clock, Effect, Layer, Redacted, Schema } from "effect"
-import * as Reactivity from "effect/reactivity/Reactivity"
+import { Clock, Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { agentWithThread, bashStep, getRun, getThread, outputsOf, send } from "../support/Conversation.ts"
-import { testDatabase } from "../support/TestDatabase.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const harness = (snapshotMaxBytes: number) =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const db = yield* testDatabase
-      const runnerPort = yield* TestServer.freePort
-      const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections: 1 }).pipe(Layer.orDie)
-      return Layer.mergeAll(
-        // The tests run each pass themselves after moving the clock by days: scheduled passes every
-        // 6 hours keep a move of 2 days from running thousands of them.
-        TestServer.layerWith({
-          ...TestServer.baseConfig(db.url, runnerPort),
-          workspaceSnapshotMaxBytes: snapshotMaxBytes,
-          recoveryIntervalMs: 6 * 60 * 60 * 1000
-        }),
-        sql
-      )
-    })
-  ).pipe(Layer.provide(Reactivity.layer))
+  TestServer.layerWithSql({
+    workspaceSnapshotMaxBytes: snapshotMaxBytes,
+    // The tests run each pass themselves after moving the clock by days: scheduled passes every
+    // 6 hours keep a move of 2 days from running thousands of them.
+    recoveryIntervalMs: 6 * 60 * 60 * 1000
+  })
 
 const offline = { type: "managed", shell: true, network: { mode: "offline" } }
 

@@ -3,9 +3,11 @@
  * PostgreSQL database, with three seeded keys, plus a small client for it.
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
+import { PgClient } from "@effect/sql-pg"
 import { layer as vitestLayer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { HttpServer } from "effect/http"
+import * as Reactivity from "effect/reactivity/Reactivity"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer, type Server } from "node:net"
 import { tmpdir } from "node:os"
@@ -181,6 +183,21 @@ export const layer = (overrides: Partial<ServiceConfigShape> = {}) =>
       return layerWith({ ...baseConfig(db.url, runnerPort), ...overrides })
     })
   )
+
+/**
+ * The service on a fresh PostgreSQL database (`layer` with `overrides`), and a
+ * SQL client of the test's own on that database (PgClient, SqlClient): to
+ * inject a fault, or read and stage what the service stores.
+ */
+export const layerWithSql = (overrides: Partial<ServiceConfigShape> = {}, maxConnections = 1) =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const db = yield* testDatabase
+      const runnerPort = yield* freePort
+      const sql = PgClient.layer({ url: Redacted.make(db.url), maxConnections }).pipe(Layer.orDie)
+      return Layer.mergeAll(layerWith({ ...baseConfig(db.url, runnerPort), ...overrides }), sql)
+    })
+  ).pipe(Layer.provide(Reactivity.layer))
 
 /** What building a fresh database, its migrations and the cluster may take. */
 export const setupTimeout = 60_000
