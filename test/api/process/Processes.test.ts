@@ -6,11 +6,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Agent } from "../../../domain/Agent.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
-import { ToolServer } from "../../../domain/ToolServer.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import { gatedAgent } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { query, testDatabase } from "../../support/TestDatabase.ts"
 import { consecutiveFreePorts, freePort } from "../../support/TestServer.ts"
@@ -106,14 +105,7 @@ describe("several processes on one host", () => {
         ])
 
         const post = (path: string, body: unknown) => ServiceProcess.request(service.url, "POST", path, key, body)
-        const server = decode(
-          ToolServer,
-          (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
-        )
-        const agent = decode(
-          Agent,
-          (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
-        )
+        const agent = yield* gatedAgent(service.url, key, gate.url)
         const threads = yield* Effect.forEach(
           Array.from({ length: turns }, (_, i) => i),
           () => Effect.map(post("/v1/threads", { agentId: agent.id }), (r) => decode(ThreadCreated, r.text).id)

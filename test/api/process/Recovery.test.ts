@@ -6,12 +6,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Agent } from "../../../domain/Agent.ts"
 import { Run, RunReceipt } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
-import { ToolServer } from "../../../domain/ToolServer.ts"
 import { callIdsOf } from "../../support/Conversation.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import { gatedAgent } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
 import { freePort } from "../../support/TestServer.ts"
@@ -29,14 +28,7 @@ const killMidRun = (env: Record<string, string>) =>
     const gate = yield* gateServer
     const first = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
     const post = (url: string, path: string, body: unknown) => ServiceProcess.request(url, "POST", path, key, body)
-    const server = decode(
-      ToolServer,
-      (yield* post(first.url, "/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
-    )
-    const agent = decode(
-      Agent,
-      (yield* post(first.url, "/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
-    )
+    const agent = yield* gatedAgent(first.url, key, gate.url)
     const thread = decode(ThreadCreated, (yield* post(first.url, "/v1/threads", { agentId: agent.id })).text)
     const receipt = yield* Effect.promise(async () => {
       const r = await fetch(`${first.url}/v1/threads/${thread.id}/messages`, {

@@ -6,6 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { ErrorBody } from "../../../http/ErrorEnvelope.ts"
+import { deploymentEnv, startNode } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
 import { freePort } from "../../support/TestServer.ts"
@@ -20,24 +21,12 @@ describe("limits across processes", () => {
       Effect.gen(function*() {
         const db = yield* testDatabase
         const common = {
-          DATABASE_URL: db.url,
-          SVC_API_KEYS: `${key}:org_shared:prod`,
-          SVC_MASTER_KEY: Buffer.alloc(32, 6).toString("base64"),
-          SVC_QUIET: "1",
-          SVC_RUNNER_HOST: "127.0.0.1",
+          ...deploymentEnv(db.url, `${key}:org_shared:prod`, 6),
           // Four requests, then one more every 1,000 s: no refill during the test.
           SVC_RATE_KEY: "0.001/4"
         }
-        const a = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
-        const b = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
+        const a = yield* startNode(common)
+        const b = yield* startNode(common)
         const get = (url: string) => ServiceProcess.request(url, "GET", "/v1/bands", key)
         const remaining = []
         for (const url of [a.url, b.url, a.url, b.url]) {

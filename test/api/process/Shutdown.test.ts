@@ -7,14 +7,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { Agent } from "../../../domain/Agent.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
-import { ToolServer } from "../../../domain/ToolServer.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import { deploymentEnv, gatedAgent, startNode } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { query, testDatabase } from "../../support/TestDatabase.ts"
-import { freePort } from "../../support/TestServer.ts"
 import { frames, parseWithAi } from "../../support/UiStream.ts"
 
 const decode = ServiceProcess.decodeJson
@@ -27,28 +25,10 @@ describe("shutdown", () => {
       Effect.gen(function*() {
         const db = yield* testDatabase
         const gate = yield* gateServer
-        const common = {
-          DATABASE_URL: db.url,
-          SVC_API_KEYS: `${key}:org_shutdown:prod`,
-          SVC_MASTER_KEY: Buffer.alloc(32, 7).toString("base64"),
-          SVC_ALLOW_PRIVATE_URLS: "1",
-          SVC_QUIET: "1",
-          SVC_RUNNER_HOST: "127.0.0.1"
-        }
-        const a = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
+        const common = { ...deploymentEnv(db.url, `${key}:org_shutdown:prod`, 7), SVC_ALLOW_PRIVATE_URLS: "1" }
+        const a = yield* startNode(common)
         const post = (path: string, body: unknown) => ServiceProcess.request(a.url, "POST", path, key, body)
-        const server = decode(
-          ToolServer,
-          (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
-        )
-        const agent = decode(
-          Agent,
-          (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
-        )
+        const agent = yield* gatedAgent(a.url, key, gate.url)
         const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
 
         // A run streaming on A, blocked in a tool.
@@ -76,11 +56,7 @@ describe("shutdown", () => {
         assert.notStrictEqual(row?.["status"], "cancelled")
         assert.deepStrictEqual(yield* query(db.url, "SELECT id FROM svc_nodes"), [])
 
-        const b = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
+        const b = yield* startNode(common)
         yield* gate.open
         const rest = yield* Effect.promise(async () => {
           const r = await fetch(`${b.url}/v1/runs/${runId}/stream`, {

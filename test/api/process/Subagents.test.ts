@@ -7,11 +7,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
-import { Agent } from "../../../domain/Agent.ts"
 import { Run, RunReceipt } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
-import { ToolServer } from "../../../domain/ToolServer.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import { deploymentEnv, gatedAgent, startNode } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { delegate, tasksOf } from "../../support/Subagents.ts"
 import { query, testDatabase } from "../../support/TestDatabase.ts"
@@ -25,16 +24,11 @@ const key = "sk_subagents"
 const setup = (url: string) =>
   Effect.gen(function*() {
     const gate = yield* gateServer
-    const post = (path: string, body: unknown) => ServiceProcess.request(url, "POST", path, key, body)
-    const server = decode(
-      ToolServer,
-      (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
+    const agent = yield* gatedAgent(url, key, gate.url, { subagents: true })
+    const thread = decode(
+      ThreadCreated,
+      (yield* ServiceProcess.request(url, "POST", "/v1/threads", key, { agentId: agent.id })).text
     )
-    const agent = decode(
-      Agent,
-      (yield* post("/v1/agents", { capabilities: { subagents: true, mcp: { toolServerIds: [server.id] } } })).text
-    )
-    const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
     return { gate, thread }
   })
 
@@ -124,24 +118,9 @@ describe("subagents across processes", () => {
   it.live("two runner processes: the workers of one root are placed on both", () =>
     Effect.gen(function*() {
       const db = yield* testDatabase
-      const common = {
-        DATABASE_URL: db.url,
-        SVC_API_KEYS: `${key}:org_sub:prod`,
-        SVC_MASTER_KEY: Buffer.alloc(32, 6).toString("base64"),
-        SVC_ALLOW_PRIVATE_URLS: "1",
-        SVC_QUIET: "1",
-        SVC_RUNNER_HOST: "127.0.0.1"
-      }
-      const a = yield* ServiceProcess.start({
-        ...common,
-        PORT: String(yield* freePort),
-        SVC_RUNNER_PORT: String(yield* freePort)
-      })
-      const b = yield* ServiceProcess.start({
-        ...common,
-        PORT: String(yield* freePort),
-        SVC_RUNNER_PORT: String(yield* freePort)
-      })
+      const common = { ...deploymentEnv(db.url, `${key}:org_sub:prod`, 6), SVC_ALLOW_PRIVATE_URLS: "1" }
+      const a = yield* startNode(common)
+      const b = yield* startNode(common)
       // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
       const lockHolders = query(
         db.url,

@@ -11,9 +11,9 @@ import { Effect } from "effect"
 import { Agent } from "../../../domain/Agent.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
 import * as OtlpReceiver from "../../support/OtlpReceiver.ts"
+import { deploymentEnv, startNode } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
-import { freePort } from "../../support/TestServer.ts"
 
 const key = "sk_two_node_traces"
 
@@ -25,26 +25,13 @@ describe("traces across two nodes", () => {
         const receiver = yield* OtlpReceiver.start
         const db = yield* testDatabase
         const common = {
-          DATABASE_URL: db.url,
-          SVC_API_KEYS: `${key}:org_traces:prod`,
-          SVC_MASTER_KEY: Buffer.alloc(32, 6).toString("base64"),
-          SVC_QUIET: "1",
-          SVC_RUNNER_HOST: "127.0.0.1",
+          ...deploymentEnv(db.url, `${key}:org_traces:prod`, 6),
           OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
           OTEL_SERVICE_NAME: "agents-test",
           OTEL_RESOURCE_ATTRIBUTES: "deployment.environment=test"
         }
-        const b = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
-        const a = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort),
-          SVC_CLUSTER_ROLE: "client"
-        })
+        const b = yield* startNode(common)
+        const a = yield* startNode({ ...common, SVC_CLUSTER_ROLE: "client" })
         const post = (path: string, body: unknown) => ServiceProcess.request(a.url, "POST", path, key, body)
         const agent = ServiceProcess.decodeJson(Agent, (yield* post("/v1/agents", {})).text)
         const thread = ServiceProcess.decodeJson(

@@ -6,15 +6,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Agent } from "../../../domain/Agent.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
-import { ToolServer } from "../../../domain/ToolServer.ts"
 import { callIdsOf } from "../../support/Conversation.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import { deploymentEnv, gatedAgent, startNode } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
-import { freePort } from "../../support/TestServer.ts"
 import { parseWithAi } from "../../support/UiStream.ts"
 
 const decode = ServiceProcess.decodeJson
@@ -27,34 +25,11 @@ describe("two nodes", () => {
       Effect.gen(function*() {
         const db = yield* testDatabase
         const gate = yield* gateServer
-        const common = {
-          DATABASE_URL: db.url,
-          SVC_API_KEYS: `${key}:org_two:prod`,
-          SVC_MASTER_KEY: Buffer.alloc(32, 5).toString("base64"),
-          SVC_ALLOW_PRIVATE_URLS: "1",
-          SVC_QUIET: "1",
-          SVC_RUNNER_HOST: "127.0.0.1"
-        }
-        const b = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort)
-        })
-        const a = yield* ServiceProcess.start({
-          ...common,
-          PORT: String(yield* freePort),
-          SVC_RUNNER_PORT: String(yield* freePort),
-          SVC_CLUSTER_ROLE: "client"
-        })
+        const common = { ...deploymentEnv(db.url, `${key}:org_two:prod`, 5), SVC_ALLOW_PRIVATE_URLS: "1" }
+        const b = yield* startNode(common)
+        const a = yield* startNode({ ...common, SVC_CLUSTER_ROLE: "client" })
         const post = (path: string, body: unknown) => ServiceProcess.request(a.url, "POST", path, key, body)
-        const server = decode(
-          ToolServer,
-          (yield* post("/v1/tool-servers", { name: "gate", transport: "http", url: gate.url })).text
-        )
-        const agent = decode(
-          Agent,
-          (yield* post("/v1/agents", { capabilities: { mcp: { toolServerIds: [server.id] } } })).text
-        )
+        const agent = yield* gatedAgent(a.url, key, gate.url)
         const thread = decode(ThreadCreated, (yield* post("/v1/threads", { agentId: agent.id })).text)
         yield* gate.open
 
