@@ -9,24 +9,17 @@
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Page, Request } from "playwright-core"
-import { Interaction } from "../../domain/Interaction.ts"
-import { Page as PageOf } from "../../domain/Page.ts"
 import * as Browser from "../support/Browser.ts"
 import * as Collection from "../support/Collection.ts"
 import { newThread, outcomeOf, runIdOf, runView, send, signIn, textsOf, toolCard } from "../support/ConsolePage.ts"
 import { getRun } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
+import * as Interactions from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The inbox's card still waiting for a person, of this kind. */
 const pendingCard = (page: Page, kind: "Approval request" | "Question") =>
   page.getByRole("region", { name: "Inbox" }).locator(`article[aria-label="${kind}"]:not([data-resolved])`)
-
-const interactionsOf = (runId: string) =>
-  Effect.flatMap(
-    TestServer.request("GET", `/v1/interactions?runId=${runId}`),
-    (reply) => TestServer.expectOk(reply, 200, PageOf(Interaction))
-  )
 
 /** The stream requests the page made that resume after a frame (Last-Event-ID), as `runId:id`. */
 const resumptions = (page: Page) => {
@@ -103,7 +96,7 @@ TestServer.suite()("console inbox", (it) => {
         }
       })
       yield* browser.screenshot("approval-resumed")
-      const [interaction] = (yield* interactionsOf(parked.runId)).data
+      const [interaction] = yield* Interactions.interactions(`runId=${parked.runId}`)
       assert.strictEqual(interaction.decision, "allow")
       assert.strictEqual(interaction.reason, "Looks fine")
       assert.strictEqual(approved.cardStatus, "Approved. (resolved)")
@@ -134,7 +127,7 @@ TestServer.suite()("console inbox", (it) => {
       })
       yield* browser.screenshot("approval-denied")
       assert.notStrictEqual(denied.runId, parked.runId)
-      assert.strictEqual((yield* interactionsOf(denied.runId)).data[0].decision, "deny")
+      assert.strictEqual((yield* Interactions.interactions(`runId=${denied.runId}`))[0].decision, "deny")
       assert.strictEqual(denied.outcome, "Run completed.")
       assert.strictEqual(denied.toolState, "denied")
       assert.strictEqual(denied.note, "Denied: the tool did not run.")
@@ -167,7 +160,7 @@ TestServer.suite()("console inbox", (it) => {
       assert.deepStrictEqual(asked.prompts, ["Which color?", "Anything else?"])
       assert.deepStrictEqual(asked.buttons, ["Send answer", "Skip", "Dismiss"])
       assert.strictEqual(asked.status, "waiting for input")
-      const [pending] = (yield* interactionsOf(asked.runId)).data
+      const [pending] = yield* Interactions.interactions(`runId=${asked.runId}`)
 
       // Only the color: the service refuses (400) and the card says why, in the service's words.
       const partial = { inputResponses: [{ requestId: "color", optionId: "blue" }] }
@@ -204,7 +197,7 @@ TestServer.suite()("console inbox", (it) => {
       const resolution = {
         inputResponses: [{ requestId: "color", optionId: "blue" }, { requestId: "note", text: "make it bold" }]
       }
-      const [settled] = (yield* interactionsOf(asked.runId)).data
+      const [settled] = yield* Interactions.interactions(`runId=${asked.runId}`)
       assert.strictEqual(settled.status, "resolved")
       assert.deepStrictEqual(settled.resolution, resolution)
       assert.strictEqual(answered.outcome, "Run completed.")
