@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
-import { inputSchemaOf } from "../../../src/tools/HttpTools.ts"
+import { inputSchemaOf } from "../../../src/tools/OpenApiOperation.ts"
 import * as OpenApiSpec from "../../../src/tools/OpenApiSpec.ts"
 
 const examples = fileURLToPath(new URL("../../../node_modules/@readme/oas-examples/", import.meta.url))
