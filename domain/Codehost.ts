@@ -32,6 +32,33 @@ export const CodehostAccess = Schema.Struct({
 }).annotate({ identifier: "CodehostAccess" })
 export type CodehostAccess = typeof CodehostAccess.Type
 
+const CheckName = Schema.String.check(
+  Schema.isBetweenLength(1, 255, { message: "a check name must be 1 to 255 characters" })
+)
+
+/**
+ * What codehost_merge_pull_request requires of the head commit's checks (check
+ * runs and commit statuses, as GitHub's branch protection counts both).
+ */
+export const MergePolicy = Schema.Struct({
+  /** Every check run and status reported on the head commit has finished green (success, neutral or skipped). */
+  allChecksGreen: Schema.Boolean,
+  /** Checks (a check run's name or a status's context) that must be reported on the head commit, and green. */
+  requiredChecks: Schema.Array(CheckName).check(
+    Schema.isMaxLength(50, { message: "at most 50 required checks" })
+  )
+}).annotate({ identifier: "CodehostMergePolicy" })
+export type MergePolicy = typeof MergePolicy.Type
+
+/** The policy of a connection that never set one: every reported check must be green, none named. */
+export const defaultMergePolicy: MergePolicy = { allChecksGreen: true, requiredChecks: [] }
+
+/** PATCH mergePolicy: replaces the policy; a key left out takes its default. */
+export const MergePolicyInput = Schema.Struct({
+  allChecksGreen: Schema.optionalKey(Schema.Boolean),
+  requiredChecks: Schema.optionalKey(MergePolicy.fields.requiredChecks)
+}).annotate({ identifier: "CodehostMergePolicyInput" })
+
 export const CodehostAccount = Schema.Struct({
   login: Schema.String,
   type: Schema.Literals(["User", "Organization"])
@@ -59,7 +86,9 @@ export const ConnectionState = Schema.Struct({
   selected: Schema.Array(Schema.String),
   userGrant: UserGrant,
   returnUrl: Schema.NullOr(Schema.String),
-  lastSyncedAt: Schema.NullOr(Schema.String)
+  lastSyncedAt: Schema.NullOr(Schema.String),
+  /** Absent until set: defaultMergePolicy applies. */
+  mergePolicy: Schema.optionalKey(MergePolicy)
 })
 export type ConnectionState = typeof ConnectionState.Type
 
@@ -71,6 +100,7 @@ export const CodehostConnection = Schema.Struct({
   statusReason: Schema.NullOr(Schema.String),
   account: Schema.NullOr(CodehostAccount),
   access: CodehostAccess,
+  mergePolicy: MergePolicy,
   supportsRepositoryTools: Schema.Boolean,
   supportsAccountTools: Schema.Boolean,
   lastSyncedAt: Schema.NullOr(Schema.String),
@@ -114,6 +144,7 @@ export type AuthorizationState = typeof AuthorizationState.Type
 export const ConnectionPatch = Schema.Struct({
   name: opt(Name),
   access: opt(CodehostAccess),
+  mergePolicy: opt(MergePolicyInput),
   metadata: opt(MetadataPatch)
 }).annotate({ identifier: "CodehostConnectionPatch" })
 export type ConnectionPatch = typeof ConnectionPatch.Type

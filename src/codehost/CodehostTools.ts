@@ -20,7 +20,7 @@ import * as ToolDef from "../tools/ToolDef.ts"
 import type { GitAccess, ToolFamily } from "../tools/ToolFamily.ts"
 import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import { entryOf } from "./CatalogNames.ts"
-import { accountTools, repositoryTools } from "./ConnectionRules.ts"
+import { accountTools, mergePolicyOf, repositoryTools } from "./ConnectionRules.ts"
 import { CodehostConnections, type LoadedConnection } from "./Connections.ts"
 import type { GitHubFailed } from "./GitHubCall.ts"
 import { loadInstructions } from "./Instructions.ts"
@@ -134,6 +134,7 @@ const make = Effect.gen(function*() {
       grant,
       repositories,
       owners: state.access.owners,
+      mergePolicy: mergePolicyOf(state),
       threadId: options.threadId,
       repository: (wanted) => {
         const granted = repositories.find((r) => r.toLowerCase() === wanted.toLowerCase())

@@ -5,7 +5,13 @@
  * state (sync, webhooks; never auto-granting), revoking the person's grant,
  * and checking an access update.
  */
-import type { CodehostConnection, ConnectionState, UserGrant } from "../../domain/Codehost.ts"
+import {
+  type CodehostConnection,
+  type ConnectionState,
+  defaultMergePolicy,
+  type MergePolicy,
+  type UserGrant
+} from "../../domain/Codehost.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import type { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { ResourceRow } from "../store/ResourceStore.ts"
@@ -29,6 +35,9 @@ export const repositoryTools = (s: ConnectionState): boolean => s.status === "re
 export const accountTools = (s: ConnectionState): boolean =>
   repositoryTools(s) && s.access.account && s.userGrant.status === "ok"
 
+/** The policy the merge tool applies: the connection's, or the default. */
+export const mergePolicyOf = (s: ConnectionState): MergePolicy => s.mergePolicy ?? defaultMergePolicy
+
 export const view = (row: ResourceRow<CodehostConnectionId>, s: ConnectionState): CodehostConnection => ({
   ...rowFields(row),
   object: "codehost_connection",
@@ -36,6 +45,7 @@ export const view = (row: ResourceRow<CodehostConnectionId>, s: ConnectionState)
   statusReason: s.statusReason,
   account: s.account,
   access: s.access,
+  mergePolicy: mergePolicyOf(s),
   supportsRepositoryTools: repositoryTools(s),
   supportsAccountTools: accountTools(s),
   lastSyncedAt: s.lastSyncedAt

@@ -6,7 +6,13 @@
  * `codehost_unconfigured` when no GitHub App is configured.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import { type ConnectionPatch, ConnectionState, type RepositoryItem, type TestResult } from "../../domain/Codehost.ts"
+import {
+  type ConnectionPatch,
+  ConnectionState,
+  defaultMergePolicy,
+  type RepositoryItem,
+  type TestResult
+} from "../../domain/Codehost.ts"
 import { InvalidRequest, Unavailable, UpstreamFailed } from "../../domain/Errors.ts"
 import { CodehostConnectionId } from "../../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
@@ -17,7 +23,7 @@ import { SecretBox } from "../secrets/SecretBox.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
 import { agentsReferencing, type Loaded, makeCrud, mergeMetadata } from "../tools/AdapterCrud.ts"
-import { checkAccess, intersect, reconcile, revokeUserGrant, view } from "./ConnectionRules.ts"
+import { checkAccess, intersect, mergePolicyOf, reconcile, revokeUserGrant, view } from "./ConnectionRules.ts"
 import { type AppClient, GitHubApp } from "./GitHubApp.ts"
 import { call, GitHubFailed } from "./GitHubCall.ts"
 import * as UserTokens from "./UserTokens.ts"
@@ -75,7 +81,7 @@ const make = Effect.gen(function*() {
 
   const load = (principal: Principal, id: CodehostConnectionId) => configured(crud.load(principal, id))
 
-  /** Saves a new state; access, installation and name changes are structural (configVersion). */
+  /** Saves a new state; access, installation, merge policy and name changes are structural (configVersion). */
   const save = (
     principal: Principal,
     current: LoadedConnection,
@@ -84,8 +90,8 @@ const make = Effect.gen(function*() {
   ) => {
     const name = changes.name ?? current.row.name
     const structural = name !== current.row.name ||
-      canonicalJson([next.access, next.installationId]) !==
-        canonicalJson([current.config.access, current.config.installationId])
+      canonicalJson([next.access, next.installationId, mergePolicyOf(next)]) !==
+        canonicalJson([current.config.access, current.config.installationId, mergePolicyOf(current.config)])
     return crud.save(principal, current, {
       name,
       config: next,
@@ -222,6 +228,9 @@ const make = Effect.gen(function*() {
         const problem = checkAccess(patch.access.repositories, selected)
         if (problem !== undefined) return yield* problem
         next = { ...next, selected: [...selected], access: patch.access }
+      }
+      if (patch.mergePolicy !== undefined) {
+        next = { ...next, mergePolicy: { ...defaultMergePolicy, ...patch.mergePolicy } }
       }
       return yield* save(principal, loaded, next, {
         ...(patch.name === undefined ? {} : { name: patch.name }),

@@ -9,6 +9,7 @@
 import type { Octokit } from "@octokit/rest"
 import { Data, Effect, type Option, type Redacted, Schema } from "effect"
 import type { CodehostCapability } from "../../domain/Agent.ts"
+import type { MergePolicy } from "../../domain/Codehost.ts"
 import * as ToolDef from "../tools/ToolDef.ts"
 import type { GitAccess } from "../tools/ToolFamily.ts"
 import { NonEmpty } from "../tools/ToolInput.ts"
@@ -38,6 +39,8 @@ export interface Scope {
   readonly repositories: ReadonlyArray<string>
   /** Where repositories may be created or forked (access.owners). */
   readonly owners: ReadonlyArray<string>
+  /** What a merge requires of the head commit's checks (the connection's mergePolicy). */
+  readonly mergePolicy: MergePolicy
   readonly threadId: string
   /** `repository` ('owner/name', any case) when it is granted. */
   readonly repository: (repository: string) => Effect.Effect<Repo, ToolError>

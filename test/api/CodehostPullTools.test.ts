@@ -5,12 +5,14 @@
  * narrowed token, and what it holds after. A review pins the head SHA the
  * model inspected (refused, before anything is sent, when the branch moved:
  * GitHub itself would accept a review of an older commit); a merge pins it
- * too (GitHub answers 409 for a moved head). A pull request is checked out
+ * too (GitHub answers 409 for a moved head), and the connection's merge policy
+ * holds it back until the head's checks are green. A pull request is checked out
  * in the workspace at its head, one from a fork through refs/pull/<n>/head
  * (the fork itself is not granted).
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { CodehostConnection } from "../../domain/Codehost.ts"
 import { agentWithThread } from "../support/Conversation.ts"
 import type { Pull } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
@@ -22,6 +24,14 @@ const workspace = { type: "managed", network: { mode: "restricted", allowDomains
 const readPulls = { pull_requests: "read" }
 const writePulls = { pull_requests: "write" }
 const app = ["pt/app"]
+const merging = { contents: "write", pull_requests: "write", checks: "read", statuses: "read" }
+/** A merge reads the head's check runs and commit statuses before it merges (the connection's merge policy). */
+const checksOf = (sha: string) => [
+  `GET /api/v3/repos/pt/app/commits/${sha}/check-runs?per_page=100`,
+  `GET /api/v3/repos/pt/app/commits/${sha}/status?per_page=100`
+]
+const refusedBy = (sha: string, problem: string) =>
+  `codehost_refused: The merge policy of this connection requires green checks on ${sha}: ${problem}. Wait for the checks, or fix them, and inspect the pull request again.`
 
 layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the pull-request tools", (it) => {
   it.effect(
@@ -47,6 +57,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the pull-request t
           user: "octo"
         }
         repo.pulls.push(pull)
+        repo.checks.push({ sha: feature, name: "ci", status: "completed", conclusion: "success", summary: "all green" })
         // A pull request from a fork: its branch is not on the granted repository.
         const forkSha = gh.state.commitFiles(
           gh.state.fork(repo, "forker"),
@@ -242,16 +253,58 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the pull-request t
             input: { ...r, number: 2, headSha: feature },
             reads:
               "codehost_github_error: GitHub answered 409: Head branch was modified. Review and try the merge again.",
-            sent: ["GET /api/v3/repos/pt/app/pulls/2", "PUT /api/v3/repos/pt/app/pulls/2/merge"],
+            sent: ["GET /api/v3/repos/pt/app/pulls/2", ...checksOf(feature), "PUT /api/v3/repos/pt/app/pulls/2/merge"],
             body: { sha: feature, merge_method: "merge" },
-            tokens: [[app, { contents: "write", pull_requests: "write" }]],
+            tokens: [[app, merging]],
+            after: () => assert.isFalse(pull.merged)
+          },
+          {
+            // CI failed and a deployment is still pending on the head: the default policy (every reported check green) refuses.
+            tool: "codehost_merge_pull_request",
+            input: () => ({ ...r, number: 2, headSha: moved }),
+            before: () => {
+              repo.checks.push({
+                sha: moved,
+                name: "ci",
+                status: "completed",
+                conclusion: "failure",
+                summary: "1 failed"
+              })
+              repo.statuses.push({ sha: moved, context: "deploy", state: "pending" })
+            },
+            reads: () => refusedBy(moved, "failed: ci; not finished: deploy"),
+            sent: () => ["GET /api/v3/repos/pt/app/pulls/2", ...checksOf(moved)],
+            tokens: [[app, merging]],
+            after: () => assert.isFalse(pull.merged)
+          }
+        ])
+
+        // The connection's policy names the checks that count: a required lint must be reported, and only it.
+        const patched = yield* TestServer.expectOk(
+          yield* TestServer.request("PATCH", `/v1/codehost-connections/${id}`, {
+            body: { mergePolicy: { allChecksGreen: false, requiredChecks: ["lint"] } }
+          }),
+          200,
+          CodehostConnection
+        )
+        assert.deepStrictEqual(patched.mergePolicy, { allChecksGreen: false, requiredChecks: ["lint"] })
+        yield* ToolCases.run(thread.id, [
+          {
+            tool: "codehost_merge_pull_request",
+            input: () => ({ ...r, number: 2, headSha: moved }),
+            reads: () => refusedBy(moved, "required but not reported: lint"),
+            sent: () => ["GET /api/v3/repos/pt/app/pulls/2", ...checksOf(moved)],
             after: () => assert.isFalse(pull.merged)
           },
           {
             tool: "codehost_merge_pull_request",
             input: () => ({ ...r, number: 2, headSha: moved, method: "squash" }),
+            before: () => {
+              repo.checks.push({ sha: moved, name: "lint", status: "completed", conclusion: "success", summary: "" })
+            },
             reads: () => ({ merged: true, sha: moved }),
-            sent: ["GET /api/v3/repos/pt/app/pulls/2", "PUT /api/v3/repos/pt/app/pulls/2/merge"],
+            sent:
+              () => ["GET /api/v3/repos/pt/app/pulls/2", ...checksOf(moved), "PUT /api/v3/repos/pt/app/pulls/2/merge"],
             body: () => ({ sha: moved, merge_method: "squash" }),
             after: () => assert.deepStrictEqual([pull.merged, gh.state.sha(repo, "main")], [true, moved])
           }

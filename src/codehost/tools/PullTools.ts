@@ -2,11 +2,13 @@
  * Pull requests (spec 4.8 catalog): 11 tools. Pull-request text, reviews and
  * check output are untrusted. A review and a merge pin the head SHA the model
  * inspected (`headSha`); a merge of a branch this thread pushed also requires
- * that SHA to be its last push. Targets must be among `git.baseBranches` when set.
+ * that SHA to be its last push, and the connection's merge policy to find the
+ * head's checks green (MergeChecks.ts). Targets must be among `git.baseBranches` when set.
  */
 import { Effect, Option } from "effect"
 import { Count, Flag, NonEmpty, OneOf, optional, Text } from "../../tools/ToolInput.ts"
 import { call } from "../GitHubCall.ts"
+import { requireGreen } from "../MergeChecks.ts"
 import { type CodehostTool, inRepo, perPage, repoTool, type Scope, ToolError } from "../ToolKit.ts"
 import { commentOn } from "./IssueTools.ts"
 import { checkWritableBranch } from "./RepoTools.ts"
@@ -288,13 +290,13 @@ export const pullTools: ReadonlyArray<CodehostTool> = [
   repoTool({
     name: "codehost_merge_pull_request",
     description:
-      "Merge a pull request of a granted repository at the head SHA you inspected (refused if the branch moved, or if this thread pushed it and that SHA is not its last push).",
+      "Merge a pull request of a granted repository at the head SHA you inspected (refused if the branch moved, if this thread pushed it and that SHA is not its last push, or if the connection's merge policy finds its checks missing, pending or failed).",
     input: inRepo({
       number,
       headSha,
       method: optional(OneOf(["merge", "squash", "rebase"], "How (default merge)."))
     }),
-    permissions: { contents: "write", pull_requests: "write" },
+    permissions: { contents: "write", pull_requests: "write", checks: "read", statuses: "read" },
     run: ({ headSha: sha, method = "merge", number }, { gh, r, scope }) =>
       Effect.gen(function*() {
         const pull = yield* call((signal) =>
@@ -307,6 +309,7 @@ export const pullTools: ReadonlyArray<CodehostTool> = [
             `The last push of '${pull.data.head.ref}' was ${owned.value.lastPushedSha}, not ${sha}; inspect the pull request again.`
           )
         }
+        yield* requireGreen(gh, r, sha, scope.mergePolicy)
         const { data } = yield* call((signal) =>
           gh.rest.pulls.merge({
             owner: r.owner,

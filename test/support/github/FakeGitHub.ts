@@ -20,6 +20,7 @@ import { bodyText, listen } from "../HttpPeer.ts"
 import { FakeState, type Level, type Permissions, type Repo, type Token } from "./FakeState.ts"
 import { type FaultAnswer, type Faulted, type Hold, Interceptions } from "./Interceptions.ts"
 import { routes as appRoutes } from "./RoutesApp.ts"
+import { routes as checkRoutes } from "./RoutesChecks.ts"
 import { routes as issueRoutes } from "./RoutesIssues.ts"
 import { routes as miscRoutes } from "./RoutesMisc.ts"
 import { routes as repoRoutes } from "./RoutesRepos.ts"
@@ -118,7 +119,7 @@ export const start = (
     const requests: Array<string> = []
     const received: Array<{ readonly line: string; readonly body: Record<string, unknown> }> = []
     const interceptions = new Interceptions()
-    const table = [...appRoutes, ...repoRoutes, ...issueRoutes, ...miscRoutes].map((r) => ({
+    const table = [...appRoutes, ...repoRoutes, ...issueRoutes, ...checkRoutes, ...miscRoutes].map((r) => ({
       ...r,
       pattern: compile(r.path)
     }))

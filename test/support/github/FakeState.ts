@@ -69,6 +69,20 @@ export interface WorkflowRun {
   head_sha: string
   name: string
 }
+/** A check run reported on a commit (the Checks API). */
+export interface CheckRun {
+  sha: string
+  name: string
+  status: "queued" | "in_progress" | "completed"
+  conclusion: "success" | "failure" | "neutral" | "cancelled" | "skipped" | "timed_out" | "action_required" | null
+  summary: string
+}
+/** A commit status (the older Statuses API; branch protection counts both). */
+export interface CommitStatus {
+  sha: string
+  context: string
+  state: "error" | "failure" | "pending" | "success"
+}
 export interface Repo {
   id: number
   owner: string
@@ -82,6 +96,8 @@ export interface Repo {
   workflows: Array<{ id: number; name: string; path: string }>
   runs: Array<WorkflowRun>
   dispatches: Array<{ workflow_id: number; ref: string; inputs: Record<string, unknown> }>
+  checks: Array<CheckRun>
+  statuses: Array<CommitStatus>
   /** The repository it was forked from (`owner/name`). */
   parent?: string
 }
@@ -249,7 +265,9 @@ export class FakeState {
       labels: ["bug", "enhancement"],
       workflows: [],
       runs: [],
-      dispatches: []
+      dispatches: [],
+      checks: [],
+      statuses: []
     }
   }
 

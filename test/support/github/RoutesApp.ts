@@ -23,6 +23,7 @@ export const installationBody = (i: Installation) => ({
     pull_requests: "write",
     actions: "write",
     checks: "read",
+    statuses: "read",
     metadata: "read"
   },
   events: ["installation", "installation_repositories"],

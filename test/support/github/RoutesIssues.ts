@@ -1,4 +1,4 @@
-/** The fake's issue and pull-request routes: issues, comments, labels, pulls, files, reviews, merges, check runs. */
+/** The fake's issue and pull-request routes: issues, comments, labels, pulls, files, reviews, merges (check runs and statuses: RoutesChecks.ts). */
 import { type Answer, notFound, repoOf, type Request, type Route } from "./FakeGitHub.ts"
 import { gitRun, type Issue, type Pull, type Repo } from "./FakeState.ts"
 import type { FakeState } from "./FakeState.ts"
@@ -58,7 +58,7 @@ const pullBody = (state: FakeState, repo: Repo, p: Pull) => {
   }
 }
 
-const withRepo =
+export const withRepo =
   (f: (state: FakeState, repo: Repo, req: Request) => Answer) => (state: FakeState, req: Request): Answer => {
     const repo = repoOf(state, req)
     return repo === undefined ? notFound : f(state, repo, req)
@@ -382,32 +382,5 @@ export const routes: ReadonlyArray<Route> = [
       pull.merge_sha = head ?? null
       return { status: 200, body: { sha: head, merged: true, message: "Pull Request successfully merged" } }
     })
-  },
-  {
-    method: "GET",
-    path: "/repos/{owner}/{repo}/commits/{ref}/check-runs",
-    auth: "installation",
-    needs: { checks: "read" },
-    handle: withRepo((_, __, req) => ({
-      status: 200,
-      body: {
-        total_count: 1,
-        check_runs: [{
-          id: 1,
-          name: "ci",
-          head_sha: req.params["ref"],
-          status: "completed",
-          conclusion: "success",
-          details_url: "https://github.example/ci",
-          output: {
-            title: "CI",
-            summary: "all green",
-            annotations_count: 0,
-            annotations_url: "https://github.example/a",
-            text: null
-          }
-        }]
-      }
-    }))
   }
 ]
