@@ -18,15 +18,17 @@ import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { previewPorts } from "../workspace/Previews.ts"
 import { checkCodehostGrant } from "./CodehostGrantRules.ts"
 
 const toolName = /^[A-Za-z0-9_-]{1,64}$/
 
 /**
  * Workspace booleans resolve to explicit values: filesystem defaults to true,
- * shell to the value of filesystem, documents and mediaEditing to false. On
- * update, a managed workspace's documents and mediaEditing carry forward from
- * the previous managed workspace when omitted (rule 2).
+ * shell to the value of filesystem, documents and mediaEditing to false, and
+ * previews.enabled to true when ports are listed. On update, a managed
+ * workspace's documents and mediaEditing carry forward from the previous
+ * managed workspace when omitted (rule 2).
  */
 export const resolveWorkspace = (w: AgentWorkspace, previous: AgentWorkspace | null): AgentWorkspace => {
   const filesystem = w.filesystem ?? true
@@ -38,7 +40,10 @@ export const resolveWorkspace = (w: AgentWorkspace, previous: AgentWorkspace | n
     filesystem,
     shell,
     documents: w.documents ?? prior?.documents ?? false,
-    mediaEditing: w.mediaEditing ?? prior?.mediaEditing ?? false
+    mediaEditing: w.mediaEditing ?? prior?.mediaEditing ?? false,
+    ...(w.previews === undefined
+      ? {}
+      : { previews: { ...w.previews, enabled: w.previews.enabled ?? (w.previews.ports ?? []).length > 0 } })
   }
 }
 
@@ -104,16 +109,11 @@ const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["brow
 
 /**
  * Declared services: names and ports unique (a name is the service's identity and log file), no
- * port 3128 (the egress proxy's inside the sandbox), and a workspace that opens (filesystem).
+ * port 3128 (the egress proxy's inside the sandbox). (A workspace that never opens, with neither
+ * filesystem nor shell, is refused before.)
  */
 const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
   const services = ws.services ?? []
-  if (services.length > 0 && ws.filesystem === false) {
-    return InvalidRequest.forField(
-      "workspace.services",
-      "Services run in the workspace, which opens only with filesystem enabled."
-    )
-  }
   for (const [i, service] of services.entries()) {
     if (services.findIndex((s) => s.name === service.name) !== i) {
       return InvalidRequest.forField(
@@ -133,6 +133,23 @@ const checkServices = (ws: ManagedWorkspace): InvalidRequest | undefined => {
         `Another service already listens on port ${service.port}.`
       )
     }
+  }
+  return undefined
+}
+
+/** Previews that would serve nothing are refused: ports listed while disabled, or enabled with no port to show. */
+const checkPreviews = (ws: ManagedWorkspace): InvalidRequest | undefined => {
+  if (ws.previews?.enabled === false && (ws.previews.ports ?? []).length > 0) {
+    return InvalidRequest.forField(
+      "workspace.previews.ports",
+      "Ports are listed but previews.enabled is false: nothing would be served. Drop the ports, or enable previews."
+    )
+  }
+  if (ws.previews?.enabled === true && previewPorts(ws).length === 0) {
+    return InvalidRequest.forField(
+      "workspace.previews.ports",
+      "previews.enabled is true but no ports are listed and no declared service has a port: nothing would be served."
+    )
   }
   return undefined
 }
@@ -168,6 +185,14 @@ export const checkConfig = (
     if (ws.shell === true && ws.filesystem === false) {
       return InvalidRequest.forField("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
     }
+    if (ws.filesystem === false && ws.shell === false) {
+      return InvalidRequest.forField(
+        "workspace.filesystem",
+        "A workspace with neither filesystem nor shell gives the agent nothing: enable filesystem (shell follows it), or set workspace to null."
+      )
+    }
+    const previews = ws.type === "managed" ? checkPreviews(ws) : undefined
+    if (previews !== undefined) return previews
     if (ws.type === "remote" && ws.secretContexts !== undefined) {
       return InvalidRequest.forField("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
     }
@@ -249,6 +274,13 @@ export const checkConfig = (
       return InvalidRequest.forField(`capabilities.skills[${i}].name`, `Duplicate skill name '${skills[i].name}'.`)
     }
     names.add(skills[i].name)
+    const own = ["name", "description"].find((key) => skills[i].frontmatter?.[key] !== undefined)
+    if (own !== undefined) {
+      return InvalidRequest.forField(
+        `capabilities.skills[${i}].frontmatter.${own}`,
+        `A skill's ${own} is its own field, not frontmatter; set capabilities.skills[${i}].${own}.`
+      )
+    }
   }
   const autoAllow = config.approvals?.autoAllow ?? []
   for (let i = 0; i < autoAllow.length; i++) {

@@ -35,6 +35,21 @@ export const loadTools = ToolDef.make({
     })
 })
 
+/**
+ * What the model reads when it loads a skill: the body, under its frontmatter
+ * as a SKILL.md file carries it (one `key: value` line per key in key order, values and
+ * keys other than plain words in JSON, which YAML reads as flow values). `metadata` is the API user's and
+ * never reaches the model.
+ */
+const yamlKey = (key: string): string => (/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key))
+
+export const skillText = (skill: AgentSkill): string => {
+  const keys = Object.entries(skill.frontmatter ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return keys.length === 0
+    ? skill.body
+    : `---\n${keys.map(([key, value]) => `${yamlKey(key)}: ${JSON.stringify(value)}`).join("\n")}\n---\n\n${skill.body}`
+}
+
 export const loadSkill = ToolDef.make({
   name: "load_skill",
   description: "Load the full instructions of one of your skills by name.",
@@ -44,7 +59,7 @@ export const loadSkill = ToolDef.make({
     return Effect.succeed(
       skill === undefined
         ? ToolOutcome.failure("unknown_skill", `no skill named '${name}'.`)
-        : ToolOutcome.success({ name: skill.name, loaded: true }, skill.body)
+        : ToolOutcome.success({ name: skill.name, loaded: true }, skillText(skill))
     )
   }
 })

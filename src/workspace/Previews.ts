@@ -1,7 +1,8 @@
 /**
  * Preview URLs of managed workspaces (spec 2.1.3 `previews`, 2.2
- * `workspace.previews`). With `previews.enabled` and `ports`, a thread whose
- * workspace is active shows `{ port, url, expiresAt }` for each listed port,
+ * `workspace.previews`). With `previews.enabled`, a thread whose workspace is
+ * active shows `{ port, url, expiresAt }` for each listed port (without
+ * `ports`, for the port of each declared service),
  * computed when the thread is read (never stored). `url` is
  * `<SVC_PUBLIC_URL>/v1/previews/<token>/`: the token names the thread, the
  * port and the expiry, signed with a key derived from the master key
@@ -17,6 +18,17 @@ import { SecretBox } from "../secrets/SecretBox.ts"
 import type { ThreadRow } from "../store/ThreadRepo.ts"
 
 const hourMs = 60 * 60 * 1000
+
+/** The ports a workspace previews: those listed, or when none are, the ports of its declared services. */
+export const previewPorts = (
+  spec: {
+    readonly previews?: { readonly ports?: ReadonlyArray<number> }
+    readonly services?: ReadonlyArray<{ readonly port?: number }>
+  }
+): ReadonlyArray<number> => {
+  const listed = spec.previews?.ports ?? []
+  return listed.length > 0 ? listed : (spec.services ?? []).flatMap((s) => (s.port === undefined ? [] : [s.port]))
+}
 const purpose = "preview"
 const tokenShape = /^(thread_[0-9A-Za-z]{1,64})\.([1-9][0-9]{0,4})\.([0-9]{1,12})\.([A-Za-z0-9_-]{43})$/
 
@@ -39,9 +51,10 @@ export class Previews extends Context.Service<Previews, {
       const present = (row: ThreadRow) =>
         Effect.gen(function*() {
           const { thread, workspaceSpec } = row
-          const previews = workspaceSpec?.previews
-          if (thread.workspace === null || previews?.enabled !== true) return thread
-          const ports = thread.workspace.status === "active" ? previews.ports ?? [] : []
+          if (thread.workspace === null || workspaceSpec === null || workspaceSpec.previews?.enabled !== true) {
+            return thread
+          }
+          const ports = thread.workspace.status === "active" ? previewPorts(workspaceSpec) : []
           const now = yield* Clock.currentTimeMillis
           const expires = (Math.floor(now / hourMs) + 2) * hourMs
           const expiresAt = new Date(expires).toISOString()

@@ -302,11 +302,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
   it.effect("workspace booleans resolve: filesystem true, shell = filesystem, documents and mediaEditing false", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual((yield* createAgent({ workspace: { type: "managed" } })).workspace, resolvedManaged)
-      assert.deepStrictEqual((yield* createAgent({ workspace: { type: "managed", filesystem: false } })).workspace, {
-        ...resolvedManaged,
-        filesystem: false,
-        shell: false
-      })
       assert.deepStrictEqual((yield* createAgent({ workspace: { type: "managed", shell: false } })).workspace, {
         ...resolvedManaged,
         shell: false
@@ -317,10 +312,16 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
     }))
 
-  it.effect("workspace rules: shell needs filesystem, remote refuses secretContexts; remote, documents and mediaEditing are unconfigured", () =>
+  it.effect("workspace rules: shell needs filesystem, a workspace opens, previews serve something, remote refuses secretContexts; remote, documents and mediaEditing are unconfigured", () =>
     Effect.gen(function*() {
       const before = yield* listAll()
       yield* rejectsCreate({ workspace: { type: "managed", filesystem: false, shell: true } }, "workspace.shell")
+      // A workspace with neither filesystem nor shell would never open: refused, not stored.
+      yield* rejectsCreate({ workspace: { type: "managed", filesystem: false } }, "workspace.filesystem")
+      yield* rejectsCreate(
+        { workspace: { type: "managed", previews: { enabled: false, ports: [3000] } } },
+        "workspace.previews.ports"
+      )
       yield* rejectsCreate(
         { workspace: { type: "remote", environmentId: "env_1", filesystem: false, shell: true } },
         "workspace.shell"
@@ -411,7 +412,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "managed", filesystem: false } },
-        "capabilities.codehost"
+        "workspace.filesystem"
       )
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "managed", shell: false } },

@@ -40,7 +40,7 @@ const anonymous = (method: string, path: string, options: TestServer.RequestOpti
   TestServer.request(method, path, { ...options, key: null })
 
 TestServer.suite()("workspace services and previews", (it) => {
-  it.effect("services are refused with a duplicate name or port, port 3128, or without filesystem (400 naming the field)", () =>
+  it.effect("services are refused with a duplicate name or port, port 3128, or in a workspace that never opens (400 naming the field)", () =>
     Effect.gen(function*() {
       const web = { name: "web", command: "true", port: 8000 }
       for (
@@ -48,7 +48,7 @@ TestServer.suite()("workspace services and previews", (it) => {
           [[web, { ...web, port: 8001 }], {}, "workspace.services[1].name"],
           [[web, { ...web, name: "api" }], {}, "workspace.services[1].port"],
           [[{ ...web, port: 3128 }], {}, "workspace.services[0].port"],
-          [[web], { filesystem: false, shell: false }, "workspace.services"]
+          [[web], { filesystem: false, shell: false }, "workspace.filesystem"]
         ] as const
       ) {
         const reply = yield* TestServer.request("POST", "/v1/agents", {

@@ -63,6 +63,16 @@ const rows: ReadonlyArray<Row> = [
     expected: { workspace: { ...resolvedManaged, shell: false } }
   },
   {
+    name: "workspace: listing preview ports turns previews on",
+    create: { workspace: { type: "managed", previews: { ports: [3000] } } },
+    expected: { workspace: { ...resolvedManaged, previews: { ports: [3000], enabled: true } } }
+  },
+  {
+    name: "workspace: previews without ports stay off unless enabled",
+    create: { workspace: { type: "managed", previews: {} } },
+    expected: { workspace: { ...resolvedManaged, previews: { enabled: false } } }
+  },
+  {
     name: "a remote workspace resolves filesystem and shell only",
     create: { workspace: { type: "remote", environmentId: "env_1" } },
     expected: { workspace: { type: "remote", environmentId: "env_1", filesystem: true, shell: true } }

@@ -77,6 +77,14 @@ const rows: ReadonlyArray<Row> = [
     refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
   },
   {
+    name: "a remote workspace with neither filesystem nor shell is refused before remote is",
+    body: { workspace: { ...remote, filesystem: false } },
+    refused: refusal(
+      "workspace.filesystem",
+      "A workspace with neither filesystem nor shell gives the agent nothing: enable filesystem (shell follows it), or set workspace to null."
+    )
+  },
+  {
     name: "shell needs filesystem on a remote workspace too (checked before remote is refused)",
     body: { workspace: { ...remote, filesystem: false, shell: true } },
     refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
@@ -117,13 +125,37 @@ const rows: ReadonlyArray<Row> = [
     name: "services with distinct names and ports are valid",
     body: { workspace: { ...managed, services: [service("web", 3000), service("worker"), service("api", 8080)] } }
   },
-  {
-    name: "services need a workspace that opens (filesystem)",
-    body: { workspace: { ...managed, filesystem: false, services: [service("web")] } },
+  ...[{ filesystem: false }, { filesystem: false, shell: false, services: [service("web")] }].map((w): Row => ({
+    name: `a workspace that would never open is refused: ${JSON.stringify(w)}`,
+    body: { workspace: { ...managed, ...w } },
     refused: refusal(
-      "workspace.services",
-      "Services run in the workspace, which opens only with filesystem enabled."
+      "workspace.filesystem",
+      "A workspace with neither filesystem nor shell gives the agent nothing: enable filesystem (shell follows it), or set workspace to null."
     )
+  })),
+  {
+    name: "previews listing ports while disabled are refused",
+    body: { workspace: { ...managed, previews: { enabled: false, ports: [3000] } } },
+    refused: refusal(
+      "workspace.previews.ports",
+      "Ports are listed but previews.enabled is false: nothing would be served. Drop the ports, or enable previews."
+    )
+  },
+  {
+    name: "previews disabled without ports are valid",
+    body: { workspace: { ...managed, previews: { enabled: false } } }
+  },
+  {
+    name: "previews enabled without ports need a declared service with a port",
+    body: { workspace: { ...managed, previews: { enabled: true }, services: [service("worker")] } },
+    refused: refusal(
+      "workspace.previews.ports",
+      "previews.enabled is true but no ports are listed and no declared service has a port: nothing would be served."
+    )
+  },
+  {
+    name: "previews enabled without ports show the declared services' ports",
+    body: { workspace: { ...managed, previews: { enabled: true }, services: [service("web", 3000)] } }
   },
   {
     name: "service names are unique",
@@ -215,6 +247,18 @@ const rows: ReadonlyArray<Row> = [
     body: { capabilities: { skills: [skill, { ...skill, name: "other" }, { ...skill, body: "again" }] } },
     refused: refusal("capabilities.skills[2].name", "Duplicate skill name 'summarize'.")
   },
+  {
+    name: "skill frontmatter and metadata are valid",
+    body: { capabilities: { skills: [{ ...skill, frontmatter: { version: "1.0" }, metadata: { owner: "docs" } }] } }
+  },
+  ...["name", "description"].map((key): Row => ({
+    name: `a skill's ${key} is its own field, not frontmatter`,
+    body: { capabilities: { skills: [skill, { ...skill, name: "other", frontmatter: { [key]: "x" } }] } },
+    refused: refusal(
+      `capabilities.skills[1].frontmatter.${key}`,
+      `A skill's ${key} is its own field, not frontmatter; set capabilities.skills[1].${key}.`
+    )
+  })),
   // approvals
   {
     name: "autoAllow lists canonical tool names of up to 64 characters",
