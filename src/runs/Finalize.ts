@@ -2,7 +2,7 @@
  * How a run ends: completed or failed (terminal chunks, usage receipt, status
  * and the thread released in the transaction that stores the last chunks),
  * cancelled (by a person, or a park past its window), or reaped by the
- * recovery pass. A parked turn's stream ends with `finish` 'other' and goes on
+ * recovery pass; every terminal end carries the `data-svc-usage` receipt. A parked turn's stream ends with `finish` 'other' and goes on
  * when the run resumes; a step waiting on its workers keeps the stream open.
  * A root that delegated reports its tree's usage in its receipt; a worker
  * ended by an engine fault is credited (billed $0, spec 7).
@@ -128,10 +128,15 @@ export class Finalize extends Context.Service<Finalize, {
 
       const reap = Effect.fn("Finalize.reap")(function*(runId: RunId) {
         // A run that ended since the recovery pass chose it keeps its own end.
-        yield* claimed(runId, ActiveStatuses, (_, writer) => reapClaimed(runId, writer))
+        yield* claimed(runId, ActiveStatuses, reapClaimed)
       })
 
-      const reapClaimed = Effect.fn("Finalize.reapClaimed")(function*(runId: RunId, writer: Writer) {
+      /**
+       * A reaped run ends like any other: its terminal chunk and its usage receipt, what it metered
+       * up to its last completed step (its tree's, for a root that delegated), which stays its usage.
+       */
+      const reapClaimed = Effect.fn("Finalize.reapClaimed")(function*(row: RunRow, writer: Writer) {
+        const runId = row.id
         const reference = yield* ids.make("incident")
         const error: RunError = {
           type: "api_error",
@@ -145,6 +150,10 @@ export class Finalize extends Context.Service<Finalize, {
         if (writer.startSeq === 0) yield* writer.emit({ type: "start", messageId: runId })
         yield* writer.emit({ type: "error", errorText: error.message })
         yield* writer.emit({ type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } })
+        yield* writer.emit({
+          type: "data-svc-usage",
+          data: yield* delegation.reported(row, row.run.usage ?? ZeroUsage)
+        })
         yield* writer.emit({ type: "finish", finishReason: "error" })
         yield* writer.commit(repo.statements.reap(runId, error, yield* nowIso))
       })

@@ -19,7 +19,7 @@ import {
 import type { AgentId, FollowupId, RunId, ThreadId, WorkerId } from "../../domain/Ids.ts"
 import type { PageOf, PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
-import { isTerminal, type MessageInput, type Run, type RunReceipt } from "../../domain/Run.ts"
+import { isTerminal, type MessageInput, type Run, type RunReceipt, ZeroUsage } from "../../domain/Run.ts"
 import { Agents } from "../agents/Agents.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { requireOwned } from "../Ownership.ts"
@@ -303,7 +303,7 @@ export class Runs extends Context.Service<Runs, {
           const row = yield* getRow(principal, id)
           // Past the event log's retention the stored stream is gone: a content-free stream says so.
           if (pastRetention(row.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
-            return unavailableStream(id, afterSeq)
+            return unavailableStream(id, afterSeq, (yield* present(row)).usage ?? ZeroUsage)
           }
           return follow(id, afterSeq)
         }),
@@ -343,7 +343,7 @@ export class Runs extends Context.Service<Runs, {
             }
             const worker = found.value
             if (pastRetention(worker.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
-              return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq) }
+              return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq, worker.run.usage ?? ZeroUsage) }
             }
             return { runId: worker.id, stream: follow(worker.id, afterSeq) }
           }

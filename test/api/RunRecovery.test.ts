@@ -1,8 +1,8 @@
 /**
  * The recovery pass on TestClock: a run left active with no executor (its
  * dispatch was lost, or its runner handed it off) is started again and completes; a run that cannot be
- * executed is finalized as run_recovery_reaped after five attempts, and its
- * thread is freed.
+ * executed is finalized as run_recovery_reaped after five attempts, with its
+ * usage receipt, and its thread is freed.
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
@@ -248,7 +248,16 @@ TestServer.suiteWith(Harness)("run recovery", (it) => {
       assert.deepStrictEqual(attempts, [{ recovery_attempts: 6 }])
       const stream = yield* api.request("GET", `/v1/runs/${broken}/stream`)
       const reapedStream = yield* Effect.orDie(parseWithAi(stream.text))
-      assert.deepStrictEqual(reapedStream.chunks.map((c) => c.type), ["start", "error", "data-svc-terminal", "finish"])
+      assert.deepStrictEqual(reapedStream.chunks.map((c) => c.type), [
+        "start",
+        "error",
+        "data-svc-terminal",
+        "data-svc-usage",
+        "finish"
+      ])
+      // Its receipt is what it metered, and its usage at its terminal state (spec 2.3).
+      const receipt = reapedStream.chunks.find((c) => c.type === "data-svc-usage")
+      assert.deepStrictEqual(receipt !== undefined && "data" in receipt ? receipt.data : undefined, reaped.usage)
       const freed = yield* TestServer.expectOk(yield* api.request("GET", `/v1/threads/${thread.id}`), 200, Thread)
       assert.strictEqual(freed.status, "idle")
 

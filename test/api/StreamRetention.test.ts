@@ -2,8 +2,8 @@
  * Retention of run streams on TestClock: SVC_EVENT_RETENTION_DAYS after a run
  * ended, the recovery pass deletes its stored chunks and keeps the run;
  * replaying its stream (with or without Last-Event-ID) then answers a short,
- * content-free stream that ends with terminalReason stream_replay_unavailable,
- * which the `ai` package parses and folds.
+ * content-free stream that ends with terminalReason stream_replay_unavailable
+ * and the run's usage receipt, which the `ai` package parses and folds.
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
@@ -37,7 +37,8 @@ const framed = (parsed: { readonly chunks: ReadonlyArray<unknown>; readonly ids:
     chunk
   }))
 
-const unavailable = (runId: string, firstId: number) => [
+/** The replay past retention: content-free, ending with the run's terminal reason for it and its usage receipt. */
+const unavailable = (runId: string, firstId: number, usage: unknown) => [
   { id: firstId, chunk: { type: "start", messageId: runId } },
   {
     id: firstId + 1,
@@ -47,7 +48,8 @@ const unavailable = (runId: string, firstId: number) => [
     }
   },
   { id: firstId + 2, chunk: { type: "data-svc-terminal", data: { terminalReason: "stream_replay_unavailable" } } },
-  { id: firstId + 3, chunk: { type: "finish", finishReason: "error" } }
+  { id: firstId + 3, chunk: { type: "data-svc-usage", data: usage } },
+  { id: firstId + 4, chunk: { type: "finish", finishReason: "error" } }
 ]
 
 TestServer.suiteWith(Harness)("stream retention", (it) => {
@@ -78,11 +80,11 @@ TestServer.suiteWith(Harness)("stream retention", (it) => {
       assert.strictEqual(run.terminalReason, null)
 
       const replay = yield* streamOf(old.runId)
-      assert.deepStrictEqual(framed(replay), unavailable(old.runId, 1))
+      assert.deepStrictEqual(framed(replay), unavailable(old.runId, 1, run.usage))
       assert.notInclude(replay.reply.text, "secret")
       assert.strictEqual(replay.message?.id, old.runId)
       const resumed = yield* streamOf(old.runId, "7")
-      assert.deepStrictEqual(framed(resumed), unavailable(old.runId, 8))
+      assert.deepStrictEqual(framed(resumed), unavailable(old.runId, 8, run.usage))
       // The newer run still replays in full.
       assert.strictEqual((yield* streamOf(recent.runId)).chunks.at(-1)?.type, "finish")
       assert.deepStrictEqual((yield* streamOf(recent.runId)).errors, [])

@@ -358,15 +358,23 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
       assert.deepStrictEqual(yield* threadOf(row.run.threadId), heldBy(row.id))
     }))
 
-  it.effect("reap of a started run: error, terminal 'run_recovery_reaped', finish 'error'; failed with an incident reference, thread released", () =>
+  it.effect("reap of a started run: error, terminal 'run_recovery_reaped', usage receipt (what it metered), finish 'error'; failed with an incident reference, thread released", () =>
     Effect.gen(function*() {
-      const { row, seq } = yield* startedRun
+      const started = yield* startedRun
+      // Two steps metered before its executor was lost.
+      yield* Effect.scoped(Effect.gen(function*() {
+        const writer = yield* (yield* EventLog).writer(started.row.id)
+        yield* writer.commit([runChange({ usage, progressed: true })])
+      }))
+      const row = yield* RunStage.reload(started.row.id)
+      const seq = started.seq
       const now = yield* later
       yield* (yield* Finalize).reap(row.id)
       const message = "The run could not be resumed and was finalized by the recovery pass."
       assert.deepStrictEqual(yield* chunksAfter(row.id, seq), [
         { type: "error", errorText: message },
         { type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } },
+        { type: "data-svc-usage", data: usage },
         { type: "finish", finishReason: "error" }
       ])
       const after = yield* RunStage.reload(row.id)
@@ -391,6 +399,7 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("Finalize", (it) => {
         { type: "start", messageId: row.id },
         { type: "error", errorText: "The run could not be resumed and was finalized by the recovery pass." },
         { type: "data-svc-terminal", data: { terminalReason: "run_recovery_reaped" } },
+        { type: "data-svc-usage", data: ZeroUsage },
         { type: "finish", finishReason: "error" }
       ])
       assert.strictEqual((yield* RunStage.reload(row.id)).run.status, "failed")
