@@ -100,7 +100,8 @@ export const createClient = (options: ConnectionOptions) => {
             }
           })
         })),
-      cancel: (id: string) => run(Effect.flatMap(ids.run(id), (runId) => api.runs.cancel({ params: { id: runId } }))),
+      cancel: (id: string) =>
+        run(Effect.flatMap(ids.run(id), (runId) => api.runs.cancel({ params: { id: runId }, headers: {} }))),
       /** The run's chunks, resumed after disconnects; `followParks` keeps following through approvals and questions. */
       stream: (runId: string, follow: RunEvents.FollowOptions & { readonly signal?: AbortSignal } = {}) =>
         stream(followChunks(runId, follow), follow.signal)
@@ -138,7 +139,7 @@ export const createClient = (options: ConnectionOptions) => {
         run(Effect.gen(function*() {
           const interactionId = yield* ids.interaction(id)
           const payload = yield* resolveBody(body)
-          return yield* api.interactions.resolve({ params: { id: interactionId }, payload })
+          return yield* api.interactions.resolve({ params: { id: interactionId }, payload, headers: {} })
         }))
     },
     files: filesClient(api, run),

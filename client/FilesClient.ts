@@ -35,7 +35,7 @@ const uploadForm = (data: Bytes, options: UploadOptions): Effect.Effect<FormData
 export const filesClient = (api: ApiClient, run: <A>(effect: Effect.Effect<A, unknown>) => Promise<A>) => ({
   /** Stores one file to attach to runs (`input.attachments: [{ fileId }]`); answers the File. */
   upload: (data: Bytes, options: UploadOptions) =>
-    run(Effect.flatMap(uploadForm(data, options), (payload) => api.files.upload({ payload }))),
+    run(Effect.flatMap(uploadForm(data, options), (payload) => api.files.upload({ payload, headers: {} }))),
   list: (page: PageOptions = {}) => run(Effect.flatMap(pageQuery(page), (query) => api.files.list({ query }))),
   get: (id: string) => run(Effect.flatMap(ids.file(id), (fileId) => api.files.get({ params: { id: fileId } }))),
   /** The file's bytes. */

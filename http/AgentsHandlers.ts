@@ -2,27 +2,19 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Agent } from "../domain/Agent.ts"
-import { Idempotency } from "../src/access/Idempotency.ts"
 import { Agents } from "../src/agents/Agents.ts"
 import { Runs } from "../src/runs/Runs.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
+import { idempotent } from "./Idempotent.ts"
 
 export const AgentsHandlers = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function*() {
     const agents = yield* Agents
     const runs = yield* Runs
-    const idempotency = yield* Idempotency
     return handlers
       .handle("list", ({ query }) => authed((p) => agents.list(p, query)))
-      .handle("create", ({ payload, headers }) =>
-        authed((p) =>
-          idempotency.run(
-            { principal: p, method: "POST", path: "/v1/agents", key: headers["idempotency-key"], body: payload },
-            { schema: Agent, status: 200 },
-            agents.create(p, payload)
-          )
-        ))
+      .handle("create", (route) => authed(idempotent(route, Agent, (p) => agents.create(p, route.payload))))
       .handle("validate", ({ payload }) => authed((p) => agents.validate(p, payload)))
       .handle("get", ({ params }) => authed((p) => agents.get(p, params.id)))
       .handle("update", ({ params, payload }) => authed((p) => agents.update(p, params.id, payload)))

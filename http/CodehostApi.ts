@@ -28,6 +28,7 @@ import {
   ApiPayloadTooLarge,
   ApiServiceUnavailable
 } from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 const params = { id: ClientId.codehostConnection }
 
@@ -52,6 +53,7 @@ const unconfiguredNote =
 export const CodehostApi = HttpApiGroup.make("codehostConnections")
   .add(
     HttpApiEndpoint.post("authorize", "/v1/codehost-connections/authorize", {
+      headers: IdempotencyHeaders,
       payload: AuthorizeInput,
       success: Authorization,
       error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
@@ -147,6 +149,7 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
   )
   .add(
     HttpApiEndpoint.post("sync", "/v1/codehost-connections/:id/sync", {
+      headers: IdempotencyHeaders,
       params,
       success: CodehostConnection,
       error: [ApiForbidden, ApiNotFound, ApiConflict, ApiBadGateway, ApiServiceUnavailable]
@@ -161,9 +164,10 @@ export const CodehostApi = HttpApiGroup.make("codehostConnections")
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/codehost-connections/:id/test", {
+      headers: IdempotencyHeaders,
       params,
       success: TestResult,
-      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiServiceUnavailable]
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiServiceUnavailable, ApiConflict]
     }).annotateMerge(
       doc(
         "Test a connection",

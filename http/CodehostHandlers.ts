@@ -2,6 +2,7 @@
 import { Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
+import { Authorization, CodehostConnection, TestResult } from "../domain/Codehost.ts"
 import { type CallbackOutcome, CodehostAuthorize } from "../src/codehost/ConnectionAuthorize.ts"
 import { CodehostConnections } from "../src/codehost/Connections.ts"
 import { CodehostWebhooks } from "../src/codehost/ConnectionWebhooks.ts"
@@ -9,14 +10,17 @@ import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
 import { repositoryCursor } from "./CodehostApi.ts"
 import { envelope } from "./ErrorEnvelope.ts"
+import { idempotent } from "./Idempotent.ts"
 
 export const CodehostHandlers = HttpApiBuilder.group(Api, "codehostConnections", (handlers) =>
   Effect.gen(function*() {
     const connections = yield* CodehostConnections
     const authorize = yield* CodehostAuthorize
     return handlers
-      .handle("authorize", ({ payload }) => authed((p) => authorize.authorize(p, payload)))
-      .handle("authorization", ({ params }) => authed((p) => authorize.status(p, params.id)))
+      .handle("authorize", (route) =>
+        authed(idempotent(route, Authorization, (p) => authorize.authorize(p, route.payload))))
+      .handle("authorization", ({ params }) =>
+        authed((p) => authorize.status(p, params.id)))
       .handle("list", ({ query }) => authed((p) => connections.list(p, query)))
       .handle("get", ({ params }) => authed((p) => connections.get(p, params.id)))
       .handle("update", ({ params, payload }) => authed((p) => connections.update(p, params.id, payload)))
@@ -28,8 +32,11 @@ export const CodehostHandlers = HttpApiBuilder.group(Api, "codehostConnections",
             after: query.cursor === undefined ? undefined : Option.getOrUndefined(repositoryCursor(query.cursor))
           })
         ))
-      .handle("sync", ({ params }) => authed((p) => connections.sync(p, params.id)))
-      .handle("test", ({ params }) => authed((p) => connections.test(p, params.id)))
+      .handle("sync", (route) =>
+        authed(idempotent(route, CodehostConnection, (p) =>
+          connections.sync(p, route.params.id))))
+      .handle("test", (route) =>
+        authed(idempotent(route, TestResult, (p) => connections.test(p, route.params.id))))
   }))
 
 const escapeHtml = (text: string) =>

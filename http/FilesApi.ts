@@ -11,7 +11,8 @@ import { ArtifactMetadata, FileDeleted, FileObject } from "../domain/Artifact.ts
 import { ClientId } from "../domain/Ids.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { doc } from "./ApiDocs.ts"
-import { ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 /** The bytes, with the media type they were stored with (documented as binary). */
 export const Bytes = Schema.Uint8Array.annotate({
@@ -36,9 +37,10 @@ const artifactParams = { id: ClientId.artifact }
 export const FilesApi = HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("upload", "/v1/files", {
+      headers: IdempotencyHeaders,
       payload: UploadBody,
       success: FileObject,
-      error: [ApiPayloadTooLarge, ApiServiceUnavailable]
+      error: [ApiPayloadTooLarge, ApiServiceUnavailable, ApiConflict]
     }).annotateMerge(
       doc(
         "Upload a file",

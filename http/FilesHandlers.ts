@@ -2,26 +2,35 @@
 import { Effect } from "effect"
 import { HttpMiddleware } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
-import { artifactMetadata } from "../domain/Artifact.ts"
+import { artifactMetadata, FileObject } from "../domain/Artifact.ts"
 import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { Files } from "../src/artifacts/Files.ts"
+import { sha256Hex } from "../src/artifacts/StoredBytes.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
 import { bytesResponse } from "./BytesResponse.ts"
 import { envelope } from "./ErrorEnvelope.ts"
 import { readUpload } from "./FileUpload.ts"
+import { idempotent } from "./Idempotent.ts"
 
 export const FilesHandlers = HttpApiBuilder.group(Api, "files", (handlers) =>
   Effect.gen(function*() {
     const files = yield* Files
     const { artifacts: config } = yield* ServiceConfig
     return handlers
-      .handle("upload", ({ payload }) =>
+      .handle("upload", (route) =>
         authed((p) =>
-          Effect.flatMap(readUpload(payload, config.fileMaxBytes), (upload) => files.upload(p, upload))
+          Effect.flatMap(readUpload(route.payload, config.fileMaxBytes), (upload) => {
+            // What an Idempotency-Key is checked against: the part's name and media type, and the bytes' hash.
+            const body = { ...upload, data: sha256Hex(upload.data) }
+            const store = idempotent({ ...route, payload: body }, FileObject, (caller) =>
+              files.upload(caller, upload))
+            return store(p)
+          })
         ))
-      .handle("list", ({ query }) => authed((p) => files.list(p, query)))
+      .handle("list", ({ query }) =>
+        authed((p) => files.list(p, query)))
       .handle("get", ({ params }) => authed((p) => files.describe(p, params.id)))
       .handle("content", ({ params }) =>
         authed((p) =>

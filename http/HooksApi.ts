@@ -12,7 +12,15 @@ import {
   ToolApprovalHook
 } from "../domain/ToolApprovalHook.ts"
 import { doc, docWithBody } from "./ApiDocs.ts"
-import { ApiBadGateway, ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
+import {
+  ApiBadGateway,
+  ApiConflict,
+  ApiForbidden,
+  ApiNotFound,
+  ApiPayloadTooLarge,
+  ApiServiceUnavailable
+} from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 const hookParams = { id: ClientId.hook }
 const handlerParams = { id: ClientId.resultHandler }
@@ -34,9 +42,10 @@ export const HooksApi = HttpApiGroup.make("hooks")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/tool-approval-hooks", {
+      headers: IdempotencyHeaders,
       payload: HookCreate,
       success: ToolApprovalHook,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(
@@ -101,10 +110,11 @@ export const HooksApi = HttpApiGroup.make("hooks")
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/tool-approval-hooks/:id/rotate-secret", {
+      headers: IdempotencyHeaders,
       params: hookParams,
       payload: RotateSigningSecret,
       success: ToolApprovalHook,
-      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Rotate a hook's signing secret",
@@ -116,9 +126,10 @@ export const HooksApi = HttpApiGroup.make("hooks")
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/tool-approval-hooks/:id/test", {
+      headers: IdempotencyHeaders,
       params: hookParams,
       success: HookTestResult,
-      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiConflict, ApiServiceUnavailable]
     })
       .annotateMerge(
         doc(
@@ -146,9 +157,10 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/result-handlers", {
+      headers: IdempotencyHeaders,
       payload: ResultHandlerCreate,
       success: ResultHandler,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(
@@ -208,10 +220,11 @@ export const ResultHandlersApi = HttpApiGroup.make("resultHandlers")
   )
   .add(
     HttpApiEndpoint.post("rotateSecret", "/v1/result-handlers/:id/rotate-secret", {
+      headers: IdempotencyHeaders,
       params: handlerParams,
       payload: RotateHandlerSecret,
       success: ResultHandler,
-      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Rotate a result handler's signing secret",

@@ -1,10 +1,13 @@
 /** Handlers of tool approval hooks and result handlers. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { ResultHandler } from "../domain/ResultHandler.ts"
+import { HookTestResult, ToolApprovalHook } from "../domain/ToolApprovalHook.ts"
 import { ToolApprovalHooks } from "../src/interactions/ToolApprovalHooks.ts"
 import { ResultHandlers } from "../src/resultHandlers/ResultHandlers.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
+import { idempotent } from "./Idempotent.ts"
 
 export const HooksHandlers = HttpApiBuilder.group(
   Api,
@@ -13,15 +16,15 @@ export const HooksHandlers = HttpApiBuilder.group(
     Effect.map(ToolApprovalHooks, (hooks) =>
       handlers
         .handle("list", ({ query }) => authed((p) => hooks.list(p, query)))
-        .handle("create", ({ payload }) => authed((p) => hooks.create(p, payload)))
+        .handle("create", (route) => authed(idempotent(route, ToolApprovalHook, (p) => hooks.create(p, route.payload))))
         .handle("get", ({ params }) => authed((p) => hooks.get(p, params.id)))
         .handle("update", ({ params, payload }) => authed((p) => hooks.update(p, params.id, payload)))
         .handle("delete", ({ params }) => authed((p) => hooks.remove(p, params.id)))
-        .handle(
-          "rotateSecret",
-          ({ params, payload }) => authed((p) => hooks.rotateSecret(p, params.id, payload.secret))
-        )
-        .handle("test", ({ params }) => authed((p) => hooks.test(p, params.id))))
+        .handle("rotateSecret", (route) =>
+          authed(
+            idempotent(route, ToolApprovalHook, (p) => hooks.rotateSecret(p, route.params.id, route.payload.secret))
+          ))
+        .handle("test", (route) => authed(idempotent(route, HookTestResult, (p) => hooks.test(p, route.params.id)))))
 )
 
 export const ResultHandlersHandlers = HttpApiBuilder.group(
@@ -31,12 +34,19 @@ export const ResultHandlersHandlers = HttpApiBuilder.group(
     Effect.map(ResultHandlers, (resultHandlers) =>
       handlers
         .handle("list", ({ query }) => authed((p) => resultHandlers.list(p, query)))
-        .handle("create", ({ payload }) => authed((p) => resultHandlers.create(p, payload)))
+        .handle(
+          "create",
+          (route) => authed(idempotent(route, ResultHandler, (p) => resultHandlers.create(p, route.payload)))
+        )
         .handle("get", ({ params }) => authed((p) => resultHandlers.get(p, params.id)))
         .handle("update", ({ params, payload }) => authed((p) => resultHandlers.update(p, params.id, payload)))
         .handle("delete", ({ params }) => authed((p) => resultHandlers.remove(p, params.id)))
-        .handle(
-          "rotateSecret",
-          ({ params, payload }) => authed((p) => resultHandlers.rotateSecret(p, params.id, payload.secret))
-        ))
+        .handle("rotateSecret", (route) =>
+          authed(
+            idempotent(
+              route,
+              ResultHandler,
+              (p) => resultHandlers.rotateSecret(p, route.params.id, route.payload.secret)
+            )
+          )))
 )

@@ -12,7 +12,8 @@ import {
 } from "../domain/Interaction.ts"
 import { Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
-import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 export const InteractionsApi = HttpApiGroup.make("interactions")
   .add(
@@ -49,10 +50,11 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
   )
   .add(
     HttpApiEndpoint.post("resolve", "/v1/interactions/:id/resolve", {
+      headers: IdempotencyHeaders,
       params: { id: ClientId.interaction },
       payload: ResolveInteractionBody,
       success: Interaction,
-      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Answer an interaction",
@@ -70,10 +72,11 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
   )
   .add(
     HttpApiEndpoint.post("resolveBatch", "/v1/runs/:rootRunId/interactions/resolve", {
+      headers: IdempotencyHeaders,
       params: { rootRunId: ClientId.run },
       payload: BatchResolveBody,
       success: BatchResolveResult,
-      error: [ApiForbidden, ApiNotFound, ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiConflict, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Answer several interactions of a run",

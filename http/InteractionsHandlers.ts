@@ -1,9 +1,11 @@
 /** Handlers of interactions. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { BatchResolveResult, Interaction } from "../domain/Interaction.ts"
 import { Interactions } from "../src/interactions/Interactions.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
+import { idempotent } from "./Idempotent.ts"
 
 export const InteractionsHandlers = HttpApiBuilder.group(
   Api,
@@ -21,9 +23,17 @@ export const InteractionsHandlers = HttpApiBuilder.group(
             }, query)
           ))
         .handle("get", ({ params }) => authed((p) => interactions.get(p, params.id)))
-        .handle("resolve", ({ params, payload }) => authed((p) => interactions.resolve(p, params.id, payload)))
         .handle(
-          "resolveBatch",
-          ({ params, payload }) => authed((p) => interactions.resolveBatch(p, params.rootRunId, payload.items))
-        ))
+          "resolve",
+          (route) =>
+            authed(idempotent(route, Interaction, (p) => interactions.resolve(p, route.params.id, route.payload)))
+        )
+        .handle("resolveBatch", (route) =>
+          authed(
+            idempotent(
+              route,
+              BatchResolveResult,
+              (p) => interactions.resolveBatch(p, route.params.rootRunId, route.payload.items)
+            )
+          )))
 )

@@ -19,6 +19,13 @@ const streamNote =
   "Server-Sent Events in the AI SDK UI message stream protocol (v1): each frame has an `id:` (1, 2, 3, ...) " +
   "and a chunk as `data:`; the stream ends with `data: [DONE]`. Resume a broken stream with `GET /v1/runs/{id}/stream` and `Last-Event-ID`."
 
+/** The answer of `POST /v1/threads/:id/cancel`. */
+export const ThreadCancel = Schema.Struct({
+  id: ThreadId,
+  object: Schema.Literal("thread.cancel"),
+  cancelledRunId: Schema.NullOr(RunId)
+})
+
 const runOptions = {
   streamProgress: true,
   maxSteps: 20,
@@ -48,27 +55,11 @@ export const RunsApi = HttpApiGroup.make("runs")
     )
   )
   .add(
-    HttpApiEndpoint.get("warm", "/v1/threads/:id/messages", {
-      params: threadParams,
-      query: { warm: Schema.Literal("1") },
-      success: HttpApiSchema.NoContent,
-      error: [ApiForbidden, ApiNotFound]
-    }).annotateMerge(
-      doc(
-        "Check a thread is ready for a message",
-        "With `warm=1`: 204 once the thread exists and belongs to you. It creates no run and costs nothing."
-      )
-    )
-  )
-  .add(
     HttpApiEndpoint.post("cancelThread", "/v1/threads/:id/cancel", {
+      headers: IdempotencyHeaders,
       params: threadParams,
-      success: Schema.Struct({
-        id: ThreadId,
-        object: Schema.Literal("thread.cancel"),
-        cancelledRunId: Schema.NullOr(RunId)
-      }),
-      error: [ApiForbidden, ApiNotFound]
+      success: ThreadCancel,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "Cancel the thread's active run",
@@ -157,7 +148,12 @@ export const RunsApi = HttpApiGroup.make("runs")
     )
   )
   .add(
-    HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", { params, success: Run, error: [ApiForbidden, ApiNotFound] })
+    HttpApiEndpoint.post("cancel", "/v1/runs/:id/cancel", {
+      headers: IdempotencyHeaders,
+      params,
+      success: Run,
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiServiceUnavailable]
+    })
       .annotateMerge(
         doc(
           "Cancel a run",

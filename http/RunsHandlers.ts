@@ -2,12 +2,14 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { InvalidRequest } from "../domain/Errors.ts"
-import { RunReceipt } from "../domain/Run.ts"
+import { Run, RunReceipt } from "../domain/Run.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
 import { Runs } from "../src/runs/Runs.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
 import { Draining } from "./Draining.ts"
+import { idempotent } from "./Idempotent.ts"
+import { ThreadCancel } from "./RunsApi.ts"
 import { sseResponse } from "./SseResponse.ts"
 
 const wantsJson = (accept: string | undefined) => accept !== undefined && accept.includes("application/json")
@@ -43,8 +45,8 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
             return sseResponse(receipt.runId, stream, draining.started)
           })
         ))
-      .handle("warm", ({ params }) => authed((p) => runs.warm(p, params.id)))
-      .handle("cancelThread", ({ params }) => authed((p) => runs.cancelThread(p, params.id)))
+      .handle("cancelThread", (route) =>
+        authed(idempotent(route, ThreadCancel, (p) => runs.cancelThread(p, route.params.id))))
       .handle("start", ({ payload, headers }) =>
         authed((p) => {
           const key = headers["idempotency-key"] ?? payload.idempotencyKey
@@ -64,7 +66,8 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
             createdSince: query.createdSince
           }, query)
         ))
-      .handle("get", ({ params }) => authed((p) => runs.get(p, params.id)))
+      .handle("get", ({ params }) =>
+        authed((p) => runs.get(p, params.id)))
       .handle("stream", ({ params, headers }) =>
         authed((p) =>
           Effect.gen(function*() {
@@ -80,7 +83,7 @@ export const RunsHandlers = HttpApiBuilder.group(Api, "runs", (handlers) =>
             return sseResponse(runId, stream, draining.started)
           })
         ))
-      .handle("cancel", ({ params }) => authed((p) => runs.cancel(p, params.id)))
+      .handle("cancel", (route) => authed(idempotent(route, Run, (p) => runs.cancel(p, route.params.id))))
       .handle(
         "withdrawFollowup",
         ({ params }) => authed((p) => runs.withdrawFollowup(p, params.id, params.followupId))

@@ -7,7 +7,8 @@ import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Secret, SecretCreate, SecretPatch, SecretRotate } from "../domain/Secret.ts"
 import { SecretContext, SecretContextCreate, SecretContextPatch } from "../domain/SecretContext.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
-import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
+import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 /** `metadata[<key>]=<value>` (any number of pairs, every one must match), keys as metadata keys are. */
 const MetadataFilterKey = Schema.String.check(
@@ -40,9 +41,10 @@ export const SecretsApi = HttpApiGroup.make("secrets")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/secrets", {
+      headers: IdempotencyHeaders,
       payload: SecretCreate,
       success: Secret,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Store a secret",
@@ -100,10 +102,11 @@ export const SecretsApi = HttpApiGroup.make("secrets")
   )
   .add(
     HttpApiEndpoint.post("rotate", "/v1/secrets/:id/rotate", {
+      headers: IdempotencyHeaders,
       params: secretParams,
       payload: SecretRotate,
       success: Secret,
-      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Rotate a secret's value",
@@ -128,9 +131,10 @@ export const SecretContextsApi = HttpApiGroup.make("secretContexts")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/secret-contexts", {
+      headers: IdempotencyHeaders,
       payload: SecretContextCreate,
       success: SecretContext,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(

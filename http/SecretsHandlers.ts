@@ -1,10 +1,13 @@
 /** Handlers of secrets and secret contexts. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { Secret } from "../domain/Secret.ts"
+import { SecretContext } from "../domain/SecretContext.ts"
 import { SecretContexts } from "../src/secrets/SecretContexts.ts"
 import { Secrets } from "../src/secrets/Secrets.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
+import { idempotent } from "./Idempotent.ts"
 
 /** The `metadata[<key>]=<value>` pairs of the (decoded) query. */
 const metadataFilter = (
@@ -28,11 +31,14 @@ export const SecretsHandlers = HttpApiBuilder.group(
           "list",
           ({ query }) => authed((p) => secrets.list(p, query, { name: query.name, metadata: metadataFilter(query) }))
         )
-        .handle("create", ({ payload }) => authed((p) => secrets.create(p, payload)))
+        .handle("create", (route) => authed(idempotent(route, Secret, (p) => secrets.create(p, route.payload))))
         .handle("get", ({ params }) => authed((p) => secrets.get(p, params.id)))
         .handle("update", ({ params, payload }) => authed((p) => secrets.update(p, params.id, payload)))
         .handle("delete", ({ params }) => authed((p) => secrets.remove(p, params.id)))
-        .handle("rotate", ({ params, payload }) => authed((p) => secrets.rotate(p, params.id, payload.value))))
+        .handle(
+          "rotate",
+          (route) => authed(idempotent(route, Secret, (p) => secrets.rotate(p, route.params.id, route.payload.value)))
+        ))
 )
 
 export const SecretContextsHandlers = HttpApiBuilder.group(
@@ -42,7 +48,7 @@ export const SecretContextsHandlers = HttpApiBuilder.group(
     Effect.map(SecretContexts, (contexts) =>
       handlers
         .handle("list", ({ query }) => authed((p) => contexts.list(p, query)))
-        .handle("create", ({ payload }) => authed((p) => contexts.create(p, payload)))
+        .handle("create", (route) => authed(idempotent(route, SecretContext, (p) => contexts.create(p, route.payload))))
         .handle("get", ({ params }) => authed((p) => contexts.get(p, params.id)))
         .handle("update", ({ params, payload }) => authed((p) => contexts.update(p, params.id, payload)))
         .handle("delete", ({ params }) => authed((p) => contexts.remove(p, params.id))))

@@ -10,7 +10,15 @@ import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { ToolServer, ToolServerCreate, ToolServerPatch, ToolServerTestResult } from "../domain/ToolServer.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
-import { ApiBadGateway, ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge } from "./ErrorEnvelope.ts"
+import {
+  ApiBadGateway,
+  ApiConflict,
+  ApiForbidden,
+  ApiNotFound,
+  ApiPayloadTooLarge,
+  ApiServiceUnavailable
+} from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 const serverParams = { id: ClientId.toolServer }
 const connectionParams = { id: ClientId.httpConnection }
@@ -27,9 +35,10 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/tool-servers", {
+      headers: IdempotencyHeaders,
       payload: ToolServerCreate,
       success: ToolServer,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(
@@ -94,9 +103,10 @@ export const ToolServersApi = HttpApiGroup.make("toolServers")
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/tool-servers/:id/test", {
+      headers: IdempotencyHeaders,
       params: serverParams,
       success: ToolServerTestResult,
-      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiConflict, ApiServiceUnavailable]
     })
       .annotateMerge(
         doc(
@@ -117,9 +127,10 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
   )
   .add(
     HttpApiEndpoint.post("create", "/v1/http-connections", {
+      headers: IdempotencyHeaders,
       payload: HttpConnectionCreate,
       success: HttpConnection,
-      error: [ApiConflict, ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(
@@ -184,9 +195,10 @@ export const HttpConnectionsApi = HttpApiGroup.make("httpConnections")
   )
   .add(
     HttpApiEndpoint.post("test", "/v1/http-connections/:id/test", {
+      headers: IdempotencyHeaders,
       params: connectionParams,
       success: HttpConnectionTestResult,
-      error: [ApiForbidden, ApiNotFound, ApiBadGateway]
+      error: [ApiForbidden, ApiNotFound, ApiBadGateway, ApiConflict, ApiServiceUnavailable]
     })
       .annotateMerge(
         doc(

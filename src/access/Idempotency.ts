@@ -1,5 +1,6 @@
 /**
- * Idempotency-Key handling for POSTs that create or start something. A replay
+ * Idempotency-Key handling for every POST behind an API key (most through
+ * http/Idempotent.ts; thread creates and run starts call `run` themselves). A replay
  * with the same body returns the first response; a different body is 409
  * idempotency_key_conflict; a replay while the first is still running is 503
  * service_unavailable. Successful responses are remembered, and the failures

@@ -52,7 +52,9 @@ const resolve = (id: string, body: unknown) =>
     const out = yield* Output
     const interactionId = yield* ids.interaction(id)
     const payload = yield* resolveBody(body)
-    const resolved = yield* normalized(api.interactions.resolve({ params: { id: interactionId }, payload }))
+    const resolved = yield* normalized(
+      api.interactions.resolve({ params: { id: interactionId }, payload, headers: {} })
+    )
     yield* out.line(`${resolved.id} ${resolved.status}${resolved.decision === null ? "" : `: ${resolved.decision}`}`)
   })
 

@@ -61,8 +61,8 @@ describe("the error statuses of the OpenAPI document", () => {
       ["POST /v1/agents", [400, 401, 409, 413, 429, 503]],
       ["PATCH /v1/agents/{id}", [400, 401, 403, 404, 413, 429]],
       ["POST /v1/threads/{id}/messages", [400, 401, 403, 404, 409, 413, 429, 503]],
-      // Tests reach a peer: 502 when it fails.
-      ["POST /v1/tool-servers/{id}/test", [400, 401, 403, 404, 429, 502]],
+      // Tests reach a peer: 502 when it fails; they take an idempotency key too.
+      ["POST /v1/tool-servers/{id}/test", [400, 401, 403, 404, 409, 429, 502, 503]],
       // No API key: the signed URL is the grant, so no 401 and no rate limit.
       ["GET /v1/artifacts/{id}/download", [400, 403, 404, 503]]
     ] as const

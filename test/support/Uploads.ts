@@ -72,17 +72,24 @@ const asReply = (d: Download): TestServer.Reply => ({
   json: d.json
 })
 
-/** `POST /v1/files` with `body` (a FormData, or raw bytes with their own Content-Type header). */
+/** `POST /v1/files` with `body` (a FormData, or raw bytes with their own Content-Type header) and any other `headers`. */
 export const post = (
   body: FormData | string,
-  options: { readonly key?: string | null; readonly contentType?: string } = {}
+  options: {
+    readonly key?: string | null
+    readonly contentType?: string
+    readonly headers?: Record<string, string>
+  } = {}
 ) =>
   Effect.map(
     send("/v1/files", {
       method: "POST",
       body,
       ...(options.key === undefined ? {} : { key: options.key }),
-      ...(options.contentType === undefined ? {} : { headers: { "content-type": options.contentType } })
+      headers: {
+        ...options.headers,
+        ...(options.contentType === undefined ? {} : { "content-type": options.contentType })
+      }
     }),
     asReply
   )
