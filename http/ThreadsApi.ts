@@ -1,8 +1,10 @@
 /** Contract of the thread resource routes (spec 4.2), with what the reference page says of each. */
+import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { Thread, ThreadCreate, ThreadCreated, ThreadPatch } from "../domain/Thread.ts"
+import { ThreadMessage } from "../domain/ThreadMessage.ts"
 import { doc, docWithBody, ExampleIds } from "./ApiDocs.ts"
 import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceUnavailable } from "./ErrorEnvelope.ts"
 import { IdempotencyHeaders } from "./Headers.ts"
@@ -73,6 +75,23 @@ export const ThreadsApi = HttpApiGroup.make("threads")
       error: [ApiForbidden, ApiNotFound]
     }).annotateMerge(
       doc("Delete a thread", "Cancels the thread's active run, then deletes the thread with its runs.")
+    )
+  )
+  .add(
+    HttpApiEndpoint.get("messages", "/v1/threads/:id/messages", {
+      params,
+      query: { warm: Schema.optionalKey(Schema.Literal("1")), ...PageQuery },
+      success: [Page(ThreadMessage), HttpApiSchema.NoContent],
+      error: [ApiForbidden, ApiNotFound]
+    }).annotateMerge(
+      doc(
+        "Read a thread's messages",
+        "The conversation so far, oldest first, a page at a time, as the AI SDK's `UIMessage`s (`useChat` starts from them): " +
+          "for each run the user's message (`msg_...`: its attachments as `file` parts, then its text) and the assistant's " +
+          "(the run's id: text, reasoning when it was streamed, tool calls with their input and output, error or denial, " +
+          "the stream's `data-svc-*` parts); `metadata` has the `runId` and its `createdAt`. A run still going shows what " +
+          "is stored so far. With `warm=1`: 204 once the thread exists and belongs to you; it creates no run and costs nothing."
+      )
     )
   )
   .annotate(OpenApi.Description, "Threads: conversations with an agent. Each message to a thread starts a run.")

@@ -4,6 +4,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { ThreadCreated } from "../domain/Thread.ts"
 import { Idempotency } from "../src/access/Idempotency.ts"
 import { Runs } from "../src/runs/Runs.ts"
+import { History } from "../src/threads/History.ts"
 import { Threads } from "../src/threads/Threads.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
@@ -13,6 +14,7 @@ export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =
     const threads = yield* Threads
     const runs = yield* Runs
     const idempotency = yield* Idempotency
+    const history = yield* History
     return handlers
       .handle("list", ({ query }) => authed((p) => threads.list(p, query.agentId, query)))
       .handle("create", ({ payload, headers }) =>
@@ -30,4 +32,6 @@ export const ThreadsHandlers = HttpApiBuilder.group(Api, "threads", (handlers) =
           // An active run is cancelled first: a thread never disappears under a running turn.
           Effect.andThen(runs.cancelThread(p, params.id), threads.remove(p, params.id))
         ))
+      .handle("messages", ({ params, query: { warm, ...page } }) =>
+        authed((p) => (warm === "1" ? runs.warm(p, params.id) : history.page(p, params.id, page))))
   }))

@@ -65,6 +65,7 @@ import { WorkerRepo } from "./store/WorkerRepo.ts"
 import * as Logging from "./telemetry/Logging.ts"
 import * as Otlp from "./telemetry/Otlp.ts"
 import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
+import { History } from "./threads/History.ts"
 import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
@@ -101,6 +102,7 @@ const Adapters = Layer.mergeAll(
 const Services = Layer.mergeAll(
   Agents.layer,
   Threads.layer,
+  History.layer,
   Idempotency.layer,
   Idempotency.layerPurge,
   ApiKeys.layer,

@@ -11,6 +11,7 @@ import {
   expectInvalid,
   expectNotFound,
   type IdRoute,
+  idRoute,
   resourceRoutes
 } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -23,7 +24,11 @@ const { create: createAgent } = Collection.agents
 const { create: createThread, read: getThread, update: patchThread } = Collection.threads
 
 /** Every route that addresses a thread by id. */
-const threadRoutes = resourceRoutes(Collection.threads.path, { metadata: { x: "y" } })
+const threadRoutes = [
+  ...resourceRoutes(Collection.threads.path, { metadata: { x: "y" } }),
+  idRoute("GET", (id) => `${Collection.threads.path}/${id}/messages`),
+  idRoute("GET", (id) => `${Collection.threads.path}/${id}/messages?warm=1`)
+]
 
 /** The thread routes that address an agent by id. */
 const agentRoutes: ReadonlyArray<IdRoute> = [
