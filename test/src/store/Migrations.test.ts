@@ -33,7 +33,8 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [20, "fencing"],
   [23, "scale"],
   [24, "idempotency_owner"],
-  [25, "runner_address"]
+  [25, "runner_address"],
+  [28, "sealed_snapshots"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
