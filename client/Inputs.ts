@@ -26,7 +26,8 @@ export const ids = {
   thread: checked(ClientId.thread, "thread id"),
   run: checked(ClientId.run, "run id"),
   interaction: checked(ClientId.interaction, "interaction id"),
-  file: checked(ClientId.file, "file id")
+  file: checked(ClientId.file, "file id"),
+  apiKey: checked(ClientId.apiKey, "API key id")
 }
 
 export interface PageOptions {

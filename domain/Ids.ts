@@ -156,5 +156,6 @@ export const ClientId = {
   secret: SecretId.check(isIdOf("secret", "secret")),
   secretContext: SecretContextId.check(isIdOf("secretContext", "secret_context")),
   file: FileId.check(isIdOf("file", "file")),
-  artifact: ArtifactId.check(isIdOf("artifact", "artifact"))
+  artifact: ArtifactId.check(isIdOf("artifact", "artifact")),
+  apiKey: ApiKeyId.check(isIdOf("apiKey", "api_key"))
 }

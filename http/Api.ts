@@ -1,6 +1,7 @@
 /** The whole HTTP API: every group, with authentication and the error envelope. */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { AgentsApi } from "./AgentsApi.ts"
+import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
 import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
@@ -27,6 +28,7 @@ export const Api = HttpApi.make("agent-service")
   .add(InteractionsApi)
   .add(FilesApi)
   .add(ArtifactsApi)
+  .add(ApiKeysApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   // Signed artifact URLs carry their grant, not an API key.

@@ -13,6 +13,7 @@ import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceCon
 import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 import { AgentsHandlers } from "./AgentsHandlers.ts"
 import { Api } from "./Api.ts"
+import { ApiKeysHandlers } from "./ApiKeysHandlers.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
 import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
@@ -60,7 +61,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     InteractionsHandlers,
     FilesHandlers,
     ArtifactsHandlers,
-    ArtifactLinksHandlers
+    ArtifactLinksHandlers,
+    ApiKeysHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
  * The command line (`npm run cli -- ...`, or `agent-service ...` once the
- * package is linked): `keys create` for operators, and for users of the API
- * (through the typed client, `agent-service/client`) `agents list|create`,
- * `send`, `runs tail` and `interactions list|approve|deny|answer`.
+ * package is linked), through the typed client (`agent-service/client`):
+ * `agents list|create`, `send`, `runs tail`, `interactions list|approve|deny|answer`
+ * and, with an admin key, `keys create|list|revoke`.
  * `--url` / `SVC_URL` and `--api-key` / `SVC_API_KEY` name the service.
  * Exit codes: 0 done, 1 the service or the connection failed, 2 a usage mistake.
  */

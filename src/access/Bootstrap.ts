@@ -1,7 +1,8 @@
 /**
- * Start-up key provisioning: stores the keys of SVC_API_KEYS; on an embedded
- * install that has no key at all, mints one development key and prints it
- * once (it is stored only as a hash).
+ * Start-up key provisioning: stores the keys of SVC_API_KEYS (with their
+ * role) and revokes the seed keys no longer listed there; on an embedded
+ * install that has no key at all, mints one development key, an admin of its
+ * organization, and prints it once (it is stored only as a hash).
  */
 import { Console, Effect, Layer, Option, Redacted } from "effect"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
@@ -14,15 +15,32 @@ export const layer = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
     const keys = yield* ApiKeys
-    yield* Effect.forEach(config.seedKeys, (k) => keys.seed(k.key, k.organizationId, k.workspaceId), { discard: true })
+    yield* Effect.forEach(config.seedKeys, (k, i) =>
+      Effect.gen(function*() {
+        const valid = yield* keys.seed(k.key, k.organizationId, k.workspaceId, k.role ?? "member")
+        if (!valid) {
+          yield* Effect.logWarning(
+            `SVC_API_KEYS entry ${
+              i + 1
+            } is a key revoked through the API: it stays revoked. Remove it from SVC_API_KEYS.`
+          )
+        }
+      }), { discard: true })
+    const removed = yield* keys.revokeRemovedSeeds(config.seedKeys.map((k) => k.key))
+    if (removed > 0) yield* Effect.logInfo(`Revoked ${removed} API key(s) no longer in SVC_API_KEYS.`)
     if ((yield* keys.count) > 0) return
     if (Option.isSome(config.databaseUrl)) {
       yield* Effect.logWarning(
-        "No API keys exist: every request will be refused. Set SVC_API_KEYS or run `npm run cli -- keys create`."
+        "No API keys exist: every request will be refused. Set SVC_API_KEYS (an `<key>:<org_...>:<workspace>:admin` entry " +
+          "gives an admin key, which creates the others through POST /v1/api-keys)."
       )
       return
     }
-    const minted = yield* keys.mint(DevOrganization, DevWorkspace, "dev")
+    const minted = yield* keys.mint(DevOrganization, DevWorkspace, {
+      source: "dev",
+      name: "development key",
+      role: "admin"
+    })
     yield* Console.log(
       [
         "",
@@ -30,7 +48,8 @@ export const layer = Layer.effectDiscard(
         "",
         `    ${Redacted.value(minted.key)}`,
         "",
-        `  organization ${minted.organizationId}, workspace ${minted.workspaceId}. Use it as: Authorization: Bearer <key>`,
+        `  organization ${minted.record.organizationId}, workspace ${minted.record.workspaceId}, role admin. ` +
+        "Use it as: Authorization: Bearer <key>",
         ""
       ].join("\n")
     )

@@ -6,6 +6,7 @@
  * (SVC_ORG_SPEND_QUOTA). Every limit is off when its variable is unset.
  */
 import { Effect } from "effect"
+import { isOrganizationId } from "../../domain/ApiKey.ts"
 import { ConfigurationError } from "../config/ConfigurationError.ts"
 
 /** A token bucket: `perSecond` tokens refill each second, up to `burst`. */
@@ -83,6 +84,12 @@ export const parseQuotas = (
         return yield* invalid(
           name,
           `expected <cents>/<day|month> or <organization>=<cents>/<day|month> entries; got '${entry}'`
+        )
+      }
+      if (organization !== "*" && !isOrganizationId(organization)) {
+        return yield* invalid(
+          name,
+          `'${organization}' is not an organization id (org_ then letters, digits, '_' or '-')`
         )
       }
       if (quotas.has(organization)) return yield* invalid(name, `'${organization}' is given twice`)

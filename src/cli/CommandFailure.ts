@@ -34,7 +34,7 @@ const isFailure = (e: unknown): e is Failure => e instanceof ServiceError || e i
 /**
  * Tells the user what went wrong and fails with `Reported`. The command-line
  * parser already printed its own errors (with the usage). Anything else
- * (the storage of `keys create` unreachable, say) is left to the runtime's report.
+ * is left to the runtime's report.
  */
 export const reported = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Reported, R | Output> =>
   Effect.catch(effect, (e): Effect.Effect<never, E | Reported, Output> => {

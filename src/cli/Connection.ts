@@ -32,7 +32,7 @@ export const client = Effect.gen(function*() {
   const apiKey = yield* ApiKey
   if (Option.isNone(apiKey)) {
     return yield* new Usage({
-      message: "no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)"
+      message: "no API key: pass --api-key or set SVC_API_KEY (an admin creates one with `keys create`)"
     })
   }
   return yield* makeServiceClient({ baseUrl, apiKey: apiKey.value })

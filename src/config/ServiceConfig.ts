@@ -3,6 +3,7 @@
  * variable is listed in the README's configuration table.
  */
 import { Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import { type ApiKeyRole, isKeyShaped, isOrganizationId, isWorkspaceName } from "../../domain/ApiKey.ts"
 import { type Band, BandNames } from "../../domain/Band.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
@@ -22,15 +23,21 @@ export interface RunnerTlsFiles {
   readonly ca: string
 }
 
+/** A key of SVC_API_KEYS. */
+export interface SeedKey {
+  readonly key: Redacted.Redacted
+  readonly organizationId: string
+  readonly workspaceId: string
+  readonly role?: ApiKeyRole
+}
+
 export interface ServiceConfigShape {
   readonly port: number
   readonly host: string
   readonly databaseUrl: Option.Option<Redacted.Redacted>
   readonly dataDir: string
-  /** `<key>:<organization>:<workspace>` entries from SVC_API_KEYS. */
-  readonly seedKeys: ReadonlyArray<
-    { readonly key: Redacted.Redacted; readonly organizationId: string; readonly workspaceId: string }
-  >
+  /** `<key>:<organization>:<workspace>[:admin]` entries from SVC_API_KEYS (no role: `member`). */
+  readonly seedKeys: ReadonlyArray<SeedKey>
   readonly bands: Readonly<Record<Band, BandRoute>>
   /** SVC_CLUSTER_ROLE: `runner` (hosts entities) or `client` (serves the API only; needs DATABASE_URL). */
   readonly clusterRole: "runner" | "client"
@@ -299,19 +306,30 @@ const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim())
 /** `<route>=<input>/<output>`: non-negative decimal cents per 1,000 tokens. */
 const pricePattern = /^[^=]+=\d+(\.\d+)?\/\d+(\.\d+)?$/
 
-const parseSeedKeys = (raw: string) =>
-  Effect.forEach(
-    list(raw),
-    (entry) => {
-      const parts = entry.split(":")
-      if (parts.length !== 3 || parts.some((p) => p.length === 0)) {
-        return Effect.fail(
-          new ConfigurationError({
-            message:
-              `SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with ${parts.length} part(s)`
-          })
-        )
-      }
-      return Effect.succeed({ key: Redacted.make(parts[0]), organizationId: parts[1], workspaceId: parts[2] })
-    }
-  )
+const seedKeyForm = "<key>:<organization>:<workspace>[:admin]"
+
+/** One entry of SVC_API_KEYS (`n` counts from 1); messages name the entry by number, never the key. */
+const parseSeedKey = (entry: string, n: number): Effect.Effect<SeedKey, ConfigurationError> => {
+  const invalid = (why: string) => Effect.fail(new ConfigurationError({ message: `SVC_API_KEYS entry ${n}: ${why}` }))
+  const parts = entry.split(":")
+  if (parts.length < 3 || parts.length > 4 || parts.some((p) => p.length === 0)) {
+    return invalid(`expected ${seedKeyForm}, got ${parts.length} part(s)`)
+  }
+  const [key, organizationId, workspaceId, role = "member"] = parts
+  if (!isKeyShaped(key)) return invalid("the key must be 1 to 256 letters, digits or '_-.~+/='")
+  if (!isOrganizationId(organizationId)) {
+    const suggestion = !organizationId.startsWith("org_") && /^[A-Za-z0-9_-]{1,60}$/.test(organizationId)
+      ? ` (write org_${organizationId})`
+      : ""
+    return invalid(
+      `organization '${organizationId}' is not an organization id: org_ then letters, digits, '_' or '-'${suggestion}`
+    )
+  }
+  if (!isWorkspaceName(workspaceId)) {
+    return invalid(`workspace '${workspaceId}' must be 1 to 64 letters, digits, '_' or '-'`)
+  }
+  if (role !== "admin" && role !== "member") return invalid(`the role must be admin or member, got '${role}'`)
+  return Effect.succeed({ key: Redacted.make(key), organizationId, workspaceId, role })
+}
+
+const parseSeedKeys = (raw: string) => Effect.forEach(list(raw), (entry, i) => parseSeedKey(entry, i + 1))

@@ -1,6 +1,6 @@
 /**
  * The whole service on a real HTTP listener (ephemeral port) over a fresh
- * PostgreSQL database, with three seeded keys, plus a small client for it.
+ * PostgreSQL database, with four seeded keys, plus a small client for it.
  * Built inside @effect/vitest's `layer`, so the service runs on TestClock.
  */
 import { PgClient } from "@effect/sql-pg"
@@ -21,12 +21,24 @@ import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
 import { freePortNow } from "./FreePort.ts"
 import { testDatabase } from "./TestDatabase.ts"
 
-/** Keys every test server accepts. `a` and `b` share an organization, not a workspace. */
+/**
+ * Keys every test server accepts. `a` and `b` share an organization, not a
+ * workspace; `admin` is an admin key of `a`'s organization and workspace.
+ */
 export const Keys = {
   a: "sk_test_acme_prod",
   b: "sk_test_acme_staging",
-  c: "sk_test_globex_prod"
+  c: "sk_test_globex_prod",
+  admin: "sk_test_acme_admin"
 } as const
+
+/** The seed keys of every test server (SVC_API_KEYS as parsed). */
+export const seedKeys: ServiceConfigShape["seedKeys"] = [
+  { key: Redacted.make(Keys.a), organizationId: "org_acme", workspaceId: "prod" },
+  { key: Redacted.make(Keys.b), organizationId: "org_acme", workspaceId: "staging" },
+  { key: Redacted.make(Keys.c), organizationId: "org_globex", workspaceId: "prod" },
+  { key: Redacted.make(Keys.admin), organizationId: "org_acme", workspaceId: "prod", role: "admin" }
+]
 
 /** A fixed 32-byte key (base64) so tests can also decrypt what the service stored. */
 export const testMasterKey = Buffer.alloc(32, 7).toString("base64")
@@ -71,11 +83,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   host: "127.0.0.1",
   databaseUrl: databaseUrl === undefined ? Option.none() : Option.some(Redacted.make(databaseUrl)),
   dataDir: "./.svc-data",
-  seedKeys: [
-    { key: Redacted.make(Keys.a), organizationId: "org_acme", workspaceId: "prod" },
-    { key: Redacted.make(Keys.b), organizationId: "org_acme", workspaceId: "staging" },
-    { key: Redacted.make(Keys.c), organizationId: "org_globex", workspaceId: "prod" }
-  ],
+  seedKeys,
   bands: {
     lite: { route: "scripted", strict: true },
     core: { route: "scripted", strict: true },

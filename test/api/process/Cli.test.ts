@@ -4,7 +4,7 @@
  * tools that need approval): exact stdout lines and exit codes of
  * `agents list|create`, `send`, `runs tail` (through a park, and through a
  * proxy that cuts its connection), `interactions list|approve|deny|answer`,
- * and the failures (the envelope's message and code; usage mistakes).
+ * `keys create|list|revoke`, and the failures (the envelope's message and code; usage mistakes).
  * Each test has a workspace (an API key) of its own.
  */
 import { assert, layer } from "@effect/vitest"
@@ -12,6 +12,8 @@ import { Context, Effect, Layer, Schema } from "effect"
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Agent } from "../../../domain/Agent.ts"
+import { ApiKey } from "../../../domain/ApiKey.ts"
+import { Page } from "../../../domain/Page.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ToolServer } from "../../../domain/ToolServer.ts"
 import { cutProxy } from "../../support/CutProxy.ts"
@@ -19,9 +21,13 @@ import { gateServer } from "../../support/GateMcpServer.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { freePort } from "../../support/TestServer.ts"
 
-const workspaces = ["agents", "send", "question", "approval", "failures"] as const
+const workspaces = ["agents", "send", "question", "approval", "failures", "keys"] as const
 type Workspace = (typeof workspaces)[number]
 const keyOf = (w: Workspace) => `sk_cli_${w}`
+/** Workspace `keys` has an admin key (it manages the organization's keys). */
+const seedOf = (w: Workspace) => `${keyOf(w)}:org_cli:${w}${w === "keys" ? ":admin" : ""}`
+
+const ApiKeyPage = Page(ApiKey)
 
 class Service extends Context.Service<Service, { readonly url: string; readonly dir: string }>()("test/CliService") {}
 
@@ -32,7 +38,7 @@ const ServiceLive = Layer.effect(Service)(
       SVC_DATA_DIR: join(dir, "data"),
       SVC_QUIET: "1",
       SVC_ALLOW_PRIVATE_URLS: "1",
-      SVC_API_KEYS: workspaces.map((w) => `${keyOf(w)}:org_cli:${w}`).join(","),
+      SVC_API_KEYS: workspaces.map(seedOf).join(","),
       PORT: String(yield* freePort),
       SVC_RUNNER_PORT: String(yield* freePort)
     })
@@ -289,6 +295,61 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
   )
 
   it.effect(
+    "keys create, list and revoke: the key alone on stdout, once; one line per key; a revoked key is refused",
+    () =>
+      Effect.gen(function*() {
+        const made = yield* cli("keys", ["keys", "create", "--name", "ci deploys", "--workspace", "agents"])
+        assert.strictEqual(made.code, 0, made.stderr)
+        const [secret] = ok(made)
+        assert.match(secret, /^sk_[0-9A-Za-z]{43}$/)
+        const id = /^API key (key_[0-9A-Za-z]{22}) \(member, workspace agents\): shown only now, store it safely\n$/
+          .exec(made.stderr)?.[1]
+        assert.isString(id)
+        // The new key is of workspace `agents`: it lists that workspace's agents.
+        const asNewKey = yield* cli("keys", ["agents", "list"], { SVC_API_KEY: secret })
+        assert.strictEqual(asNewKey.code, 0, asNewKey.stderr)
+
+        const listed = ok(yield* cli("keys", ["keys", "list", "--limit", "1"]))
+        const created = (yield* get("keys", "/v1/api-keys?limit=1", ApiKeyPage)).data[0]
+        assert.isDefined(created)
+        assert.deepStrictEqual(listed.slice(0, 1), [
+          [
+            id,
+            secret.slice(0, 7),
+            "agents",
+            "member",
+            created!.createdAt,
+            created!.lastUsedAt ?? "never",
+            "active",
+            "ci deploys"
+          ]
+            .join("  ")
+        ])
+        assert.match(listed[1] ?? "", /^more: keys list --cursor \S+$/)
+
+        const revoked = ok(yield* cli("keys", ["keys", "revoke", id!]))
+        assert.strictEqual(revoked.length, 1)
+        assert.match(
+          revoked[0] ?? "",
+          new RegExp(`^${id}  sk_[0-9A-Za-z]{4}  agents  member  \\S+  \\S+  revoked \\S+  ci deploys$`)
+        )
+        const refused = yield* cli("keys", ["agents", "list"], { SVC_API_KEY: secret })
+        assert.strictEqual(refused.code, 1)
+        assert.match(refused.stderr, /\(invalid_api_key, HTTP 401, request req_[0-9A-Za-z]{22}\)\n$/)
+
+        const member = yield* cli("agents", ["keys", "list"])
+        assert.strictEqual(member.code, 1)
+        assert.match(member.stderr, /^error: .+ \(permission_denied, HTTP 403, request req_[0-9A-Za-z]{22}\)\n$/)
+        const badId = yield* cli("keys", ["keys", "revoke", "agent_x"])
+        assert.strictEqual(badId.code, 2)
+        assert.match(badId.stderr, /^error: Invalid API key id: must be an id starting with 'key_'/)
+        const badRole = yield* cli("keys", ["keys", "create", "--name", "x", "--role", "owner"])
+        assert.strictEqual(badRole.code, 2)
+      }),
+    120_000
+  )
+
+  it.effect(
     "failures: the envelope's message and code on stderr with exit 1; usage mistakes exit 2",
     () =>
       Effect.gen(function*() {
@@ -319,7 +380,7 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
         const noKey = yield* ServiceProcess.run("src/cli.ts", ["agents", "list"], { SVC_URL: url })
         assert.deepStrictEqual([noKey.code, noKey.stderr], [
           2,
-          "error: no API key: pass --api-key or set SVC_API_KEY (an operator mints one with `keys create`)\n"
+          "error: no API key: pass --api-key or set SVC_API_KEY (an admin creates one with `keys create`)\n"
         ])
         const oneArgument = yield* cli("failures", ["send", "thread_x"])
         assert.deepStrictEqual([oneArgument.code, oneArgument.stderr], [

@@ -1,7 +1,7 @@
 /**
  * `npm start` as a process: embedded PGlite by default (a development key is
  * printed once), PostgreSQL with DATABASE_URL; data survives a restart in
- * both modes, including kill -9; the CLI mints working keys.
+ * both modes, including kill -9. (Keys across restarts: ApiKeySeeds.test.ts.)
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
@@ -62,34 +62,6 @@ describe("service process", () => {
       const second = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) }).pipe(Effect.flip)
       assert.match(second.message, /in use by process/)
       yield* ServiceProcess.stop(first)
-    }).pipe(Effect.scoped), 60_000)
-
-  it.live("cli: keys create mints a key the service accepts for that workspace", () =>
-    Effect.gen(function*() {
-      const dataDir = yield* tempDataDir
-      const env = { SVC_DATA_DIR: dataDir, SVC_QUIET: "1", SVC_API_KEYS: "" }
-      const minted = yield* ServiceProcess.run("src/cli.ts", [
-        "keys",
-        "create",
-        "--org",
-        "org_cli",
-        "--workspace",
-        "ops"
-      ], env)
-      assert.strictEqual(minted.code, 0)
-      const key = minted.stdout.trim()
-      assert.match(key, /^sk_[0-9A-Za-z]{43}$/)
-      const bad = yield* ServiceProcess.run("src/cli.ts", ["keys", "create", "--org", "bad org"], env)
-      assert.strictEqual(bad.code, 2)
-
-      const service = yield* ServiceProcess.start({ ...env, PORT: String(yield* freePort) })
-      // A key already exists, so no development key is minted.
-      assert.notMatch(service.output(), /development API key/)
-      const list = yield* ServiceProcess.request(service.url, "GET", "/v1/agents", key)
-      assert.strictEqual(list.status, 200)
-      const refused = yield* ServiceProcess.request(service.url, "GET", "/v1/agents", "sk_not_a_key")
-      assert.strictEqual(refused.status, 401)
-      yield* ServiceProcess.stop(service)
     }).pipe(Effect.scoped), 60_000)
 
   it.live("postgres: DATABASE_URL and SVC_API_KEYS; data survives kill -9", () =>

@@ -37,6 +37,12 @@ describe("limits configuration", () => {
       const twice = yield* Effect.flip(parseQuotas("SVC_ORG_SPEND_QUOTA", "org_a=5/day;org_a=6/day"))
       assert.strictEqual(twice.message, "SVC_ORG_SPEND_QUOTA: 'org_a' is given twice")
       yield* Effect.flip(parseQuotas("SVC_ORG_SPEND_QUOTA", "org_a=5/week"))
+      // Organization ids are org_...: a quota for another form would never apply.
+      const unprefixed = yield* Effect.flip(parseQuotas("SVC_ORG_SPEND_QUOTA", "acme=5/day"))
+      assert.strictEqual(
+        unprefixed.message,
+        "SVC_ORG_SPEND_QUOTA: 'acme' is not an organization id (org_ then letters, digits, '_' or '-')"
+      )
     }))
 
   it("periods are UTC calendar days and months", () => {

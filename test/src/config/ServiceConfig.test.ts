@@ -22,11 +22,41 @@ describe("service configuration", () => {
     [
       [
         { SVC_API_KEYS: "sk_only_key" },
-        "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 1 part(s)"
+        "SVC_API_KEYS entry 1: expected <key>:<organization>:<workspace>[:admin], got 1 part(s)"
       ],
       [
-        { SVC_API_KEYS: "sk_a:org_a:" },
-        "SVC_API_KEYS: expected <key>:<organization>:<workspace>, got an entry with 3 part(s)"
+        { SVC_API_KEYS: "sk_a:org_a:prod,sk_b:org_a:" },
+        "SVC_API_KEYS entry 2: expected <key>:<organization>:<workspace>[:admin], got 3 part(s)"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org_a:prod:admin:extra" },
+        "SVC_API_KEYS entry 1: expected <key>:<organization>:<workspace>[:admin], got 5 part(s)"
+      ],
+      // Organization ids are org_...: another form is refused, never renamed silently.
+      [
+        { SVC_API_KEYS: "sk_a:acme:prod" },
+        "SVC_API_KEYS entry 1: organization 'acme' is not an organization id: org_ then letters, digits, '_' or '-' (write org_acme)"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org_:prod" },
+        "SVC_API_KEYS entry 1: organization 'org_' is not an organization id: org_ then letters, digits, '_' or '-'"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org a:prod" },
+        "SVC_API_KEYS entry 1: organization 'org a' is not an organization id: org_ then letters, digits, '_' or '-'"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org_a:pro d" },
+        "SVC_API_KEYS entry 1: workspace 'pro d' must be 1 to 64 letters, digits, '_' or '-'"
+      ],
+      [
+        { SVC_API_KEYS: "sk_a:org_a:prod:owner" },
+        "SVC_API_KEYS entry 1: the role must be admin or member, got 'owner'"
+      ],
+      // The key itself is never echoed.
+      [
+        { SVC_API_KEYS: "sk_secret<1>:org_a:prod" },
+        "SVC_API_KEYS entry 1: the key must be 1 to 256 letters, digits or '_-.~+/='"
       ],
       [{ SVC_STRICT_BANDS: "core,ultra" }, "SVC_STRICT_BANDS: 'ultra' is not a band (lite, core, frontier)"],
       [
@@ -74,7 +104,7 @@ describe("service configuration", () => {
   it.effect("well-formed values load", () =>
     Effect.gen(function*() {
       const env = {
-        SVC_API_KEYS: "sk_a:org_a:prod",
+        SVC_API_KEYS: "sk_a:org_a:prod, sk_b:org_a:ops:admin, sk_c:org_b:prod:member",
         SVC_STRICT_BANDS: "lite, core",
         SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8; scripted=0/0",
         SVC_TRUSTED_ORIGINS: "https://MCP.internal:8443/, http://10.0.0.5:8080"
@@ -85,7 +115,10 @@ describe("service configuration", () => {
         Effect.provide(ServiceConfig.layer),
         Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
       )
-      assert.strictEqual(shape.seedKeys.length, 1)
+      assert.deepStrictEqual(
+        shape.seedKeys.map((k) => [Redacted.value(k.key), k.organizationId, k.workspaceId, k.role]),
+        [["sk_a", "org_a", "prod", "member"], ["sk_b", "org_a", "ops", "admin"], ["sk_c", "org_b", "prod", "member"]]
+      )
       assert.deepStrictEqual(shape.bands.core, { route: "scripted", strict: true })
       assert.deepStrictEqual(shape.bands.frontier, { route: "scripted", strict: false })
       assert.deepStrictEqual(shape.telemetry, noTelemetry)

@@ -34,7 +34,8 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [23, "scale"],
   [24, "idempotency_owner"],
   [25, "runner_address"],
-  [28, "sealed_snapshots"]
+  [26, "api_key_roles"],
+  [27, "organization_ids"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
@@ -87,4 +88,44 @@ describe("migrations", () => {
         assert.deepStrictEqual(columns, [{ column_name: "attempt" }, { column_name: "root_run_id" }])
       }).pipe(Effect.provide(Database.layerUrl(Redacted.make(db.url))))
     }).pipe(Effect.scoped), 60_000)
+  it.effect(
+    "keys and organization ids stored by an earlier release: names and roles given, org ids made org_",
+    () =>
+      Effect.gen(function*() {
+        const db = yield* testDatabase
+        yield* Effect.gen(function*() {
+          const before = Migrations.manifest.findIndex(([id]) => id === 26)
+          yield* applyFirst(before)
+          const sql = yield* SqlClient.SqlClient
+          const at = "2026-01-01T00:00:00.000Z"
+          const key = (id: string, org: string, source: string, revokedAt: string | null) =>
+            sql`INSERT INTO api_keys (id, key_hash, key_prefix, organization_id, workspace_id, source, created_at, revoked_at)
+            VALUES (${id}, ${`hash_${id}`}, 'sk_', ${org}, 'prod', ${source}, ${at}, ${revokedAt})`
+          yield* key("key_seed", "acme", "seed", null)
+          yield* key("key_dev", "org_default", "dev", null)
+          yield* key("key_cli", "org_acme2", "cli", at)
+          yield* sql`INSERT INTO agents (id, organization_id, workspace_id, config, metadata, config_version, created_at, updated_at)
+          VALUES ('agent_a', 'acme', 'prod', '{}', '{}', 1, ${at}, ${at}), ('agent_b', 'org_b', 'prod', '{}', '{}', 1, ${at}, ${at})`
+          yield* Migrations.run
+          const keys = yield* sql`SELECT id, organization_id, name, role, revoked_by FROM api_keys ORDER BY id`
+          assert.deepStrictEqual(keys, [
+            {
+              id: "key_cli",
+              organization_id: "org_acme2",
+              name: "minted by the CLI",
+              role: "member",
+              revoked_by: "api"
+            },
+            { id: "key_dev", organization_id: "org_default", name: "development key", role: "admin", revoked_by: null },
+            { id: "key_seed", organization_id: "org_acme", name: "SVC_API_KEYS", role: "member", revoked_by: null }
+          ])
+          const agents = yield* sql`SELECT id, organization_id FROM agents ORDER BY id`
+          assert.deepStrictEqual(agents, [
+            { id: "agent_a", organization_id: "org_acme" },
+            { id: "agent_b", organization_id: "org_b" }
+          ])
+        }).pipe(Effect.provide(Database.layerUrl(Redacted.make(db.url))))
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })
