@@ -92,13 +92,17 @@ export class AgentLoop extends Context.Service<AgentLoop, {
         if (opened > closed) yield* writer.emit({ type: "reset-step" })
       })
 
-      /** Everything up to the step loop; `usage` is what finalization records. */
+      /**
+       * Everything up to the step loop; `usage` is what finalization records, `unstored` the snapshot
+       * of the run's workspace that could not be stored when the scope closed.
+       */
       const body = (
         row: RunRow,
         plan: RunPlan,
         writer: Writer,
         usage: { current: UsageTotal },
-        fresh: Option.Option<FreshRun>
+        fresh: Option.Option<FreshRun>,
+        unstored: { current: SnapshotUnavailable | undefined }
       ) =>
         Effect.gen(function*() {
           const runId = row.id
@@ -147,7 +151,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             writer,
             {
               resumed: row.park !== null,
-              firstExecution: checkpoints.length === 0 && row.park === null
+              firstExecution: checkpoints.length === 0 && row.park === null,
+              snapshotUnavailable: (error) => Effect.sync(() => void (unstored.current = error))
             }
           )
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {
@@ -254,7 +259,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               Effect.succeed(
                 failed(
                   "snapshot_unavailable",
-                  `The managed workspace could not be restored: ${e.message}`,
+                  `The managed workspace's snapshot is unavailable: ${e.message}`,
                   "snapshot_unavailable"
                 )
               )
@@ -333,9 +338,16 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           return yield* fenced(
             writer,
             Effect.gen(function*() {
-              const outcome = yield* bounded(row, plan, Effect.scoped(body(row, plan, writer, usage, fresh))).pipe(
-                Effect.onInterrupt(() => onInterrupt)
+              // A run that would complete ends snapshot_unavailable when its workspace's files could not be stored.
+              const unstored: { current: SnapshotUnavailable | undefined } = { current: undefined }
+              const executed = Effect.scoped(body(row, plan, writer, usage, fresh, unstored)).pipe(
+                Effect.flatMap((outcome) =>
+                  outcome._tag === "Completed" && unstored.current !== undefined
+                    ? Effect.fail(unstored.current)
+                    : Effect.succeed(outcome)
+                )
               )
+              const outcome = yield* bounded(row, plan, executed).pipe(Effect.onInterrupt(() => onInterrupt))
               yield* finalize.outcome(row, writer, outcome, usage.current)
               return { row, outcome } satisfies Executed
             })

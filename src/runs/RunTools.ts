@@ -67,18 +67,25 @@ const archiveThrough = (
     )
 })
 
+export interface RunToolsOptions {
+  readonly resumed: boolean
+  readonly firstExecution: boolean
+  readonly snapshotUnavailable: (error: SnapshotUnavailable) => Effect.Effect<void>
+}
+
 export class RunTools extends Context.Service<RunTools, {
   /**
    * Connections live as long as the scope (the run's execution). `resumed`: the run resumes after
    * a park, so tool lists are read afresh. `firstExecution`: the run has taken no step yet, so its
    * attachments are placed in the managed workspace. Fails when that workspace cannot start.
+   * `snapshotUnavailable` hears, when the scope closes, that the workspace's snapshot could not be stored.
    */
   readonly open: (
     run: RunRef,
     principal: Principal,
     plan: RunPlan,
     writer: Writer,
-    options: { readonly resumed: boolean; readonly firstExecution: boolean }
+    options: RunToolsOptions
   ) => Effect.Effect<Toolset.Toolset, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
 }>()("svc/RunTools") {
   static readonly layer = Layer.effect(RunTools)(
@@ -98,14 +105,19 @@ export class RunTools extends Context.Service<RunTools, {
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
-        { firstExecution, resumed }: { readonly resumed: boolean; readonly firstExecution: boolean }
+        { firstExecution, resumed, snapshotUnavailable }: RunToolsOptions
       ) {
         const { runId, threadId } = run
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
         const report = (message: string) => writer.emit({ type: "error", errorText: message })
         const workspace = plan.workspace === undefined
           ? []
-          : [yield* workspaces.open(threadId, principal, plan.workspace, report)]
+          : [
+            yield* workspaces.open(threadId, principal, plan.workspace, {
+              warn: report,
+              unavailable: snapshotUnavailable
+            })
+          ]
         const files = workspace[0]?.files
         if (firstExecution && files !== undefined && plan.attachments !== undefined) {
           yield* AttachmentFiles.place(artifacts, files, plan.attachments, report)

@@ -8,13 +8,18 @@
  * default generates `master.key` (mode 0600) in the data directory. A key's
  * id is the first 16 hex digits of its SHA-256.
  *
+ * Bytes (`sealBytes`/`openBytes`): the same AES-256-GCM, for durable runtime
+ * state (src/secrets/SealedState.ts), bound to a context string as associated
+ * data, and failing with SealedUnreadable rather than dying: state that cannot
+ * be opened is an outcome its caller reports.
+ *
  * Signatures (`sign`/`verify`): HMAC-SHA256 of a message under a key derived
  * from the master key for one purpose (HMAC-SHA256(master key, "svc-sign:" +
  * purpose)), so a signature made for one purpose is worthless for another and
  * the master key itself never signs anything. Verification accepts every
  * configured key, so signatures survive a key rotation.
  */
-import { Context, Effect, Layer, Redacted } from "effect"
+import { Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import type { Sealed } from "../store/Sealed.ts"
 
@@ -37,11 +42,45 @@ export const parseMasterKey = (text: string): MasterKey | string => {
 
 export const generateMasterKey = (): string => randomBytes(32).toString("base64")
 
+/** Bytes as stored: iv (12 bytes) || tag (16 bytes) || ciphertext, and the id of the key that sealed them. */
+export interface SealedBytes {
+  readonly keyId: string
+  readonly data: Uint8Array
+}
+
+/** Sealed bytes that no configured key opens: the key is not configured, or they were altered or sealed for another context. */
+export class SealedUnreadable extends Schema.TaggedError<SealedUnreadable>()("SealedUnreadable", {
+  message: Schema.String
+}) {}
+
+/** AES-256-GCM with a fresh random iv: iv || tag || ciphertext. */
+const encrypt = (key: Buffer, plaintext: Uint8Array, aad: string | undefined): Buffer => {
+  const iv = randomBytes(12)
+  const cipher = createCipheriv("aes-256-gcm", key, iv)
+  if (aad !== undefined) cipher.setAAD(Buffer.from(aad, "utf8"))
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()])
+  return Buffer.concat([iv, cipher.getAuthTag(), body])
+}
+
+/** The plaintext of iv || tag || ciphertext; none when it fails authentication. */
+const decrypt = (key: Buffer, raw: Uint8Array, aad: string | undefined): Effect.Effect<Option.Option<Buffer>> =>
+  Effect.option(Effect.try(() => {
+    const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+    const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, 12))
+    decipher.setAuthTag(bytes.subarray(12, 28))
+    if (aad !== undefined) decipher.setAAD(Buffer.from(aad, "utf8"))
+    return Buffer.concat([decipher.update(bytes.subarray(28)), decipher.final()])
+  }))
+
 export class SecretBox extends Context.Service<SecretBox, {
   readonly currentKeyId: string
   readonly seal: (plaintext: Redacted.Redacted) => Effect.Effect<Sealed>
   /** Decrypts at the moment of use; a missing key or a tampered ciphertext is a defect. */
   readonly open: (sealed: Sealed) => Effect.Effect<Redacted.Redacted>
+  /** Seals bytes under the current key, bound to `context` (it must be given again to open them). */
+  readonly sealBytes: (plaintext: Uint8Array, context: string) => Effect.Effect<SealedBytes>
+  /** Opens bytes sealed under any configured key for `context`. */
+  readonly openBytes: (sealed: SealedBytes, context: string) => Effect.Effect<Uint8Array, SealedUnreadable>
   /** The signature of `message` for `purpose` (base64url, 43 characters). */
   readonly sign: (purpose: string, message: string) => string
   /** Whether `signature` is the signature of `message` for `purpose` under a configured key (constant time). */
@@ -60,12 +99,12 @@ export class SecretBox extends Context.Service<SecretBox, {
       },
       currentKeyId: current.id,
       seal: (plaintext) =>
-        Effect.sync(() => {
-          const iv = randomBytes(12)
-          const cipher = createCipheriv("aes-256-gcm", current.key, iv)
-          const body = Buffer.concat([cipher.update(Redacted.value(plaintext), "utf8"), cipher.final()])
-          return { ciphertext: Buffer.concat([iv, cipher.getAuthTag(), body]).toString("base64"), keyId: current.id }
-        }),
+        Effect.sync(() => ({
+          ciphertext: encrypt(current.key, Buffer.from(Redacted.value(plaintext), "utf8"), undefined).toString(
+            "base64"
+          ),
+          keyId: current.id
+        })),
       open: (sealed) =>
         Effect.suspend(() => {
           const key = keys.get(sealed.keyId)
@@ -74,17 +113,40 @@ export class SecretBox extends Context.Service<SecretBox, {
               new Error(`no configured master key has id ${sealed.keyId} (set SVC_MASTER_KEY_PREVIOUS)`)
             )
           }
-          return Effect.try({
-            try: () => {
-              const raw = Buffer.from(sealed.ciphertext, "base64")
-              const decipher = createDecipheriv("aes-256-gcm", key, raw.subarray(0, 12))
-              decipher.setAuthTag(raw.subarray(12, 28))
-              return Redacted.make(
-                Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
-              )
-            },
-            catch: () => new Error(`a ciphertext sealed with key ${sealed.keyId} failed authentication`)
-          }).pipe(Effect.orDie)
+          return Effect.flatMap(
+            decrypt(key, Buffer.from(sealed.ciphertext, "base64"), undefined),
+            Option.match({
+              onNone: () => Effect.die(new Error(`a ciphertext sealed with key ${sealed.keyId} failed authentication`)),
+              onSome: (opened) => Effect.succeed(Redacted.make(opened.toString("utf8")))
+            })
+          )
+        }),
+      sealBytes: (plaintext, context) =>
+        Effect.sync(() => ({ keyId: current.id, data: encrypt(current.key, plaintext, context) })),
+      openBytes: (sealed, context) =>
+        Effect.suspend(() => {
+          const key = keys.get(sealed.keyId)
+          if (key === undefined) {
+            return Effect.fail(
+              new SealedUnreadable({
+                message:
+                  `it was sealed with master key ${sealed.keyId}, which is not configured (SVC_MASTER_KEY_PREVIOUS)`
+              })
+            )
+          }
+          return Effect.flatMap(
+            decrypt(key, sealed.data, context),
+            Option.match({
+              onNone: () =>
+                Effect.fail(
+                  new SealedUnreadable({
+                    message:
+                      `it failed authentication under master key ${sealed.keyId} (altered, or sealed for another owner)`
+                  })
+                ),
+              onSome: (opened) => Effect.succeed(new Uint8Array(opened.buffer, opened.byteOffset, opened.byteLength))
+            })
+          )
         })
     })
   }

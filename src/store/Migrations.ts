@@ -34,6 +34,7 @@ import Migration0024 from "./migrations/0024_idempotency_owner.ts"
 import Migration0025 from "./migrations/0025_runner_address.ts"
 import Migration0026 from "./migrations/0026_api_key_roles.ts"
 import Migration0027 from "./migrations/0027_organization_ids.ts"
+import Migration0028 from "./migrations/0028_sealed_snapshots.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -61,7 +62,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [24, "idempotency_owner", Migration0024],
   [25, "runner_address", Migration0025],
   [26, "api_key_roles", Migration0026],
-  [27, "organization_ids", Migration0027]
+  [27, "organization_ids", Migration0027],
+  [28, "sealed_snapshots", Migration0028]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

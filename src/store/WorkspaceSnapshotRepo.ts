@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL implementation of SnapshotStore: one row per thread in
- * `workspace_snapshots`, the archive in a `bytea` column (written and read in
- * one statement each; a row is deleted with its thread).
+ * `workspace_snapshots`, the sealed archive in a `bytea` column and the id of
+ * the master key that sealed it in `key_id` (written and read in one statement
+ * each; a row is deleted with its thread).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -11,6 +12,7 @@ import { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 
 const decodeHeads = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({
   version: Schema.NumberFromString,
+  key_id: Schema.NullOr(Schema.String),
   node: Schema.String,
   bytes: Schema.NumberFromString,
   sha256: Schema.String,
@@ -27,10 +29,12 @@ export const layer = Layer.effect(SnapshotStore)(
     const sql = yield* PgClient.PgClient
     return SnapshotStore.of({
       head: Effect.fn("WorkspaceSnapshotRepo.head")(function*(threadId: ThreadId) {
-        const rows = yield* sql`SELECT version::text, node, bytes::text, sha256, created_at FROM workspace_snapshots
+        const rows =
+          yield* sql`SELECT version::text, key_id, node, bytes::text, sha256, created_at FROM workspace_snapshots
           WHERE thread_id = ${threadId}`.pipe(Effect.flatMap(decodeHeads), Effect.orDie)
         return Option.map(Option.fromNullishOr(rows[0]), (r) => ({
           version: r.version,
+          keyId: r.key_id,
           node: r.node,
           bytes: r.bytes,
           sha256: r.sha256,
@@ -47,10 +51,11 @@ export const layer = Layer.effect(SnapshotStore)(
       }),
       write: Effect.fn("WorkspaceSnapshotRepo.write")(function*(threadId: ThreadId, snapshot) {
         const rows =
-          yield* sql`INSERT INTO workspace_snapshots (thread_id, version, node, bytes, sha256, data, created_at)
-          VALUES (${threadId}, 1, ${snapshot.node}, ${snapshot.data.byteLength}, ${snapshot.sha256}, ${snapshot.data}, ${snapshot.createdAt})
-          ON CONFLICT (thread_id) DO UPDATE SET version = workspace_snapshots.version + 1, node = excluded.node,
-            bytes = excluded.bytes, sha256 = excluded.sha256, data = excluded.data, created_at = excluded.created_at
+          yield* sql`INSERT INTO workspace_snapshots (thread_id, version, key_id, node, bytes, sha256, data, created_at)
+          VALUES (${threadId}, 1, ${snapshot.keyId}, ${snapshot.node}, ${snapshot.data.byteLength}, ${snapshot.sha256}, ${snapshot.data}, ${snapshot.createdAt})
+          ON CONFLICT (thread_id) DO UPDATE SET version = workspace_snapshots.version + 1, key_id = excluded.key_id,
+            node = excluded.node, bytes = excluded.bytes, sha256 = excluded.sha256, data = excluded.data,
+            created_at = excluded.created_at
           RETURNING version::text`.pipe(
             Effect.flatMap(decodeVersion),
             Effect.mapError(unavailable("the workspace snapshot could not be stored"))

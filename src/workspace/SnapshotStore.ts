@@ -1,10 +1,13 @@
 /**
  * Durable storage of workspace snapshots, behind one interface: the latest
- * archive of each thread's workspace files (a gzip'd tar), with a version that
- * grows by one per write, the node that wrote it, its size and SHA-256.
- * Implemented on PostgreSQL (`bytea` in `workspace_snapshots`,
- * src/store/WorkspaceSnapshotRepo.ts), which works the same on PGlite; a blob
- * directory or an S3-compatible store would implement the same four methods.
+ * archive of each thread's workspace files, sealed with the master key
+ * (WorkspaceLifecycle seals before writing and opens after reading, so the
+ * store only ever holds ciphertext), with the id of the key that sealed it, a
+ * version that grows by one per write, the node that wrote it, and the size
+ * and SHA-256 of the stored bytes. Implemented on PostgreSQL (`bytea` in
+ * `workspace_snapshots`, src/store/WorkspaceSnapshotRepo.ts), which works the
+ * same on PGlite; a blob directory or an S3-compatible store would implement
+ * the same four methods.
  */
 import { Context, type Effect, type Option } from "effect"
 import type { ThreadId } from "../../domain/Ids.ts"
@@ -13,6 +16,8 @@ import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
 /** What is stored about a snapshot, without its bytes. */
 export interface SnapshotHead {
   readonly version: number
+  /** The master key that sealed it; null: stored before snapshots were sealed (the plain archive). */
+  readonly keyId: string | null
   readonly node: string
   readonly bytes: number
   readonly sha256: string
@@ -21,6 +26,8 @@ export interface SnapshotHead {
 
 export interface NewSnapshot {
   readonly node: string
+  readonly keyId: string
+  /** Of `data`, the sealed bytes. */
   readonly sha256: string
   readonly data: Uint8Array
   readonly createdAt: string

@@ -20,6 +20,7 @@ import type { AgentId, ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { Outbound } from "../outbound/Outbound.ts"
+import { SealedState } from "../secrets/SealedState.ts"
 import { SecretContexts } from "../secrets/SecretContexts.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ThreadRepo } from "../store/ThreadRepo.ts"
@@ -34,7 +35,7 @@ import { Sandbox, type Workspace } from "./Sandbox.ts"
 import * as SandboxLive from "./SandboxLive.ts"
 import type { SnapshotUnavailable } from "./SnapshotUnavailable.ts"
 import * as WorkspaceGit from "./WorkspaceGit.ts"
-import { WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
+import { type SnapshotReport, WorkspaceLifecycle } from "./WorkspaceLifecycle.ts"
 import * as WorkspaceSeed from "./WorkspaceSeed.ts"
 import { WorkspaceServices } from "./WorkspaceServices.ts"
 import * as WorkspaceTools from "./WorkspaceTools.ts"
@@ -51,13 +52,13 @@ export const networkOf = (spec: ManagedWorkspace): NetworkMode => {
 export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
   /**
    * The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope, and
-   * its closing snapshots the files (`report` tells the run's stream when that snapshot is not stored).
+   * its closing snapshots the files (`report` tells the run when that snapshot is not taken or stored).
    */
   readonly open: (
     threadId: ThreadId,
     principal: Principal,
     spec: ManagedWorkspace,
-    report: (message: string) => Effect.Effect<void>
+    report: SnapshotReport
   ) => Effect.Effect<ToolFamily, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
   /** Deletes the workspace files of these threads (they were deleted). */
   readonly remove: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
@@ -103,7 +104,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
         threadId: ThreadId,
         principal: Principal,
         spec: ManagedWorkspace,
-        report: (message: string) => Effect.Effect<void>
+        report: SnapshotReport
       ) {
         const found = yield* threads.find(threadId)
         const status = Option.isSome(found) ? found.value.thread.workspace?.status : undefined
@@ -203,7 +204,9 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
   /** With the sandbox under SVC_WORKSPACE_ROOT and the stores it reads. */
   static readonly layerLive = ThreadWorkspaces.layer.pipe(
     Layer.provideMerge(
-      WorkspaceLifecycle.layer.pipe(Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer]))
+      WorkspaceLifecycle.layer.pipe(
+        Layer.provide([WorkspaceSnapshotRepo.layer, WorkspaceLifecycleRepo.layer, SealedState.layer])
+      )
     ),
     Layer.provide([ThreadRepo.layer, SecretContexts.layer, Secrets.layer]),
     Layer.provideMerge(WorkspaceServices.layer()),

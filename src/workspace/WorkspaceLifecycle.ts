@@ -3,8 +3,11 @@
  * 2.2 statuses, 7 `snapshot_unavailable`). A workspace lives on the disk of
  * the node that ran it; its durable copy is the latest snapshot in the
  * SnapshotStore, taken when each run's use of it ends (when the files changed
- * since the last one) and restored on a node whose own copy is missing or
- * older. A local marker, `<root>/versions/<id>` (root-only), records which
+ * since the last one, or the stored one is not sealed under the current master
+ * key) and restored on a node whose own copy is missing or older. Snapshots
+ * are sealed with the master key (SealedState, bound to their thread) before
+ * they are stored and opened after they are read; one that cannot be opened
+ * or stored is `SnapshotUnavailable`, and ends the run. A local marker, `<root>/versions/<id>` (root-only), records which
  * snapshot version the local copy started from and the fingerprint of the
  * tree at that moment.
  *
@@ -21,6 +24,7 @@ import { hostname } from "node:os"
 import { join, resolve } from "node:path"
 import { ThreadId } from "../../domain/Ids.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { SealedState } from "../secrets/SealedState.ts"
 import { WorkspaceLifecycleRepo } from "../store/WorkspaceLifecycleRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Sandbox } from "./Sandbox.ts"
@@ -35,6 +39,15 @@ export const DefaultRetentionDays = 30
 
 type Owner = WorkspaceArchive.Owner
 const isThreadId = Schema.is(ThreadId)
+
+/**
+ * Where the problems of a run's snapshot go: a warning for the run's stream (the snapshot was not
+ * taken: too large, tar failed), or the run's end (it could not be stored: `snapshot_unavailable`).
+ */
+export interface SnapshotReport {
+  readonly warn: (message: string) => Effect.Effect<void>
+  readonly unavailable: (error: SnapshotUnavailable) => Effect.Effect<void>
+}
 
 /** Which snapshot the local copy started from, and its tree's fingerprint then. */
 interface Marker {
@@ -56,13 +69,15 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
     head: SnapshotHead
   ) => Effect.Effect<void, SnapshotUnavailable>
   /**
-   * Snapshots the workspace when its files changed since the last snapshot, then ends its use on
-   * this node (undefined: it never opened, or its restore failed: nothing to snapshot). A snapshot that cannot be taken or stored is reported (and logged), never a crash.
+   * Snapshots the workspace when its files changed since the last snapshot (or that one is sealed
+   * under an older master key), then ends its use on this node (undefined: it never opened, or its
+   * restore failed: nothing to snapshot). A snapshot that cannot be taken or stored is reported
+   * (and logged), never a crash.
    */
   readonly release: (
     threadId: ThreadId,
     workspace: Owner | undefined,
-    report: (message: string) => Effect.Effect<void>
+    report: SnapshotReport
   ) => Effect.Effect<void>
   /** The lifecycle pass (hibernation and retention of every workspace), then this node's local copies. */
   readonly sweep: Effect.Effect<void>
@@ -74,6 +89,7 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
   static readonly layer = Layer.effect(WorkspaceLifecycle)(Effect.gen(function*() {
     const config = yield* ServiceConfig
     const store = yield* SnapshotStore
+    const sealer = yield* SealedState
     const repo = yield* WorkspaceLifecycleRepo
     const sandbox = yield* Sandbox
     const services = yield* WorkspaceServices
@@ -141,7 +157,17 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
               `snapshot version ${head.version} of the workspace does not match its SHA-256; it cannot be restored`
           })
         }
-        const failed = yield* WorkspaceArchive.extract(workspace, data.value)
+        // A snapshot stored before snapshots were sealed (no key id) is the plain archive.
+        const archive = head.keyId === null
+          ? data.value
+          : yield* sealer.open("workspace_snapshot", threadId, { keyId: head.keyId, data: data.value }).pipe(
+            Effect.mapError((e) =>
+              new SnapshotUnavailable({
+                message: `snapshot version ${head.version} of the workspace cannot be decrypted: ${e.message}`
+              })
+            )
+          )
+        const failed = yield* WorkspaceArchive.extract(workspace, archive)
         if (failed !== undefined) {
           return yield* new SnapshotUnavailable({
             message: `snapshot version ${head.version} of the workspace cannot be unpacked: ${failed}`
@@ -152,38 +178,40 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       }
     )
 
-    /** A snapshot unless the tree is the one the latest snapshot holds; the problem, if any. */
-    const snapshot = (threadId: ThreadId, workspace: Owner): Effect.Effect<string | undefined> =>
+    /**
+     * A snapshot unless the tree is the one the latest snapshot holds, sealed under the current key;
+     * why none was taken, if so. Fails when it cannot be stored.
+     */
+    const snapshot = (threadId: ThreadId, workspace: Owner): Effect.Effect<string | undefined, SnapshotUnavailable> =>
       Effect.gen(function*() {
         const fingerprint = yield* WorkspaceArchive.fingerprint(workspace)
         const marker = yield* readMarker(threadId)
         const head = yield* store.head(threadId)
         const current = fingerprint !== undefined && marker?.fingerprint === fingerprint &&
-          Option.isSome(head) && head.value.version === marker.version
+          Option.isSome(head) && head.value.version === marker.version && head.value.keyId === sealer.currentKeyId
         if (current) return undefined
         const archive = yield* WorkspaceArchive.create(workspace, config.workspaceSnapshotMaxBytes)
         if (archive._tag === "TooLarge") {
           return `the workspace's snapshot is larger than SVC_WORKSPACE_SNAPSHOT_MAX_BYTES (${config.workspaceSnapshotMaxBytes} bytes) and was not stored; its files stay on this node only`
         }
         if (archive._tag === "Failed") return `the workspace's snapshot could not be taken: ${archive.message}`
-        const stored = yield* store.write(threadId, {
+        const sealed = yield* sealer.seal("workspace_snapshot", threadId, archive.data)
+        const version = yield* store.write(threadId, {
           node,
-          sha256: archive.sha256,
-          data: archive.data,
+          keyId: sealed.keyId,
+          sha256: WorkspaceArchive.sha256(sealed.data),
+          data: sealed.data,
           createdAt: yield* nowIso
-        }).pipe(
-          Effect.map((version) => ({ version })),
-          Effect.catchTag("SnapshotUnavailable", (e) => Effect.succeed({ problem: e.message }))
-        )
-        if ("problem" in stored) return stored.problem
-        if (fingerprint !== undefined) yield* writeMarker(threadId, { version: stored.version, fingerprint })
+        })
+        if (fingerprint !== undefined) yield* writeMarker(threadId, { version, fingerprint })
         return undefined
       })
 
     const release = Effect.fn("WorkspaceLifecycle.release")(
-      function*(threadId: ThreadId, workspace: Owner | undefined, report: (message: string) => Effect.Effect<void>) {
+      function*(threadId: ThreadId, workspace: Owner | undefined, report: SnapshotReport) {
         if (workspace !== undefined) {
           const problem = yield* snapshot(threadId, workspace).pipe(
+            Effect.catchTag("SnapshotUnavailable", (e) => Effect.succeed(e)),
             Effect.catchCause((cause) =>
               Effect.as(
                 Effect.logError("workspace snapshot failed", cause),
@@ -193,9 +221,12 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
           )
           if (problem !== undefined) {
             yield* Effect.logWarning("workspace snapshot not stored").pipe(
-              Effect.annotateLogs({ thread_id: threadId, problem })
+              Effect.annotateLogs({
+                thread_id: threadId,
+                problem: typeof problem === "string" ? problem : problem.message
+              })
             )
-            yield* report(problem)
+            yield* typeof problem === "string" ? report.warn(problem) : report.unavailable(problem)
           }
           yield* repo.markUsed(threadId, yield* nowIso).pipe(
             Effect.catchCause((cause) => Effect.logWarning("workspace use not recorded", cause))
@@ -230,7 +261,9 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
             // A copy that could not be stored is tried again only once its files changed.
             const fingerprint = yield* WorkspaceArchive.fingerprint(owner)
             if (fingerprint !== undefined && kept.get(id) === fingerprint) return
-            const problem = yield* snapshot(id, owner)
+            const problem = yield* snapshot(id, owner).pipe(
+              Effect.catchTag("SnapshotUnavailable", (e) => Effect.succeed(e.message))
+            )
             if (problem !== undefined) {
               if (fingerprint !== undefined) kept.set(id, fingerprint)
               return yield* Effect.logWarning("hibernated workspace kept on this node").pipe(

@@ -16,6 +16,7 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { RunRecovery } from "../../src/runs/RunRecovery.ts"
 import { agentWithThread, bashStep, getRun, getThread, outputsOf, send } from "../support/Conversation.ts"
+import * as Snapshots from "../support/Snapshots.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const harness = (snapshotMaxBytes: number) =>
@@ -118,9 +119,13 @@ TestServer.suiteWith(harness(16 * 1024 * 1024))("workspace lifecycle", (it) => {
       const sql = yield* PgClient.PgClient
       const { thread } = yield* agentWithThread({ workspace: offline })
       yield* send(thread.id, bashStep("echo x > x.txt"))
-      // As if another node had stored version 2: its bytes match their SHA-256 but are no archive.
-      yield* sql`UPDATE workspace_snapshots SET version = version + 1, data = decode('00ff00ff', 'hex'),
-        sha256 = encode(sha256(decode('00ff00ff', 'hex')), 'hex') WHERE thread_id = ${thread.id}`.pipe(Effect.orDie)
+      // As if another node had stored version 2: sealed for this thread under the master key, but no archive.
+      const sealed = yield* Snapshots.sealerOf(TestServer.testMasterKey).seal(
+        "workspace_snapshot",
+        thread.id,
+        Buffer.from("00ff00ff", "hex")
+      )
+      yield* Snapshots.replaceSnapshot(sql, thread.id, sealed.data, sealed.keyId)
       const { runId, parsed } = yield* send(thread.id, bashStep("cat x.txt"))
       assert.deepStrictEqual(outputsOf(parsed.chunks), [])
       assert.deepStrictEqual(parsed.chunks.find((c) => c.type === "data-svc-terminal"), {

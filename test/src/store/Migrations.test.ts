@@ -35,7 +35,8 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [24, "idempotency_owner"],
   [25, "runner_address"],
   [26, "api_key_roles"],
-  [27, "organization_ids"]
+  [27, "organization_ids"],
+  [28, "sealed_snapshots"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
