@@ -3,14 +3,20 @@
  * ended, the recovery pass deletes its stored chunks and keeps the run;
  * replaying its stream (with or without Last-Event-ID) then answers a short,
  * content-free stream that ends with terminalReason stream_replay_unavailable
- * and the run's usage receipt, which the `ai` package parses and folds.
+ * and the run's usage receipt, which the `ai` package parses and folds. The
+ * thread's history then rebuilds the run's answer from the steps the model saw.
  */
 import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
+import { validateUIMessages } from "ai"
 import { Effect, Schema } from "effect"
 import { TestClock } from "effect/testing"
+import { Page } from "../../domain/Page.ts"
+import { ThreadMessage } from "../../domain/ThreadMessage.ts"
 import { RunRecovery } from "../../src/runs/RunRecovery.ts"
-import { agentWithThread, getRun, send, streamOf } from "../support/Conversation.ts"
+import * as Collection from "../support/Collection.ts"
+import { agentWithThread, callIdsOf, getRun, send, startRun, streamOf } from "../support/Conversation.ts"
+import { gateServer } from "../support/GateMcpServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** The service plus a SQL client on its database, to count what the purge left. */
@@ -89,4 +95,62 @@ TestServer.suiteWith(Harness)("stream retention", (it) => {
       assert.strictEqual((yield* streamOf(recent.runId)).chunks.at(-1)?.type, "finish")
       assert.deepStrictEqual((yield* streamOf(recent.runId)).errors, [])
     }))
+
+  it.effect("past retention the thread's history rebuilds the answer from the steps the model saw, a held message kept", () =>
+    Effect.gen(function*() {
+      const recovery = yield* RunRecovery
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "kept", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({ capabilities: { mcp: { toolServerIds: [server.id] } } })
+      const { runId } = yield* startRun(thread.id, { input: "/tool mcp__kept__wait" })
+      yield* gate.waiting
+      // A message sent while the run is blocked is held, then delivered at its next step.
+      const busy = yield* TestServer.expectError(
+        yield* TestServer.request("POST", `/v1/threads/${thread.id}/messages`, { body: { input: "/text noted" } }),
+        409,
+        "api_error",
+        "thread_busy"
+      )
+      const followupId = String(busy.details?.["followup_id"])
+      yield* gate.open
+      const [callId] = callIdsOf((yield* streamOf(runId)).chunks)
+      const history = Effect.flatMap(
+        TestServer.request("GET", `/v1/threads/${thread.id}/messages`),
+        (reply) => TestServer.expectOk(reply, 200, Page(ThreadMessage))
+      )
+      const before = yield* history
+      const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
+      const call = (output: unknown) => ({
+        type: "tool-mcp__kept__wait",
+        toolCallId: callId,
+        state: "output-available",
+        input: {},
+        output
+      })
+      const held = { type: "data-svc-followup-replayed", data: { followupId, text: "/text noted" } }
+      const answer = [{ type: "step-start" }, { type: "text", text: "noted", state: "done" }]
+      // From the stream: the tool's output as it came, the held message where it was delivered, the run's end.
+      assert.deepStrictEqual(json(before.data[1].parts.slice(0, 5)), [
+        { type: "step-start" },
+        call([{ type: "text", text: "gate opened" }]),
+        held,
+        ...answer
+      ])
+      assert.deepStrictEqual(before.data[1].parts.slice(5).map((p) => p.type), ["data-svc-terminal", "data-svc-usage"])
+
+      yield* TestClock.adjust("31 days")
+      yield* recovery.pass
+      assert.strictEqual(yield* storedChunks(runId), 0)
+      const after = yield* history
+      assert.deepStrictEqual(after.data.map((m) => m.id), before.data.map((m) => m.id))
+      assert.deepStrictEqual(after.data[0], before.data[0])
+      // The tool's output as the model read it; no data parts but the held message.
+      assert.deepStrictEqual(json(after.data[1].parts), [
+        { type: "step-start" },
+        call("<untrusted_data source=\"mcp__kept__wait\">\ngate opened\n</untrusted_data>"),
+        held,
+        ...answer
+      ])
+      yield* Effect.promise(() => validateUIMessages({ messages: json(after.data) }))
+    }).pipe(Effect.scoped))
 })
