@@ -10,7 +10,9 @@ export const BandsApi = HttpApiGroup.make("bands")
       doc(
         "List the model bands",
         "The three bands (`lite`, `core`, `frontier`): whether this deployment routes each to a model (`available`), " +
-          "and whether that route is verified for strict data handling (`strictAvailable`). Agents, threads and runs choose a band by name."
+          "whether that route is verified for strict data handling (`strictAvailable`), and what it costs (`price`: US cents per " +
+          "1,000 tokens from SVC_ROUTE_PRICES or the bundled price catalog, whose name, version and date it names; null when the " +
+          "route has no price, and then runs with a cost limit fail with pricing_unavailable). Agents, threads and runs choose a band by name."
       )
     )
   )

@@ -71,7 +71,7 @@ export interface ServiceConfigShape {
   readonly trustedOrigins: ReadonlyArray<string>
   /** SVC_PUBLIC_URL: the base URL clients reach this service at (hook `resolveUrl`s); default http://HOST:PORT. */
   readonly publicUrl: string
-  /** SVC_ROUTE_PRICES: `<route>=<input>/<output>` cents per 1,000 tokens, `;`-separated. */
+  /** SVC_ROUTE_PRICES: `<route>=<input>/<output>[/<cached input>]` cents per 1,000 tokens, `;`-separated; over the price catalog. */
   readonly routePrices: string
   /** OPENAI_BASE_URL / OPENAI_API_KEY for `openai:<model>` routes (any OpenAI-compatible server). */
   readonly openai: { readonly baseUrl: string; readonly apiKey: Option.Option<Redacted.Redacted> }
@@ -174,7 +174,8 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       for (const entry of routePrices.split(";").map((s) => s.trim()).filter((s) => s.length > 0)) {
         if (!pricePattern.test(entry)) {
           return yield* new ConfigurationError({
-            message: `SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got '${entry}'`
+            message:
+              `SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents>[/<cached input cents>] per 1,000 tokens, got '${entry}'`
           })
         }
       }
@@ -303,8 +304,8 @@ const readTrustedOrigins = Effect.gen(function*() {
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
 
-/** `<route>=<input>/<output>`: non-negative decimal cents per 1,000 tokens. */
-const pricePattern = /^[^=]+=\d+(\.\d+)?\/\d+(\.\d+)?$/
+/** `<route>=<input>/<output>[/<cached input>]`: non-negative decimal cents per 1,000 tokens. */
+const pricePattern = /^[^=]+=\d+(\.\d+)?\/\d+(\.\d+)?(\/\d+(\.\d+)?)?$/
 
 const seedKeyForm = "<key>:<organization>:<workspace>[:admin]"
 

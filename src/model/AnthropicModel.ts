@@ -219,6 +219,7 @@ const makeDecoder = (route: string) => {
   const toolBlocks = new Map<number, ToolBlock>()
   let input = 0
   let output = 0
+  let cached = 0
   let reason: string | undefined
   let finished = false
 
@@ -226,7 +227,10 @@ const makeDecoder = (route: string) => {
     if (usage === undefined) return
     const prompt = (usage.input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) +
       (usage.cache_read_input_tokens ?? 0)
-    if (usage.input_tokens != null) input = prompt
+    if (usage.input_tokens != null) {
+      input = prompt
+      cached = usage.cache_read_input_tokens ?? 0
+    }
     if (usage.output_tokens != null) output = usage.output_tokens
   }
 
@@ -243,7 +247,14 @@ const makeDecoder = (route: string) => {
 
   const finish = (): ReadonlyArray<ModelEvent> => {
     finished = true
-    return [ModelEvent.Finish({ reason: finishReason(reason ?? "other"), inputTokens: input, outputTokens: output })]
+    return [
+      ModelEvent.Finish({
+        reason: finishReason(reason ?? "other"),
+        inputTokens: input,
+        outputTokens: output,
+        ...(cached > 0 ? { cachedInputTokens: cached } : {})
+      })
+    ]
   }
 
   const none: ReadonlyArray<ModelEvent> = []

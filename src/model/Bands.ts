@@ -1,7 +1,17 @@
-/** Band availability, from configuration (SVC_BAND_*, SVC_STRICT_BANDS). */
-import { Context, Effect, Layer } from "effect"
-import { type Band, BandNames, type BandStatus } from "../../domain/Band.ts"
+/** Band availability and prices, from configuration (SVC_BAND_*, SVC_STRICT_BANDS, SVC_ROUTE_PRICES) and the price catalog. */
+import { Clock, Context, Effect, Layer } from "effect"
+import { type Band, BandNames, type BandPrice, type BandStatus } from "../../domain/Band.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { type RoutePrice, routePrices } from "./Models.ts"
+import { PriceCatalog } from "./PriceCatalog.ts"
+
+const shown = (price: RoutePrice): BandPrice => ({
+  inputCentsPer1k: price.inputCentsPer1k,
+  outputCentsPer1k: price.outputCentsPer1k,
+  cachedInputCentsPer1k: price.cachedInputCentsPer1k ?? null,
+  source: price.source,
+  catalog: price.source === "catalog" ? PriceCatalog : null
+})
 
 export class Bands extends Context.Service<Bands, {
   readonly statuses: ReadonlyArray<BandStatus>
@@ -9,13 +19,20 @@ export class Bands extends Context.Service<Bands, {
   readonly isStrictAvailable: (band: Band) => boolean
 }>()("svc/Bands") {
   static readonly layer = Layer.effect(Bands)(
-    Effect.map(ServiceConfig, (config) => {
-      const statuses = BandNames.map((name): BandStatus => ({
-        object: "band",
-        name,
-        available: config.bands[name].route !== null,
-        strictAvailable: config.bands[name].route !== null && config.bands[name].strict
-      }))
+    Effect.gen(function*() {
+      const config = yield* ServiceConfig
+      const priceOf = routePrices(config.routePrices, yield* Clock.currentTimeMillis)
+      const statuses = BandNames.map((name): BandStatus => {
+        const route = config.bands[name].route
+        const price = route === null ? undefined : priceOf(route)
+        return {
+          object: "band",
+          name,
+          available: route !== null,
+          strictAvailable: route !== null && config.bands[name].strict,
+          price: price === undefined ? null : shown(price)
+        }
+      })
       const byName = new Map(statuses.map((s) => [s.name, s]))
       return {
         statuses,

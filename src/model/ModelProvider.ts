@@ -27,6 +27,8 @@ export type ModelEvent = Data.TaggedEnum<{
     readonly reason: "stop" | "tool-calls" | "length" | "other"
     readonly inputTokens: number
     readonly outputTokens: number
+    /** Of `inputTokens`, those read from the provider's prompt cache (priced at the cached-input rate); absent when none. */
+    readonly cachedInputTokens?: number
   }
 }>
 

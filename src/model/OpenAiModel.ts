@@ -95,6 +95,7 @@ const Chunk = Schema.Struct({
   })))),
   usage: Schema.optional(Schema.NullOr(Schema.Struct({
     prompt_tokens: count,
+    prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: count }))),
     completion_tokens: count,
     completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: count })))
   }))),
@@ -129,7 +130,7 @@ const makeDecoder = (route: string, request: ModelRequest) => {
   const decodeChunk = decodeData(Chunk, route)
   const calls = new Map<number, PendingCall>()
   let reason: string | undefined
-  let usage: { readonly input: number; readonly output: number } | undefined
+  let usage: { readonly input: number; readonly output: number; readonly cached: number } | undefined
   let outputText = ""
   let finished = false
 
@@ -155,7 +156,8 @@ const makeDecoder = (route: string, request: ModelRequest) => {
       reason: finishReason(reason ?? "other", calls.size > 0),
       inputTokens: usage?.input ??
         estimateTokens(request.system + JSON.stringify(request.messages) + JSON.stringify(request.tools)),
-      outputTokens: usage?.output ?? estimateTokens(outputText)
+      outputTokens: usage?.output ?? estimateTokens(outputText),
+      ...(usage !== undefined && usage.cached > 0 ? { cachedInputTokens: usage.cached } : {})
     })
 
   /** Tool calls and Finish, once: at `[DONE]` or when the body ends after a finish reason. */
@@ -199,7 +201,8 @@ const makeDecoder = (route: string, request: ModelRequest) => {
         const reasoningTokens = chunk.usage.completion_tokens_details?.reasoning_tokens ?? 0
         usage = {
           input: chunk.usage.prompt_tokens ?? 0,
-          output: Math.max(0, (chunk.usage.completion_tokens ?? 0) - reasoningTokens)
+          output: Math.max(0, (chunk.usage.completion_tokens ?? 0) - reasoningTokens),
+          cached: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0
         }
       }
       return Effect.succeed(out)

@@ -32,6 +32,7 @@ import { Finalize } from "./Finalize.ts"
 import { completed, failed, Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
 import { RunTools } from "./RunTools.ts"
+import * as StepGuards from "./StepGuards.ts"
 import { runTool, StepLoop } from "./StepLoop.ts"
 import { systemPrompt } from "./SystemPrompt.ts"
 import { ToolGate } from "./ToolGate.ts"
@@ -134,10 +135,13 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               "data_handling_unavailable"
             )
           }
-          if (price === undefined && plan.budgetCents !== null) {
+          const limits = StepGuards.costLimits(plan, config.maxRunCents)
+          if (price === undefined && limits.length > 0) {
             return failed(
               "pricing_unavailable",
-              `No price is configured for route '${plan.route}'.`,
+              `Route '${plan.route}' has no price (neither SVC_ROUTE_PRICES nor the price catalog lists it), so ${
+                limits.join(", ")
+              } cannot be enforced; the run failed before inference and nothing was billed.`,
               "pricing_unavailable"
             )
           }
@@ -214,10 +218,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             claimFirst: Option.isNone(fresh),
             followups: worker === undefined,
             usage,
-            othersCost: yield* delegation.othersCost(
-              row,
-              plan.budgetCents !== null || config.maxRunCents !== null || plan.spendAllowanceCents !== undefined
-            ),
+            othersCost: yield* delegation.othersCost(row, limits.length > 0),
             deadlineMs
           })
         })

@@ -15,7 +15,8 @@ import type { Writer } from "./EventLog.ts"
 export interface StepResult {
   readonly text: string
   readonly calls: ReadonlyArray<ToolCall>
-  readonly tokens: { readonly inputTokens: number; readonly outputTokens: number }
+  /** `cachedInputTokens`: of the input, those read from the provider's prompt cache (absent when none). */
+  readonly tokens: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number }
 }
 
 export const run = Effect.fn("ModelStep.run")(function*(
@@ -34,7 +35,7 @@ export const run = Effect.fn("ModelStep.run")(function*(
   /** The open reasoning part: reasoning ends where the answer begins, and more reasoning after that is a new part. */
   let reasoningId: string | undefined
   const calls: Array<ToolCall> = []
-  let tokens = { inputTokens: 0, outputTokens: 0 }
+  let tokens: StepResult["tokens"] = { inputTokens: 0, outputTokens: 0 }
   let answered = false
   const closeParts = Effect.suspend(() => Effect.andThen(writer.release, Effect.andThen(closeReasoning(), closeText())))
   yield* model.stream(request).pipe(
@@ -106,7 +107,11 @@ export const run = Effect.fn("ModelStep.run")(function*(
           })
         })
       case "Finish":
-        tokens = { inputTokens: event.inputTokens, outputTokens: event.outputTokens }
+        tokens = {
+          inputTokens: event.inputTokens,
+          outputTokens: event.outputTokens,
+          ...(event.cachedInputTokens === undefined ? {} : { cachedInputTokens: event.cachedInputTokens })
+        }
         return Effect.void
     }
   }
@@ -117,6 +122,6 @@ export const addUsage = (total: UsageTotal, step: StepResult["tokens"], price: P
   inputTokens: total.inputTokens + step.inputTokens,
   outputTokens: total.outputTokens + step.outputTokens,
   totalTokens: total.totalTokens + step.inputTokens + step.outputTokens,
-  costCents: total.costCents + costCents(price, step.inputTokens, step.outputTokens),
+  costCents: total.costCents + costCents(price, step.inputTokens, step.outputTokens, step.cachedInputTokens),
   steps: total.steps + 1
 })

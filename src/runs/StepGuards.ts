@@ -8,6 +8,7 @@
 import { Clock, Duration, Effect } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
+import type { RunPlan } from "../../domain/RunPlan.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import { completed, failed, type Outcome } from "./Outcome.ts"
 
@@ -76,6 +77,20 @@ export const loopHalted = (toolNames: ReadonlyArray<string>): Outcome =>
     }) with the same input and the same result ${RepeatLimit} times in a row; the run was halted.`,
     "agent_loop_halted"
   )
+
+/**
+ * The cost limits that bound a run: its own budgetCents, the organization's
+ * spend quota (its allowance was taken at start) and SVC_MAX_RUN_CENTS. A run
+ * with any of them cannot run on a route without a price.
+ */
+export const costLimits = (
+  plan: Pick<RunPlan, "budgetCents" | "spendAllowanceCents">,
+  maxRunCents: number | null
+): ReadonlyArray<string> => [
+  ...(plan.budgetCents === null ? [] : [`budgetCents ${plan.budgetCents}`]),
+  ...(plan.spendAllowanceCents === undefined ? [] : ["the organization's spend quota"]),
+  ...(maxRunCents === null ? [] : [`the per-run ceiling of ${maxRunCents} cents`])
+]
 
 /** The platform's cost ceiling, checked after the run's own budget (a budget at or below the ceiling always stops first). */
 export const overCeiling = (usage: UsageTotal, maxRunCents: number | null): boolean =>

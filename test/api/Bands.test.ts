@@ -6,6 +6,15 @@ import * as TestServer from "../support/TestServer.ts"
 
 const BandPage = Page(BandStatus)
 
+/** The built-in price of the scripted model. */
+const free = {
+  inputCentsPer1k: 0,
+  outputCentsPer1k: 0,
+  cachedInputCentsPer1k: null,
+  source: "built-in",
+  catalog: null
+} as const
+
 TestServer.suite()("bands", (it) => {
   it.effect("GET /v1/bands lists every band with its availability", () =>
     Effect.gen(function*() {
@@ -15,9 +24,9 @@ TestServer.suite()("bands", (it) => {
       assert.deepStrictEqual(page, {
         object: "list",
         data: [
-          { object: "band", name: "lite", available: true, strictAvailable: true },
-          { object: "band", name: "core", available: true, strictAvailable: true },
-          { object: "band", name: "frontier", available: false, strictAvailable: false }
+          { object: "band", name: "lite", available: true, strictAvailable: true, price: free },
+          { object: "band", name: "core", available: true, strictAvailable: true, price: free },
+          { object: "band", name: "frontier", available: false, strictAvailable: false, price: null }
         ],
         hasMore: false,
         nextCursor: null,
@@ -78,9 +87,9 @@ TestServer.suite({
       assert.deepStrictEqual(page, {
         object: "list",
         data: [
-          { object: "band", name: "lite", available: true, strictAvailable: false },
-          { object: "band", name: "core", available: true, strictAvailable: true },
-          { object: "band", name: "frontier", available: false, strictAvailable: false }
+          { object: "band", name: "lite", available: true, strictAvailable: false, price: null },
+          { object: "band", name: "core", available: true, strictAvailable: true, price: free },
+          { object: "band", name: "frontier", available: false, strictAvailable: false, price: null }
         ],
         hasMore: false,
         nextCursor: null,
@@ -115,12 +124,59 @@ TestServer.suite({
       const api = yield* TestServer.TestApi
       const page = yield* TestServer.expectOk(yield* api.request("GET", "/v1/bands"), 200, BandPage)
       assert.deepStrictEqual(page.data, [
-        { object: "band", name: "lite", available: false, strictAvailable: false },
-        { object: "band", name: "core", available: true, strictAvailable: false },
-        { object: "band", name: "frontier", available: true, strictAvailable: true }
+        { object: "band", name: "lite", available: false, strictAvailable: false, price: null },
+        { object: "band", name: "core", available: true, strictAvailable: false, price: free },
+        { object: "band", name: "frontier", available: true, strictAvailable: true, price: free }
       ])
       assert.strictEqual(page.limit, 3)
       assert.isFalse(page.hasMore)
       assert.isNull(page.nextCursor)
+    }))
+})
+
+TestServer.suite({
+  bands: {
+    lite: { route: "openai:gpt-4.1", strict: false },
+    core: { route: "anthropic:claude-sonnet-4-5", strict: false },
+    frontier: { route: "openai:gpt-test", strict: false }
+  },
+  routePrices: "anthropic:claude-sonnet-4-5=0.25/1.25"
+})("bands (prices from the catalog and SVC_ROUTE_PRICES)", (it) => {
+  it.effect("each band shows its route's price and where it comes from; an unpriced route shows null", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const reply = yield* api.request("GET", "/v1/bands")
+      const page = yield* TestServer.expectOk(reply, 200, BandPage)
+      assert.deepStrictEqual(page.data, [
+        {
+          object: "band",
+          name: "lite",
+          available: true,
+          strictAvailable: false,
+          // OpenAI's $2 / $8 / $0.50 per million tokens, from the pinned catalog.
+          price: {
+            inputCentsPer1k: 0.2,
+            outputCentsPer1k: 0.8,
+            cachedInputCentsPer1k: 0.05,
+            source: "catalog",
+            catalog: { name: "@pydantic/genai-prices", version: "0.1.8", date: "2026-09-23" }
+          }
+        },
+        {
+          object: "band",
+          name: "core",
+          available: true,
+          strictAvailable: false,
+          price: {
+            inputCentsPer1k: 0.25,
+            outputCentsPer1k: 1.25,
+            cachedInputCentsPer1k: null,
+            source: "configured",
+            catalog: null
+          }
+        },
+        { object: "band", name: "frontier", available: true, strictAvailable: false, price: null }
+      ])
+      assert.deepStrictEqual(reply.json, page)
     }))
 })

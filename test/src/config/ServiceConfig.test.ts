@@ -61,11 +61,15 @@ describe("service configuration", () => {
       [{ SVC_STRICT_BANDS: "core,ultra" }, "SVC_STRICT_BANDS: 'ultra' is not a band (lite, core, frontier)"],
       [
         { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8;anthropic:claude=cheap" },
-        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'anthropic:claude=cheap'"
+        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents>[/<cached input cents>] per 1,000 tokens, got 'anthropic:claude=cheap'"
       ],
       [
         { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2" },
-        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents> per 1,000 tokens, got 'openai:gpt-4.1=0.2'"
+        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents>[/<cached input cents>] per 1,000 tokens, got 'openai:gpt-4.1=0.2'"
+      ],
+      [
+        { SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8/0.1/0.1" },
+        "SVC_ROUTE_PRICES: expected <route>=<input cents>/<output cents>[/<cached input cents>] per 1,000 tokens, got 'openai:gpt-4.1=0.2/0.8/0.1/0.1'"
       ],
       [{ SVC_LOG_FORMAT: "xml" }, "SVC_LOG_FORMAT must be 'text' or 'json', got 'xml'"],
       [
@@ -106,7 +110,7 @@ describe("service configuration", () => {
       const env = {
         SVC_API_KEYS: "sk_a:org_a:prod, sk_b:org_a:ops:admin, sk_c:org_b:prod:member",
         SVC_STRICT_BANDS: "lite, core",
-        SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8; scripted=0/0",
+        SVC_ROUTE_PRICES: "openai:gpt-4.1=0.2/0.8/0.05; scripted=0/0",
         SVC_TRUSTED_ORIGINS: "https://MCP.internal:8443/, http://10.0.0.5:8080"
       }
       const shape = yield* Effect.gen(function*() {

@@ -309,6 +309,14 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("ModelStep", (it) => {
     )
   })
 
+  it("addUsage prices the step's cached input at the cached-input rate", () => {
+    const price = { inputCentsPer1k: 0.2, outputCentsPer1k: 0.8, cachedInputCentsPer1k: 0.05 }
+    assert.deepStrictEqual(
+      ModelStep.addUsage(ZeroUsage, { inputTokens: 10_000, outputTokens: 1_000, cachedInputTokens: 8_000 }, price),
+      { inputTokens: 10_000, outputTokens: 1_000, totalTokens: 11_000, costCents: 0.4 + 0.4 + 0.8, steps: 1 }
+    )
+  })
+
   it("addUsage from zero on a free route counts tokens and the step, no cost", () => {
     assert.deepStrictEqual(
       ModelStep.addUsage(ZeroUsage, { inputTokens: 7, outputTokens: 0 }, { inputCentsPer1k: 0, outputCentsPer1k: 0 }),
