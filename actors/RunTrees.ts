@@ -3,9 +3,11 @@
  * entity (a root by run id, a worker by `wkr_` reference); a parked run
  * resumes once every interaction it waits on is settled and every worker it
  * waits on has ended (a persisted-state check: nothing waits in memory); a
- * worker that ended wakes its root; a root that ended stops its workers
- * (cancelling the root, or its thread, cancels every member). A root shows
- * `waiting_for_approval` / `waiting_for_input` while a member waits on a person.
+ * worker that ended wakes the run that delegated to it (the root, or a worker
+ * of it: nested delegation); a root that ended stops every member of its tree
+ * (cancelling the root, or its thread, cancels every member), a worker that
+ * ended stops its own workers. A root shows `waiting_for_approval` /
+ * `waiting_for_input` while a member waits on a person.
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { Sharding } from "effect/cluster"
@@ -55,7 +57,10 @@ export class RunTrees extends Context.Service<RunTrees, {
   readonly redispatch: (run: Dispatch) => Effect.Effect<void>
   /** Resumes the parked run when it waits on nothing any more; else its root shows what its tree waits on. */
   readonly resumeIfReady: (runId: RunId) => Effect.Effect<void>
-  /** After an execution: a worker that ended wakes its root; a root that ended stops its workers, one that delegated resumes if its workers already ended. */
+  /**
+   * After an execution: a worker that ended wakes the run that delegated to it; a run that ended stops its
+   * workers (a root, its whole tree), one that delegated resumes if its workers already ended.
+   */
   readonly afterExecution: (executed: Executed) => Effect.Effect<void>
   /** After a run was finalized outside its loop (cancelled, expired, reaped): the same, read from storage. */
   readonly afterEnd: (runId: RunId) => Effect.Effect<void>
@@ -118,9 +123,16 @@ export class RunTrees extends Context.Service<RunTrees, {
         yield* dispatch({ id: runId, generation: run.generation, workerRef: run.plan?.worker?.workerRef ?? null })
       })
 
-      /** Every member of the tree that has not ended is cancelled (persisted Cancel, on its own entity). */
-      const stopWorkers = Effect.fn("RunTrees.stopWorkers")(function*(rootRunId: RunId) {
-        const active = yield* workers.active(rootRunId)
+      /**
+       * Every member of a root's tree that has not ended is cancelled (persisted Cancel, on its own entity);
+       * of a worker's, those it delegated to (each stops its own in turn).
+       */
+      const stopWorkers = Effect.fn("RunTrees.stopWorkers")(function*(row: RunRow) {
+        const worker = row.plan?.worker
+        const members = yield* workers.active(worker?.rootRunId ?? row.id)
+        const active = worker === undefined
+          ? members
+          : members.filter((w) => w.plan?.worker?.parentRunId === row.id)
         yield* Effect.forEach(active, (w) =>
           workerClient(w.plan?.worker?.workerRef ?? "").Cancel({ runId: w.id }).pipe(
             Effect.catchCause((cause) => Effect.logWarning("worker cancel failed", cause))
@@ -130,10 +142,10 @@ export class RunTrees extends Context.Service<RunTrees, {
       const afterRun = (row: RunRow, ended: boolean, delegated: boolean) =>
         Effect.gen(function*() {
           const worker = row.plan?.worker
-          if (worker !== undefined) return ended ? yield* resumeIfReady(worker.rootRunId) : undefined
+          if (worker !== undefined && ended) yield* resumeIfReady(worker.parentRunId ?? worker.rootRunId)
           if (row.plan?.subagents !== true) return
-          if (ended) return yield* stopWorkers(row.id)
-          // Its workers may have ended before the root's park was stored: nobody else would wake it.
+          if (ended) return yield* stopWorkers(row)
+          // Its workers may have ended before its park was stored: nobody else would wake it.
           if (delegated) yield* resumeIfReady(row.id)
         })
 

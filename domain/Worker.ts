@@ -38,7 +38,11 @@ export const WorkerPlan = Schema.Struct({
   role: WorkerRole,
   label: Schema.String,
   /** The root's maxDurationMs deadline (epoch ms), which bounds every member of the tree; null without one. */
-  deadlineMs: Schema.NullOr(Schema.Number)
+  deadlineMs: Schema.NullOr(Schema.Number),
+  /** The run that delegated the task when it is another worker (nested delegation); absent: the root. */
+  parentRunId: Schema.optionalKey(RunId),
+  /** Levels below the root: 1 for the root's own workers (absent: 1), 2 for the workers they delegate to. */
+  depth: Schema.optionalKey(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1)))
 })
 export type WorkerPlan = typeof WorkerPlan.Type
 

@@ -91,6 +91,11 @@ export interface ServiceConfigShape {
   readonly maxStepMs: number
   /** SVC_MAX_RUN_CENTS: the platform's cost ceiling per run; a run reaching it ends with per_run_cap_exceeded (null: no ceiling). */
   readonly maxRunCents: number | null
+  /**
+   * SVC_MAX_DELEGATION_DEPTH: how many levels of workers a run tree may have below its root (subagents): 1, the
+   * root's workers do not delegate; 2 (default), they may, their own workers do not.
+   */
+  readonly maxDelegationDepth: number
   /** SVC_EVENT_RETENTION_DAYS: the stream of a run that ended longer ago is deleted; replaying it ends with stream_replay_unavailable. */
   readonly eventRetentionDays: number
   /** ANTHROPIC_BASE_URL / ANTHROPIC_API_KEY for `anthropic:<model>` routes. */
@@ -210,6 +215,12 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
           message: `SVC_MAX_RUN_CENTS must be a number of cents >= 0, got ${maxRunCents}`
         })
       }
+      const maxDelegationDepth = yield* Config.Int("SVC_MAX_DELEGATION_DEPTH").pipe(Config.withDefault(2))
+      if (maxDelegationDepth < 1) {
+        return yield* new ConfigurationError({
+          message: `SVC_MAX_DELEGATION_DEPTH must be at least 1, got ${maxDelegationDepth}`
+        })
+      }
       const eventRetentionDays = yield* Config.Int("SVC_EVENT_RETENTION_DAYS").pipe(Config.withDefault(30))
       if (eventRetentionDays < 1) {
         return yield* new ConfigurationError({
@@ -242,6 +253,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         workspaceSnapshotMaxBytes,
         maxStepMs,
         maxRunCents,
+        maxDelegationDepth,
         eventRetentionDays,
         routePrices,
         openai,

@@ -6,8 +6,13 @@
  * their entity (WorkerStarts, implemented by the actors). The root then waits
  * on them durably (its park lists them). When they have ended, their answers
  * become the calls' results. A worker inherits the root's snapshot (context,
- * tools, approvals, data handling, caps); the root's budget and deadline bound
- * the whole tree; workers do not delegate further.
+ * tools, approvals, data handling, caps) and works in the thread's managed
+ * workspace with it (the same files, network and secrets: WorkerStarts places
+ * such a worker on its root's runner, where the workspace is); the root's
+ * budget and deadline bound the whole tree. A worker above the deepest level
+ * SVC_MAX_DELEGATION_DEPTH allows delegates too: its workers belong to the
+ * same tree (one root, one budget, one deadline) and wake it, not the root,
+ * when they end.
  */
 import { Context, Effect, Layer, Result } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
@@ -15,6 +20,7 @@ import type { RunId, WorkerId } from "../../domain/Ids.ts"
 import { isTerminal, type SubagentRunUsage, type UsageTotal, ZeroUsage } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import type { DelegateTaskInput, PendingWorker, WorkerPlan } from "../../domain/Worker.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import type { RunRow } from "../store/RunRepo.ts"
 import { WorkerRepo, type WorkerState } from "../store/WorkerRepo.ts"
@@ -29,6 +35,12 @@ import * as StructuredOutput from "./StructuredOutput.ts"
 /** Starts a worker run on its entity (the actors implement it: src never addresses an entity). */
 export class WorkerStarts extends Context.Service<WorkerStarts, {
   readonly start: (workerRef: WorkerId, runId: RunId) => Effect.Effect<void>
+  /**
+   * The reference of a worker that runs where the tree's root runs (the runner holding the thread's
+   * workspace): the first of `candidate(0)`, `candidate(1)`, ... whose entity lives there. Deterministic,
+   * so a replayed step finds the same worker again.
+   */
+  readonly besideRoot: (rootRunId: RunId, candidate: (attempt: number) => WorkerId) => Effect.Effect<WorkerId>
 }>()("svc/WorkerStarts") {}
 
 /** What delegating a step's calls gave: the workers to wait on, and the calls refused (bad input). */
@@ -37,20 +49,25 @@ export interface Spawned {
   readonly refused: ReadonlyArray<Settled>
 }
 
-/** A worker's plan: the root's snapshot with the task as input, and its place in the tree. */
-export const workerPlan = (root: RunPlan, task: DelegateTaskInput, worker: WorkerPlan): RunPlan => {
-  const { subagents: _subagents, workspace: _workspace, threadContext: _threadContext, worker: _worker, ...inherited } =
-    root
+/**
+ * A worker's plan: its delegator's snapshot with the task as input, and its place in the tree. It
+ * works in the same managed workspace; it may delegate in turn while its depth is below `maxDepth`
+ * (SVC_MAX_DELEGATION_DEPTH): at that depth it is not offered delegate_task at all.
+ */
+export const workerPlan = (from: RunPlan, task: DelegateTaskInput, worker: WorkerPlan, maxDepth: number): RunPlan => {
+  const { subagents, workspace, threadContext: _threadContext, worker: _worker, ...inherited } = from
   const advisor = worker.role === "advisor"
   return {
     ...inherited,
     input: task.prompt,
     outputSchema: task.outputSchema ?? null,
-    // An advisor only answers: no tools, no skills to load, no questions.
-    toolServers: advisor ? [] : root.toolServers,
-    httpConnections: advisor ? [] : root.httpConnections,
-    skills: advisor ? [] : root.skills,
-    userInteraction: advisor ? false : root.userInteraction,
+    // An advisor only answers: no tools (no workspace either), no skills to load, no questions.
+    toolServers: advisor ? [] : from.toolServers,
+    httpConnections: advisor ? [] : from.httpConnections,
+    skills: advisor ? [] : from.skills,
+    userInteraction: advisor ? false : from.userInteraction,
+    ...(advisor || workspace === undefined ? {} : { workspace }),
+    ...(!advisor && subagents === true && (worker.depth ?? 1) < maxDepth ? { subagents: true } : {}),
     worker
   }
 }
@@ -110,9 +127,9 @@ const resultOf = ({ row, answer }: WorkerState): ToolOutcome.ToolOutcome => {
 }
 
 export class Delegation extends Context.Service<Delegation, {
-  /** Creates, announces and starts the worker of each call (bounded by the root's deadline, epoch ms). */
+  /** Creates, announces and starts the worker of each call of `from`, the root or a worker (bounded by the root's deadline, epoch ms). */
   readonly spawn: (
-    root: RunRow,
+    from: RunRow,
     calls: ReadonlyArray<ToolCall>,
     writer: Writer,
     deadlineMs: number | null
@@ -127,7 +144,7 @@ export class Delegation extends Context.Service<Delegation, {
    * workers only run while it waits); a run alone in its tree has nothing beside it.
    */
   readonly othersCost: (row: RunRow, capped: boolean) => Effect.Effect<Effect.Effect<number>>
-  /** The usage a run reports: a root that delegated totals its tree. */
+  /** The usage a run reports: a root that delegated totals its tree (every level). */
   readonly reported: (row: RunRow, own: UsageTotal) => Effect.Effect<UsageTotal>
 }>()("svc/Delegation") {
   static readonly layer = Layer.effect(Delegation)(
@@ -135,10 +152,12 @@ export class Delegation extends Context.Service<Delegation, {
       const repo = yield* WorkerRepo
       const ids = yield* IdGenerator
       const starts = yield* WorkerStarts
+      const { maxDelegationDepth } = yield* ServiceConfig
 
+      // `from` is the run that delegates: the tree's root, or a worker of it (nested delegation).
       const spawn = Effect.fn("Delegation.spawn")(
-        function*(root: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) {
-          const plan = root.plan
+        function*(from: RunRow, calls: ReadonlyArray<ToolCall>, writer: Writer, deadlineMs: number | null) {
+          const plan = from.plan
           if (plan === undefined) {
             return {
               workers: [],
@@ -147,6 +166,8 @@ export class Delegation extends Context.Service<Delegation, {
               )
             }
           }
+          const rootRunId = plan.worker?.rootRunId ?? from.id
+          const depth = plan.worker === undefined ? 1 : (plan.worker.depth ?? 1) + 1
           const refused: Array<Settled> = []
           const created: Array<PendingWorker & { readonly runId: RunId; readonly task: DelegateTaskInput }> = []
           for (const call of calls) {
@@ -169,7 +190,12 @@ export class Delegation extends Context.Service<Delegation, {
               ))
               continue
             }
-            const workerRef = ids.derive("worker", `${root.id}:${call.id}`)
+            // A worker that opens the workspace runs where the tree's root runs (its workspace is there).
+            const seed = `${from.id}:${call.id}`
+            const candidate = (attempt: number) => ids.derive("worker", attempt === 0 ? seed : `${seed}:${attempt}`)
+            const workerRef = plan.workspace !== undefined && task.role !== "advisor"
+              ? yield* starts.besideRoot(rootRunId, candidate)
+              : candidate(0)
             created.push({
               toolCallId: call.id,
               workerRef,
@@ -182,18 +208,19 @@ export class Delegation extends Context.Service<Delegation, {
             repo.insert({
               id: runId,
               workerRef,
-              rootRunId: root.id,
-              organizationId: root.organizationId,
-              workspaceId: root.workspaceId,
+              rootRunId,
+              organizationId: from.organizationId,
+              workspaceId: from.workspaceId,
               plan: workerPlan(plan, task, {
-                rootRunId: root.id,
+                rootRunId,
                 workerRef,
                 role: task.role ?? "worker",
                 label: task.label,
-                deadlineMs
-              }),
+                deadlineMs,
+                ...(plan.worker === undefined ? {} : { parentRunId: from.id, depth })
+              }, maxDelegationDepth),
               run: {
-                ...root.run,
+                ...from.run,
                 id: runId,
                 status: "queued",
                 terminalReason: null,
@@ -221,7 +248,9 @@ export class Delegation extends Context.Service<Delegation, {
         }
       )
 
-      const statesOf = (row: RunRow) => repo.states(row.id, (row.park?.workers ?? []).map((w) => w.workerRef))
+      // Every worker of a tree is stored under its root, whichever member delegated to it.
+      const statesOf = (row: RunRow) =>
+        repo.states(row.plan?.worker?.rootRunId ?? row.id, (row.park?.workers ?? []).map((w) => w.workerRef))
 
       return {
         spawn,
@@ -260,7 +289,8 @@ export class Delegation extends Context.Service<Delegation, {
           return Effect.cached(repo.treeCostExcept(row.id, row.id))
         },
         reported: Effect.fn("Delegation.reported")(function*(row: RunRow, own: UsageTotal) {
-          if (row.plan?.subagents !== true) return own
+          // The root totals its whole tree (nested workers included); a worker reports its own.
+          if (row.plan?.subagents !== true || row.plan.worker !== undefined) return own
           return treeTotal(own, yield* repo.ofRoots([row.id]))
         })
       }

@@ -119,7 +119,8 @@ export class RunTools extends Context.Service<RunTools, {
             })
           ]
         const files = workspace[0]?.files
-        if (firstExecution && files !== undefined && plan.attachments !== undefined) {
+        // A worker works in its root's workspace, where the root placed them (they may have changed since).
+        if (firstExecution && files !== undefined && plan.attachments !== undefined && plan.worker === undefined) {
           yield* AttachmentFiles.place(artifacts, files, plan.attachments, report)
         }
         const exporter = files === undefined ? undefined : ExportTool.make({

@@ -13,14 +13,13 @@ import {
   type Failure,
   FileToolError,
   pathEnv,
+  replaceScript,
   resolved,
   run,
   type Sandboxed
 } from "./WorkspaceFiles.ts"
 
-const writeScript = `${confine}[ -d "$R" ] && { echo "is a directory: $SVC_REL" >&2; exit 5; }
-mkdir -p -- "$(dirname -- "$R")" && base64 -d > "$R"
-`
+const writeScript = replaceScript("base64 -d")
 const readScript = `${confine}[ -e "$R" ] || { echo "no such file: $SVC_REL" >&2; exit 4; }
 [ -f "$R" ] || { echo "not a regular file: $SVC_REL" >&2; exit 5; }
 size=$(stat -c %s -- "$R") || exit 4

@@ -13,7 +13,8 @@
  * /workspace, so the tools keep their contract (paths relative to the root).
  * Arguments travel in environment variables and content on stdin, never
  * spliced into the script. A failing script exits 3 (path refused), 4 (not
- * found) or 5 (wrong kind) with the reason on stderr.
+ * found) or 5 (wrong kind) with the reason on stderr. A write replaces its
+ * file at once (replaceScript): the runs of a tree share the workspace.
  */
 import { Data, Effect } from "effect"
 import { mountPoint } from "./BwrapCommand.ts"
@@ -51,9 +52,21 @@ LC_ALL=C awk -v s="$SVC_START" -v n="$SVC_LIMIT" 'NR >= s && NR < s + n { print 
 const catScript = `${confine}[ -f "$R" ] || { echo "no such file: $SVC_REL" >&2; exit 4; }
 cat -- "$R"
 `
-const writeScript = `${confine}[ -d "$R" ] && { echo "is a directory: $SVC_REL" >&2; exit 5; }
-mkdir -p -- "$(dirname -- "$R")" && cat > "$R"
+/**
+ * Replaces the file at once: the content (from `produce`, reading stdin) goes to a new file beside
+ * it, which is then renamed over it (rename is atomic). So a reader, a command or another run of the
+ * same workspace (a root and its workers share it) sees the old content or the new, never a part
+ * of it; two writes of one file at once: the later rename wins. An existing file keeps its mode.
+ */
+export const replaceScript = (produce: string) =>
+  `${confine}[ -d "$R" ] && { echo "is a directory: $SVC_REL" >&2; exit 5; }
+D=$(dirname -- "$R") && mkdir -p -- "$D" || exit 1
+T=$(mktemp -- "$D/.svc-write.XXXXXX") || exit 1
+trap 'rm -f -- "$T"' EXIT
+if [ -f "$R" ]; then chmod --reference="$R" -- "$T"; else chmod "$(printf '%o' $(( 0666 & ~$(umask) )))" -- "$T"; fi
+${produce} > "$T" && mv -f -T -- "$T" "$R"
 `
+const writeScript = replaceScript("cat")
 const globScript = `${confine}[ -d "$R" ] || { echo "no such directory: $SVC_REL" >&2; exit 4; }
 cd -- "$R" && shopt -s globstar nullglob extglob && IFS= && export LC_ALL=C
 for f in $SVC_PATTERN; do if [ -d "$f" ]; then printf '%s/\\0' "$f"; else printf '%s\\0' "$f"; fi; done

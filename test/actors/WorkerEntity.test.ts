@@ -4,14 +4,17 @@
  * behaviour over the whole service's real parts: a Start executes the worker's
  * run, whose sub-stream opens with what its task is; a Cancel finalizes a
  * worker that is not executing. The root they belong to goes on either way
- * (it is not parked on them here).
+ * (it is not parked on them here). A worker that works in the thread's
+ * workspace gets a reference whose shard is its root's (WorkerStarts.besideRoot).
  */
 import { assert, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Entity } from "effect/cluster"
+import { Effect, Equal, Layer } from "effect"
+import { Entity, EntityId, Sharding } from "effect/cluster"
+import { RunEntity } from "../../actors/RunEntity.ts"
 import { WorkerEntity } from "../../actors/WorkerEntity.ts"
 import { WorkerEntityLive } from "../../actors/WorkerEntityLive.ts"
 import { IdGenerator } from "../../src/IdGenerator.ts"
+import { WorkerStarts } from "../../src/runs/Delegation.ts"
 import { EventLog } from "../../src/runs/EventLog.ts"
 import { WorkerRepo } from "../../src/store/WorkerRepo.ts"
 import { nowIso } from "../../src/Time.ts"
@@ -74,5 +77,21 @@ layer(EntityStage.loopStage, { timeout: RunStage.setupTimeout })("WorkerEntity",
         "abort"
       ])
       assert.deepStrictEqual(yield* RunStage.reload(root.id), root)
+    }))
+
+  it.effect("a worker beside its root: its reference's shard is the root run's (one runner for the tree), the same reference each time", () =>
+    Effect.gen(function*() {
+      const starts = yield* WorkerStarts
+      const sharding = yield* Sharding.Sharding
+      const ids = yield* IdGenerator
+      const shardOf = (entity: typeof RunEntity | typeof WorkerEntity, id: string) =>
+        sharding.getShardId(EntityId.make(id), entity.getShardGroup(EntityId.make(id)))
+      for (const call of ["call_1", "call_2", "call_3", "call_4", "call_5"]) {
+        const root = yield* ids.make("run")
+        const candidate = (attempt: number) => ids.derive("worker", `${root}:${call}:${attempt}`)
+        const placed = yield* starts.besideRoot(root, candidate)
+        assert.isTrue(Equal.equals(shardOf(WorkerEntity, placed), shardOf(RunEntity, root)), `${placed} beside ${root}`)
+        assert.strictEqual(yield* starts.besideRoot(root, candidate), placed)
+      }
     }))
 })

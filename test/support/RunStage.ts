@@ -59,7 +59,10 @@ export const planWith = (overrides: Partial<RunPlan> = {}): RunPlan => ({
 })
 
 /** The stage has no cluster: a worker a staged run delegates to stays queued (no runner takes it). */
-const noRunner = Layer.succeed(WorkerStarts)({ start: () => Effect.void })
+const noRunner = Layer.succeed(WorkerStarts)({
+  start: () => Effect.void,
+  besideRoot: (_root, candidate) => Effect.succeed(candidate(0))
+})
 
 const parts = Layer.mergeAll(ToolGate.layer, Finalize.layer, Parking.layer).pipe(
   Layer.provideMerge(Delegation.layer.pipe(Layer.provide(noRunner))),

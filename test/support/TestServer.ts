@@ -113,6 +113,7 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   workspaceSnapshotMaxBytes: 16 * 1024 * 1024,
   maxStepMs: 600_000,
   maxRunCents: null,
+  maxDelegationDepth: 2,
   eventRetentionDays: 30,
   openai: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
   anthropic: { baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() },
