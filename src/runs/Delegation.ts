@@ -105,17 +105,20 @@ export const treeTotal = (own: UsageTotal, workers: ReadonlyArray<RunRow>): Usag
 }
 
 /** A worker that ended, as its delegate_task call's result: its final answer, or a tool error saying why there is none. */
-const resultOf = ({ row, answer }: WorkerState): ToolOutcome.ToolOutcome => {
+const resultOf = ({ row, answer }: WorkerState): Effect.Effect<ToolOutcome.ToolOutcome> => {
   const label = row.plan?.worker?.label ?? ""
   const workerRef = row.plan?.worker?.workerRef ?? ""
   const { status, terminalReason } = row.run
   if (status === "completed" && terminalReason === null) {
     const text = answer ?? ""
     const schema = row.plan?.outputSchema ?? null
-    const extracted = schema === null ? undefined : StructuredOutput.extract(text, schema)
-    return ToolOutcome.success(
-      { workerRef, answer: text, ...(extracted?._tag === "Value" ? { output: extracted.value } : {}) },
-      text
+    return Effect.map(
+      schema === null ? Effect.succeed(undefined) : StructuredOutput.extract(text, schema),
+      (extracted) =>
+        ToolOutcome.success(
+          { workerRef, answer: text, ...(extracted?._tag === "Value" ? { output: extracted.value } : {}) },
+          text
+        )
     )
   }
   const why = status === "failed"
@@ -123,7 +126,9 @@ const resultOf = ({ row, answer }: WorkerState): ToolOutcome.ToolOutcome => {
     : status === "cancelled"
     ? terminalReason === null ? "it was cancelled." : `it was cancelled (${terminalReason}).`
     : `it stopped (${terminalReason}).`
-  return ToolOutcome.failure("worker_ended", `The task '${label}' (${workerRef}) ended without an answer: ${why}`)
+  return Effect.succeed(
+    ToolOutcome.failure("worker_ended", `The task '${label}' (${workerRef}) ended without an answer: ${why}`)
+  )
 }
 
 export class Delegation extends Context.Service<Delegation, {
@@ -179,14 +184,11 @@ export class Delegation extends Context.Service<Delegation, {
             const task = read.success
             const schemaProblem = task.outputSchema === undefined
               ? undefined
-              : StructuredOutput.schemaProblem(task.outputSchema)
+              : yield* StructuredOutput.schemaProblem(task.outputSchema)
             if (schemaProblem !== undefined) {
               refused.push(settle(
                 call,
-                ToolOutcome.failure(
-                  "invalid_tool_input",
-                  `Invalid input for delegate_task: outputSchema is not a valid JSON Schema: ${schemaProblem}.`
-                )
+                ToolOutcome.failure("invalid_tool_input", `Invalid input for delegate_task: ${schemaProblem}.`)
               ))
               continue
             }
@@ -267,19 +269,18 @@ export class Delegation extends Context.Service<Delegation, {
           if (pending.length === 0) return []
           const calls = row.park?.assistant.toolCalls ?? []
           const states = yield* statesOf(row)
-          return pending.flatMap((w) => {
+          const settled = yield* Effect.forEach(pending, (w) => {
             const call = calls.find((c) => c.id === w.toolCallId)
             const state = states.find((s) => s.row.plan?.worker?.workerRef === w.workerRef)
-            if (call === undefined) return []
-            return [
-              settle(
-                call,
-                state === undefined
-                  ? ToolOutcome.failure("worker_gone", `The task's worker ${w.workerRef} is gone.`)
-                  : resultOf(state)
-              )
-            ]
+            if (call === undefined) return Effect.succeed([])
+            return Effect.map(
+              state === undefined
+                ? Effect.succeed(ToolOutcome.failure("worker_gone", `The task's worker ${w.workerRef} is gone.`))
+                : resultOf(state),
+              (outcome) => [settle(call, outcome)]
+            )
           })
+          return settled.flat()
         }),
         othersCost: (row: RunRow, capped: boolean) => {
           const worker = row.plan?.worker

@@ -142,13 +142,8 @@ export class RunStart extends Context.Service<RunStart, {
           return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
         }
         if (input.outputSchema !== undefined) {
-          const problem = StructuredOutput.schemaProblem(input.outputSchema)
-          if (problem !== undefined) {
-            return yield* InvalidRequest.forField(
-              "outputSchema",
-              `outputSchema is not a valid JSON Schema: ${problem}.`
-            )
-          }
+          const problem = yield* StructuredOutput.schemaProblem(input.outputSchema)
+          if (problem !== undefined) return yield* InvalidRequest.forField("outputSchema", `${problem}.`)
         }
 
         const planned: Array<PlannedToolServer> = []

@@ -323,7 +323,7 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
       if (result.calls.length === 0) {
         if (delivered > 0) continue
         if (plan.outputSchema === null) return completed(null)
-        const extracted = StructuredOutput.extract(result.text, plan.outputSchema)
+        const extracted = yield* StructuredOutput.extract(result.text, plan.outputSchema)
         if (extracted._tag === "Invalid") {
           yield* writer.emit({ type: "error", errorText: `No structured output: ${extracted.message}.` })
         }
