@@ -29,8 +29,9 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
     }).annotateMerge(
       doc(
         "List interactions",
-        "Approval requests and questions of the workspace's runs, newest first, a page at a time; narrow by `runId`, `status` " +
-          "(`pending` for an inbox) or `kind`."
+        "Approval requests and questions of the workspace's runs, newest first, a page at a time; narrow by `runId`, `rootRunId`, " +
+          "`status` (`pending` for an inbox) or `kind`. Calls an approval hook reviewed are listed too: one it decided at once " +
+          "(allow, deny, or `onHookError`) as already settled, with `resolution.resolvedBy`."
       )
     )
   )
@@ -44,7 +45,9 @@ export const InteractionsApi = HttpApiGroup.make("interactions")
         doc(
           "Get an interaction",
           "What a parked run waits for: a tool call to approve (with its input and a preview) or questions to answer, " +
-            "with its status, its expiry and, once settled, its resolution."
+            "with its status, its expiry and, once settled, its resolution. The `id` of an approval hook's review request is one: " +
+            "a review the hook decided at once is recorded settled (`decision` and `reason` the hook's, " +
+            "`resolution: { resolvedBy: \"hook\" }`, or `resolvedBy: \"onHookError\"` with the failure when the hook failed)."
         )
       )
   )

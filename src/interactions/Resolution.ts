@@ -7,6 +7,7 @@ import { Data } from "effect"
 import type { Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import { canonicalJson } from "../CanonicalJson.ts"
 import type { Settlement } from "../store/InteractionRepo.ts"
+import { decidedByReview } from "./HookReviews.ts"
 
 export type Judged = Data.TaggedEnum<{
   Ok: { readonly settlement: Settlement }
@@ -107,11 +108,15 @@ export const judge = (interaction: Interaction, body: ResolveInteractionBody): J
   return Judged.Ok({ settlement: { status: "resolved", decision: null, reason, resolution: resolution(body) } })
 }
 
-/** A repeat of a settled interaction: the same outcome is fine, another one is a conflict. */
+/**
+ * A repeat of a settled interaction: the same outcome is fine, another one is a conflict. One a
+ * hook's review decided (HookReviews.ts) has no answer of a person to compare: its decision is
+ * its outcome (approve matches allow, deny matches deny, cancel: true a run failed by onHookError).
+ */
 export const sameOutcome = (interaction: Interaction, settlement: Settlement): boolean =>
   interaction.status === settlement.status &&
   interaction.decision === settlement.decision &&
-  canonicalJson(interaction.resolution) === canonicalJson(settlement.resolution)
+  (decidedByReview(interaction) || canonicalJson(interaction.resolution) === canonicalJson(settlement.resolution))
 
 /** Plain text that answers a lone pending approval (spec 4.2 resolved_interaction_id). */
 export const approvalFromText = (text: string): "approve" | "deny" | undefined => {

@@ -2,7 +2,9 @@
  * The tool gate (spec 2.1.5, 4.6 rule 4, 6.1): whether a call runs now, waits
  * for a person, or is refused. The decision is GateDecision's; the gate looks
  * up what it asks for (the thread's remembered approvals, the agent's hook),
- * reports a hook's failure and remembers an approval 'once'.
+ * reports a hook's failure, records a review the hook (or onHookError)
+ * decided as a settled interaction (HookReviews.ts) and remembers an approval
+ * 'once'.
  */
 import { Context, Effect, Layer } from "effect"
 import type { ToolCall } from "../../domain/Conversation.ts"
@@ -11,8 +13,10 @@ import type { Principal } from "../../domain/Principal.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { IdGenerator } from "../IdGenerator.ts"
+import { type ReviewEnd, reviewRecord } from "../interactions/HookReviews.ts"
 import { ToolApprovalHooks } from "../interactions/ToolApprovalHooks.ts"
 import { ApprovalMemory } from "../store/ApprovalMemory.ts"
+import { InteractionRepo } from "../store/InteractionRepo.ts"
 import { nowIso } from "../Time.ts"
 import type { Toolset } from "../tools/Toolset.ts"
 import { decide, type Gate, type GateFacts, HookReview } from "./GateDecision.ts"
@@ -34,6 +38,21 @@ export interface GateRun {
   readonly reportHookFailure: (message: string) => Effect.Effect<void>
 }
 
+/** How a review the hook (or onHookError) decided at once ended; undefined for a pause (the park records it). */
+const reviewEnd = (review: HookReview, gate: Gate): ReviewEnd | undefined => {
+  if (review._tag === "Answered") {
+    const { decision, reason } = review.decision
+    return decision === "pause" ? undefined : { _tag: "Hook", decision, reason: reason ?? null }
+  }
+  if (gate._tag === "Denied") {
+    return { _tag: "HookError", onHookError: "deny", error: review.message, reason: gate.reason }
+  }
+  if (gate._tag === "FailRun") {
+    return { _tag: "HookError", onHookError: "fail-run", error: review.message, reason: null }
+  }
+  return undefined
+}
+
 /** Decides one call of the step numbered `step` (0-based). */
 export type GateFn = (call: ToolCall, step: number) => Effect.Effect<Gate>
 
@@ -45,6 +64,7 @@ export class ToolGate extends Context.Service<ToolGate, {
     Effect.gen(function*() {
       const hooks = yield* ToolApprovalHooks
       const memory = yield* ApprovalMemory
+      const interactions = yield* InteractionRepo
       const config = yield* ServiceConfig
       const ids = yield* IdGenerator
 
@@ -91,14 +111,38 @@ export class ToolGate extends Context.Service<ToolGate, {
             policy: tools.policyOf(call.name),
             hook
           }
+          let sentAt = ""
           for (;;) {
             const next = decide(facts)
             if (next._tag === "LookUpMemory") {
               facts = { ...facts, remembered: yield* memory.has(target.threadId, call.name, call.input) }
             } else if (next._tag === "AskHook") {
+              sentAt = yield* nowIso
               facts = { ...facts, review: yield* askHook(next.hook, call, step) }
             } else {
               if (next.hookFailure !== null) yield* target.reportHookFailure(next.hookFailure)
+              // Every reviewed call has its interaction: one decided at once is recorded settled.
+              const review = facts.review
+              const end = review === undefined ? undefined : reviewEnd(review, next.gate)
+              if (review !== undefined && hook !== undefined && end !== undefined) {
+                yield* interactions.insert(reviewRecord({
+                  id: review.interactionId,
+                  organizationId: target.principal.organizationId,
+                  workspaceId: target.principal.workspaceId,
+                  runId: target.runId,
+                  rootRunId: target.tree?.rootRunId ?? target.runId,
+                  workerRef: target.tree?.workerRef ?? null,
+                  threadId: target.threadId,
+                  agentId: target.agentId,
+                  hookId: hook.id,
+                  step,
+                  call,
+                  preview: previewOf(call),
+                  sentAt,
+                  decidedAt: yield* nowIso,
+                  end
+                }))
+              }
               if (next.rememberApproval) yield* memory.remember(target.threadId, call.name, call.input, yield* nowIso)
               return next.gate
             }

@@ -1,7 +1,8 @@
 /**
  * Approvals (spec 2.1.5, 3.1, 4.4, 4.6 rule 4, 6.1), against a real MCP
  * server and a real hook server that verifies every delivery with `stripe`:
- * autoAllow, the hook's allow / deny / pause, onHookError, the connection's
+ * autoAllow, the hook's allow / deny / pause (every review an interaction),
+ * onHookError, the connection's
  * approval policy (always, never, gatedTools, once remembered per thread),
  * a disabled hook, approving by plain text.
  */
@@ -9,12 +10,12 @@ import { assert } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import Stripe from "stripe"
-import { Interaction } from "../../domain/Interaction.ts"
+import { BatchResolveResult, Interaction } from "../../domain/Interaction.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, getRun, send, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
 import { hold, HookServer, reply, replyText } from "../support/HookServer.ts"
-import { pendingOf } from "../support/Interactions.ts"
+import { interactions, pendingOf } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const stripe = new Stripe("sk_test_unused")
@@ -195,6 +196,125 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(run.status, "failed")
       assert.strictEqual(run.error?.code, "approval_hook_failed")
       assert.deepStrictEqual(failed.parsed.chunks.at(-1), { type: "finish", finishReason: "error" })
+    }).pipe(Effect.scoped))
+
+  it.effect("every reviewed call is an interaction: the hook's allow and deny and onHookError's deny and fail-run are recorded settled, listed, and answer a resolve like any settled interaction", () =>
+    Effect.gen(function*() {
+      const api = yield* TestServer.TestApi
+      const hooks = yield* HookServer
+      const hook = yield* hookFor(hooks.origin)
+      const { thread, agent } = yield* setup("audited", {}, { approvals: { toolExecution: { hookId: hook.id } } })
+      /** Sends the echo call; the interaction the hook's request named (200 on GET), with the run's id and call id. */
+      const reviewed = (text: string) =>
+        Effect.gen(function*() {
+          const before = (yield* hooks.received).length
+          const { runId, parsed } = yield* send(thread.id, echo("audited", text))
+          const id = String((JSON.parse((yield* hooks.received)[before].body) as Record<string, unknown>)["id"])
+          const record = yield* TestServer.expectOk(
+            yield* api.request("GET", `/v1/interactions/${id}`),
+            200,
+            Interaction
+          )
+          return { runId, toolCallId: callIdsOf(parsed.chunks)[0], record }
+        })
+      const resolve = (id: string, body: Record<string, unknown>) =>
+        api.request("POST", `/v1/interactions/${id}/resolve`, { body })
+      const choose = (id: string, optionId: string) => ({ inputResponses: [{ requestId: id, optionId }] })
+
+      yield* hooks.answerWith(reply(200, { decision: "allow" }))
+      const allowed = yield* reviewed("a")
+      const { id, createdAt } = allowed.record
+      assert.match(id, /^tar_/)
+      assert.deepStrictEqual<unknown>(allowed.record, {
+        id,
+        object: "interaction",
+        runId: allowed.runId,
+        rootRunId: allowed.runId,
+        workerRef: null,
+        threadId: thread.id,
+        agentId: agent.id,
+        kind: "approval_request",
+        status: "resolved",
+        stepNumber: 1,
+        toolName: "mcp__audited__echo",
+        toolCallId: allowed.toolCallId,
+        hookId: hook.id,
+        input: { text: "a" },
+        preview: allowed.record.preview,
+        decision: "allow",
+        reason: null,
+        request: null,
+        resolution: { resolvedBy: "hook" },
+        expiresAt: null,
+        createdAt,
+        resolvedAt: createdAt,
+        updatedAt: createdAt
+      })
+      // Listed with the run's interactions; never in an inbox of pending ones.
+      assert.deepStrictEqual(yield* interactions(`runId=${allowed.runId}`), [allowed.record])
+      assert.deepStrictEqual(yield* pendingOf(allowed.runId), [])
+      // The same decision again is 200 and changes nothing; another outcome is 409 (single and batch).
+      assert.deepStrictEqual(
+        yield* TestServer.expectOk(yield* resolve(id, choose(id, "approve")), 200, Interaction),
+        allowed.record
+      )
+      yield* TestServer.expectError(
+        yield* resolve(id, choose(id, "deny")),
+        409,
+        "api_error",
+        "idempotency_key_conflict"
+      )
+      yield* TestServer.expectError(yield* resolve(id, { cancel: true }), 409, "api_error", "idempotency_key_conflict")
+      const batch = yield* TestServer.expectOk(
+        yield* api.request("POST", `/v1/runs/${allowed.runId}/interactions/resolve`, {
+          body: { items: [{ id, ...choose(id, "approve") }, { id, ...choose(id, "deny") }] }
+        }),
+        200,
+        BatchResolveResult
+      )
+      assert.deepStrictEqual(batch.items, [{ id, status: "already_resolved" }, { id, status: "conflict" }])
+
+      yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
+      const denied = yield* reviewed("b")
+      assert.deepInclude(denied.record, {
+        status: "resolved",
+        decision: "deny",
+        reason: "Not on Fridays.",
+        resolution: { resolvedBy: "hook" }
+      })
+      const deniedId = denied.record.id
+      yield* TestServer.expectOk(yield* resolve(deniedId, choose(deniedId, "deny")), 200, Interaction)
+      yield* TestServer.expectError(
+        yield* resolve(deniedId, choose(deniedId, "approve")),
+        409,
+        "api_error",
+        "idempotency_key_conflict"
+      )
+
+      // The hook failing: onHookError decided, and the record says so with the failure.
+      yield* hooks.answerWith(reply(500, { oops: true }))
+      const failedDeny = yield* reviewed("c")
+      assert.deepInclude(failedDeny.record, {
+        status: "resolved",
+        decision: "deny",
+        reason: "The approval hook could not be reached, so the call was denied."
+      })
+      assert.deepInclude(failedDeny.record.resolution, { resolvedBy: "onHookError", onHookError: "deny" })
+      assert.match(String(failedDeny.record.resolution?.["error"]), /500/)
+      yield* Collection.toolApprovalHooks.update(hook.id, { onHookError: "fail-run" })
+      const failedRun = yield* reviewed("d")
+      assert.strictEqual((yield* getRun(failedRun.runId)).error?.code, "approval_hook_failed")
+      assert.deepInclude(failedRun.record, { status: "cancelled", decision: "cancel", reason: null })
+      assert.deepInclude(failedRun.record.resolution, { resolvedBy: "onHookError", onHookError: "fail-run" })
+      const failedId = failedRun.record.id
+      yield* TestServer.expectOk(yield* resolve(failedId, { cancel: true }), 200, Interaction)
+      yield* TestServer.expectError(
+        yield* resolve(failedId, choose(failedId, "approve")),
+        409,
+        "api_error",
+        "idempotency_key_conflict"
+      )
+      yield* hooks.answerWith(reply(200, { decision: "allow" }))
     }).pipe(Effect.scoped))
 
   it.effect("a garbage answer and a hook too slow for requestTimeoutMs (TestClock) both apply onHookError", () =>
@@ -391,7 +511,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
     Effect.gen(function*() {
       const hooks = yield* HookServer
       const received = yield* hooks.received
-      assert.strictEqual(received.length, 9)
+      assert.strictEqual(received.length, 13)
       for (const delivery of received) {
         const signature = String(delivery.headers["svc-signature"])
         const t = Number(signature.slice(2, signature.indexOf(",")))

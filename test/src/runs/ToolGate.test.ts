@@ -2,7 +2,8 @@
  * The tool gate on its own (spec 2.1.5, 4.6 rule 4, 6.1): the exact decision
  * for each way a call can go (ask_question, autoAllow, the connection's
  * approval policy with gatedTools and 'once' memory, the agent's hook and its
- * onHookError), against real storage and a real hook server. The tools are a
+ * onHookError) and the settled interaction a review decided at once records,
+ * against real storage and a real hook server. The tools are a
  * Toolset over an in-test tool family whose only job is to report a policy.
  */
 import { assert, layer } from "@effect/vitest"
@@ -10,10 +11,10 @@ import { Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import type { ToolCall } from "../../../domain/Conversation.ts"
 import { type AgentId, HookId, InteractionId, type RunId, type ThreadId, ToolCallId } from "../../../domain/Ids.ts"
-import { IdGenerator } from "../../../src/IdGenerator.ts"
 import { ToolApprovalHooks } from "../../../src/interactions/ToolApprovalHooks.ts"
 import { type Gate, ToolGate } from "../../../src/runs/ToolGate.ts"
 import { ApprovalMemory } from "../../../src/store/ApprovalMemory.ts"
+import { InteractionRepo } from "../../../src/store/InteractionRepo.ts"
 import { nowIso } from "../../../src/Time.ts"
 import type { ToolFamily, ToolPolicyRef } from "../../../src/tools/ToolFamily.ts"
 import * as ToolOutcome from "../../../src/tools/ToolOutcome.ts"
@@ -71,7 +72,38 @@ interface GateCase {
   readonly reported?: (seen: Seen) => ReadonlyArray<string>
   /** Whether the call's exact input is remembered for the thread afterwards. */
   readonly rememberedAfter?: boolean
+  /** The settled interaction a review decided at once records (none for a pause: the park opens it). */
+  readonly recorded?: (seen: Seen) => Recorded
 }
+
+/** What a settled review records, beyond the call's own fields. */
+interface Recorded {
+  readonly status: "resolved" | "cancelled"
+  readonly decision: "allow" | "deny" | "cancel"
+  readonly reason: string | null
+  readonly resolution: Record<string, unknown>
+}
+
+const byHook = (decision: "allow" | "deny", reason: string | null = null) => (): Recorded => ({
+  status: "resolved",
+  decision,
+  reason,
+  resolution: { resolvedBy: "hook" }
+})
+const byHookError = (onHookError: "deny" | "fail-run", error: (seen: Seen) => string) => (seen: Seen): Recorded =>
+  onHookError === "deny"
+    ? {
+      status: "resolved",
+      decision: "deny",
+      reason: hookFailedDenied,
+      resolution: { resolvedBy: "onHookError", onHookError, error: error(seen) }
+    }
+    : {
+      status: "cancelled",
+      decision: "cancel",
+      reason: null,
+      resolution: { resolvedBy: "onHookError", onHookError, error: error(seen) }
+    }
 
 const write = (path: string) => ({ name: tool, input: { path } })
 
@@ -216,6 +248,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: unset,
     hook: { answer: reply(200, { decision: "allow" }) },
     expected: () => ({ _tag: "Run" }),
+    recorded: byHook("allow"),
     reviews: 1
   },
   {
@@ -223,6 +256,7 @@ const cases: ReadonlyArray<GateCase> = [
     call: { name: "load_skill", input: { name: "x" } },
     hook: { answer: reply(200, { decision: "deny", reason: "No skills today." }) },
     expected: () => ({ _tag: "Denied", reason: "No skills today." }),
+    recorded: byHook("deny", "No skills today."),
     reviews: 1
   },
   {
@@ -231,6 +265,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: always,
     hook: { answer: reply(200, { decision: "deny", reason: "Not on Fridays." }) },
     expected: () => ({ _tag: "Denied", reason: "Not on Fridays." }),
+    recorded: byHook("deny", "Not on Fridays."),
     reviews: 1
   },
   {
@@ -239,6 +274,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: unset,
     hook: { answer: reply(200, { decision: "deny" }) },
     expected: () => ({ _tag: "Denied", reason: null }),
+    recorded: byHook("deny"),
     reviews: 1
   },
   {
@@ -275,6 +311,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: once,
     hook: { answer: reply(200, { decision: "allow" }) },
     expected: () => ({ _tag: "Run" }),
+    recorded: byHook("allow"),
     reviews: 1,
     rememberedAfter: true
   },
@@ -284,6 +321,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: always,
     hook: { answer: reply(200, { decision: "allow" }) },
     expected: () => ({ _tag: "Run" }),
+    recorded: byHook("allow"),
     reviews: 1
   },
   {
@@ -292,6 +330,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: always,
     hook: { answer: failed },
     expected: () => ({ _tag: "Denied", reason: hookFailedDenied }),
+    recorded: byHookError("deny", answeredHttp500),
     reviews: 1,
     reported: (seen) => [`Approval hook failed: ${answeredHttp500(seen)}`]
   },
@@ -316,6 +355,7 @@ const cases: ReadonlyArray<GateCase> = [
     policy: unset,
     hook: { answer: failed, onHookError: "fail-run" },
     expected: (seen) => ({ _tag: "FailRun", message: `The approval hook failed: ${answeredHttp500(seen)}` }),
+    recorded: byHookError("fail-run", answeredHttp500),
     reviews: 1,
     reported: (seen) => [`Approval hook failed: ${answeredHttp500(seen)}`]
   },
@@ -325,6 +365,10 @@ const cases: ReadonlyArray<GateCase> = [
     policy: always,
     hook: { answer: garbage, onHookError: "deny" },
     expected: () => ({ _tag: "Denied", reason: hookFailedDenied }),
+    recorded: byHookError(
+      "deny",
+      () => "the hook answered HTTP 200 without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body"
+    ),
     reviews: 1,
     reported: () => [
       "Approval hook failed: the hook answered HTTP 200 without a valid { decision: 'allow' | 'deny' | 'pause', reason? } body"
@@ -376,8 +420,11 @@ const gateOf = (options: {
       ...(options.autoAllow === undefined ? {} : { autoAllow: options.autoAllow })
     }
     const userInteraction = options.userInteraction ?? false
+    // A run of the thread: the reviews the gate records are its interactions.
+    const runId = options.runId ??
+      (yield* RunStage.stageRun({ threadId: options.threadId, agentId: options.agentId })).id
     const gate = yield* (yield* ToolGate).forRun({
-      runId: options.runId ?? (yield* (yield* IdGenerator).make("run")),
+      runId,
       threadId: options.threadId,
       agentId: options.agentId,
       principal: RunStage.principal,
@@ -385,7 +432,7 @@ const gateOf = (options: {
       tools: Toolset.make({ families: [family(options.policy)], skills: [], userInteraction }),
       reportHookFailure: (message) => Effect.sync(() => reported.push(message))
     })
-    return { gate, reported }
+    return { gate, reported, runId }
   })
 
 const callOf = (c: { readonly name: string; readonly input: unknown }): ToolCall => ({
@@ -406,7 +453,7 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const hook = c.hook === undefined ? undefined : yield* makeHook(c.hook)
       if (c.hook !== undefined) yield* server.answerWith(c.hook.answer)
       const before = (yield* server.received).length
-      const { gate, reported } = yield* gateOf({
+      const { gate, reported, runId } = yield* gateOf({
         threadId: thread.id,
         agentId: agent.id,
         policy: c.policy,
@@ -429,6 +476,28 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       assert.deepStrictEqual(decision, c.expected(seen))
       assert.deepStrictEqual(reported, c.reported?.(seen) ?? [])
       assert.strictEqual(yield* memory.has(thread.id, c.call.name, c.call.input), c.rememberedAfter ?? false)
+      // The settled interaction of a review decided at once: the id the hook saw, the call, who decided.
+      const records = (yield* (yield* InteractionRepo).ofRun(runId)).map((r) => r.interaction)
+      assert.deepStrictEqual(
+        records.map(({ id, kind, hookId, toolName, input, expiresAt, status, decision, reason, resolution }) => ({
+          id,
+          kind,
+          hookId,
+          toolName,
+          input,
+          expiresAt,
+          recorded: { status, decision, reason, resolution }
+        })),
+        c.recorded === undefined ? [] : [{
+          id: seen.reviewId,
+          kind: "approval_request",
+          hookId: seen.hookId,
+          toolName: c.call.name,
+          input: c.call.input,
+          expiresAt: null,
+          recorded: c.recorded(seen)
+        }]
+      )
     }))
 
   it.effect("the review request names the run, the thread, the agent, the 1-based step and the call", () =>
@@ -437,7 +506,7 @@ layer(Layer.mergeAll(RunStage.layer, HookServer.layer), { timeout: RunStage.setu
       const { agent, thread } = yield* RunStage.agentWithThread
       const hook = yield* makeHook({})
       yield* server.answerWith(reply(200, { decision: "allow" }))
-      const runId = yield* (yield* IdGenerator).make("run")
+      const runId = (yield* RunStage.stageRun({ threadId: thread.id, agentId: agent.id })).id
       const { gate } = yield* gateOf({
         threadId: thread.id,
         agentId: agent.id,
