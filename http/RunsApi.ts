@@ -138,12 +138,16 @@ export const RunsApi = HttpApiGroup.make("runs")
       headers: { "last-event-id": Schema.optionalKey(Schema.String) },
       // A worker's transcript (SSE), live and replayable like a run's; this schema only documents the JSON errors.
       success: HttpApiSchema.NoContent,
-      error: [ApiForbidden, ApiNotFound]
+      error: [ApiForbidden, ApiNotFound, ApiConflict]
     }).annotateMerge(
       doc(
         "Follow a worker's stream",
-        "The live transcript of a worker a run delegated to, while the run is active. This deployment runs no subagents: " +
-          "404 `worker_not_found` while the run is active, 409 `run_not_active` once it ended."
+        "The transcript of a task the run delegated (`workerRef` from the run's `data-svc-task` chunks): from its first frame, " +
+          "or from after `Last-Event-ID`; followed live while the worker runs, replayed once it ended, until the stream's retention ends. " +
+          "It opens with `data-svc-worker-meta` and ends like a run's stream. 404 `worker_not_found` for a reference that is not a " +
+          "worker of this run, while it runs or after; 409 `run_not_active` in the moment between the run's end and its worker's " +
+          "(the run's end stops its workers): retry, and it replays. Server-Sent Events as a run's stream (frame ids, `[DONE]`); " +
+          "resume a broken one with this route and `Last-Event-ID`."
       )
     )
   )

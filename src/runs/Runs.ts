@@ -75,8 +75,10 @@ export class Runs extends Context.Service<Runs, {
   ) => Effect.Effect<{ readonly receipt: RunReceipt; readonly stream: Stream.Stream<SequencedChunk> }, E>
   /**
    * A worker's sub-stream (subagents), scoped under its root: its transcript from after
-   * `afterSeq`, live while it runs and replayable like a run's stream; 404 worker_not_found
-   * when the root has no such worker.
+   * `afterSeq`, live while it runs and replayable like a run's stream once it ended; 404
+   * worker_not_found when the root has no such worker; 409 run_not_active while the root has
+   * ended and the worker not yet (the root's end stops it): neither live under an active run nor
+   * final (spec 7).
    */
   readonly workerStream: (
     principal: Principal,
@@ -85,7 +87,7 @@ export class Runs extends Context.Service<Runs, {
     afterSeq: number
   ) => Effect.Effect<
     { readonly runId: RunId; readonly stream: Stream.Stream<SequencedChunk> },
-    NotFound | PermissionDenied
+    NotFound | PermissionDenied | Conflict
   >
   readonly warm: (principal: Principal, threadId: ThreadId) => Effect.Effect<void, NotFound | PermissionDenied>
   /** Cancels every active run of the agent's threads (before the agent is deleted). */
@@ -342,6 +344,13 @@ export class Runs extends Context.Service<Runs, {
               })
             }
             const worker = found.value
+            if (isTerminal(root.run.status) && !isTerminal(worker.run.status)) {
+              return yield* new Conflict({
+                code: "run_not_active",
+                message:
+                  `Run '${rootRunId}' has ended (${root.run.status}) but its worker '${workerRef}' has not yet: the run's end stops it. Retry in a moment: once it has ended, its stream replays.`
+              })
+            }
             if (pastRetention(worker.run, yield* Clock.currentTimeMillis, config.eventRetentionDays)) {
               return { runId: worker.id, stream: unavailableStream(worker.id, afterSeq, worker.run.usage ?? ZeroUsage) }
             }
