@@ -27,6 +27,7 @@ import type { ToolOutcome } from "../tools/ToolOutcome.ts"
 import { Delegation, type Spawned } from "./Delegation.ts"
 import { runChange, type Writer } from "./EventLog.ts"
 import { denied, inCallOrder, Outcome, previewOf, settle, type Settled } from "./Outcome.ts"
+import * as Progress from "./Progress.ts"
 import type { Waiting } from "./ToolGate.ts"
 
 /** A waiting call of the parked step with its interaction (undefined: the interaction is gone). */
@@ -182,6 +183,12 @@ export class Parking extends Context.Service<Parking, {
           : "waiting_for_input"
         for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
         for (const o of opened) yield* s.writer.emit(o.chunk)
+        // Waiting on its workers alone, the run says on which (streamProgress); a pause says it with its requests.
+        if (opened.length === 0) {
+          yield* Progress.make(s.row.id, s.row.plan?.streamProgress === true, s.writer).summary(
+            Progress.tasksText(s.assistant.toolCalls, s.workers.map((w) => w.toolCallId))
+          )
+        }
         yield* storePark(s.writer, record, status, opened[0]?.deadline ?? null)
         // A worker waiting on a person: its root shows it (spec 2.3, 3.1).
         const tree = s.row.plan?.worker
@@ -231,8 +238,10 @@ export class Parking extends Context.Service<Parking, {
         // The approved calls run concurrently, as a step's calls do (each family keeps its own lanes).
         const toDelegate: Array<ToolCall> = []
         const answered: Array<Settled> = []
-        yield* Effect.forEach(settledCalls, ({ pending, interaction, call }) =>
-          Effect.gen(function*() {
+        // Approved calls that take long are said on the stream (streamProgress), as in a step.
+        const progress = Progress.make(row.id, row.plan?.streamProgress === true, writer)
+        yield* progress.calls(settledCalls, ({ pending, interaction, call }) =>
+          Effect.asVoid(Effect.gen(function*() {
             if (interaction.kind === "question") {
               return answered.push(
                 settle(call, {
@@ -246,7 +255,7 @@ export class Parking extends Context.Service<Parking, {
             if (pending.remember) yield* memory.remember(row.run.threadId, call.name, call.input, yield* nowIso)
             if (resumeCalls.isDelegation(call.name)) return toDelegate.push(call)
             return answered.push(settle(call, yield* resumeCalls.run(call, calls)))
-          }), { concurrency: "unbounded", discard: true })
+          })))
         const spawned = toDelegate.length === 0 ? undefined : yield* resumeCalls.delegate(toDelegate)
         const fresh = inCallOrder(calls, [...answered, ...finished, ...(spawned?.refused ?? [])])
         const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunk: undefined }))
@@ -260,6 +269,7 @@ export class Parking extends Context.Service<Parking, {
             workers: spawned.workers
           }
           for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+          yield* progress.summary(Progress.tasksText(calls, spawned.workers.map((w) => w.toolCallId)))
           yield* storePark(writer, record, "running", null)
           return Resumed.Delegated()
         }

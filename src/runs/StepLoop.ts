@@ -27,6 +27,7 @@ import { runChange, type Writer } from "./EventLog.ts"
 import * as ModelStep from "./ModelStep.ts"
 import { completed, denied, failed, inCallOrder, type Outcome, settle, type Settled } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
+import * as Progress from "./Progress.ts"
 import * as StepGuards from "./StepGuards.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 import type { GateFn } from "./ToolGate.ts"
@@ -125,18 +126,8 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
     const quotaSpent = quota.meter(row.organizationId, plan.spendAllowanceCents)
     let step = r.step
 
-    /**
-     * streamProgress: one `data-svc-progress` part with a stable id, replaced in place; the
-     * first answer text, a new step or the terminal chunks supersede it (spec 6.2).
-     */
-    const progress = (text: string) =>
-      plan.streamProgress
-        ? writer.emit({
-          type: "data-svc-progress",
-          id: `progress_${runId}`,
-          data: { kind: "activity", summaryAvailable: false, text }
-        })
-        : Effect.void
+    // streamProgress: snapshots of what the run does and what it waits on (Progress.ts).
+    const progress = Progress.make(runId, plan.streamProgress, writer)
 
     // Follow-ups claimed since the last checkpoint: they open the next checkpointed step.
     let pendingUser: Array<Message> = []
@@ -213,7 +204,7 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
       // opening chunks go in one write with its first answer chunks.
       if (!plan.streamProgress) yield* writer.hold
       yield* writer.emit({ type: "start-step" })
-      yield* progress("Thinking")
+      yield* progress.activity("Thinking")
       const deadline = yield* StepGuards.stepDeadline(config.maxStepMs)
       const result = yield* StepGuards.within(
         deadline,
@@ -246,7 +237,7 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
       }
       runCalls.push(...result.calls)
       if (result.calls.length > 0) {
-        yield* progress(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
+        yield* progress.activity(`Working: ${result.calls.map((c) => c.name).join(", ")}`)
         // A tool call is stored before it fires, so a resumed run knows the step was under way.
         yield* writer.flush
       }
@@ -258,22 +249,26 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
       const gates = yield* StepGuards.within(
         deadline,
         Effect.gen(function*() {
+          // A hook's review can take minutes (a person may be behind it): the wait is said.
           const gates = yield* Effect.forEach(
             result.calls,
-            (c) => Effect.map(r.gate(c, step), (gate) => ({ call: c, gate }))
+            (c) =>
+              Effect.map(
+                progress.whileWaiting(r.gate(c, step), (ms) => progress.activity(Progress.reviewText(c, ms))),
+                (gate) => ({ call: c, gate })
+              )
           )
           if (gates.some((g) => g.gate._tag === "FailRun")) return gates
           const runnable = gates.flatMap((g) => (g.gate._tag === "Run" ? [g.call] : []))
           const delegated = runnable.filter((c) => tools.isDelegation(c.name))
           if (delegated.length > 0) spawned = yield* delegation.spawn(row, delegated, writer, r.deadlineMs)
           const ordinary = runnable.filter((c) => !tools.isDelegation(c.name))
-          yield* Effect.forEach(
-            ordinary,
-            (c) => Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => ran.push(settle(c, outcome))),
-            {
-              concurrency: "unbounded",
-              discard: true
-            }
+          yield* progress.calls(
+            ordinary.map((c) => ({ call: c })),
+            ({ call: c }) =>
+              Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => {
+                ran.push(settle(c, outcome))
+              })
           )
           return gates
         })
