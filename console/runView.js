@@ -32,6 +32,26 @@ const usageList = (usage) =>
     ].map(([term, value]) => h("div", {}, h("dt", {}, term), h("dd", {}, value)))
   )
 
+/**
+ * The output of a tool's expected failure (`{ type: "tool-output-error", error: { code, message, details? } }`), if it is one.
+ * @param {unknown} output
+ * @returns {import("../domain/Chunk.ts").ToolFailureOutput | undefined}
+ */
+const toolFailure = (output) => {
+  if (typeof output !== "object" || output === null || !("type" in output) || output.type !== "tool-output-error") {
+    return undefined
+  }
+  const error = "error" in output ? output.error : undefined
+  if (typeof error !== "object" || error === null) return undefined
+  const code = "code" in error ? error.code : undefined
+  const message = "message" in error ? error.message : undefined
+  if (typeof code !== "string" || typeof message !== "string") return undefined
+  const details = "details" in error && typeof error.details === "object" && error.details !== null
+    ? /** @type {Record<string, unknown>} */ (error.details)
+    : undefined
+  return { type: "tool-output-error", error: details === undefined ? { code, message } : { code, message, details } }
+}
+
 const connectionText = { live: "live", parked: "waiting for a person", reconnecting: "reconnecting…" }
 
 export class RunView {
@@ -220,9 +240,23 @@ export class RunView {
       case "tool-input-available":
         this.tool(chunk.toolCallId, chunk.toolName)
         return this.toolState(chunk.toolCallId, "running", "input", h("h5", {}, "Input"), json(chunk.input, "Input"))
-      case "tool-output-available":
-        return this.toolState(chunk.toolCallId, "done", "output", h("h5", {}, "Output"), json(chunk.output, "Output"))
+      case "tool-output-available": {
+        const failure = toolFailure(chunk.output)
+        if (failure === undefined) {
+          return this.toolState(chunk.toolCallId, "done", "output", h("h5", {}, "Output"), json(chunk.output, "Output"))
+        }
+        // An expected failure the model read: the call finished, and failed.
+        return this.toolState(
+          chunk.toolCallId,
+          "failed",
+          "output",
+          h("h5", {}, "Error"),
+          h("p", { class: "tool-error" }, `${failure.error.code}: ${failure.error.message}`),
+          failure.error.details === undefined ? null : json(failure.error.details, "Details")
+        )
+      }
       case "tool-output-error":
+        // The call never finished (the step ran past its time bound).
         return this.toolState(
           chunk.toolCallId,
           "failed",
@@ -230,7 +264,17 @@ export class RunView {
           h("h5", {}, "Error"),
           h("p", { class: "tool-error" }, chunk.errorText)
         )
+      case "data-svc-tool-denied":
+        return this.toolState(
+          chunk.data.toolCallId,
+          "denied",
+          "output",
+          h("p", { class: "tool-denied" }, "Denied: the tool did not run."),
+          h("p", { class: "tool-denied-reason" }, `Reason: ${chunk.data.reason}`)
+        )
       case "tool-output-denied":
+        // Shown with its reason by data-svc-tool-denied, just before (a stream stored without it has none).
+        if (this.tool(chunk.toolCallId).card.dataset["state"] === "denied") return
         return this.toolState(
           chunk.toolCallId,
           "denied",

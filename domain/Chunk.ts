@@ -21,9 +21,33 @@ export const FinishChunk = part("finish", { finishReason: opt(Schema.Literals(["
 export const AbortChunk = part("abort", { reason: opt(Schema.String) })
 export const ErrorChunk = part("error", { errorText: Schema.String })
 
+/**
+ * The `output` of a `tool-output-available` chunk for an expected failure the model reads
+ * (an MCP `isError`, an HTTP 4xx/5xx, a code-host refusal, a skill not loaded, ...): the tool
+ * call finished, and failed. `error.message` is what the model read, less `details`.
+ */
+export const ToolFailureOutput = Schema.Struct({
+  type: Schema.Literal("tool-output-error"),
+  error: Schema.Struct({
+    code: Schema.String,
+    message: Schema.String,
+    details: opt(Schema.Record(Schema.String, Schema.Unknown))
+  })
+})
+export type ToolFailureOutput = typeof ToolFailureOutput.Type
+
+/** A tool finished: its output, or a ToolFailureOutput for an expected failure. */
 export const ToolOutputAvailable = part("tool-output-available", { toolCallId: Schema.String, output: Schema.Unknown })
+/** Lifecycle: the call never finished (the step's time bound interrupted it); the model reads nothing of it. */
 export const ToolOutputError = part("tool-output-error", { toolCallId: Schema.String, errorText: Schema.String })
+/** An approval denied; the reason arrives just before it, in `data-svc-tool-denied`. */
 export const ToolOutputDenied = part("tool-output-denied", { toolCallId: Schema.String })
+/** `data-svc-tool-denied`: the denied call and `reason`, exactly what the model read in its place. */
+export const ToolDeniedData = Schema.Struct({
+  toolCallId: Schema.String,
+  toolName: Schema.String,
+  reason: Schema.String
+})
 
 export const TerminalData = Schema.Struct({ terminalReason: Schema.NullOr(Schema.String), output: opt(Schema.Unknown) })
 export const InputRequestedData = Schema.Struct({
@@ -64,6 +88,7 @@ export const Chunk = Schema.Union([
     })
   ),
   data("data-svc-input-requested", InputRequestedData),
+  data("data-svc-tool-denied", ToolDeniedData),
   data("data-svc-task", TaskData),
   data("data-svc-worker-meta", WorkerMetaData),
   data("data-svc-followup-replayed", Schema.Struct({ followupId: Schema.String, text: Schema.String })),

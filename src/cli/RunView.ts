@@ -6,6 +6,7 @@
 import type { ApiClient, Chunk, Failure, RunEvents } from "agent-service/client"
 import { normalized } from "agent-service/client"
 import { Effect, Option, Schema, Stream } from "effect"
+import { ToolFailureOutput } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { QuestionRequest } from "../../domain/Interaction.ts"
 import { Output } from "./Output.ts"
@@ -50,6 +51,8 @@ export const requestLines = (interactionId: string, request: unknown): ReadonlyA
         ]
   })
 
+const isToolFailure = Schema.is(ToolFailureOutput)
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 
 /** Renders chunks as they come; `end` prints the run's final line. */
@@ -57,6 +60,7 @@ export const runView = Effect.gen(function*() {
   const out = yield* Output
   const toolNames = new Map<string, string>()
   const nameOf = (toolCallId: string) => toolNames.get(toolCallId) ?? toolCallId
+  const deniedWithReason = new Set<string>()
 
   const show = (chunk: Chunk): Effect.Effect<void> => {
     switch (chunk.type) {
@@ -86,13 +90,21 @@ export const runView = Effect.gen(function*() {
         )
       case "tool-output-available":
         return Effect.andThen(
-          out.line(`[result] ${nameOf(chunk.toolCallId)} ${brief(chunk.output)}`),
+          isToolFailure(chunk.output)
+            ? out.line(
+              `[tool error] ${nameOf(chunk.toolCallId)}: ${chunk.output.error.code}: ${chunk.output.error.message}`
+            )
+            : out.line(`[result] ${nameOf(chunk.toolCallId)} ${brief(chunk.output)}`),
           out.progress("waiting for the model")
         )
       case "tool-output-error":
         return out.line(`[tool error] ${nameOf(chunk.toolCallId)}: ${chunk.errorText}`)
+      case "data-svc-tool-denied":
+        deniedWithReason.add(chunk.data.toolCallId)
+        return out.line(`[denied] ${chunk.data.toolName}: ${chunk.data.reason}`)
       case "tool-output-denied":
-        return out.line(`[denied] ${nameOf(chunk.toolCallId)}`)
+        // Said with its reason just before (a stream stored without it says only the tool).
+        return deniedWithReason.has(chunk.toolCallId) ? Effect.void : out.line(`[denied] ${nameOf(chunk.toolCallId)}`)
       case "data-svc-input-requested":
         return Effect.andThen(
           out.progress(undefined),

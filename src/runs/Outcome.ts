@@ -7,7 +7,7 @@ import { Data } from "effect"
 import type { Chunk } from "../../domain/Chunk.ts"
 import type { ToolCall, ToolMessage } from "../../domain/Conversation.ts"
 import type { RunError } from "../../domain/Run.ts"
-import type { ToolOutcome } from "../tools/ToolOutcome.ts"
+import { failureOf, type ToolOutcome } from "../tools/ToolOutcome.ts"
 
 export type Outcome = Data.TaggedEnum<{
   Completed: { readonly terminalReason: string | null; readonly output: unknown }
@@ -34,12 +34,17 @@ export const failed = (
     error: { type: "api_error", code, message, ...(reference === undefined ? {} : { reference }) }
   })
 
-/** A tool call's result: what the model reads and the chunk that announces it (none for results announced before a park). */
+/** A tool call's result: what the model reads and the chunks that announce it (none for results announced before a park). */
 export interface Settled {
   readonly message: ToolMessage
-  readonly chunk: Chunk | undefined
+  readonly chunks: ReadonlyArray<Chunk>
 }
 
+/**
+ * A call that finished: `tool-output-available`, its output the result, or for an expected
+ * failure the failure (`{ type: "tool-output-error", error }`, spec 6.2). The lifecycle
+ * `tool-output-error` is not a result: it announces a call that never finished.
+ */
 export const settle = (call: ToolCall, outcome: ToolOutcome): Settled => ({
   message: {
     role: "tool",
@@ -48,22 +53,27 @@ export const settle = (call: ToolCall, outcome: ToolOutcome): Settled => ({
     content: outcome.modelText ?? outcome.text,
     isError: outcome.isError
   },
-  chunk: outcome.isError
-    ? { type: "tool-output-error", toolCallId: call.id, errorText: outcome.text }
-    : { type: "tool-output-available", toolCallId: call.id, output: outcome.output }
+  chunks: [{
+    type: "tool-output-available",
+    toolCallId: call.id,
+    output: outcome.isError ? failureOf(outcome) : outcome.output
+  }]
 })
 
-/** A denied call: the model reads the reason verbatim; the stream shows tool-output-denied. */
-export const denied = (call: ToolCall, reason: string | null): Settled => ({
-  message: {
-    role: "tool",
-    toolCallId: call.id,
-    toolName: call.name,
-    content: reason ?? "The tool call was denied.",
-    isError: true
-  },
-  chunk: { type: "tool-output-denied", toolCallId: call.id }
-})
+/**
+ * A denied call: the model reads the reason verbatim; the stream shows the same reason in
+ * `data-svc-tool-denied`, then `tool-output-denied` (which carries none in the AI SDK).
+ */
+export const denied = (call: ToolCall, reason: string | null): Settled => {
+  const content = reason ?? "The tool call was denied."
+  return {
+    message: { role: "tool", toolCallId: call.id, toolName: call.name, content, isError: true },
+    chunks: [
+      { type: "data-svc-tool-denied", data: { toolCallId: call.id, toolName: call.name, reason: content } },
+      { type: "tool-output-denied", toolCallId: call.id }
+    ]
+  }
+}
 
 export const inCallOrder = (calls: ReadonlyArray<ToolCall>, settled: ReadonlyArray<Settled>): Array<Settled> =>
   calls.flatMap((call) => settled.filter((s) => s.message.toolCallId === call.id))

@@ -181,7 +181,7 @@ export class Parking extends Context.Service<Parking, {
           : opened.some((o) => o.pending.kind === "approval_request")
           ? "waiting_for_approval"
           : "waiting_for_input"
-        for (const r of s.settled) if (r.chunk !== undefined) yield* s.writer.emit(r.chunk)
+        for (const r of s.settled) for (const c of r.chunks) yield* s.writer.emit(c)
         for (const o of opened) yield* s.writer.emit(o.chunk)
         // Waiting on its workers alone, the run says on which (streamProgress); a pause says it with its requests.
         if (opened.length === 0) {
@@ -258,7 +258,7 @@ export class Parking extends Context.Service<Parking, {
           })))
         const spawned = toDelegate.length === 0 ? undefined : yield* resumeCalls.delegate(toDelegate)
         const fresh = inCallOrder(calls, [...answered, ...finished, ...(spawned?.refused ?? [])])
-        const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunk: undefined }))
+        const earlier: Array<Settled> = park.settled.map((message) => ({ message, chunks: [] }))
         const results = inCallOrder(calls, [...earlier, ...fresh])
         if (spawned !== undefined && spawned.workers.length > 0) {
           // Approved delegations: the step waits on their workers now.
@@ -268,7 +268,7 @@ export class Parking extends Context.Service<Parking, {
             pending: [],
             workers: spawned.workers
           }
-          for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+          for (const a of fresh) for (const c of a.chunks) yield* writer.emit(c)
           yield* progress.summary(Progress.tasksText(calls, spawned.workers.map((w) => w.toolCallId)))
           yield* storePark(writer, record, "running", null)
           return Resumed.Delegated()
@@ -276,7 +276,7 @@ export class Parking extends Context.Service<Parking, {
         const messages = [...park.pendingUser, park.assistant, ...results.map((r) => r.message)]
         // The step's checkpoint, its results and the run leaving its park go in one statement (under the
         // execution's claim): a kill in between would leave results nobody was told of, or told twice.
-        for (const a of fresh) if (a.chunk !== undefined) yield* writer.emit(a.chunk)
+        for (const a of fresh) for (const c of a.chunks) yield* writer.emit(c)
         yield* writer.emit({ type: "finish-step" })
         yield* writer.commit([
           repo.statements.checkpoint(row.id, park.step, messages, park.usage, yield* nowIso),

@@ -157,7 +157,7 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
           repo.statements.checkpoint(runId, step, stepMessages, usage.current, yield* nowIso),
           runChange({ usage: usage.current, progressed: true })
         ])
-        for (const s of results) if (s.chunk !== undefined) yield* writer.emit(s.chunk)
+        for (const s of results) for (const c of s.chunks) yield* writer.emit(c)
         yield* writer.emit({ type: "finish-step" })
         if (results.length > 0) yield* writer.flush
         messages.push(assistant, ...results.map((s) => s.message))
@@ -165,21 +165,21 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
 
     /**
      * A step past SVC_MAX_STEP_MS: its work was interrupted. Calls that finished show their
-     * results, the others a tool-output-error; the step closes and the run ends cleanly
-     * with the usage metered so far. Nothing of the step is checkpointed.
+     * results, the others the lifecycle tool-output-error (they never finished, and the model
+     * never reads them); the step closes and the run ends cleanly with the usage metered so
+     * far. Nothing of the step is checkpointed.
      */
     const overran = (calls: ReadonlyArray<ToolCall>, finished: ReadonlyArray<Settled>) =>
       Effect.gen(function*() {
         for (const c of calls) {
           const done = finished.find((s) => s.message.toolCallId === c.id)
-          yield* writer.emit(
-            done?.chunk ??
-              {
-                type: "tool-output-error",
-                toolCallId: c.id,
-                errorText: "step_duration_exceeded: the step ran past its time bound."
-              }
-          )
+          for (
+            const chunk of done?.chunks ?? [{
+              type: "tool-output-error" as const,
+              toolCallId: c.id,
+              errorText: "step_duration_exceeded: the step ran past its time bound."
+            }]
+          ) yield* writer.emit(chunk)
         }
         yield* writer.emit({ type: "finish-step" })
         return StepGuards.stepOverrun

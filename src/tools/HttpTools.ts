@@ -200,10 +200,15 @@ export const connectAll = (options: {
         const { status, statusText, text } = response.success
         const body = Option.getOrElse(decodeJson(text), () => text)
         const output = { status, statusText, body }
-        // A non-2xx answer is a result for the model, not an error (rule 3).
+        // A non-2xx answer is returned to the model as it came (rule 3); a 4xx/5xx is shown as an expected failure (spec 6.2).
+        const outcome = status < 400
+          ? ToolOutcome.success(output)
+          : ToolOutcome.failure("http_error", `HTTP ${status} ${statusText}`.trim(), output, {
+            text: JSON.stringify(output)
+          })
         return ToolResults.shape(
           name,
-          maskOutcome({ output, text: JSON.stringify(output), isError: false }, credentials),
+          maskOutcome(outcome, credentials),
           {
             trusted,
             resultCapBytes: connection.config.resultCapBytes

@@ -1,15 +1,17 @@
 /**
  * The result of one tool call, whatever family ran it. Tool errors are results
  * the model reads, never run failures: an expected failure is built one way
- * (`failure`) and has one shape, `{ error: { code, message, details? } }`,
- * read by the model (and shown on the stream) as `code: message`.
+ * (`failure`) and has one shape, `{ type: "tool-output-error", error: { code,
+ * message, details? } }`, read by the model as `code: message` and shown on the
+ * stream as the output of a `tool-output-available` chunk (spec 6.2).
  */
-import { Predicate } from "effect"
+import { Predicate, Schema } from "effect"
+import { ToolFailureOutput } from "../../domain/Chunk.ts"
 
 export interface ToolOutcome {
-  /** What the stream shows as the tool's output. */
+  /** What the stream shows as the tool's output (for an error, see `failureOf`). */
   readonly output: unknown
-  /** The result as text: an error's `errorText` on the stream, and what the model reads unless `modelText` says otherwise. */
+  /** The result as text: what the model reads unless `modelText` says otherwise. */
   readonly text: string
   /** What the model reads when it differs from `text` (the untrusted envelope). */
   readonly modelText?: string
@@ -49,13 +51,7 @@ export type Recovery =
   }
 
 /** The output of an expected failure. */
-export interface Failure {
-  readonly error: {
-    readonly code: string
-    readonly message: string
-    readonly details?: Readonly<Record<string, unknown>>
-  }
-}
+export type Failure = ToolFailureOutput
 
 /** A successful result: `output` on the stream, `text` for the model (its JSON unless given). */
 export const success = (output: unknown, text: string = JSON.stringify(output) ?? "null"): ToolOutcome => ({
@@ -72,14 +68,37 @@ export const success = (output: unknown, text: string = JSON.stringify(output) ?
 export const failure = (
   code: string,
   message: string,
-  details?: Readonly<Record<string, unknown>>
+  details?: Readonly<Record<string, unknown>>,
+  options?: {
+    /** What the model reads instead (an HTTP error answer reads as the answer itself). */
+    readonly text?: string
+  }
 ): ToolOutcome => {
-  const output: Failure = { error: { code, message, ...(details === undefined ? {} : { details }) } }
+  const output: Failure = {
+    type: "tool-output-error",
+    error: { code, message, ...(details === undefined ? {} : { details }) }
+  }
   return {
     output,
-    text: details === undefined ? `${code}: ${message}` : `${code}: ${message}\n${JSON.stringify(details)}`,
+    text: options?.text ??
+      (details === undefined ? `${code}: ${message}` : `${code}: ${message}\n${JSON.stringify(details)}`),
     isError: true
   }
+}
+
+const isFailure = Schema.is(ToolFailureOutput)
+const isBareFailure = Schema.is(Schema.Struct({ error: ToolFailureOutput.fields.error }))
+
+/**
+ * What the stream shows of an error outcome: its failure, as built by `failure`, or one
+ * made of what the model read, with code `tool_error` (an MCP result with `isError`, a
+ * result cut to its tool's cap). A failure stored before it had its `type` gets it.
+ */
+export const failureOf = (outcome: ToolOutcome): Failure => {
+  const output = outcome.output
+  if (isFailure(output)) return output
+  if (isBareFailure(output)) return { type: "tool-output-error", error: output.error }
+  return { type: "tool-output-error", error: { code: "tool_error", message: outcome.text } }
 }
 
 /** Whether `u` is an outcome already (a handler may answer one, or a plain result to show as JSON). */

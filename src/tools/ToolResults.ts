@@ -5,7 +5,7 @@
  * tools are wrapped in an envelope the system prompt explains.
  */
 import { Option, Schema } from "effect"
-import type { ToolOutcome } from "./ToolOutcome.ts"
+import { failure, failureOf, type ToolOutcome } from "./ToolOutcome.ts"
 
 const decodeList = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Array(Schema.Unknown)))
 
@@ -48,6 +48,12 @@ const listOf = (outcome: ToolOutcome): ReadonlyArray<unknown> | undefined => {
   return Option.getOrUndefined(decodeList(outcome.text))
 }
 
+/** A result cut down: `output` and `text`; a failure stays one (its code, the cut text as its message). */
+const cut = (outcome: ToolOutcome, output: unknown, text: string): ToolOutcome =>
+  outcome.isError
+    ? failure(failureOf(outcome).error.code, text, undefined, { text })
+    : { output, text, isError: false }
+
 export interface Capped {
   readonly outcome: ToolOutcome
   /** Set when the result was over the cap: its full size in bytes. */
@@ -81,7 +87,7 @@ export const cap = (outcome: ToolOutcome, capBytes: number): Capped => {
     const notice =
       `[The result was ${bytes} bytes, over this tool's limit of ${capBytes}: showing ${items.length} of ${list.length} items.]`
     return {
-      outcome: { output: digest, text: `${JSON.stringify(digest)}\n${notice}`, isError: outcome.isError },
+      outcome: cut(outcome, digest, `${JSON.stringify(digest)}\n${notice}`),
       overflowBytes: bytes
     }
   }
@@ -90,7 +96,7 @@ export const cap = (outcome: ToolOutcome, capBytes: number): Capped => {
     byteLength(head)
   } bytes are shown.]`
   return {
-    outcome: { output: { truncated: true, head }, text: `${head}\n${notice}`, isError: outcome.isError },
+    outcome: cut(outcome, { truncated: true, head }, `${head}\n${notice}`),
     overflowBytes: bytes
   }
 }

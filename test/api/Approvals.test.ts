@@ -7,6 +7,7 @@
  * a disabled hook, approving by plain text.
  */
 import { assert } from "@effect/vitest"
+import type { UIMessageChunk } from "ai"
 import { Clock, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import Stripe from "stripe"
@@ -19,6 +20,10 @@ import { interactions, pendingOf } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const stripe = new Stripe("sk_test_unused")
+
+/** A stream's denial chunks, in order: the reason (`data-svc-tool-denied`) and `tool-output-denied`. */
+const deniedChunks = (chunks: ReadonlyArray<UIMessageChunk>): ReadonlyArray<unknown> =>
+  chunks.filter((c) => c.type === "data-svc-tool-denied" || c.type === "tool-output-denied")
 const hookSecret = "whsec_approvals_test"
 
 /** Registers a gate MCP server under `name` with the given policy, and an agent using it (and the hook). */
@@ -91,16 +96,27 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual((yield* hooks.received).length, before)
     }).pipe(Effect.scoped))
 
-  it.effect("the hook denies: tool-output-denied, the model reads the reason verbatim, the tool never runs", () =>
+  it.effect("the hook denies: data-svc-tool-denied with the reason, then tool-output-denied; the model reads the reason verbatim, the tool never runs", () =>
     Effect.gen(function*() {
       const hooks = yield* HookServer
       const hook = yield* hookFor(hooks.origin)
       const { thread } = yield* setup("denied", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
       const { parsed } = yield* send(thread.id, echo("denied", "x"))
-      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-denied"), [
-        { type: "tool-output-denied", toolCallId: callIdsOf(parsed.chunks)[0] }
+      const [callId] = callIdsOf(parsed.chunks)
+      const denial = { toolCallId: callId, toolName: "mcp__denied__echo", reason: "Not on Fridays." }
+      assert.deepStrictEqual(deniedChunks(parsed.chunks), [
+        { type: "data-svc-tool-denied", data: denial },
+        { type: "tool-output-denied", toolCallId: callId }
       ])
+      // Folded by the ai package: the call is output-denied, the reason a data part beside it.
+      assert.deepInclude(parsed.message?.parts.find((p) => "toolCallId" in p && p.toolCallId === callId), {
+        state: "output-denied"
+      })
+      assert.deepStrictEqual(
+        parsed.message?.parts.flatMap((p) => (p.type === "data-svc-tool-denied" && "data" in p ? [p.data] : [])),
+        [denial]
+      )
       assert.strictEqual(textOf(parsed.message), "Result: Not on Fridays.")
       // The tool never ran: no output for the call.
       assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-available" || c.type === "tool-output-error"))
@@ -166,10 +182,13 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       )
       assert.strictEqual(rejected.decision, "deny")
       const after = yield* streamOf(second.runId)
-      assert.deepStrictEqual(after.chunks.filter((c) => c.type === "tool-output-denied"), [{
-        type: "tool-output-denied",
-        toolCallId: again.toolCallId
-      }])
+      assert.deepStrictEqual(deniedChunks(after.chunks), [
+        {
+          type: "data-svc-tool-denied",
+          data: { toolCallId: again.toolCallId, toolName: "mcp__paused__echo", reason: "Too risky." }
+        },
+        { type: "tool-output-denied", toolCallId: again.toolCallId }
+      ])
       assert.deepStrictEqual(callIdsOf(after.chunks), [again.toolCallId])
       assert.strictEqual(textOf(after.message), "Result: Too risky.")
     }).pipe(Effect.scoped))
@@ -181,7 +200,17 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const deny = yield* hookFor(hooks.origin)
       const a = yield* setup("hookerr1", {}, { approvals: { toolExecution: { hookId: deny.id } } })
       const denied = yield* send(a.thread.id, echo("hookerr1", "x"))
-      assert.isTrue(denied.parsed.chunks.some((c) => c.type === "tool-output-denied"))
+      assert.deepStrictEqual(deniedChunks(denied.parsed.chunks), [
+        {
+          type: "data-svc-tool-denied",
+          data: {
+            toolCallId: callIdsOf(denied.parsed.chunks)[0],
+            toolName: "mcp__hookerr1__echo",
+            reason: "The approval hook could not be reached, so the call was denied."
+          }
+        },
+        { type: "tool-output-denied", toolCallId: callIdsOf(denied.parsed.chunks)[0] }
+      ])
       assert.strictEqual((yield* getRun(denied.runId)).status, "completed")
 
       const pause = yield* hookFor(hooks.origin, { onHookError: "pause" })

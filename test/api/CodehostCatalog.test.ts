@@ -10,7 +10,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { CodehostConnection } from "../../domain/Codehost.ts"
 import { catalog } from "../../src/codehost/CatalogNames.ts"
-import { agentWithThread, getRun, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
+import { agentWithThread, failuresOf, getRun, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import * as Harness from "../support/github/Harness.ts"
 import { validator } from "../support/github/Shapes.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -143,8 +143,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code-hosting c
         ].join("\n")
       )
       assert.strictEqual((yield* getRun(runId)).status, "completed")
-      const errors = parsed.chunks.filter((c) => c.type === "tool-output-error")
-      assert.deepStrictEqual(errors, [])
+      assert.deepStrictEqual(failuresOf(parsed.chunks), [])
       const outputs = outputsOf(parsed.chunks) as ReadonlyArray<Record<string, unknown>>
       const files = outputsOf(parsed.chunks)[8]
       assert.strictEqual(outputs[0]["full_name"], "all/app")

@@ -12,7 +12,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { getCACertificates, setDefaultCACertificates } from "node:tls"
-import { agentWithThread, outputsOf, send, toolStep } from "../support/Conversation.ts"
+import { agentWithThread, failuresOf, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import { gitRun } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
 import { hostCerts } from "../support/RunnerCerts.ts"
@@ -53,7 +53,7 @@ layer(harness, { timeout: TestServer.setupTimeout })("GitHub over https", (it) =
           "/text done"
         ].join("\n")
       )
-      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type === "tool-output-error"), [])
+      assert.deepStrictEqual(failuresOf(parsed.chunks), [])
       const pushed = gitRun(repo.dir, "rev-parse", "agent/tls")
       const [checkout, bash, push, again, status, pull, pullCheckout] = outputsOf(parsed.chunks) as ReadonlyArray<
         Record<string, unknown>

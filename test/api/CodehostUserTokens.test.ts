@@ -11,7 +11,16 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { CodehostConnection } from "../../domain/Codehost.ts"
-import { agentWithThread, getRun, outputsOf, send, streamOf, textOf, toolStep } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  failuresOf,
+  getRun,
+  outputsOf,
+  send,
+  streamOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
 import * as Harness from "../support/github/Harness.ts"
 import { approveAll } from "../support/Interactions.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -61,7 +70,7 @@ layer(Harness.layer({ recoveryIntervalMs: 60 * 60 * 1000 }), { timeout: TestServ
         yield* TestClock.adjust("9 hours")
         gh.state.expireUserTokens("utperson")
         const resumed = yield* approve(parked.runId)
-        assert.deepStrictEqual(resumed.chunks.filter((c) => c.type === "tool-output-error"), [])
+        assert.deepStrictEqual(failuresOf(resumed.chunks), [])
         const [gist] = [...gh.state.gists.values()]
         assert.deepStrictEqual(outputsOf(resumed.chunks), [{
           id: gist.id,

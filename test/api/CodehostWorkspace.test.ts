@@ -11,7 +11,17 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { agentWithThread, getRun, outputsOf, send, streamOf, textOf, toolStep } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  failuresOf,
+  failureTextsOf,
+  getRun,
+  outputsOf,
+  send,
+  streamOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
 import { gitRun } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
 import { approveAll, pendingOf } from "../support/Interactions.ts"
@@ -125,9 +135,11 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
         )
         yield* approveAll(merging.runId)
         const fourth = yield* streamOf(merging.runId)
-        assert.deepStrictEqual(fourth.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : [])), [
-          `codehost_refused: The last push of 'agent/readme' was ${pushedSha}, not ${foreign}; inspect the pull request again.`
-        ])
+        // A code-host refusal is an expected failure: tool-output-available, output.type 'tool-output-error'.
+        assert.deepStrictEqual(failuresOf(fourth.chunks).map((f) => f.error), [{
+          code: "codehost_refused",
+          message: `The last push of 'agent/readme' was ${pushedSha}, not ${foreign}; inspect the pull request again.`
+        }])
         assert.notInclude(gh.requests, "PUT /api/v3/repos/acme/api/pulls/2/merge")
         assert.isFalse(repo.pulls[0].merged)
 
@@ -213,7 +225,7 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
             "/text done"
           )
         )
-        const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+        const errors = failureTextsOf(parsed.chunks)
         assert.strictEqual(errors.length, 3, JSON.stringify(parsed.chunks))
         assert.include(errors[0], "outside this agent's branch prefix 'agent/'")
         assert.include(errors[1], "outside this agent's branch prefix")

@@ -22,6 +22,7 @@ import {
   agentWithThread,
   callIdsOf,
   dataOf,
+  failureTextsOf,
   getRun,
   outputsOf,
   send,
@@ -144,8 +145,8 @@ const calls = (...list: ReadonlyArray<readonly [string, unknown]>) =>
   `/tools ${JSON.stringify(list.map(([name, input]) => ({ name, input })))}`
 
 type Chunk = { readonly type: string } & Record<string, unknown>
-const errorsOf = (chunks: ReadonlyArray<Chunk>) =>
-  chunks.filter((c) => c.type === "tool-output-error").map((c) => c["errorText"])
+/** The expected failures of a stream as `code: message` (tool-output-available, output.type 'tool-output-error'). */
+const errorsOf = failureTextsOf
 const unavailableOf = (chunks: ReadonlyArray<Chunk>) => dataOf(chunks, "data-svc-http-connection-unavailable")
 
 TestServer.suite()("http connections as tools", (it) => {
@@ -205,16 +206,24 @@ TestServer.suite()("http connections as tools", (it) => {
       ])
     }).pipe(Effect.scoped))
 
-  it.effect("a non-2xx answer is returned to the model as a result, and the run completes", () =>
+  it.effect("a 4xx answer is returned to the model as it came, shown as tool-output-available with output.type 'tool-output-error'; the run completes", () =>
     Effect.gen(function*() {
       const { thread } = yield* setup("missing")
       const { runId, parsed } = yield* send(thread.id, call("api__missing__getPetById", { petId: 404 }))
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
-        status: 404,
-        statusText: "Not Found",
-        body: { error: "no such pet" }
+      const answer = { status: 404, statusText: "Not Found", body: { error: "no such pet" } }
+      assert.deepStrictEqual(parsed.chunks.filter((c) => c.type.startsWith("tool-output")), [{
+        type: "tool-output-available",
+        toolCallId: callIdsOf(parsed.chunks)[0],
+        output: {
+          type: "tool-output-error",
+          error: { code: "http_error", message: "HTTP 404 Not Found", details: answer }
+        }
       }])
-      assert.isFalse(parsed.chunks.some((c) => c.type === "tool-output-error"))
+      // The model reads the answer itself, as it did before, in the untrusted envelope.
+      assert.strictEqual(
+        textOf(parsed.message),
+        `Result: <untrusted_data source="api__missing__getPetById">\n${JSON.stringify(answer)}\n</untrusted_data>`
+      )
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 

@@ -197,12 +197,18 @@ layer(TestServer.layer(), { timeout: 60_000 })("warm MCP sessions", (it) => {
         Interaction
       )
       const { chunks } = yield* streamOf(api, runId)
-      const text =
-        "tools_changed: 'mcp__warm6__echo' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
+      // An expected failure the model reads: the call finished, its output the failure (spec 6.2).
       assert.deepStrictEqual(outputsOf(chunks), [{
-        type: "tool-output-error",
+        type: "tool-output-available",
         toolCallId: callIdsOf(chunks)[0],
-        errorText: text
+        output: {
+          type: "tool-output-error",
+          error: {
+            code: "tools_changed",
+            message:
+              "'mcp__warm6__echo' is no longer among this agent's tools (its server or HTTP document changed while the run waited); start a new run."
+          }
+        }
       }])
       assert.strictEqual(server.opened(), 1)
       assert.strictEqual(server.seen().filter((s) => s.rpc === "tools/call").length, 0)

@@ -132,7 +132,7 @@ TestServer.suite()("runs", (it) => {
       )
     }))
 
-  it.effect("MCP tools: calls reach the server with Svc-Run-Id / Svc-Root-Run-Id; errors and unknown tools are tool-output-error and the run goes on", () =>
+  it.effect("MCP tools: calls reach the server with Svc-Run-Id / Svc-Root-Run-Id; an isError result and an unknown tool are tool-output-available with output.type 'tool-output-error', and the run goes on", () =>
     Effect.gen(function*() {
       const gate = yield* gateServer
       const server = yield* Collection.toolServers.create({ name: "gate1", transport: "http", url: gate.url })
@@ -153,16 +153,29 @@ TestServer.suite()("runs", (it) => {
           { type: "tool-output-available", toolCallId: echoId, output: [{ type: "text", text: "hi" }] },
           { type: "tool-input-start", toolCallId: failId, toolName: "mcp__gate1__fail" },
           { type: "tool-input-available", toolCallId: failId, toolName: "mcp__gate1__fail", input: {} },
-          { type: "tool-output-error", toolCallId: failId, errorText: "it failed" },
+          {
+            type: "tool-output-available",
+            toolCallId: failId,
+            output: { type: "tool-output-error", error: { code: "tool_error", message: "it failed" } }
+          },
           { type: "tool-input-start", toolCallId: missingId, toolName: "missing_tool" },
           { type: "tool-input-available", toolCallId: missingId, toolName: "missing_tool", input: {} },
           {
-            type: "tool-output-error",
+            type: "tool-output-available",
             toolCallId: missingId,
-            errorText: "unknown_tool: there is no tool named 'missing_tool'."
+            output: {
+              type: "tool-output-error",
+              error: { code: "unknown_tool", message: "there is no tool named 'missing_tool'." }
+            }
           }
         ]
       )
+      // The ai package folds an expected failure as a finished call whose output is the failure.
+      const failed = message?.parts.find((p) => "toolCallId" in p && p.toolCallId === failId)
+      assert.deepInclude(failed, {
+        state: "output-available",
+        output: { type: "tool-output-error", error: { code: "tool_error", message: "it failed" } }
+      })
       assert.strictEqual(textOf(message), "all done")
       const run = yield* getRun(receipt.runId)
       assert.strictEqual(run.status, "completed")
@@ -199,14 +212,24 @@ TestServer.suite()("runs", (it) => {
       const early = yield* streamOf(
         (yield* startRun(thread.id, { input: "/tool mcp__gate8__echo {\"text\":\"hi\"}" })).runId
       )
-      assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-error"), [
+      assert.deepStrictEqual(early.chunks.filter((c) => c.type === "tool-output-available"), [
         {
-          type: "tool-output-error",
+          type: "tool-output-available",
           toolCallId: callIdsOf(early.chunks)[0],
-          errorText:
-            "skill_required: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
+          output: {
+            type: "tool-output-error",
+            error: {
+              code: "skill_required",
+              message: "'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
+            }
+          }
         }
       ])
+      // The model read the failure as `code: message` (the scripted model answers with the last result).
+      assert.strictEqual(
+        textOf(early.message),
+        "Result: skill_required: 'mcp__gate8__echo' can only be used after loading the skill 'echoing' with load_skill."
+      )
 
       const long = "x".repeat(3_000)
       const calls = [{ name: "load_skill", input: { name: "echoing" } }, {

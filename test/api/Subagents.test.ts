@@ -19,12 +19,14 @@ import * as Collection from "../support/Collection.ts"
 import {
   agentWithThread,
   dataOf,
+  failureTextsOf,
   getRun,
   getThread,
   outputsOf,
   send,
   startRun,
   streamOf,
+  successesOf,
   textOf
 } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
@@ -317,7 +319,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       const message =
         `worker_ended: The task 'asker' (${task.workerRef}) ended without an answer: it was cancelled (interaction_timeout).`
       assert.deepStrictEqual(
-        root.chunks.filter((c) => c.type === "tool-output-error").map((c) => ("errorText" in c ? c.errorText : "")),
+        failureTextsOf(root.chunks),
         [message]
       )
       assert.strictEqual(textOf(root.message), `Result: ${message}`)
@@ -349,12 +351,12 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       )
       const [task] = tasksOf(parsed.chunks)
       assert.deepStrictEqual(tasksOf(parsed.chunks).map((t) => t.label), ["structured"])
-      assert.deepStrictEqual(outputsOf(parsed.chunks), [{
+      assert.deepStrictEqual(successesOf(parsed.chunks), [{
         workerRef: task.workerRef,
         answer: "{\"n\": 7}",
         output: { n: 7 }
       }])
-      const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+      const errors = failureTextsOf(parsed.chunks)
       assert.strictEqual(errors.length, 3)
       assert.deepStrictEqual(errors.slice(0, 2), [
         "invalid_tool_input: Invalid input for delegate_task: label: label must not be empty",

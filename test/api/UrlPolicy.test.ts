@@ -10,6 +10,7 @@ import { type Duration, Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { ToolApprovalHook } from "../../domain/ToolApprovalHook.ts"
 import * as Collection from "../support/Collection.ts"
+import { failureTextsOf } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
@@ -308,7 +309,7 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
         body: { input: `/tool api__${connection.name}__ping {}` }
       }).pipe(Effect.ensuring(dns.setA("api-rebind.example.com", "93.184.215.14")))
       const parsed = yield* Effect.orDie(parseWithAi(reply.text))
-      const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+      const errors = failureTextsOf(parsed.chunks)
       assert.strictEqual(errors.length, 1)
       assert.include(errors[0], "127.0.0.1", "the refusal names the loopback address the name now resolves to")
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })

@@ -12,7 +12,15 @@ import { assert } from "@effect/vitest"
 import { Clock, Effect, Layer, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { IdGenerator } from "../../src/IdGenerator.ts"
-import { agentWithThread, bashStep, callIdsOf, outputsOf, send, toolStep } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  bashStep,
+  callIdsOf,
+  failureTextsOf,
+  outputsOf,
+  send,
+  toolStep
+} from "../support/Conversation.ts"
 import * as HookServer from "../support/HookServer.ts"
 import { checkDispatch, createHandler, receivedSince } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -51,11 +59,8 @@ const local = (url: string) => {
   return `${u.pathname}${u.search}`
 }
 
-/** The tool errors of a stream, as the model read them. */
-const errorTextsOf = (chunks: ReadonlyArray<{ readonly type: string }>) =>
-  chunks.flatMap((
-    c
-  ) => (c.type === "tool-output-error" && "errorText" in c && typeof c.errorText === "string" ? [c.errorText] : []))
+/** The tool errors of a stream, as `code: message`. */
+const errorTextsOf = failureTextsOf
 
 const SvcArtifact = Schema.Struct({
   artifact: Schema.Struct({

@@ -8,7 +8,7 @@
 import { assert } from "@effect/vitest"
 import type { UIMessageChunk } from "ai"
 import { Effect, Schema } from "effect"
-import { Chunk } from "../../domain/Chunk.ts"
+import { Chunk, ToolFailureOutput } from "../../domain/Chunk.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
 import * as Collection from "./Collection.ts"
@@ -79,6 +79,30 @@ export const getThread = (threadId: string) =>
 /** The outputs of a stream's `tool-output-available` chunks, in order. */
 export const outputsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
   chunks.flatMap((c) => (c.type === "tool-output-available" && "output" in c ? [c.output] : []))
+
+const isToolFailure = Schema.is(ToolFailureOutput)
+
+/**
+ * The expected failures of a stream, in order: the `tool-output-available` chunks whose output
+ * is `{ type: "tool-output-error", error: { code, message, details? } }` (spec 6.2).
+ */
+export const failuresOf = (
+  chunks: ReadonlyArray<{ readonly type: string }>
+): ReadonlyArray<{ readonly toolCallId: string; readonly error: ToolFailureOutput["error"] }> =>
+  chunks.flatMap((c) =>
+    c.type === "tool-output-available" && "output" in c && "toolCallId" in c && typeof c.toolCallId === "string" &&
+      isToolFailure(c.output)
+      ? [{ toolCallId: c.toolCallId, error: c.output.error }]
+      : []
+  )
+
+/** The outputs of a stream's calls that succeeded (`tool-output-available` chunks that are no failure), in order. */
+export const successesOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<unknown> =>
+  outputsOf(chunks).filter((output) => !isToolFailure(output))
+
+/** The expected failures of a stream as `code: message`, in order. */
+export const failureTextsOf = (chunks: ReadonlyArray<{ readonly type: string }>): ReadonlyArray<string> =>
+  failuresOf(chunks).map((f) => `${f.error.code}: ${f.error.message}`)
 
 /** The data of a stream's chunks of `type` (`data-svc-usage`, ...), in order. */
 export const dataOf = (chunks: ReadonlyArray<{ readonly type: string }>, type: string): ReadonlyArray<unknown> =>

@@ -12,7 +12,17 @@ import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Collection from "../../support/Collection.ts"
-import { agentWithThread, bashStep, getRun, send, startRun, streamOf, toolStep } from "../../support/Conversation.ts"
+import {
+  agentWithThread,
+  bashStep,
+  failuresOf,
+  getRun,
+  send,
+  startRun,
+  streamOf,
+  successesOf,
+  toolStep
+} from "../../support/Conversation.ts"
 import { HookServer, reply } from "../../support/HookServer.ts"
 import {
   type EchoApi,
@@ -50,15 +60,25 @@ const expectStatus = (reply: TestServer.Reply, status: number, what: string) =>
 
 type Chunk = { readonly type: string } & Record<string, unknown>
 
-/** The texts of a stream's chunks of `type` (tool errors, errors), or its outputs as JSON. */
-const textsOf = (chunks: ReadonlyArray<Chunk>, type: string): ReadonlyArray<string> =>
-  chunks.filter((c) => c.type === type).map((
-    c
-  ) => (typeof c["errorText"] === "string" ? c["errorText"] : JSON.stringify(c["output"])))
+/**
+ * The texts of a stream's `kind`: the calls' results or their expected failures (each output as
+ * JSON, both `tool-output-available`), or its `error` chunks' texts.
+ */
+const textsOf = (chunks: ReadonlyArray<Chunk>, kind: "result" | "failure" | "error"): ReadonlyArray<string> =>
+  kind === "error"
+    ? chunks.flatMap((c) => (c.type === "error" && typeof c["errorText"] === "string" ? [c["errorText"]] : []))
+    : (kind === "result" ? successesOf(chunks) : failuresOf(chunks).map(({ error }) => ({ error }))).map((o) =>
+      JSON.stringify(o)
+    )
 
-/** Asserts the turn failed as meant: `expected` (in order) are the texts of its `type` chunks, each matching. */
-const expectTexts = (chunks: ReadonlyArray<Chunk>, type: string, expected: ReadonlyArray<RegExp>, what: string) => {
-  const texts = textsOf(chunks, type)
+/** Asserts the turn failed as meant: `expected` (in order) are the texts of its `kind`, each matching. */
+const expectTexts = (
+  chunks: ReadonlyArray<Chunk>,
+  kind: "result" | "failure" | "error",
+  expected: ReadonlyArray<RegExp>,
+  what: string
+) => {
+  const texts = textsOf(chunks, kind)
   assert.strictEqual(texts.length, expected.length, `${what}: ${JSON.stringify(texts)}`)
   expected.forEach((pattern, i) => assert.match(texts[i], pattern, what))
 }
@@ -97,11 +117,11 @@ export const toolServerTurns = (values: Readonly<Record<string, string>>, mcp: E
     )
     expectTexts(
       echoed.parsed.chunks,
-      "tool-output-available",
+      "result",
       [/you sent authorization: Bearer \*\*\*/],
       "an echoed result"
     )
-    expectTexts(echoed.parsed.chunks, "tool-output-error", [
+    expectTexts(echoed.parsed.chunks, "failure", [
       /credential Bearer \*\*\* is not allowed/,
       /crashed while checking Bearer \*\*\*/
     ], "echoed errors")
@@ -121,7 +141,7 @@ export const toolServerTurns = (values: Readonly<Record<string, string>>, mcp: E
     const timedOut = yield* send(thread.id, call(slow, "wait"))
     expectTexts(
       timedOut.parsed.chunks,
-      "tool-output-error",
+      "failure",
       [/timed out|no result within 300 ms/],
       "a call that timed out"
     )
@@ -192,13 +212,13 @@ export const httpConnectionTurns = (values: Readonly<Record<string, string>>, ap
         operations.map((op) => toolStep(`api__${connection.name}__${op}`, {})).join("\n")
       )
       yield* api.hanging(index + 1)
-      // echo, deny (401) and boom (500) are results that quote the request, masked; hang times out.
-      expectTexts(parsed.chunks, "tool-output-available", [
-        /"status":200.*\*\*\*/,
+      // echo (200) is a result, deny (401) and boom (500) failures, each quoting the request, masked; hang times out.
+      expectTexts(parsed.chunks, "result", [/"status":200.*\*\*\*/], connection.name)
+      expectTexts(parsed.chunks, "failure", [
         /"status":401.*\*\*\*/,
-        /"status":500.*\*\*\*/
+        /"status":500.*\*\*\*/,
+        /no response within 300 ms/
       ], connection.name)
-      expectTexts(parsed.chunks, "tool-output-error", [/no response within 300 ms/], connection.name)
     }
   })
 
@@ -227,14 +247,14 @@ export const workspaceTurns = (values: Readonly<Record<string, string>>) =>
     for (const input of turns) chunks.push((yield* send(thread.id, input)).parsed.chunks)
     expectTexts(
       chunks[0],
-      "tool-output-available",
+      "result",
       [/"stdout":"\*\*\*\\nLEAK_TOKEN=\*\*\*\\nLEAK_PEM=\*\*\*/],
       "the environment printed, masked"
     )
-    expectTexts(chunks[1], "tool-output-available", [/"exitCode":3.*"stderr":"token=\*\*\*/], "a failing command")
+    expectTexts(chunks[1], "result", [/"exitCode":3.*"stderr":"token=\*\*\*/], "a failing command")
     expectTexts(
       chunks[2],
-      "tool-output-error",
+      "failure",
       [/wall time of 500 ms[\s\S]*"stdout":"\*\*\*/],
       "a command that timed out"
     )

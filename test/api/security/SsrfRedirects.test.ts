@@ -13,7 +13,7 @@ import { Context, Effect, Layer } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ResultDispatch } from "../../../src/resultHandlers/ResultDispatch.ts"
 import * as Collection from "../../support/Collection.ts"
-import { agentWithThread, send } from "../../support/Conversation.ts"
+import { agentWithThread, failureTextsOf, send } from "../../support/Conversation.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
 import { listen } from "../../support/HttpPeer.ts"
 import { requestFor } from "../../support/ResultHandlerDeliveries.ts"
@@ -157,7 +157,7 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
         })
         const { thread } = yield* agentWithThread({ capabilities: { http: { connectionIds: [connection.id] } } })
         const { parsed } = yield* send(thread.id, `/tool api__${connection.name}__ping {}`)
-        const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+        const errors = failureTextsOf(parsed.chunks)
         assert.strictEqual(errors.length, 1, JSON.stringify(parsed.chunks))
         return errors[0]
       })))

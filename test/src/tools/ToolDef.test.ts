@@ -104,7 +104,7 @@ describe("ToolDef", () => {
         const around: Array<string> = []
         const outcome = yield* call(familyOf(ctx, around), "read_issue", input)
         assert.deepStrictEqual(outcome, {
-          output: { error: { code: "invalid_tool_input", message } },
+          output: { type: "tool-output-error", error: { code: "invalid_tool_input", message } },
           text: `invalid_tool_input: ${message}`,
           isError: true
         })
@@ -142,11 +142,31 @@ describe("ToolDef", () => {
     assert.deepStrictEqual(family.requiredSkillsOf("ping"), [])
   })
 
-  it("a failure is { error: { code, message, details? } }, read as 'code: message' and its details", () => {
+  it("a failure is { type: 'tool-output-error', error: { code, message, details? } }, read as 'code: message' and its details", () => {
     assert.deepStrictEqual(ToolOutcome.failure("workspace_limit", "killed", { exitCode: 137 }), {
-      output: { error: { code: "workspace_limit", message: "killed", details: { exitCode: 137 } } },
+      output: {
+        type: "tool-output-error",
+        error: { code: "workspace_limit", message: "killed", details: { exitCode: 137 } }
+      },
       text: "workspace_limit: killed\n{\"exitCode\":137}",
       isError: true
     })
+  })
+
+  it("what the stream shows of an error: its failure; a result with isError, or a failure stored without its type, as one", () => {
+    const failure = ToolOutcome.failure("tools_changed", "gone")
+    assert.deepStrictEqual(ToolOutcome.failureOf(failure), failure.output)
+    assert.deepStrictEqual(
+      ToolOutcome.failureOf({ output: [{ type: "text", text: "it failed" }], text: "it failed", isError: true }),
+      { type: "tool-output-error", error: { code: "tool_error", message: "it failed" } }
+    )
+    assert.deepStrictEqual(
+      ToolOutcome.failureOf({
+        output: { error: { code: "codehost_refused", message: "no" } },
+        text: "x",
+        isError: true
+      }),
+      { type: "tool-output-error", error: { code: "codehost_refused", message: "no" } }
+    )
   })
 })

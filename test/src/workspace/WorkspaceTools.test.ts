@@ -102,6 +102,7 @@ describe("workspace tools", () => {
         const absent = yield* call(tools, "edit_file", { path: "app.ts", oldString: "let d", newString: "let e" })
         assert.deepStrictEqual(absent, {
           output: {
+            type: "tool-output-error",
             error: {
               code: "workspace_error",
               message: "oldString was not found in app.ts; read the file and copy the text exactly"
@@ -198,6 +199,7 @@ describe("workspace tools", () => {
         assert.isTrue(invalid.isError)
         assert.deepStrictEqual(invalid, {
           output: {
+            type: "tool-output-error",
             error: { code: "invalid_tool_input", message: "Invalid input for write_file: content: Missing key" }
           },
           text: "invalid_tool_input: Invalid input for write_file: content: Missing key",
@@ -239,6 +241,7 @@ describe("workspace tools", () => {
         const slow = yield* call(tools, "bash", { command: "echo begun; sleep 20", timeoutMs: 300 })
         assert.isTrue(slow.isError)
         assert.deepStrictEqual(slow.output, {
+          type: "tool-output-error",
           error: {
             code: "workspace_limit",
             message: "the command ran longer than its wall time of 300 ms and was killed",
