@@ -3,10 +3,17 @@
  * mid-step resumes after restart from its last checkpoint without repeating
  * a completed step, and its root, which waited durably (no fiber), completes
  * with the worker's answer; with two runner processes on one PostgreSQL, the
- * workers of one root are placed by the cluster's sharding on both.
+ * workers of one root are placed by the cluster's sharding on both, except
+ * when they work in the thread's managed workspace: then every one runs on
+ * its root's node (each node has a workspace root of its own), and all their
+ * files land in the one workspace.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
+import { chmodSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { Agent } from "../../../domain/Agent.ts"
 import { Run, RunReceipt } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
@@ -44,6 +51,36 @@ const startRun = (url: string, threadId: string, input: string) =>
   })
 
 const taskRefs = (chunks: ReadonlyArray<{ readonly type: string }>) => tasksOf(chunks).map((t) => t.workerRef)
+
+/** A node's own workspace root (traversable by the workspaces' uids), removed with the scope. */
+const workspaceRoot = Effect.acquireRelease(
+  Effect.sync(() => {
+    const root = mkdtempSync(join(tmpdir(), "svc-tree-ws-"))
+    chmodSync(root, 0o711)
+    return root
+  }),
+  (root) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
+)
+
+/** Two runner nodes of one deployment on a fresh database, once both hold shard locks; each with its `own` env. */
+const twoRunners = (own: { readonly a: Record<string, string>; readonly b: Record<string, string> }) =>
+  Effect.gen(function*() {
+    const db = yield* testDatabase
+    const common = { ...deploymentEnv(db.url, `${key}:org_sub:prod`, 6), SVC_ALLOW_PRIVATE_URLS: "1" }
+    const a = yield* startNode({ ...common, ...own.a })
+    const b = yield* startNode({ ...common, ...own.b })
+    // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
+    const lockHolders = query(
+      db.url,
+      `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`
+    )
+    yield* lockHolders.pipe(
+      Effect.filterOrFail((rows) => rows[0]?.["n"] === 2),
+      Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 })
+    )
+    return { db, a, b }
+  })
 
 describe("subagents across processes", () => {
   it.live(
@@ -117,20 +154,7 @@ describe("subagents across processes", () => {
 
   it.live("two runner processes: the workers of one root are placed on both", () =>
     Effect.gen(function*() {
-      const db = yield* testDatabase
-      const common = { ...deploymentEnv(db.url, `${key}:org_sub:prod`, 6), SVC_ALLOW_PRIVATE_URLS: "1" }
-      const a = yield* startNode(common)
-      const b = yield* startNode(common)
-      // The cluster announces no end of its rebalancing: wait (bounded) until both runners hold shard locks.
-      const lockHolders = query(
-        db.url,
-        `SELECT count(DISTINCT l.pid)::int AS n FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-        WHERE d.datname = '${db.name}' AND l.locktype = 'advisory' AND l.granted AND l.objsubid = 2`
-      )
-      yield* lockHolders.pipe(
-        Effect.filterOrFail((rows) => rows[0]?.["n"] === 2),
-        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 100 })
-      )
+      const { db, a, b } = yield* twoRunners({ a: {}, b: {} })
       const { thread } = yield* setup(a.url)
       const tasks = Array.from(
         { length: 12 },
@@ -153,4 +177,52 @@ describe("subagents across processes", () => {
       yield* ServiceProcess.stop(a)
       yield* ServiceProcess.stop(b)
     }).pipe(Effect.scoped), 120_000)
+
+  it.live(
+    "two runner processes, a managed workspace: every worker runs on its root's node, and all their files land in the one workspace",
+    () =>
+      Effect.gen(function*() {
+        const { db, a, b } = yield* twoRunners({
+          a: { SVC_WORKSPACE_ROOT: yield* workspaceRoot },
+          b: { SVC_WORKSPACE_ROOT: yield* workspaceRoot }
+        })
+        const agent = decode(
+          Agent,
+          (yield* ServiceProcess.request(a.url, "POST", "/v1/agents", key, {
+            capabilities: { subagents: true },
+            workspace: { type: "managed", shell: true, network: { mode: "offline" } }
+          })).text
+        )
+        const thread = decode(
+          ThreadCreated,
+          (yield* ServiceProcess.request(a.url, "POST", "/v1/threads", key, { agentId: agent.id })).text
+        )
+        const bash = (command: string) => `/tool bash ${JSON.stringify({ command })}`
+        const tasks = Array.from({ length: 8 }, (_, i) => ({
+          label: `t${i}`,
+          prompt: bash(`mkdir -p out && echo ${i} > out/${i}.txt`)
+        }))
+        const receipt = yield* startRun(
+          a.url,
+          thread.id,
+          [delegate(...tasks), bash("cat out/*.txt | sort -n | tr '\\n' ' '")].join("\n")
+        )
+        const root = yield* Effect.orDie(
+          parseWithAi((yield* ServiceProcess.request(b.url, "GET", `/v1/runs/${receipt.runId}/stream`, key)).text)
+        )
+        assert.deepStrictEqual(root.chunks.at(-1), { type: "finish", finishReason: "stop" })
+        assert.strictEqual(taskRefs(root.chunks).length, 8)
+        const outputs = root.chunks.flatMap((c) => (c.type === "tool-output-available" ? [c.output] : []))
+        assert.deepStrictEqual(outputs.at(-1), { exitCode: 0, stdout: "0 1 2 3 4 5 6 7 ", stderr: "" })
+        // The root and each of its workers record the process that executed them: one.
+        const executors = yield* query(
+          db.url,
+          `SELECT DISTINCT executor FROM runs WHERE id = '${receipt.runId}' OR root_run_id = '${receipt.runId}'`
+        )
+        assert.strictEqual(executors.length, 1)
+        yield* ServiceProcess.stop(a)
+        yield* ServiceProcess.stop(b)
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })
