@@ -12,6 +12,7 @@ import { NotFoundResource } from "../domain/Ids.ts"
 import { ApiKeys } from "../src/access/ApiKeys.ts"
 import { RateLimiter } from "../src/access/RateLimiter.ts"
 import { ApiFailures, Authentication, CurrentPrincipal } from "./ApiMiddleware.ts"
+import { findTooDeep, MaxBodyDepth } from "./BodyDepth.ts"
 import {
   ApiBadRequest,
   CurrentRequestId,
@@ -134,13 +135,24 @@ const unexpectedQuery = (endpoint: HttpApiEndpoint.Top) =>
   })
 
 /**
- * Before the endpoint decodes anything: a NUL in the query or the JSON body is
- * 400 naming where it was (http/NulGuard.ts), so is a query parameter on a
- * route that takes none. Then decoding failures become envelopes: 404 for a
- * path id that cannot exist, 400 naming every field otherwise.
+ * Before the endpoint decodes anything: a JSON body nested deeper than
+ * MaxBodyDepth is 400 naming its field (http/BodyDepth.ts, first: nothing
+ * after it walks such a body), a NUL in the query or the JSON body is 400
+ * naming where it was (http/NulGuard.ts), so is a query parameter on a route
+ * that takes none. Then decoding failures become envelopes: 404 for a path id
+ * that cannot exist, 400 naming every field otherwise.
  */
 export const layerApiFailures = Layer.succeed(ApiFailures)((httpEffect, { endpoint }) =>
   Effect.gen(function*() {
+    const deep = yield* findTooDeep
+    if (Option.isSome(deep)) {
+      return yield* refuse(
+        "body",
+        deep.value,
+        `${deep.value} is nested deeper than ${MaxBodyDepth} levels.`,
+        `must not be nested deeper than ${MaxBodyDepth} levels`
+      )
+    }
     const nul = yield* findNul
     if (Option.isSome(nul)) {
       const { field, location } = nul.value

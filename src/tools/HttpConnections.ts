@@ -20,6 +20,7 @@ import { Outbound } from "../outbound/Outbound.ts"
 import { Secrets } from "../secrets/Secrets.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { agentsReferencing, makeCrud, mergeMetadata, rowFields } from "./AdapterCrud.ts"
+import { boundedInputSchemas } from "./OpenApiOperation.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import { DefaultPolicy, namespacedToolName, resolvePolicy } from "./ToolPolicyRules.ts"
 
@@ -53,19 +54,28 @@ const make = Effect.gen(function*() {
     })
   })
 
-  /** Registration check of `spec`: a permitted URL, or an inline JSON document of a supported version. */
-  const checkSpec = Effect.fn("HttpConnections.checkSpec")(function*(spec: string) {
-    const source = OpenApiSpec.classifySpec(spec)
-    if (source._tag === "Invalid") return yield* InvalidRequest.forField("spec", source.message)
-    if (source._tag === "Url") {
-      yield* outbound.checkUrl(source.url, "spec")
-      return spec.trim()
+  /**
+   * Registration check of `spec`: a permitted URL, or an inline JSON document of a supported
+   * version whose exposed operations' input schemas are within the schema bounds.
+   */
+  const checkSpec = Effect.fn("HttpConnections.checkSpec")(
+    function*(spec: string, allowedOperations: ReadonlyArray<string> | null) {
+      const source = OpenApiSpec.classifySpec(spec)
+      if (source._tag === "Invalid") return yield* InvalidRequest.forField("spec", source.message)
+      if (source._tag === "Url") {
+        yield* outbound.checkUrl(source.url, "spec")
+        return spec.trim()
+      }
+      const loaded = yield* OpenApiSpec.parse(source.text, undefined).pipe(
+        Effect.mapError((e) => InvalidRequest.forField("spec", `spec: ${e.message}.`))
+      )
+      const bounded = boundedInputSchemas(
+        OpenApiSpec.allowed(OpenApiSpec.operations(loaded.document), allowedOperations)
+      )
+      if (bounded._tag === "Refused") return yield* InvalidRequest.forField("spec", `spec: ${bounded.message}.`)
+      return source.text
     }
-    yield* OpenApiSpec.parse(source.text, undefined).pipe(
-      Effect.mapError((e) => InvalidRequest.forField("spec", `spec: ${e.message}.`))
-    )
-    return source.text
-  })
+  )
 
   const checkBaseUrl = (baseUrl: string | null) =>
     baseUrl === null ? Effect.succeed(null) : Effect.map(outbound.checkUrl(baseUrl, "baseUrl"), (u) => u.toString())
@@ -82,7 +92,7 @@ const make = Effect.gen(function*() {
 
   return {
     create: Effect.fn("HttpConnections.create")(function*(principal: Principal, input: HttpConnectionCreate) {
-      const spec = yield* checkSpec(input.spec)
+      const spec = yield* checkSpec(input.spec, input.allowedOperations ?? null)
       const baseUrl = yield* checkBaseUrl(input.baseUrl ?? null)
       const policy = yield* resolvePolicy(principal, DefaultPolicy, input, secrets.requireRef)
       const config: HttpConnectionConfig = {
@@ -100,10 +110,13 @@ const make = Effect.gen(function*() {
       function*(principal: Principal, id: HttpConnectionId, patch: HttpConnectionPatch) {
         const current = yield* crud.load(principal, id)
         const c = current.config
+        const allowedOperations = patch.allowedOperations ?? c.allowedOperations
+        // An inline document is checked again when the operations it exposes change.
+        const recheck = patch.spec !== undefined || patch.allowedOperations !== undefined
         const next: HttpConnectionConfig = {
-          spec: patch.spec === undefined ? c.spec : yield* checkSpec(patch.spec),
+          spec: recheck ? yield* checkSpec(patch.spec ?? c.spec, allowedOperations) : c.spec,
           baseUrl: patch.baseUrl === undefined ? c.baseUrl : yield* checkBaseUrl(patch.baseUrl),
-          allowedOperations: patch.allowedOperations ?? c.allowedOperations,
+          allowedOperations,
           ...(yield* resolvePolicy(principal, c, patch, secrets.requireRef))
         }
         yield* requireBaseUrlForBearer(next)
@@ -142,6 +155,13 @@ const make = Effect.gen(function*() {
         })
       }
       const exposed = exposedOperations(row.name, OpenApiSpec.operations(loaded.document), config.allowedOperations)
+      const bounded = boundedInputSchemas(exposed.map((e) => e.operation))
+      if (bounded._tag === "Refused") {
+        return yield* new UpstreamFailed({
+          code: "service_unavailable",
+          message: `HTTP connection test failed: ${bounded.message}.`
+        })
+      }
       const latencyMs = (yield* Clock.currentTimeMillis) - started
       return { connected: true as const, latencyMs, operationCount: exposed.length, tools: exposed.map((e) => e.ref) }
     })

@@ -21,7 +21,14 @@ import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
 import { maskOutcome } from "./CredentialMask.ts"
 import { exposedOperations } from "./HttpConnections.ts"
-import { asRecord, buildRequest, credentialHeaderOf, inputSchemaOf, placementOf } from "./OpenApiOperation.ts"
+import {
+  asRecord,
+  boundedInputSchemas,
+  type BoundedSchemas,
+  buildRequest,
+  credentialHeaderOf,
+  placementOf
+} from "./OpenApiOperation.ts"
 import * as OpenApiSpec from "./OpenApiSpec.ts"
 import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
 import type { SpecCache } from "./SpecCache.ts"
@@ -41,6 +48,22 @@ export interface HttpToolset extends ToolFamily {
 }
 
 const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
+
+/**
+ * The bounded input schemas of a parsed document's exposed operations, measured once per
+ * document (cached for SpecCache's time-to-live) and set of operations.
+ */
+const measured = new WeakMap<OpenAPI.Document, Map<string, BoundedSchemas>>()
+const boundedSchemas = (doc: OpenAPI.Document, ops: ReadonlyArray<OpenApiSpec.Operation>): BoundedSchemas => {
+  const key = ops.map((op) => op.name).join("\n")
+  const byOps = measured.get(doc) ?? new Map<string, BoundedSchemas>()
+  measured.set(doc, byOps)
+  const hit = byOps.get(key)
+  if (hit !== undefined) return hit
+  const bounded = boundedInputSchemas(ops)
+  byOps.set(key, bounded)
+  return bounded
+}
 
 /** Read-only calls share this many permits; any other call takes them all. */
 const Permits = 1_024
@@ -112,19 +135,29 @@ export const connectAll = (options: {
         continue
       }
       const doc = loaded.success.document
-      for (
-        const { operation, ref } of exposedOperations(
-          connection.name,
-          OpenApiSpec.operations(doc),
-          connection.config.allowedOperations
-        )
-      ) {
+      const exposed = exposedOperations(
+        connection.name,
+        OpenApiSpec.operations(doc),
+        connection.config.allowedOperations
+      )
+      // Past the schema bounds the document is refused for the turn, as one that does not parse.
+      const bounded = boundedSchemas(doc, exposed.map((e) => e.operation))
+      if (bounded._tag === "Refused") {
+        unavailable.push({
+          connectionId: connection.id,
+          name: connection.name,
+          errorCode: "spec_invalid",
+          message: `The document cannot be used: ${bounded.message}.`
+        })
+        continue
+      }
+      for (const [i, { operation, ref }] of exposed.entries()) {
         const description = operation.summary ?? operation.description ??
           `${operation.method.toUpperCase()} ${operation.path}`
         specs.push({
           name: ref.namespacedName,
           description: description.slice(0, ToolLimits.maxDescriptionChars),
-          inputSchema: inputSchemaOf(operation)
+          inputSchema: bounded.schemas[i] ?? {}
         })
         // x-svc-trusted: false forces the envelope; true never elevates an untrusted connection (rule 7).
         const trusted = connection.config.trusted && asRecord(operation.operation)["x-svc-trusted"] !== false

@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import type * as OpenApiSpec from "./OpenApiSpec.ts"
+import { measure, SchemaLimits } from "./SchemaBudget.ts"
 
 interface Param {
   readonly name: string
@@ -57,7 +58,8 @@ const parametersOf = (op: OpenApiSpec.Operation): {
   readonly bodyRequired: boolean
   readonly encoding: BodyEncoding
 } => {
-  const all = [...(op.pathItem.parameters ?? []), ...(op.operation.parameters ?? [])].map(asRecord)
+  const list = (u: unknown): ReadonlyArray<unknown> => (Array.isArray(u) ? u : [])
+  const all = [...list(op.pathItem.parameters), ...list(op.operation.parameters)].map(asRecord)
   const byKey = new Map<string, Record<string, unknown>>()
   for (const p of all) byKey.set(`${String(p["in"])}:${String(p["name"])}`, p)
   const params: Array<Param> = []
@@ -115,13 +117,54 @@ export const inputSchemaOf = (op: OpenApiSpec.Operation): Record<string, unknown
   return { type: "object", properties, ...(required.length > 0 ? { required } : {}) }
 }
 
+export type BoundedSchemas =
+  | { readonly _tag: "Within"; readonly schemas: ReadonlyArray<Record<string, unknown>> }
+  | { readonly _tag: "Refused"; readonly message: string }
+
+/**
+ * The input schemas of the operations a connection exposes, each within SchemaLimits.maxDepth
+ * and maxToolSchemaBytes and all within maxConnectionSchemaBytes, measured as the model would
+ * read them (`$ref`s expanded); or why not. The walk stops at the first bound passed, so a
+ * document whose references fan out costs at most the budget.
+ */
+export const boundedInputSchemas = (ops: ReadonlyArray<OpenApiSpec.Operation>): BoundedSchemas => {
+  const schemas: Array<Record<string, unknown>> = []
+  let total = 0
+  const { maxConnectionSchemaBytes, maxDepth, maxToolSchemaBytes } = SchemaLimits
+  for (const op of ops) {
+    const schema = inputSchemaOf(op)
+    const measured = measure(schema, { maxDepth, maxBytes: maxToolSchemaBytes })
+    if (measured._tag !== "Within") {
+      const what = measured._tag === "TooDeep"
+        ? `is nested deeper than ${maxDepth} levels`
+        : `is larger than ${maxToolSchemaBytes} bytes`
+      return {
+        _tag: "Refused",
+        message:
+          `the input schema of operation '${op.name}' ${what} once its $refs are expanded (allowedOperations can leave it out)`
+      }
+    }
+    total += measured.bytes
+    if (total > maxConnectionSchemaBytes) {
+      return {
+        _tag: "Refused",
+        message:
+          `the input schemas of the exposed operations are larger than ${maxConnectionSchemaBytes} bytes together once their $refs are expanded (allowedOperations can leave some out)`
+      }
+    }
+    schemas.push(schema)
+  }
+  return { _tag: "Within", schemas }
+}
+
 type Placement =
   | { readonly in: "authorization"; readonly scheme: "Bearer" | "Basic" }
   | { readonly in: "header" | "query" | "cookie"; readonly name: string }
 
 /** Where the credential goes, from the operation's effective security requirement (rule 4). */
 export const placementOf = (doc: OpenAPI.Document, op: OpenApiSpec.Operation): Placement => {
-  const requirements = (op.operation.security ?? doc.security ?? []) as ReadonlyArray<Record<string, unknown>>
+  const declared: unknown = op.operation.security ?? doc.security
+  const requirements = Array.isArray(declared) ? declared.map(asRecord) : []
   const schemes = asRecord(
     "components" in doc ? asRecord(doc.components)["securitySchemes"] : (doc as OpenAPIV2.Document).securityDefinitions
   )

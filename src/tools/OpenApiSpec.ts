@@ -1,15 +1,16 @@
 /**
  * OpenAPI 3.x / Swagger 2.0 documents for HTTP connections (spec 4.7):
  * loading (inline JSON or a URL through the guarded client; YAML refused),
- * parsing and dereferencing with @apidevtools/swagger-parser (internal `$ref`s
- * only: a document can never make the service read files or other URLs),
- * mapping operations to tools (rules 1-2), and base URL resolution (rule 6).
+ * parsing and resolving the document's own `$ref`s in linear time
+ * (OpenApiRefs.ts: a document can never make the service read files or other
+ * URLs, and `$ref` fan-out is never expanded here), mapping operations to tools
+ * (rules 1-2), and base URL resolution (rule 6).
  */
-import SwaggerParser from "@apidevtools/swagger-parser"
 import { Data, Duration, Effect, Schema } from "effect"
 import type { OpenAPI, OpenAPIV2, OpenAPIV3 } from "openapi-types"
 import { errorText } from "../ErrorText.ts"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
+import { dereference } from "./OpenApiRefs.ts"
 
 export const MaxSpecBytes = 5 * 1024 * 1024
 
@@ -71,26 +72,14 @@ export interface LoadedSpec {
   readonly url: URL | undefined
 }
 
-/** Parses and dereferences a JSON document of a supported version. */
+/** Parses a JSON document of a supported version and resolves its local references (shared, not expanded). */
 export const parse = (text: string, url: URL | undefined): Effect.Effect<LoadedSpec, SpecFailure> =>
   Effect.gen(function*() {
     const raw = yield* parseText(text)
     const wrongVersion = checkVersion(raw)
     if (wrongVersion !== undefined) return yield* new SpecFailure({ errorCode: "spec_invalid", message: wrongVersion })
-    const document = yield* Effect.tryPromise({
-      try: () =>
-        SwaggerParser.dereference(structuredClone(raw) as unknown as OpenAPI.Document, {
-          resolve: { external: false, file: false, http: false },
-          dereference: { circular: "ignore" }
-        }),
-      catch: (cause) =>
-        new SpecFailure({
-          errorCode: "spec_invalid",
-          message: `the document could not be parsed: ${cause instanceof Error ? cause.message : String(cause)}`,
-          cause
-        })
-    })
-    return { document, url }
+    // A JSON document of a supported version, read as one: the fields operations() reads are checked as it reads them.
+    return { document: dereference(raw) as OpenAPI.Document, url }
   })
 
 /** Loads (inline or by URL) and parses the document. */
@@ -149,24 +138,26 @@ export const sanitize = (raw: string): string =>
 export const operations = (document: OpenAPI.Document): ReadonlyArray<Operation> => {
   const out: Array<Operation> = []
   const used = new Set<string>()
-  for (const [path, item] of Object.entries(document.paths ?? {})) {
-    if (item === undefined || item === null) continue
+  const isRecord = (u: unknown): u is object => typeof u === "object" && u !== null && !Array.isArray(u)
+  for (const [path, item] of Object.entries(isRecord(document.paths) ? document.paths : {})) {
+    // Only what a document of its version can hold: a path item or an operation that is not an object is no operation.
+    if (!isRecord(item)) continue
     const pathItem = item as OpenAPIV3.PathItemObject
     for (const method of methods) {
       const operation = pathItem[method]
-      if (operation === undefined) continue
-      const fromId = operation.operationId === undefined ? "" : sanitize(operation.operationId)
+      if (operation === undefined || !isRecord(operation)) continue
+      const fromId = typeof operation.operationId !== "string" ? "" : sanitize(operation.operationId)
       const base = fromId !== "" ? fromId : sanitize(`${method}_${path}`) || method
       let name = base
       for (let n = 2; used.has(name); n++) name = `${base}_${n}`
       used.add(name)
       out.push({
         name,
-        operationId: operation.operationId,
+        operationId: typeof operation.operationId === "string" ? operation.operationId : undefined,
         method,
         path,
-        summary: operation.summary,
-        description: operation.description,
+        summary: typeof operation.summary === "string" ? operation.summary : undefined,
+        description: typeof operation.description === "string" ? operation.description : undefined,
         operation,
         pathItem
       })
@@ -185,7 +176,7 @@ export const allowed = (ops: ReadonlyArray<Operation>, allowedOperations: Readon
 // ---- base URL (rule 6) -------------------------------------------------------
 
 const substituteVariables = (server: OpenAPIV3.ServerObject): string =>
-  server.url.replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default?.toString() ?? "")
+  String(server.url).replace(/\{([^}]+)\}/g, (_, name: string) => server.variables?.[name]?.default?.toString() ?? "")
 
 /**
  * The first usable base URL: the explicit one, else the document's first
@@ -204,7 +195,8 @@ export const resolveBaseUrl = (
   if (explicit !== null) return usable(explicit)
   const doc = loaded.document
   if ("openapi" in doc) {
-    for (const server of doc.servers ?? []) {
+    for (const server of Array.isArray(doc.servers) ? doc.servers : []) {
+      if (typeof server !== "object" || server === null) continue
       const raw = substituteVariables(server)
       const base = loaded.url?.toString()
       const absolute = URL.canParse(raw)

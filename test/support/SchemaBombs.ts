@@ -48,9 +48,8 @@ export const fanOutJsonSchema = (depth: number, fanOut = 10): Record<string, unk
   $defs: fanOutSchemas(depth, fanOut, "#/$defs/")
 })
 
-/** A JSON Schema nested `depth` levels (`properties.a.properties.a...`), as text: JSON.stringify would recurse. */
-export const deepSchemaText = (depth: number): string =>
-  "{\"type\":\"object\",\"properties\":{\"a\":".repeat(depth) + "{\"type\":\"string\"}" + "}}".repeat(depth)
+/** A JSON Schema `{"not":{"not":...{}}}`, `depth` + 1 JSON levels, as text: JSON.stringify would recurse. */
+export const deepSchemaText = (depth: number): string => "{\"not\":".repeat(depth) + "{}" + "}".repeat(depth)
 
 /** A value nested `depth` levels: `{"a":{"a":...}}`, as text. */
 export const deepJsonText = (depth: number): string => "{\"a\":".repeat(depth) + "1" + "}".repeat(depth)
