@@ -160,7 +160,7 @@ TestServer.suite()("console", (it) => {
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 
-  it.effect("tool calls show their input and output as they happen; a message sent meanwhile is held, said so, and answered", () =>
+  it.effect("tool calls show their input and output (or their failure) as they happen; a message sent meanwhile is held, said so, and answered", () =>
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const { gate, agent } = yield* toolAgent("tools")
@@ -168,7 +168,12 @@ TestServer.suite()("console", (it) => {
       const runId = yield* Browser.on(browser, async (page) => {
         await signIn(page, api.url, TestServer.Keys.a)
         await newThread(page, agent.id)
-        await send(page, `/tool mcp__tools__echo ${JSON.stringify({ text: hostile })}\n/tool mcp__tools__wait {}`)
+        await send(
+          page,
+          `/tool mcp__tools__echo ${
+            JSON.stringify({ text: hostile })
+          }\n/tool mcp__tools__fail {}\n/tool mcp__tools__wait {}`
+        )
         await toolCard(page, "mcp__tools__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
         return runIdOf(page)
       })
@@ -180,6 +185,8 @@ TestServer.suite()("console", (it) => {
         echoInput: await toolCard(page, "mcp__tools__echo").getByLabel("Input").textContent(),
         echoOutput: await toolCard(page, "mcp__tools__echo").getByLabel("Output").textContent(),
         waitInput: await toolCard(page, "mcp__tools__wait").getByLabel("Input").textContent(),
+        failState: await toolCard(page, "mcp__tools__fail").getAttribute("data-state"),
+        failError: await toolCard(page, "mcp__tools__fail").locator(".tool-error").textContent(),
         outcomes: await page.locator(".terminal .outcome").count()
       }))
       yield* browser.screenshot("tool-running")
@@ -209,12 +216,15 @@ TestServer.suite()("console", (it) => {
       assert.strictEqual(live.echoInput, pretty({ text: hostile }))
       assert.strictEqual(live.echoOutput, pretty(outputs[0]))
       assert.strictEqual(live.waitInput, pretty({}))
+      // An expected failure (tool-output-available, output.type 'tool-output-error') is shown as the call's error.
+      assert.strictEqual(live.failState, "failed")
+      assert.strictEqual(live.failError, "tool_error: it failed")
       assert.strictEqual(live.outcomes, 0)
       assert.strictEqual(done.outcome, "Run completed.")
       // Delivered at the boundary after `wait`, the follow-up is the message the model answers.
       assert.deepStrictEqual(done.notices, ["Follow-up delivered: hold this"])
       assert.deepStrictEqual(done.texts, ["Echo: hold this"])
-      assert.strictEqual(done.waitOutput, pretty(outputs[1]))
+      assert.strictEqual(done.waitOutput, pretty(outputs[2]))
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 

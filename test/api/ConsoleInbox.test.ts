@@ -122,7 +122,8 @@ TestServer.suite()("console inbox", (it) => {
           runId: await runIdOf(page),
           outcome,
           toolState: await toolCard(page, "mcp__gated__echo").getAttribute("data-state"),
-          note: await toolCard(page, "mcp__gated__echo").locator(".tool-denied").textContent()
+          note: await toolCard(page, "mcp__gated__echo").locator(".tool-denied").textContent(),
+          reason: await toolCard(page, "mcp__gated__echo").locator(".tool-denied-reason").textContent()
         }
       })
       yield* browser.screenshot("approval-denied")
@@ -131,6 +132,8 @@ TestServer.suite()("console inbox", (it) => {
       assert.strictEqual(denied.outcome, "Run completed.")
       assert.strictEqual(denied.toolState, "denied")
       assert.strictEqual(denied.note, "Denied: the tool did not run.")
+      // The reason the model read (data-svc-tool-denied): the inbox denies without one.
+      assert.strictEqual(denied.reason, "Reason: The tool call was denied.")
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 

@@ -13,7 +13,17 @@ import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { type Aimock, aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
-import { agentWithThread, getRun, getThread, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
+import {
+  agentWithThread,
+  callIdsOf,
+  getRun,
+  getThread,
+  outputsOf,
+  send,
+  successesOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import { listen } from "../support/HttpPeer.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -87,14 +97,28 @@ layer(Harness, { timeout: TestServer.setupTimeout })("managed workspaces", (it) 
       assert.strictEqual(after.workspace?.status, "active")
       assert.isString(after.workspace?.updatedAt)
 
-      // The next run finds the file; a failing command is a result carrying its exit code.
+      // The next run finds the file; a failing command is a result carrying its exit code (spec 6.2);
+      // a command that cannot start is an expected failure, shown as tool-output-available.
       const next = yield* send(
         thread.id,
-        [toolStep("read_file", { path: "notes/hello.txt" }), toolStep("bash", { command: "exit 3" })].join("\n")
+        [
+          toolStep("read_file", { path: "notes/hello.txt" }),
+          toolStep("bash", { command: "exit 3" }),
+          toolStep("bash", { command: "true", cwd: "../.." })
+        ].join("\n")
       )
-      const [read, failing] = outputsOf(next.parsed.chunks)
+      const [read, failing] = successesOf(next.parsed.chunks)
       assert.include(JSON.stringify(read), "hi from the model")
       assert.deepStrictEqual(failing, { exitCode: 3, stdout: "", stderr: "" })
+      const [, , refusedId] = callIdsOf(next.parsed.chunks)
+      assert.deepStrictEqual(next.parsed.chunks.filter((c) => c.type.startsWith("tool-output")).at(-1), {
+        type: "tool-output-available",
+        toolCallId: refusedId,
+        output: {
+          type: "tool-output-error",
+          error: { code: "workspace_error", message: "cwd: '../..' is outside the workspace" }
+        }
+      })
 
       // Deleting the thread deletes its workspace's files.
       const dir = join(TestServer.testWorkspaceRoot, "workspaces", thread.id)

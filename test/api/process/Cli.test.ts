@@ -251,7 +251,7 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
         assert.deepStrictEqual(denied, [
           ...asked(first, "one"),
           `[tool] mcp__cligate__echo {"text":"one"}`,
-          "[denied] mcp__cligate__echo",
+          "[denied] mcp__cligate__echo: Not today.",
           "Result: Not today.",
           runLine(yield* get("approval", `/v1/runs/${runIdIn(sent)}`, Run))
         ])

@@ -11,7 +11,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { agentWithThread, send, toolStep } from "../../support/Conversation.ts"
+import { agentWithThread, failureTextsOf, send, toolStep } from "../../support/Conversation.ts"
 import * as Harness from "../../support/github/Harness.ts"
 import type { Faulted } from "../../support/github/Interceptions.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
@@ -82,7 +82,7 @@ describe("credentials and the service's log", () => {
               "/text done"
             ].join("\n")
           )
-          const errors = parsed.chunks.flatMap((c) => (c.type === "tool-output-error" ? [c.errorText] : []))
+          const errors = failureTextsOf(parsed.chunks)
           assert.deepStrictEqual(errors, [
             "codehost_github_error: GitHub answered 401: Bad credentials: <redacted>",
             "codehost_github_error: GitHub answered 500: Bad credentials: <redacted>",

@@ -13,7 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { UIMessageChunk } from "ai"
 import { Effect, Queue, Redacted } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { callIdsOf, getRun, startRun, streamOf } from "../../support/Conversation.ts"
+import { callIdsOf, failuresOf, getRun, startRun, streamOf } from "../../support/Conversation.ts"
 import * as Harness from "../../support/github/Harness.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
@@ -33,13 +33,15 @@ const settlements = (url: string) =>
     return yield* sql.listen("test_settled")
   }).pipe(Effect.provide(Reactivity.layer), Effect.orDie)
 
-/** The results the stream shows for the call `id`: `{ output }` or `{ error }` (the text the model reads). */
+/** The results the stream shows for the call `id`: `{ output }`, or `{ error }` (`code: message`) for an expected failure. */
 type Result = { readonly output?: unknown; readonly error?: string }
-const resultOf = (chunks: ReadonlyArray<UIMessageChunk>, id: string): ReadonlyArray<Result> =>
-  chunks.flatMap((c): ReadonlyArray<Result> => {
-    if (c.type === "tool-output-available" && c.toolCallId === id) return [{ output: c.output }]
-    return c.type === "tool-output-error" && c.toolCallId === id ? [{ error: c.errorText }] : []
-  })
+const resultOf = (chunks: ReadonlyArray<UIMessageChunk>, id: string): ReadonlyArray<Result> => {
+  const failed = failuresOf(chunks).filter((f) => f.toolCallId === id)
+  if (failed.length > 0) return failed.map((f) => ({ error: `${f.error.code}: ${f.error.message}` }))
+  return chunks.flatMap((
+    c
+  ) => (c.type === "tool-output-available" && c.toolCallId === id ? [{ output: c.output }] : []))
+}
 
 describe("write replay across a kill -9", () => {
   it.live(
