@@ -27,26 +27,31 @@ export const FilePart = Schema.Struct({
 })
 export const StepStartPart = Schema.Struct({ type: Schema.Literal("step-start") })
 
-export const ToolPartState = Schema.Literals([
-  "input-streaming",
-  "input-available",
-  "output-available",
-  "output-error",
-  "output-denied"
-])
-export type ToolPartState = typeof ToolPartState.Type
+const toolPart = <S extends string, F extends Schema.Struct.Fields>(state: S, fields: F) =>
+  Schema.Struct({
+    /** `tool-<tool name>`, as `useChat` names the part of a call. */
+    type: Schema.TemplateLiteral(["tool-", Schema.String]),
+    toolCallId: Schema.String,
+    state: Schema.Literal(state),
+    ...fields
+  })
 
-/** `tool-<tool name>`, as `useChat` names the part of a call. */
-export const ToolPart = Schema.Struct({
-  type: Schema.TemplateLiteral(["tool-", Schema.String]),
-  toolCallId: Schema.String,
-  state: ToolPartState,
-  input: opt(Schema.Unknown),
-  output: opt(Schema.Unknown),
-  errorText: opt(Schema.String),
-  /** On a denied call: the interaction that decided it (else the call's own id), and the reason the model read. */
-  approval: opt(Schema.Struct({ id: Schema.String, approved: Schema.Literal(false), reason: opt(Schema.String) }))
-})
+/**
+ * A tool call, by its state: its input still streaming (a run going on), available (the call
+ * running, or waiting for a person), its output (an expected failure is an output of type
+ * `tool-output-error`), an error (the call never finished), or denied (with the interaction that
+ * decided it, else the call's own id, and the reason the model read).
+ */
+export const ToolPart = Schema.Union([
+  toolPart("input-streaming", { input: opt(Schema.Unknown) }),
+  toolPart("input-available", { input: Schema.Unknown }),
+  toolPart("output-available", { input: Schema.Unknown, output: Schema.Unknown }),
+  toolPart("output-error", { input: opt(Schema.Unknown), errorText: Schema.String }),
+  toolPart("output-denied", {
+    input: Schema.Unknown,
+    approval: Schema.Struct({ id: Schema.String, approved: Schema.Literal(false), reason: opt(Schema.String) })
+  })
+])
 export type ToolPart = typeof ToolPart.Type
 
 /** A `data-svc-*` part as the stream carried it (spec 6.2). */

@@ -1,14 +1,14 @@
 /**
  * What a thread's history is read from (src/threads/History.ts): its root
  * runs in order with the user's input, and for a page of them their stored
- * stream chunks, their checkpointed steps and the held messages they
- * delivered.
+ * stream chunks, the approval requests of their calls, and (once a stream is
+ * gone) their checkpointed steps and the held messages they delivered.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schema } from "effect"
 import { Chunk } from "../../domain/Chunk.ts"
 import { AttachmentRef, Message } from "../../domain/Conversation.ts"
-import { FollowupId, RunId, type ThreadId } from "../../domain/Ids.ts"
+import { FollowupId, InteractionId, RunId, type ThreadId } from "../../domain/Ids.ts"
 
 /** A root run of the thread: one turn, started by the user's input. */
 export interface Turn {
@@ -32,6 +32,8 @@ export interface TurnRecords {
   readonly steps: ReadonlyMap<RunId, ReadonlyArray<ReadonlyArray<Message>>>
   /** The held messages each run without stored chunks delivered, in the order it delivered them. */
   readonly followups: ReadonlyMap<RunId, ReadonlyArray<{ readonly id: FollowupId; readonly text: string }>>
+  /** The approval request of each call of the runs that had one (a hook's review or a person's), by call id. */
+  readonly approvals: ReadonlyMap<string, InteractionId>
 }
 
 const TurnRows = Schema.Array(Schema.Struct({
@@ -43,6 +45,7 @@ const TurnRows = Schema.Array(Schema.Struct({
 const ChunkRows = Schema.Array(Schema.Struct({ run_id: RunId, chunk: Chunk }))
 const StepRows = Schema.Array(Schema.Struct({ run_id: RunId, messages: Schema.Array(Message) }))
 const FollowupRows = Schema.Array(Schema.Struct({ run_id: RunId, id: FollowupId, text: Schema.String }))
+const ApprovalRows = Schema.Array(Schema.Struct({ tool_call_id: Schema.String, id: InteractionId }))
 
 /** Rows grouped by run, in row order. */
 const byRun = <R extends { readonly run_id: RunId }, A>(rows: ReadonlyArray<R>, value: (row: R) => A) => {
@@ -93,18 +96,26 @@ export class HistoryRepo extends Context.Service<HistoryRepo, {
           }
         ),
         records: Effect.fn("HistoryRepo.records")(function*(runIds: ReadonlyArray<RunId>) {
-          if (runIds.length === 0) return { chunks: new Map(), steps: new Map(), followups: new Map() }
-          const chunks = byRun(
-            yield* read(
+          if (runIds.length === 0) {
+            return { chunks: new Map(), steps: new Map(), followups: new Map(), approvals: new Map() }
+          }
+          const [chunkRows, approvals] = yield* Effect.all([
+            read(
               ChunkRows,
               sql`SELECT run_id, chunk FROM run_events
                 WHERE ${sql.in("run_id", runIds)} AND chunk->>'type' <> 'data-svc-progress' ORDER BY run_id, seq`
             ),
-            (r) => r.chunk
-          )
+            read(
+              ApprovalRows,
+              sql`SELECT tool_call_id, id FROM interactions
+                WHERE ${sql.in("run_id", runIds)} AND kind = 'approval_request' ORDER BY created_at, id`
+            )
+          ], { concurrency: 2 })
+          const chunks = byRun(chunkRows, (r) => r.chunk)
+          const approvalOf = new Map(approvals.map((r) => [r.tool_call_id, r.id] as const))
           // Steps and delivered follow-ups only for runs whose stream is gone (or not started).
           const streamless = runIds.filter((id) => !chunks.has(id))
-          if (streamless.length === 0) return { chunks, steps: new Map(), followups: new Map() }
+          if (streamless.length === 0) return { chunks, steps: new Map(), followups: new Map(), approvals: approvalOf }
           const [steps, followups] = yield* Effect.all([
             read(
               StepRows,
@@ -119,7 +130,8 @@ export class HistoryRepo extends Context.Service<HistoryRepo, {
           return {
             chunks,
             steps: byRun(steps, (r) => r.messages),
-            followups: byRun(followups, (r) => ({ id: r.id, text: r.text }))
+            followups: byRun(followups, (r) => ({ id: r.id, text: r.text })),
+            approvals: approvalOf
           }
         })
       }

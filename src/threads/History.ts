@@ -40,7 +40,7 @@ const messagesOf = (turn: Turn, records: TurnRecords, publicUrl: string): Array<
   const steps = records.steps.get(turn.runId) ?? []
   const chunks = records.chunks.get(turn.runId) ?? []
   const parts = chunks.length > 0
-    ? partsOfStream(chunks)
+    ? partsOfStream(chunks, (id) => records.approvals.get(id))
     : partsOfSteps(steps, records.followups.get(turn.runId) ?? [])
   return parts.length === 0 ? [user] : [user, { id: turn.runId, role: "assistant", parts, metadata }]
 }

@@ -36,23 +36,20 @@ const isDataChunk = (chunk: Chunk): chunk is DataChunk => chunk.type.startsWith(
 
 const isTool = (part: MessagePart): part is ToolPart => part.type.startsWith("tool-")
 
-const toolPart = (
-  name: string,
-  toolCallId: string,
-  state: ToolPart["state"],
-  fields: Pick<ToolPart, "input" | "output" | "errorText" | "approval"> = {}
-): ToolPart => ({ type: `tool-${name}`, toolCallId, state, ...fields })
+/** The call's input (undefined while it still streams). */
+const inputOf = (part: ToolPart): unknown => ("input" in part ? part.input : undefined)
 
-/** `input` when the part has one (a call still streaming its input has none). */
-const inputOf = (part: ToolPart): Pick<ToolPart, "input"> => ("input" in part ? { input: part.input } : {})
-
-/** The assistant's parts folded from a run's stored chunks. */
-export const partsOfStream = (chunks: ReadonlyArray<Chunk>): Array<MessagePart> => {
+/**
+ * The assistant's parts folded from a run's stored chunks. `approvalOf`: the approval request of a
+ * call (a denied call's approval id), when it had one.
+ */
+export const partsOfStream = (
+  chunks: ReadonlyArray<Chunk>,
+  approvalOf: (toolCallId: string) => string | undefined
+): Array<MessagePart> => {
   const parts: Array<MessagePart> = []
   /** Open text and reasoning parts by stream part id: their index in `parts`. */
   const open = new Map<string, number>()
-  /** The interaction that asked about a call (a denied call's approval id). */
-  const interactions = new Map<string, string>()
   /** Why a call was denied (`data-svc-tool-denied`, just before its `tool-output-denied`). */
   const reasons = new Map<string, string>()
 
@@ -104,32 +101,42 @@ export const partsOfStream = (chunks: ReadonlyArray<Chunk>): Array<MessagePart> 
         edit(chunk.id, done, true)
         break
       case "tool-input-start":
-        upsertTool(toolPart(chunk.toolName, chunk.toolCallId, "input-streaming"))
+        upsertTool({ type: `tool-${chunk.toolName}`, toolCallId: chunk.toolCallId, state: "input-streaming" })
         break
       case "tool-input-available":
-        upsertTool(toolPart(chunk.toolName, chunk.toolCallId, "input-available", { input: chunk.input }))
+        upsertTool({
+          type: `tool-${chunk.toolName}`,
+          toolCallId: chunk.toolCallId,
+          state: "input-available",
+          input: chunk.input
+        })
         break
       case "tool-output-available":
-        settle(chunk.toolCallId, (p) => ({ ...strip(p), state: "output-available", output: chunk.output }))
+        settle(
+          chunk.toolCallId,
+          (p) => ({ ...call(p), state: "output-available", input: inputOf(p), output: chunk.output })
+        )
         break
       case "tool-output-error":
-        settle(chunk.toolCallId, (p) => ({ ...strip(p), state: "output-error", errorText: chunk.errorText }))
+        settle(chunk.toolCallId, (p) => ({
+          ...call(p),
+          state: "output-error",
+          ...("input" in p ? { input: p.input } : {}),
+          errorText: chunk.errorText
+        }))
         break
       case "tool-output-denied": {
         const reason = reasons.get(chunk.toolCallId)
         const approval = {
-          id: interactions.get(chunk.toolCallId) ?? chunk.toolCallId,
+          id: approvalOf(chunk.toolCallId) ?? chunk.toolCallId,
           approved: false as const,
           ...(reason === undefined ? {} : { reason })
         }
-        settle(chunk.toolCallId, (p) => ({ ...strip(p), state: "output-denied", approval }))
+        settle(chunk.toolCallId, (p) => ({ ...call(p), state: "output-denied", input: inputOf(p), approval }))
         break
       }
       default:
         if (!isDataChunk(chunk)) break
-        if (chunk.type === "data-svc-input-requested") {
-          interactions.set(chunk.data.toolCallId, chunk.data.interactionId)
-        }
         if (chunk.type === "data-svc-tool-denied") reasons.set(chunk.data.toolCallId, chunk.data.reason)
         pushData(parts, chunk)
     }
@@ -137,13 +144,8 @@ export const partsOfStream = (chunks: ReadonlyArray<Chunk>): Array<MessagePart> 
   return parts
 }
 
-/** A tool part without its result fields, to settle it afresh. */
-const strip = (part: ToolPart): ToolPart => ({
-  type: part.type,
-  toolCallId: part.toolCallId,
-  state: part.state,
-  ...inputOf(part)
-})
+/** What every state of a call's part has: its type (the tool's name) and its id. */
+const call = (part: ToolPart) => ({ type: part.type, toolCallId: part.toolCallId })
 
 /** A data part; one with the id and type of an earlier one replaces its data (as `useChat` does). */
 const pushData = (parts: Array<MessagePart>, chunk: DataChunk) => {
@@ -178,14 +180,15 @@ export const partsOfSteps = (
     for (const m of step) {
       if (m.role !== "assistant") continue
       if (m.content !== "") parts.push({ type: "text", text: m.content, state: "done" })
-      for (const call of m.toolCalls) {
-        const result = results.get(call.id)
+      for (const c of m.toolCalls) {
+        const result = results.get(c.id)
+        const made = { type: `tool-${c.name}` as const, toolCallId: c.id, input: c.input }
         parts.push(
           result === undefined
-            ? toolPart(call.name, call.id, "input-available", { input: call.input })
+            ? { ...made, state: "input-available" }
             : result.isError
-            ? toolPart(call.name, call.id, "output-error", { input: call.input, errorText: result.content })
-            : toolPart(call.name, call.id, "output-available", { input: call.input, output: result.content })
+            ? { ...made, state: "output-error", errorText: result.content }
+            : { ...made, state: "output-available", output: result.content }
         )
       }
     }

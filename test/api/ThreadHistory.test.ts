@@ -11,7 +11,7 @@
  */
 import { assert } from "@effect/vitest"
 import { convertToModelMessages, type UIMessage, validateUIMessages } from "ai"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
@@ -19,6 +19,7 @@ import { ThreadMessage } from "../../domain/ThreadMessage.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, startRun, streamOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
+import { HookServer, reply } from "../support/HookServer.ts"
 import { pendingOf } from "../support/Interactions.ts"
 import { expectInvalid } from "../support/Refusals.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -78,7 +79,7 @@ const dataTypes = (message: ThreadMessage | undefined) =>
 const withoutData = (message: ThreadMessage | undefined) =>
   (message?.parts ?? []).filter((p) => !p.type.startsWith("data-"))
 
-TestServer.suite()("thread history", (it) => {
+TestServer.suiteWith(Layer.mergeAll(TestServer.layer(), HookServer.layer))("thread history", (it) => {
   it.effect("three turns read back as UIMessages: attachment, reasoning, tool output, an expected failure, a denial", () =>
     Effect.gen(function*() {
       const { thread } = yield* gatedThread("open")
@@ -227,6 +228,42 @@ TestServer.suite()("thread history", (it) => {
         toolName: "mcp__openheld__echo",
         output: { type: "error-text", value: "Not now." }
       }])
+    }).pipe(Effect.scoped))
+
+  it.effect("a call the approval hook denied: its approval is the review the hook saw (GET /v1/interactions/:id)", () =>
+    Effect.gen(function*() {
+      const hooks = yield* HookServer
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "reviewer",
+        url: `${hooks.origin}/review`,
+        secret: "whsec_history_test"
+      })
+      const gate = yield* gateServer
+      const server = yield* Collection.toolServers.create({ name: "hooked", transport: "http", url: gate.url })
+      const { thread } = yield* agentWithThread({
+        capabilities: { mcp: { toolServerIds: [server.id] } },
+        approvals: { toolExecution: { hookId: hook.id } }
+      })
+      yield* hooks.answerWith(reply(200, { decision: "deny", reason: "Not on Fridays." }))
+      const before = (yield* hooks.received).length
+      const { runId, stream } = yield* turn(thread.id, { input: "/tool mcp__hooked__echo {\"text\":\"x\"}" })
+      const review = String((JSON.parse((yield* hooks.received)[before].body) as Record<string, unknown>)["id"])
+      assert.match(review, /^tar_/)
+      const [, answer] = (yield* messages(thread.id)).data
+      assert.strictEqual(answer.id, runId)
+      assert.deepStrictEqual(withoutData(answer)[1], {
+        type: "tool-mcp__hooked__echo",
+        toolCallId: callIdsOf(stream.chunks)[0],
+        state: "output-denied",
+        input: { text: "x" },
+        approval: { id: review, approved: false, reason: "Not on Fridays." }
+      })
+      const decided = yield* TestServer.expectOk(
+        yield* TestServer.request("GET", `/v1/interactions/${review}`),
+        200,
+        Interaction
+      )
+      assert.strictEqual(decided.toolCallId, callIdsOf(stream.chunks)[0])
     }).pipe(Effect.scoped))
 
   it.effect("a run still going shows what is stored so far: the call it is blocked in", () =>

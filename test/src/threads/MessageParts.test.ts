@@ -129,11 +129,11 @@ const cases: ReadonlyArray<{
 describe("MessageParts", () => {
   it.effect.each(cases)("the stream's fold equals the AI SDK's: $name", ({ chunks, parts }) =>
     Effect.gen(function*() {
-      assert.deepStrictEqual(partsOfStream(chunks), parts)
-      assert.deepStrictEqual(partsOfStream(chunks), yield* foldedByAi(chunks))
+      assert.deepStrictEqual(partsOfStream(chunks, () => undefined), parts)
+      assert.deepStrictEqual(partsOfStream(chunks, () => undefined), yield* foldedByAi(chunks))
     }))
 
-  it("a denied call gets the approval validateUIMessages requires: the interaction that asked, the reason the model read", () => {
+  it("a denied call gets the approval validateUIMessages requires: its approval request, the reason the model read", () => {
     const requested: Chunk = {
       type: "data-svc-input-requested",
       data: { interactionId: "tar_1", toolCallId: "tc_a", request: { kind: "approval" }, expiresAt: "x" }
@@ -153,9 +153,9 @@ describe("MessageParts", () => {
       { type: "start-step" },
       ...echo("tc_a"),
       ...denied("tc_a", "Not now."),
-      // A hook's denial: no interaction asked, the call's own id stands for it.
+      // A call without an approval request on record: its own id stands for it.
       ...denied("tc_b", "Blocked by policy.")
-    ])
+    ], (id) => (id === "tc_a" ? "tar_1" : undefined))
     const tools = parts.filter((p) => p.type === "tool-echo")
     assert.deepStrictEqual(tools, [
       {
