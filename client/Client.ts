@@ -26,6 +26,7 @@ import { filesClient } from "./FilesClient.ts"
 import { checked, filters, ids, type PageOptions, pageQuery } from "./Inputs.ts"
 import * as RunEvents from "./RunEvents.ts"
 import { type ApiClient, type ConnectionOptions, makeServiceClient } from "./ServiceClient.ts"
+import { allMessages, messagesPage } from "./ThreadHistory.ts"
 
 const agentCreate = checked(AgentCreate, "agent")
 const threadCreate = checked(ThreadCreate, "thread")
@@ -77,7 +78,11 @@ export const createClient = (options: ConnectionOptions) => {
         run(Effect.flatMap(ids.thread(id), (threadId) => api.threads.get({ params: { id: threadId } }))),
       /** Sends a message and answers with the new run's id and its stream (from the same response). */
       send: (threadId: string, input: string | typeof MessageInput.Encoded, send: RunEvents.SendOptions = {}) =>
-        run(Effect.map(sendMessage(threadId, input, send), ({ runId, chunks }) => ({ runId, stream: stream(chunks) })))
+        run(Effect.map(sendMessage(threadId, input, send), ({ runId, chunks }) => ({ runId, stream: stream(chunks) }))),
+      /** A page of the thread's messages as the AI SDK's `UIMessage`s, oldest first. */
+      messages: (threadId: string, page: PageOptions = {}) => run(messagesPage(api, threadId, page)),
+      /** Every message of the thread, oldest first: what `useChat({ messages })` starts from after a reload. */
+      history: (threadId: string) => run(allMessages(api, threadId))
     },
     runs: {
       start: (body: typeof RunStartInput.Encoded) =>

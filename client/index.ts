@@ -8,6 +8,7 @@
  * - Failures: `ServiceError` (the service's envelope) and `ClientError`.
  */
 export { type Chunk } from "../domain/Chunk.ts"
+export type { MessagePart, ThreadMessage } from "../domain/ThreadMessage.ts"
 export * from "./ChatTransport.ts"
 export * from "./Client.ts"
 export * from "./Failures.ts"

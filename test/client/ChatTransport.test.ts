@@ -1,7 +1,8 @@
 /**
  * The client's `ChatTransport` driven by the AI SDK's own chat logic
  * (`AbstractChat`, which React's `useChat` wraps; only the React state is
- * replaced by a plain array): a message answered into the chat, an approval
+ * replaced by a plain array): a message answered into the chat, a chat
+ * reloaded from the thread's history that goes on, an approval
  * answered while the chat follows the parked run, `reconnectToStream`
  * replaying a run the transport did not see end (null once it ended), and the
  * requests the transport refuses rather than ignore.
@@ -10,6 +11,7 @@ import { assert } from "@effect/vitest"
 import { ClientError, createClient } from "agent-service/client"
 import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, readUIMessageStream, type UIMessage } from "ai"
 import { Context, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { aimock, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, textOf } from "../support/Conversation.ts"
@@ -19,7 +21,10 @@ import * as TestServer from "../support/TestServer.ts"
 class ArrayState implements ChatState<UIMessage> {
   status: ChatStatus = "ready"
   error: Error | undefined = undefined
-  messages: Array<UIMessage> = []
+  messages: Array<UIMessage>
+  constructor(messages: Array<UIMessage> = []) {
+    this.messages = messages
+  }
   pushMessage = (message: UIMessage) => {
     this.messages = [...this.messages, message]
   }
@@ -32,10 +37,10 @@ class ArrayState implements ChatState<UIMessage> {
   snapshot = <T>(thing: T): T => structuredClone(thing)
 }
 
-/** What `useChat` runs, without React. */
+/** What `useChat` runs, without React; `messages`: what the chat starts from. */
 class Chat extends AbstractChat<UIMessage> {
-  constructor(init: Omit<ChatInit<UIMessage>, "messages">) {
-    super({ ...init, state: new ArrayState() })
+  constructor({ messages, ...init }: ChatInit<UIMessage>) {
+    super({ ...init, state: new ArrayState(messages) })
   }
 }
 
@@ -43,6 +48,7 @@ const Model = Layer.unwrap(
   Effect.gen(function*() {
     const peer = yield* aimock((mock) => {
       mock.onMessage("hello", { content: "Hi there, friend!" }, { chunkSize: 5 })
+      mock.onMessage("after the reload", { content: "Still here." })
       mock.on({ userMessage: "park please", hasToolResult: false }, {
         toolCalls: [{ id: "call_c", name: "mcp__chatgate__echo", arguments: JSON.stringify({ text: "approved" }) }]
       })
@@ -96,6 +102,45 @@ TestServer.suiteWith(Harness)("client: the ChatTransport under useChat's chat lo
         return transport.reconnectToStream({ chatId: thread.id })
       })
       assert.isNull(reconnect)
+    }))
+
+  it.effect("after a reload the chat starts from the thread's history (threads.history) and goes on", () =>
+    Effect.gen(function*() {
+      const c = yield* client
+      const { thread } = yield* agentWithThread()
+      const first = yield* Effect.promise(async () => {
+        const chat = new Chat({ id: thread.id, transport: c.chatTransport() })
+        await chat.sendMessage({ text: "hello" })
+        return chat.messages
+      })
+      // The next run a second later, so the thread's two runs are in order.
+      yield* TestClock.adjust("1 second")
+      const chats = yield* Effect.promise(async () => {
+        const history = await c.threads.history(thread.id)
+        // A new page: the chat starts from the thread's history. Only an output-error part's optional
+        // input keeps the history's type from being the SDK's UIMessage, hence the cast.
+        const reloaded = new Chat({
+          id: thread.id,
+          transport: c.chatTransport(),
+          messages: [...history] as Array<UIMessage>
+        })
+        const start = reloaded.messages
+        await reloaded.sendMessage({ text: "after the reload" })
+        return { first, history, start, after: reloaded.messages, again: await c.threads.history(thread.id) }
+      })
+      const json = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
+      // The history is the chat as useChat held it: the user's parts as sent, the assistant's message by the run's id.
+      assert.deepStrictEqual(chats.history.map((m) => m.role), ["user", "assistant"])
+      assert.deepStrictEqual(json(chats.history[0].parts), json(chats.first[0].parts))
+      assert.strictEqual(chats.history[1].id, chats.first[1].id)
+      assert.deepStrictEqual(json(chats.history[1].parts), json(chats.first[1].parts))
+      assert.deepStrictEqual(json(chats.start), json(chats.history))
+      assert.strictEqual(chats.after.length, 4)
+      assert.deepStrictEqual(json(chats.after.slice(0, 2)), json(chats.history))
+      assert.strictEqual(textOf(chats.after[3]), "Still here.")
+      assert.deepStrictEqual(chats.again.map((m) => m.id).slice(0, 2), chats.history.map((m) => m.id))
+      assert.strictEqual(chats.again[3].id, chats.after[3].id)
+      assert.deepStrictEqual(json(chats.again[3].parts), json(chats.after[3].parts))
     }))
 
   it.effect("an approval while the chat streams: answered through the client, the same response goes on to the answer", () =>
