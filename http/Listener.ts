@@ -64,24 +64,29 @@ export const make = Effect.map(IdGenerator, (ids) => {
 
 export type Listener = Effect.Success<typeof make>
 
-/** Stops the listener gracefully when the layer is released (see the module header). */
-export const layerStop = (listener: Listener, graceMs: number) =>
+/**
+ * Stops the listeners gracefully when the layer is released (see the module
+ * header), all at once: the grace period is one for all of them.
+ */
+export const layerStop = (listeners: ReadonlyArray<Listener>, graceMs: number) =>
   Layer.effectDiscard(
     Effect.flatMap(Draining, (draining) =>
       Effect.addFinalizer(() =>
         Effect.gen(function*() {
-          const { server } = listener
-          if (!server.listening) return yield* draining.begin
-          listener.stopping.value = true
-          const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+          const open = listeners.filter((l) => l.server.listening)
+          const closed = open.map(({ server, stopping }) => {
+            stopping.value = true
+            return new Promise<void>((resolve) => server.close(() => resolve()))
+          })
           yield* draining.begin
-          yield* Effect.promise(() => closed).pipe(
+          if (open.length === 0) return
+          yield* Effect.promise(() => Promise.all(closed)).pipe(
             Effect.timeoutOrElse({
               duration: Duration.millis(graceMs),
               orElse: () =>
                 Effect.andThen(
                   Effect.logWarning(`connections still open ${graceMs} ms after SIGTERM are closed`),
-                  Effect.sync(() => server.closeAllConnections())
+                  Effect.sync(() => open.forEach(({ server }) => server.closeAllConnections()))
                 )
             })
           )

@@ -1,6 +1,12 @@
 /**
  * `ANY /v1/previews/<token>/<path>`: the preview URLs of managed workspaces
- * (src/workspace/Previews.ts). No API key: the signed token is the grant. A
+ * (src/workspace/Previews.ts), served by the previews' own listener
+ * (SVC_PREVIEW_PORT, http/PreviewServer.ts), never the API's: a previewed page
+ * is code a workspace wrote, kept off the origin where the console keeps its
+ * key. On the API's listener the same paths are 404 (`elsewhere`), with no
+ * redirect: a redirect would keep nothing working past the URLs' expiry (two
+ * hours at most) and would send a browser on from the API's origin.
+ * No API key: the signed token is the grant. A
  * forged or expired token is 403 `permission_denied` before anything of the
  * workspace is touched; a port with no running service (on this node) is 502
  * `service_unavailable`; anything else is the service's own answer, streamed
@@ -11,8 +17,8 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import { Effect, Option } from "effect"
 import { HttpMiddleware, HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
 import { IncomingMessage, ServerResponse } from "node:http"
-import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import * as PortSocket from "../src/workspace/PortSocket.ts"
+import { PreviewOrigin } from "../src/workspace/PreviewOrigin.ts"
 import * as PreviewProxy from "../src/workspace/PreviewProxy.ts"
 import { Previews } from "../src/workspace/Previews.ts"
 import { Sandbox } from "../src/workspace/Sandbox.ts"
@@ -39,7 +45,7 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       )
     }
     // Relative links of the previewed page resolve below the token only with the trailing slash.
-    // Relative, so a path prefix of SVC_PUBLIC_URL (a reverse proxy's) is kept.
+    // Relative, so whatever a reverse proxy in front of the previews' listener put before the path is kept.
     if (slash === -1) return HttpServerResponse.redirect(`${token}/${url.search}`, { status: 308 })
     const { threadId, port } = grant.value
     // Preview traffic is use of the workspace: it postpones hibernation.
@@ -52,7 +58,7 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       return unavailable("previews are served over HTTP/1.1")
     }
     const sandbox = yield* Sandbox
-    const config = yield* ServiceConfig
+    const origin = yield* (yield* PreviewOrigin).current
     const socket = PortSocket.open(sandbox.portsDirOf(threadId), port)
     if (socket === undefined) return unavailable("no service of the workspace listens on it on this node")
     const forwarded = yield* PreviewProxy.forward({
@@ -62,12 +68,25 @@ const handler = (request: HttpServerRequest.HttpServerRequest) =>
       path: `${rest.slice(slash)}${url.search}`,
       port,
       prefix: `${prefix}${token}`,
-      proto: new URL(config.publicUrl).protocol.replace(":", "")
+      proto: new URL(origin).protocol.replace(":", "")
     }).pipe(Effect.ensuring(Effect.sync(socket.close)), Effect.result)
     if (forwarded._tag === "Failure") return unavailable(forwarded.failure.message)
     const upstream = forwarded.success
     return HttpServerResponse.raw(upstream.body, { status: upstream.status, headers: upstream.headers })
   }).pipe(HttpMiddleware.withLoggerDisabled)
 
-/** Needs Previews, Sandbox, WorkspaceLifecycle and ServiceConfig from the application. */
+/** The previews' listener: needs Previews, PreviewOrigin, Sandbox and WorkspaceLifecycle from the application. */
 export const layer = HttpRouter.add("*", `${prefix}*`, handler)
+
+/** The API's listener: 404 `route_not_found`, saying where previews are served now; out of the access log too. */
+export const elsewhere = HttpRouter.add(
+  "*",
+  `${prefix}*`,
+  Effect.map(CurrentRequestId, (requestId) =>
+    rawEnvelope(
+      404,
+      "route_not_found",
+      "Previews are not served on the API's origin: read the thread again for its preview URLs (workspace.previews[].url), on the previews' own origin.",
+      requestId
+    )).pipe(HttpMiddleware.withLoggerDisabled)
+)

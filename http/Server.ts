@@ -1,6 +1,7 @@
 /**
- * The HTTP application: the API routes, `GET /healthz`, the preview URLs of
- * managed workspaces (`/v1/previews/...`, no API key), the OpenAPI document
+ * The HTTP application: the API routes, `GET /healthz`, 404 on the paths of
+ * preview URLs (`/v1/previews/...`: previews have a listener and an origin of
+ * their own, http/PreviewServer.ts), the OpenAPI document
  * at `GET /v1/openapi.json`, the reference page at `GET /docs`, the browser
  * console at `GET /console`, `GET /metrics` when SVC_METRICS=on, and the
  * global middleware (with the request metrics and the access log). Requires
@@ -37,12 +38,12 @@ const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string
   ["GET", "/v1/openapi.json"],
   ["GET", "/docs"],
   ...ConsoleRoute.routes,
+  ["*", `${PreviewRoute.prefix}*`],
   ...(config.telemetry.metrics.enabled ? [["GET", MetricsRoute.path] as const] : [])
 ]
 
-/** Every route template the service answers, previews included (span names). */
-export const routes = (config: ServiceConfigShape) =>
-  matcher(Api, [...extraRoutes(config), ["*", `${PreviewRoute.prefix}*`]])
+/** Every route template the service answers (span names). */
+export const routes = (config: ServiceConfigShape) => matcher(Api, extraRoutes(config))
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" }).pipe(
   Layer.provide([
@@ -84,12 +85,11 @@ export const layer = Layer.unwrap(
       Health,
       Docs,
       ConsoleRoute.layer,
-      PreviewRoute.layer,
+      PreviewRoute.elsewhere,
       MetricsRoute.layer,
       RouterMiddleware.layer(Api, {
         maxBodyBytes: config.maxBodyBytes,
         extraRoutes: extraRoutes(config),
-        passThrough: [PreviewRoute.prefix],
         multipartPaths: ["/v1/files"],
         ...(observe === undefined ? {} : { observe })
       })

@@ -12,6 +12,7 @@ import { ThreadEntityLive } from "../actors/ThreadEntityLive.ts"
 import { WorkerEntityLive, WorkerStartsLive } from "../actors/WorkerEntityLive.ts"
 import { Draining } from "../http/Draining.ts"
 import * as Listener from "../http/Listener.ts"
+import * as PreviewServer from "../http/PreviewServer.ts"
 import * as RequestTelemetry from "../http/RequestTelemetry.ts"
 import * as Server from "../http/Server.ts"
 import { ApiKeys } from "./access/ApiKeys.ts"
@@ -19,6 +20,7 @@ import * as Bootstrap from "./access/Bootstrap.ts"
 import { Idempotency } from "./access/Idempotency.ts"
 import { RateLimiter } from "./access/RateLimiter.ts"
 import { SpendQuota } from "./access/SpendQuota.ts"
+import { UploadSlots } from "./access/UploadSlots.ts"
 import { Agents } from "./agents/Agents.ts"
 import { Artifacts } from "./artifacts/Artifacts.ts"
 import { Files } from "./artifacts/Files.ts"
@@ -70,6 +72,7 @@ import { Threads } from "./threads/Threads.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
+import { PreviewOrigin } from "./workspace/PreviewOrigin.ts"
 import { Previews } from "./workspace/Previews.ts"
 import { ThreadWorkspaces } from "./workspace/ThreadWorkspaces.ts"
 
@@ -108,12 +111,14 @@ const Services = Layer.mergeAll(
   ApiKeys.layer,
   Bands.layer,
   RateLimiter.layer,
+  UploadSlots.layer,
   SpendQuota.layer,
   Previews.layer,
   ResultDispatch.layer,
   Files.layer
 ).pipe(
   Layer.provideMerge(ThreadWorkspaces.layerLive),
+  Layer.provideMerge(PreviewOrigin.layer),
   Layer.provideMerge(Adapters),
   Layer.provideMerge(outboundLayer),
   Layer.provideMerge(Artifacts.layer)
@@ -171,13 +176,16 @@ export const layerServices = Layer.mergeAll(
  * as it listens, and a port not yet bound refuses rather than leaves a client
  * waiting. Until the routes are attached (and after they are detached at
  * shutdown) the listener answers 503 itself; it stops first (http/Listener.ts).
+ * The previews' listener (http/PreviewServer.ts) binds just before the API's,
+ * whose answers name its origin; both stop together.
  */
 const layerHttp = (config: ServiceConfigShape) =>
   Layer.unwrap(
     Effect.gen(function*() {
       const app = yield* HttpRouter.toHttpEffect(Server.layer)
       const listener = yield* Listener.make
-      return Listener.layerStop(listener, config.shutdownGraceMs).pipe(
+      const previews = yield* Listener.make
+      return Listener.layerStop([listener, previews], config.shutdownGraceMs).pipe(
         Layer.provideMerge(
           HttpServer.serve(app).pipe(
             HttpServer.withLogAddress,
@@ -192,7 +200,8 @@ const layerHttp = (config: ServiceConfigShape) =>
               })
             )
           )
-        )
+        ),
+        Layer.provideMerge(PreviewServer.layer(previews, config))
       )
     })
   )

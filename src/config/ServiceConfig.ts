@@ -8,7 +8,10 @@ import { type Band, BandNames } from "../../domain/Band.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
+import { readWebSearchConfig, type WebSearchConfig } from "../web/WebConfig.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
+import { parseOrigin } from "./Origins.ts"
+import { type PreviewConfig, readPreviewConfig } from "./PreviewConfig.ts"
 import { readTelemetry, type TelemetryConfig } from "./TelemetryConfig.ts"
 
 /** A band's model route: `scripted`, `openai:<model>` or `anthropic:<model>`; `none` disables the band. */
@@ -71,6 +74,8 @@ export interface ServiceConfigShape {
   readonly trustedOrigins: ReadonlyArray<string>
   /** SVC_PUBLIC_URL: the base URL clients reach this service at (hook `resolveUrl`s); default http://HOST:PORT. */
   readonly publicUrl: string
+  /** The previews' own listener and origin (SVC_PREVIEW_PORT, SVC_PREVIEW_ORIGIN): src/config/PreviewConfig.ts. */
+  readonly previews: PreviewConfig
   /** SVC_ROUTE_PRICES: `<route>=<input>/<output>[/<cached input>]` cents per 1,000 tokens, `;`-separated; over the price catalog. */
   readonly routePrices: string
   /** OPENAI_BASE_URL / OPENAI_API_KEY for `openai:<model>` routes (any OpenAI-compatible server). */
@@ -108,6 +113,8 @@ export interface ServiceConfigShape {
   readonly telemetry: TelemetryConfig
   /** The GitHub App of code-hosting connections (SVC_GITHUB_*); none: code hosting is unconfigured. */
   readonly codehost: Option.Option<GitHubAppConfig>
+  /** SVC_WEB_SEARCH (+ TAVILY_API_KEY / BRAVE_SEARCH_API_KEY, SVC_WEB_SEARCH_STRICT): web_search's provider; none: web_fetch only. */
+  readonly webSearch: Option.Option<WebSearchConfig>
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -175,6 +182,7 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
           /\/+$/,
           ""
         )
+      const previews = yield* readPreviewConfig(port, publicUrl)
       const routePrices = yield* Config.String("SVC_ROUTE_PRICES").pipe(Config.withDefault(""))
       for (const entry of routePrices.split(";").map((s) => s.trim()).filter((s) => s.length > 0)) {
         if (!pricePattern.test(entry)) {
@@ -240,8 +248,10 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const artifacts = yield* readArtifactConfig
       const telemetry = yield* readTelemetry
       const codehost = yield* readCodehostConfig
+      const webSearch = yield* readWebSearchConfig
       return {
         codehost,
+        webSearch,
         limits,
         artifacts,
         telemetry,
@@ -278,7 +288,8 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         allowPrivateUrls,
         dnsServers,
         trustedOrigins,
-        publicUrl
+        publicUrl,
+        previews
       }
     })
   )
@@ -301,17 +312,17 @@ const readRunnerTls = Effect.gen(function*() {
 /** Each entry an http(s) origin exactly: no path, query, fragment or credentials. */
 const readTrustedOrigins = Effect.gen(function*() {
   const entries = list(yield* Config.String("SVC_TRUSTED_ORIGINS").pipe(Config.withDefault("")))
+  const origins: Array<string> = []
   for (const entry of entries) {
-    const url = URL.canParse(entry) ? new URL(entry) : undefined
-    const bare = url !== undefined && url.username === "" && url.password === "" && url.pathname === "/" &&
-      url.search === "" && url.hash === ""
-    if (url === undefined || (url.protocol !== "https:" && url.protocol !== "http:") || !bare || /[?#@]/.test(entry)) {
+    const origin = parseOrigin(entry)
+    if (origin === undefined) {
       return yield* new ConfigurationError({
         message: `SVC_TRUSTED_ORIGINS: expected http(s)://host[:port] origins, got '${entry}'`
       })
     }
+    origins.push(origin)
   }
-  return entries.map((entry) => new URL(entry).origin)
+  return origins
 })
 
 const list = (raw: string): Array<string> => raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0)

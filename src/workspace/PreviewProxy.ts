@@ -2,8 +2,9 @@
  * One preview request, forwarded over HTTP/1.1 to a service port's unix
  * socket (PortSocket): the method, the path below the preview prefix with its
  * query, the headers but hop-by-hop ones and the caller's credentials
- * (`Authorization`, `Cookie`: previews share the service's origin, so nothing
- * of it reaches a workspace), the body streamed. `Host` is `localhost:<port>`
+ * (`Authorization`, `Cookie`: every preview shares the previews' one origin,
+ * where another workspace's page may have set a cookie; nothing of a caller's
+ * reaches a workspace), the body streamed. `Host` is `localhost:<port>`
  * (what a development server expects), the original one in
  * `X-Forwarded-Host`, with `X-Forwarded-Proto` and `X-Forwarded-Prefix`. The
  * answer comes back streamed, without hop-by-hop headers nor `Set-Cookie`.
@@ -16,8 +17,9 @@ import { forwardable, joined } from "./ForwardedHeaders.ts"
 
 const requestDropped = new Set(["authorization", "cookie", "host"])
 /**
- * Previews share the service's origin: a previewed page may set no cookie there, nor widen a
- * service worker's scope beyond its own preview path.
+ * Every preview shares the previews' one origin: a previewed page may set no cookie there (the
+ * other workspaces' previews would get it), nor widen a service worker's scope beyond its own
+ * preview path.
  */
 const responseDropped = new Set(["set-cookie", "service-worker-allowed"])
 

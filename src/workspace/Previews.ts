@@ -2,10 +2,11 @@
  * Preview URLs of managed workspaces (spec 2.1.3 `previews`, 2.2
  * `workspace.previews`). With `previews.enabled`, a thread whose workspace is
  * active shows `{ port, url, expiresAt }` for each listed port (without
- * `ports`, for the port of each declared service),
- * computed when the thread is read (never stored). `url` is
- * `<SVC_PUBLIC_URL>/v1/previews/<token>/`: the token names the thread, the
- * port and the expiry, signed with a key derived from the master key
+ * `ports`, for the port of each declared service), computed when the thread
+ * is read (never stored). `url` is `<preview origin>/v1/previews/<token>/`
+ * (PreviewOrigin; never the API's origin, so a previewed page cannot reach
+ * what the console keeps there): the token names the thread, the port and
+ * the expiry, signed with a key derived from the master key
  * (SecretBox.sign, purpose `preview`); the signature is the grant, no API key
  * is needed. A URL expires at the end of the clock hour after the current one
  * (valid one to two hours), so every read within an hour shows the same URL.
@@ -13,9 +14,9 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { ThreadId } from "../../domain/Ids.ts"
 import type { Thread } from "../../domain/Thread.ts"
-import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
 import type { ThreadRow } from "../store/ThreadRepo.ts"
+import { PreviewOrigin } from "./PreviewOrigin.ts"
 
 const hourMs = 60 * 60 * 1000
 
@@ -46,7 +47,7 @@ export class Previews extends Context.Service<Previews, {
   static readonly layer = Layer.effect(Previews)(
     Effect.gen(function*() {
       const box = yield* SecretBox
-      const config = yield* ServiceConfig
+      const origin = yield* PreviewOrigin
 
       const present = (row: ThreadRow) =>
         Effect.gen(function*() {
@@ -58,6 +59,7 @@ export class Previews extends Context.Service<Previews, {
           const now = yield* Clock.currentTimeMillis
           const expires = (Math.floor(now / hourMs) + 2) * hourMs
           const expiresAt = new Date(expires).toISOString()
+          const base = yield* origin.current
           return {
             ...thread,
             workspace: {
@@ -66,7 +68,7 @@ export class Previews extends Context.Service<Previews, {
                 const message = `${thread.id}.${port}.${expires / 1000}`
                 return {
                   port,
-                  url: `${config.publicUrl}/v1/previews/${message}.${box.sign(purpose, message)}/`,
+                  url: `${base}/v1/previews/${message}.${box.sign(purpose, message)}/`,
                   expiresAt
                 }
               })
@@ -87,5 +89,6 @@ export class Previews extends Context.Service<Previews, {
 
       return { present, grant }
     })
-  )
+    // The one PreviewOrigin of the application (layers are shared within a build): the previews' listener tells it its port.
+  ).pipe(Layer.provide(PreviewOrigin.layer))
 }

@@ -43,7 +43,7 @@ const listening = (scope: Scope.Scope, graceMs: number) =>
   Effect.gen(function*() {
     const listener = yield* Listener.make
     const context = yield* Layer.buildWithScope(
-      Listener.layerStop(listener, graceMs).pipe(Layer.provideMerge(Draining.layer)),
+      Listener.layerStop([listener], graceMs).pipe(Layer.provideMerge(Draining.layer)),
       scope
     )
     const port = yield* Effect.callback<number>((resume) => {

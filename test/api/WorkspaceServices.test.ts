@@ -1,10 +1,11 @@
 /**
  * Declared services and previews of managed workspaces, through the whole
  * service on the real sandbox: a service runs in the workspace and commands
- * reach its port; the thread shows signed, expiring preview URLs that proxy
- * HTTP to it without an API key; forged and expired URLs are 403 before the
- * workspace sees anything; a port with no service is 502; restartPolicy; a
- * workspace cannot turn a port into a link to a host socket.
+ * reach its port; the thread shows signed, expiring preview URLs, on the
+ * previews' own listener and origin (the API's listener answers 404 there),
+ * that proxy HTTP to it without an API key; forged and expired URLs are 403
+ * before the workspace sees anything; a port with no service is 502;
+ * restartPolicy; a workspace cannot turn a port into a link to a host socket.
  */
 import { assert, layer } from "@effect/vitest"
 import { Clock, Context, Effect, Layer, Schema } from "effect"
@@ -15,6 +16,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Thread } from "../../domain/Thread.ts"
 import { RunRecovery } from "../../src/runs/RunRecovery.ts"
+import { PreviewOrigin } from "../../src/workspace/PreviewOrigin.ts"
 import { WorkspaceServices } from "../../src/workspace/WorkspaceServices.ts"
 import { agentWithThread, bashStep, getThread, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
@@ -29,15 +31,24 @@ const logOf = (threadId: string, name: string) =>
   Effect.sync(() =>
     readFileSync(join(TestServer.testWorkspaceRoot, "workspaces", threadId, ".svc", "logs", `${name}.log`), "utf8")
   )
-/** The preview of `port` on the thread, as a path on the test server. */
+/** The preview of `port` on the thread, as a path on the previews' listener. */
 const previewPath = (thread: Thread, port: number) => {
   const preview = thread.workspace?.previews?.find((p) => p.port === port)
   assert.isDefined(preview)
   return new URL(preview?.url ?? "").pathname
 }
-/** A request without an API key (the preview URL is the grant). */
+/** The previews' listener as the test reaches it: its origin names svc.test (SVC_PUBLIC_URL's host), on 127.0.0.1. */
+const previewListener = Effect.gen(function*() {
+  const url = new URL(yield* (yield* PreviewOrigin).current)
+  url.hostname = "127.0.0.1"
+  return url.origin
+})
+/** A request without an API key (the preview URL is the grant) to the previews' listener. */
 const anonymous = (method: string, path: string, options: TestServer.RequestOptions = {}) =>
-  TestServer.request(method, path, { ...options, key: null })
+  Effect.flatMap(
+    previewListener,
+    (origin) => TestServer.client(origin).request(method, path, { ...options, key: null })
+  )
 
 TestServer.suite()("workspace services and previews", (it) => {
   it.effect("services are refused with a duplicate name or port, port 3128, or in a workspace that never opens (400 naming the field)", () =>
@@ -92,8 +103,15 @@ TestServer.suite()("workspace services and previews", (it) => {
         { port: 8000, expiresAt },
         { port: 8001, expiresAt }
       ])
+      // On the previews' origin: SVC_PUBLIC_URL's host on the previews' port, never the API's.
+      const api = yield* TestServer.TestApi
+      const previewOrigin = yield* (yield* PreviewOrigin).current
+      const previewPort = Number(new URL(previewOrigin).port)
+      assert.match(previewOrigin, /^http:\/\/svc\.test:\d+$/)
+      assert.notStrictEqual(previewPort, Number(new URL(api.url).port))
       for (const preview of active.workspace?.previews ?? []) {
-        assert.match(preview.url, /^http:\/\/svc\.test\/v1\/previews\/thread_\w+\.\d+\.\d+\.[\w-]{43}\/$/)
+        const url = new RegExp(`^http://svc\\.test:${previewPort}/v1/previews/thread_\\w+\\.\\d+\\.\\d+\\.[\\w-]{43}/$`)
+        assert.match(preview.url, url)
       }
       // Every read within the hour shows the same URL.
       assert.deepStrictEqual((yield* getThread(thread.id)).workspace?.previews, active.workspace?.previews)
@@ -107,6 +125,25 @@ TestServer.suite()("workspace services and previews", (it) => {
       const bare = yield* anonymous("GET", path.slice(0, -1))
       assert.strictEqual(bare.status, 200)
       assert.include(bare.text, "<a href=\"hello.txt\">hello.txt</a>")
+
+      // The API's listener serves no preview: 404, no redirect, nothing reaches the service.
+      for (const onApi of [`${path}hello.txt`, path, path.slice(0, -1), "/v1/previews/"]) {
+        const error = yield* TestServer.expectError(
+          yield* TestServer.request("GET", onApi, { key: null, redirect: "manual" }),
+          404,
+          "not_found",
+          "route_not_found"
+        )
+        assert.strictEqual(
+          error.message,
+          "Previews are not served on the API's origin: read the thread again for its preview URLs (workspace.previews[].url), on the previews' own origin."
+        )
+      }
+      // And the previews' listener serves nothing but previews: not the API (even with a key), not the console.
+      const previews = TestServer.client(yield* previewListener)
+      for (const elsewhere of ["/v1/agents", "/v1/openapi.json", "/console", "/healthz"]) {
+        yield* TestServer.expectError(yield* previews.request("GET", elsewhere), 404, "not_found", "route_not_found")
+      }
 
       // A listed port with no service behind it.
       yield* TestServer.expectError(

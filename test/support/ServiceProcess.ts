@@ -65,7 +65,8 @@ export const launchScript = (
     Effect.sync(() => {
       const child = spawn(process.execPath, [script, ...args], {
         cwd: root,
-        env: { ...process.env, HOST: "127.0.0.1", ...env }
+        // Previews on any free port (by default they take PORT + 1, which a parallel test may hold).
+        env: { ...process.env, HOST: "127.0.0.1", SVC_PREVIEW_PORT: "0", ...env }
       })
       let out = ""
       let stdout = ""

@@ -104,6 +104,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   dnsServers: [],
   trustedOrigins: [],
   publicUrl: "http://svc.test",
+  // Any free port: preview URLs name http://svc.test:<that port>.
+  previews: { port: 0, origin: Option.none() },
   routePrices: "",
   runStallMs: 120_000,
   recoveryIntervalMs: 30_000,
@@ -120,7 +122,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   limits: noLimits,
   artifacts: defaultArtifactConfig,
   telemetry: noTelemetry,
-  codehost: Option.none()
+  codehost: Option.none(),
+  webSearch: Option.none()
 })
 
 export interface Reply {
