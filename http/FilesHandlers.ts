@@ -3,9 +3,9 @@ import { Effect } from "effect"
 import { HttpMiddleware } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { artifactMetadata, FileObject } from "../domain/Artifact.ts"
+import { UploadSlots } from "../src/access/UploadSlots.ts"
 import { Artifacts } from "../src/artifacts/Artifacts.ts"
 import { Files } from "../src/artifacts/Files.ts"
-import { sha256Hex } from "../src/artifacts/StoredBytes.ts"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Api } from "./Api.ts"
 import { authed } from "./ApiMiddleware.ts"
@@ -17,26 +17,36 @@ import { idempotent } from "./Idempotent.ts"
 export const FilesHandlers = HttpApiBuilder.group(Api, "files", (handlers) =>
   Effect.gen(function*() {
     const files = yield* Files
+    const slots = yield* UploadSlots
     const { artifacts: config } = yield* ServiceConfig
     return handlers
       .handle("upload", (route) =>
         authed((p) =>
-          Effect.flatMap(readUpload(route.payload, config.fileMaxBytes), (upload) => {
+          Effect.gen(function*() {
+            // One of the key's upload slots, before the body is read; the bytes are streamed to the store.
+            yield* slots.acquire(p)
+            const upload = yield* readUpload(
+              route.payload,
+              config.fileMaxBytes,
+              (incoming) => files.receive(p, incoming)
+            )
             // What an Idempotency-Key is checked against: the part's name and media type, and the bytes' hash.
-            const body = { ...upload, data: sha256Hex(upload.data) }
-            const store = idempotent({ ...route, payload: body }, FileObject, (caller) =>
-              files.upload(caller, upload))
-            return store(p)
-          })
+            const body = { filename: upload.filename, mediaType: upload.mediaType, data: upload.received.row.sha256 }
+            const store = idempotent(
+              { ...route, payload: body },
+              FileObject,
+              (caller) => files.commit(caller, upload.received)
+            )
+            return yield* store(p)
+          }).pipe(Effect.scoped)
         ))
-      .handle("list", ({ query }) =>
-        authed((p) => files.list(p, query)))
+      .handle("list", ({ query }) => authed((p) => files.list(p, query)))
       .handle("get", ({ params }) => authed((p) => files.describe(p, params.id)))
-      .handle("content", ({ params }) =>
-        authed((p) =>
-          Effect.map(files.content(p, params.id), ({ file, data }) =>
-            bytesResponse(data, file))
-        ))
+      .handle(
+        "content",
+        ({ params }) =>
+          authed((p) => Effect.map(files.content(p, params.id), ({ file, data }) => bytesResponse(data, file)))
+      )
       .handle("delete", ({ params }) => authed((p) => files.remove(p, params.id)))
   }))
 

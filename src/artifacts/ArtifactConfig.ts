@@ -14,6 +14,10 @@
  * - SVC_FILE_MAX_BYTES: the largest file or artifact stored (default 32 MiB).
  * - SVC_ARTIFACT_RETENTION_DAYS: how long an artifact is kept (default 30).
  * - SVC_ARTIFACT_URL_TTL_SECONDS: how long a signed artifact URL works by default (default 3600).
+ * - SVC_WORKSPACE_STORAGE_QUOTA_BYTES: the bytes a workspace may keep stored, its files and its
+ *   artifacts together (default 1 GiB; 0: unlimited).
+ * - SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: uploads one API key may have in flight at once on one
+ *   service process (default 2; 0: unlimited).
  */
 import { Config, Effect, Option, Redacted } from "effect"
 import { ConfigurationError } from "../config/ConfigurationError.ts"
@@ -36,13 +40,19 @@ export interface ArtifactConfig {
   readonly fileMaxBytes: number
   readonly retentionDays: number
   readonly urlTtlSeconds: number
+  /** Bytes of files and artifacts a workspace may keep; null: unlimited. */
+  readonly workspaceQuotaBytes: number | null
+  /** `POST /v1/files` requests one API key may have in flight per process; null: unlimited. */
+  readonly maxConcurrentUploadsPerKey: number | null
 }
 
 export const defaultArtifactConfig: ArtifactConfig = {
   store: { kind: "postgres" },
   fileMaxBytes: 32 * 1024 * 1024,
   retentionDays: 30,
-  urlTtlSeconds: 3600
+  urlTtlSeconds: 3600,
+  workspaceQuotaBytes: 1024 * 1024 * 1024,
+  maxConcurrentUploadsPerKey: 2
 }
 
 const invalid = (message: string) => new ConfigurationError({ message })
@@ -52,6 +62,16 @@ const atLeastOne = (name: string, fallback: number) =>
     Config.Int(name).pipe(Config.withDefault(fallback)),
     (n) => n >= 1 ? Effect.succeed(n) : Effect.fail(invalid(`${name} must be at least 1, got ${n}`))
   )
+
+/** A whole number, 0 or more, where 0 means unlimited (null). */
+const limitOrUnlimited = (name: string, fallback: number | null) =>
+  Effect.flatMap(Config.String(name).pipe(Config.option), (raw) => {
+    if (Option.isNone(raw)) return Effect.succeed(fallback)
+    const n = Number(raw.value.trim())
+    return /^\s*\d+\s*$/.test(raw.value) && Number.isSafeInteger(n)
+      ? Effect.succeed(n === 0 ? null : n)
+      : Effect.fail(invalid(`${name} must be a whole number, 0 (unlimited) or more, got '${raw.value}'`))
+  })
 
 const readS3 = Effect.gen(function*() {
   const setting = (name: string) => Config.String(name).pipe(Config.option, Effect.map(Option.getOrUndefined))
@@ -92,7 +112,15 @@ export const readArtifactConfig = Effect.gen(function*() {
     store,
     fileMaxBytes: yield* atLeastOne("SVC_FILE_MAX_BYTES", defaultArtifactConfig.fileMaxBytes),
     retentionDays: yield* atLeastOne("SVC_ARTIFACT_RETENTION_DAYS", defaultArtifactConfig.retentionDays),
-    urlTtlSeconds: yield* atLeastOne("SVC_ARTIFACT_URL_TTL_SECONDS", defaultArtifactConfig.urlTtlSeconds)
+    urlTtlSeconds: yield* atLeastOne("SVC_ARTIFACT_URL_TTL_SECONDS", defaultArtifactConfig.urlTtlSeconds),
+    workspaceQuotaBytes: yield* limitOrUnlimited(
+      "SVC_WORKSPACE_STORAGE_QUOTA_BYTES",
+      defaultArtifactConfig.workspaceQuotaBytes
+    ),
+    maxConcurrentUploadsPerKey: yield* limitOrUnlimited(
+      "SVC_MAX_CONCURRENT_UPLOADS_PER_KEY",
+      defaultArtifactConfig.maxConcurrentUploadsPerKey
+    )
   }
   return config
 })

@@ -10,6 +10,8 @@ import { BlobStore, BlobStoreFailed } from "./BlobStore.ts"
 import * as S3BlobStore from "./S3BlobStore.ts"
 
 const unconfigured = BlobStore.of({
+  writer: (key) => Effect.fail(new BlobStoreFailed({ operation: "put", key, cause: "SVC_ARTIFACT_STORE=none" })),
+  sweep: () => Effect.succeed(0),
   put: (key) => Effect.fail(new BlobStoreFailed({ operation: "put", key, cause: "SVC_ARTIFACT_STORE=none" })),
   get: (key) => Effect.fail(new BlobStoreFailed({ operation: "get", key, cause: "SVC_ARTIFACT_STORE=none" })),
   delete: (key) => Effect.fail(new BlobStoreFailed({ operation: "delete", key, cause: "SVC_ARTIFACT_STORE=none" })),

@@ -6,6 +6,11 @@
  * `<SVC_PUBLIC_URL>/v1/artifacts/<id>/download?expires=<unix seconds>&signature=<sig>`,
  * the signature made with a key derived from the master key (SecretBox.sign,
  * purpose `artifact`) over `<id>.<expires>`; no API key is needed.
+ *
+ * Artifacts count towards their workspace's storage quota
+ * (SVC_WORKSPACE_STORAGE_QUOTA_BYTES) until they expire: one that does not
+ * fit is 413 `storage_quota_exceeded` before its bytes are stored (a run's
+ * export tool answers it as a tool error; an attachment refuses the run).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { ArtifactKind, ArtifactRecord } from "../../domain/Artifact.ts"
@@ -26,6 +31,7 @@ import { ArtifactRepo } from "../store/ArtifactRepo.ts"
 import { toIso } from "../Time.ts"
 import * as ArtifactStore from "./ArtifactStore.ts"
 import { BlobStore } from "./BlobStore.ts"
+import { fits, StorageQuota } from "./StorageQuota.ts"
 import {
   bytesAt,
   checkFilename,
@@ -57,6 +63,8 @@ export interface ArtifactCopy extends Omit<ArtifactPut, "data"> {
   readonly sourceKey: string
   readonly bytes: number
   readonly sha256: string
+  /** What a refusal names (the attachment's field); `data` when not given. */
+  readonly field?: string | undefined
 }
 
 export interface SignedLink {
@@ -78,6 +86,7 @@ const make = Effect.gen(function*() {
   const blobs = yield* BlobStore
   const ids = yield* IdGenerator
   const box = yield* SecretBox
+  const quota = yield* StorageQuota
 
   /** The record, while it has not expired (the purge may not have run yet). */
   const live = (id: ArtifactId) =>
@@ -115,9 +124,20 @@ const make = Effect.gen(function*() {
       return stored
     })
 
-  /** Bytes first, then the row: a row never points at bytes that were not stored. */
-  const store = (stored: ArtifactRecord, write: Effect.Effect<void, Unavailable>) =>
-    write.pipe(Effect.andThen(repo.insert(stored)), Effect.as(stored))
+  /**
+   * Bytes first, then the row, admitted by the workspace's quota (checked
+   * before the bytes are written too): a row never points at bytes that
+   * were not stored, and bytes the quota refused are removed.
+   */
+  const store = (stored: ArtifactRecord, field: string, write: Effect.Effect<void, Unavailable>) =>
+    Effect.gen(function*() {
+      yield* fits(yield* quota.room(stored), stored.bytes, field)
+      yield* write
+      yield* quota.admit(stored, stored.bytes, field, repo.insert(stored)).pipe(
+        Effect.tapError(() => deleteQuietly(blobs, artifactKey(stored.id)))
+      )
+      return stored
+    })
 
   const content = (artifact: ArtifactRecord) => bytesAt(blobs, artifactKey(artifact.id), "artifact", artifact.id)
 
@@ -142,6 +162,7 @@ const make = Effect.gen(function*() {
       const stored = yield* record(input, input.data.byteLength, sha256Hex(input.data))
       return yield* store(
         stored,
+        "data",
         blobs.put(artifactKey(stored.id), input.data, stored.mediaType).pipe(Effect.catch(storeUnavailable))
       )
     }),
@@ -151,6 +172,7 @@ const make = Effect.gen(function*() {
       const stored = yield* record(input, input.bytes, input.sha256)
       return yield* store(
         stored,
+        input.field ?? "data",
         blobs.copy(input.sourceKey, artifactKey(stored.id)).pipe(Effect.catch(storeUnavailable))
       )
     }),
@@ -187,11 +209,16 @@ const make = Effect.gen(function*() {
     /**
      * Retention (the recovery pass): expired artifacts and those of deleted
      * threads, bytes first; an artifact whose bytes could not be deleted
-     * stays for the next pass. Returns how many were purged.
+     * stays for the next pass. Also the bytes of uploads and artifacts whose
+     * writer died a day ago or more. Returns how many artifacts were purged.
      */
     purgeExpired: Effect.gen(function*() {
       if (config.store.kind === "none") return 0
-      const expired = yield* repo.purgeable(toIso(yield* Clock.currentTimeMillis), purgeBatch)
+      const now = yield* Clock.currentTimeMillis
+      yield* blobs.sweep(now - dayMs).pipe(
+        Effect.catch((e) => Effect.logWarning("artifact store: could not sweep abandoned writes", e.cause))
+      )
+      const expired = yield* repo.purgeable(toIso(now), purgeBatch)
       const deleted = yield* Effect.filter(expired, (id) => deleteQuietly(blobs, artifactKey(id)))
       yield* repo.remove(deleted)
       return deleted.length
@@ -204,7 +231,7 @@ type Shape = Effect.Success<typeof make>
 export class Artifacts extends Context.Service<Artifacts, Shape>()("svc/Artifacts") {
   /** With the BlobStore SVC_ARTIFACT_STORE names, which Files shares. */
   static readonly layer = Layer.effect(Artifacts)(make).pipe(
-    Layer.provide(ArtifactRepo.layer),
+    Layer.provide(Layer.mergeAll(ArtifactRepo.layer, StorageQuota.layer)),
     Layer.provideMerge(ArtifactStore.layer)
   )
 }

@@ -4,10 +4,18 @@
  * the artifact store under `files/<id>`; the row in `files`. A file attached
  * to a run becomes a run-scoped `attachment` artifact (`toArtifact`), a copy
  * made inside the store, so deleting the file later leaves the run's copy.
+ *
+ * An upload is two steps. `receive` streams the part's bytes to the store as
+ * they arrive (never held whole), hashing and sniffing them on the way, and
+ * refuses it as soon as it passes SVC_FILE_MAX_BYTES or the workspace's
+ * storage quota; `commit` lists the file, admitted by the quota under the
+ * workspace's lock. Bytes received but never committed (a refusal, a failure,
+ * an Idempotency-Key replay) are removed when the request's scope closes.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, Effect, Layer, Ref, Stream } from "effect"
+import { createHash } from "node:crypto"
 import type { ArtifactRecord, FileDeleted, FileObject } from "../../domain/Artifact.ts"
-import { InvalidRequest, NotFound, PermissionDenied } from "../../domain/Errors.ts"
+import { InvalidRequest, NotFound, PayloadTooLarge, PermissionDenied } from "../../domain/Errors.ts"
 import type { FileId, RunId, ThreadId } from "../../domain/Ids.ts"
 import type { PageRequest } from "../../domain/Page.ts"
 import type { Principal } from "../../domain/Principal.ts"
@@ -19,23 +27,22 @@ import { FileRepo, type FileRow } from "../store/FileRepo.ts"
 import { nowIso } from "../Time.ts"
 import { Artifacts } from "./Artifacts.ts"
 import { BlobStore } from "./BlobStore.ts"
-import { octetStream, sniff } from "./MediaSniff.ts"
-import {
-  bytesAt,
-  checkFilename,
-  checkMediaType,
-  checkSize,
-  deleteQuietly,
-  requireStore,
-  sha256Hex,
-  storeUnavailable
-} from "./StoredBytes.ts"
+import { octetStream, sniffer } from "./MediaSniff.ts"
+import { fits, StorageQuota } from "./StorageQuota.ts"
+import { bytesAt, checkFilename, checkMediaType, deleteQuietly, requireStore, storeUnavailable } from "./StoredBytes.ts"
 
-/** What an upload carries: the part's file name, its declared media type (null: none), its bytes. */
-export interface Upload {
+/** A file part as it arrives: the part's file name, its declared media type (null: none), its bytes. */
+export interface IncomingFile<E> {
   readonly filename: string
   readonly mediaType: string | null
-  readonly data: Uint8Array
+  readonly content: Stream.Stream<Uint8Array, E>
+}
+
+/** An upload whose bytes are stored, not yet listed: `commit` lists it, else its bytes go with the request's scope. */
+export interface Received {
+  readonly row: Omit<FileRow, "createdAt">
+  /** Set once the file is listed: its bytes stay. */
+  readonly kept: Ref.Ref<boolean>
 }
 
 /** Where a file's bytes are in the store. */
@@ -43,6 +50,15 @@ export const fileKey = (id: FileId): string => `files/${id}`
 
 /** The multipart part an upload comes in; errors about the upload name it. */
 export const uploadField = "file"
+
+/** 413 `file_too_large`: the file passed SVC_FILE_MAX_BYTES (refused as soon as it does, so its size is not known). */
+export const fileTooLarge = (maxFileBytes: number) =>
+  new PayloadTooLarge({
+    code: "file_too_large",
+    message:
+      `${uploadField} is larger than ${maxFileBytes} bytes, the most this deployment stores (SVC_FILE_MAX_BYTES).`,
+    details: { field: uploadField }
+  })
 
 const view = (row: FileRow): FileObject => ({
   id: row.id,
@@ -60,6 +76,7 @@ const make = Effect.gen(function*() {
   const blobs = yield* BlobStore
   const artifacts = yield* Artifacts
   const ids = yield* IdGenerator
+  const quota = yield* StorageQuota
 
   /** The file row for `principal`: 404 `file_not_found`, 403 for another workspace. */
   const owned = (principal: Principal, id: FileId) =>
@@ -69,29 +86,71 @@ const make = Effect.gen(function*() {
     })
 
   return {
-    upload: Effect.fn("Files.upload")(function*(principal: Principal, upload: Upload) {
+    /**
+     * Streams a file part to the store as it arrives, under a new file id:
+     * 413 as soon as it passes SVC_FILE_MAX_BYTES or the workspace's quota,
+     * 400 when it is empty. What is stored and not committed by the time
+     * the scope closes is removed.
+     */
+    receive: Effect.fn("Files.receive")(function*<E>(principal: Principal, incoming: IncomingFile<E>) {
       yield* requireStore(config)
-      if (upload.data.byteLength === 0) {
+      const filename = yield* checkFilename(incoming.filename, uploadField)
+      const declared = incoming.mediaType === null
+        ? octetStream
+        : yield* checkMediaType(incoming.mediaType, uploadField)
+      const room = yield* quota.room(principal)
+      const id = yield* ids.make("file")
+      const kept = yield* Ref.make(false)
+      const stored = yield* Ref.make(false)
+      const writer = yield* Effect.acquireRelease(
+        blobs.writer(fileKey(id)).pipe(Effect.catch(storeUnavailable)),
+        (writer) =>
+          Effect.gen(function*() {
+            if (yield* Ref.get(kept)) return
+            if (yield* Ref.get(stored)) yield* deleteQuietly(blobs, fileKey(id))
+            else yield* writer.abort
+          })
+      )
+      const hash = createHash("sha256")
+      const sniffed = sniffer()
+      let bytes = 0
+      yield* Stream.runForEach(incoming.content, (piece) =>
+        Effect.gen(function*() {
+          bytes += piece.byteLength
+          if (bytes > config.fileMaxBytes) return yield* fileTooLarge(config.fileMaxBytes)
+          yield* fits(room, bytes, uploadField)
+          hash.update(piece)
+          if (declared === octetStream) sniffed.update(piece)
+          yield* writer.write(piece).pipe(Effect.catch(storeUnavailable))
+        }))
+      if (bytes === 0) {
         return yield* InvalidRequest.forField(
           uploadField,
           `${uploadField} is empty: upload a file of at least one byte.`
         )
       }
-      yield* checkSize(config, upload.data.byteLength, uploadField, "file_too_large")
-      const declared = upload.mediaType === null ? octetStream : yield* checkMediaType(upload.mediaType, uploadField)
-      const row: FileRow = {
-        id: yield* ids.make("file"),
-        organizationId: principal.organizationId,
-        workspaceId: principal.workspaceId,
-        filename: yield* checkFilename(upload.filename, uploadField),
-        mediaType: declared === octetStream ? sniff(upload.data) : declared,
-        bytes: upload.data.byteLength,
-        sha256: sha256Hex(upload.data),
-        createdAt: yield* nowIso
+      const mediaType = declared === octetStream ? sniffed.result() : declared
+      yield* writer.finish(mediaType).pipe(Effect.catch(storeUnavailable))
+      yield* Ref.set(stored, true)
+      const received: Received = {
+        row: {
+          id,
+          organizationId: principal.organizationId,
+          workspaceId: principal.workspaceId,
+          filename,
+          mediaType,
+          bytes,
+          sha256: hash.digest("hex")
+        },
+        kept
       }
-      // Bytes first, then the row: a listed file always has its bytes.
-      yield* blobs.put(fileKey(row.id), upload.data, row.mediaType).pipe(Effect.catch(storeUnavailable))
-      yield* repo.insert(row)
+      return received
+    }),
+    /** Lists a received file, when the workspace's quota admits it (413 `storage_quota_exceeded` otherwise). */
+    commit: Effect.fn("Files.commit")(function*(principal: Principal, received: Received) {
+      const row: FileRow = { ...received.row, createdAt: yield* nowIso }
+      yield* quota.admit(principal, row.bytes, uploadField, repo.insert(row))
+      yield* Ref.set(received.kept, true)
       return view(row)
     }),
     list: Effect.fn("Files.list")(function*(principal: Principal, page: PageRequest) {
@@ -146,7 +205,8 @@ const make = Effect.gen(function*() {
         mediaType: row.mediaType,
         sourceKey: fileKey(id),
         bytes: row.bytes,
-        sha256: row.sha256
+        sha256: row.sha256,
+        field: scope.item
       })
       return artifact
     })
@@ -154,5 +214,7 @@ const make = Effect.gen(function*() {
 })
 
 export class Files extends Context.Service<Files, Effect.Success<typeof make>>()("svc/Files") {
-  static readonly layer = Layer.effect(Files)(make).pipe(Layer.provide(FileRepo.layer))
+  static readonly layer = Layer.effect(Files)(make).pipe(
+    Layer.provide(Layer.mergeAll(FileRepo.layer, StorageQuota.layer))
+  )
 }

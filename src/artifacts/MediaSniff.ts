@@ -4,6 +4,12 @@
  * PDF by their signatures; then JSON (UTF-8 that parses as JSON) and plain
  * text (UTF-8 without control characters other than tab, newlines, form feed
  * and escape); anything else stays `application/octet-stream`.
+ *
+ * `sniffer` reads the bytes as they arrive (an upload is never held whole):
+ * the signatures from the first bytes, UTF-8 and control characters over
+ * every byte; a text is kept to be parsed as JSON only up to
+ * `jsonSniffBytes`, so a larger JSON file whose sender did not say is
+ * `text/plain`.
  */
 import { Option, Schema } from "effect"
 
@@ -20,16 +26,11 @@ const signatures: ReadonlyArray<readonly [mediaType: string, matches: (data: Uin
   ["application/pdf", (d) => startsWith(d, ascii("%PDF-"))]
 ]
 
-const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
+/** Text up to this size is parsed to tell JSON from plain text. */
+export const jsonSniffBytes = 1024 * 1024
 
-/** The bytes as text, when they are UTF-8. */
-const asUtf8 = (data: Uint8Array): string | undefined => {
-  try {
-    return utf8.decode(data)
-  } catch {
-    return undefined
-  }
-}
+/** Enough of the head for every signature. */
+const headBytes = 16
 
 // C0 controls other than \t \n \f \r and ESC, and DEL: not in text a person wrote.
 const binaryControl = /[\u0000-\u0008\u000b\u000e-\u001a\u001c-\u001f\u007f]/
@@ -38,11 +39,59 @@ const isJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unknown))
 
 export const octetStream = "application/octet-stream"
 
+export interface Sniffer {
+  /** Reads the next bytes. */
+  readonly update: (bytes: Uint8Array) => void
+  /** The media type of every byte read. */
+  readonly result: () => string
+}
+
+/** A media type sniffed from bytes read in pieces. */
+export const sniffer = (): Sniffer => {
+  const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false })
+  let head = new Uint8Array(0)
+  let text: Array<string> | undefined = []
+  let seen = 0
+  let binary = false
+  const decode = (bytes?: Uint8Array) => {
+    if (binary) return
+    let decoded: string
+    try {
+      decoded = bytes === undefined ? utf8.decode() : utf8.decode(bytes, { stream: true })
+    } catch {
+      binary = true
+      return
+    }
+    if (binaryControl.test(decoded)) {
+      binary = true
+      return
+    }
+    if (seen > jsonSniffBytes) text = undefined
+    else text?.push(decoded)
+  }
+  return {
+    update: (bytes) => {
+      if (head.byteLength < headBytes) {
+        head = Uint8Array.from([...head, ...bytes.subarray(0, headBytes - head.byteLength)])
+      }
+      seen += bytes.byteLength
+      decode(bytes)
+    },
+    result: () => {
+      for (const [mediaType, matches] of signatures) if (matches(head)) return mediaType
+      decode()
+      if (binary) return octetStream
+      const trimmed = text === undefined ? "" : text.join("").trim()
+      if ((trimmed.startsWith("{") || trimmed.startsWith("[")) && Option.isSome(isJson(trimmed))) {
+        return "application/json"
+      }
+      return "text/plain"
+    }
+  }
+}
+
 export const sniff = (data: Uint8Array): string => {
-  for (const [mediaType, matches] of signatures) if (matches(data)) return mediaType
-  const text = asUtf8(data)
-  if (text === undefined || binaryControl.test(text)) return octetStream
-  const trimmed = text.trim()
-  if ((trimmed.startsWith("{") || trimmed.startsWith("[")) && Option.isSome(isJson(trimmed))) return "application/json"
-  return "text/plain"
+  const bytes = sniffer()
+  bytes.update(data)
+  return bytes.result()
 }

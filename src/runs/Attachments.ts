@@ -71,7 +71,12 @@ export const resolve = Effect.fn("Attachments.resolve")(function*(
   return yield* Effect.forEach(
     described,
     ({ fileId, as }, i) =>
-      files.toArtifact(principal, FileId.make(fileId), { runId: scope.runId, threadId: scope.threadId }).pipe(
+      // The run's copy counts towards the workspace's storage quota: 413 storage_quota_exceeded naming the item.
+      files.toArtifact(principal, FileId.make(fileId), {
+        runId: scope.runId,
+        threadId: scope.threadId,
+        item: itemField(i)
+      }).pipe(
         Effect.catchTags(unusable(i, fileId)),
         Effect.map((artifact): AttachmentRef => ({
           artifactId: artifact.id,

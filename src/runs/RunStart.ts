@@ -13,6 +13,7 @@ import {
   type InsufficientQuota,
   InvalidRequest,
   type NotFound,
+  type PayloadTooLarge,
   type PermissionDenied,
   type RateLimited,
   type Unavailable
@@ -47,6 +48,7 @@ export type StartError =
   | Conflict
   | RateLimited
   | InsufficientQuota
+  | PayloadTooLarge
   | Unavailable
 
 export interface PreparedStart {
@@ -91,7 +93,10 @@ export class RunStart extends Context.Service<RunStart, {
     threadId: ThreadId,
     input: MessageInput,
     idempotencyKey: string | undefined
-  ) => Effect.Effect<PreparedStart, InvalidRequest | NotFound | PermissionDenied | InsufficientQuota | Unavailable>
+  ) => Effect.Effect<
+    PreparedStart,
+    InvalidRequest | NotFound | PermissionDenied | InsufficientQuota | PayloadTooLarge | Unavailable
+  >
 }>()("svc/RunStart") {
   static readonly layer = Layer.effect(RunStart)(
     Effect.gen(function*() {

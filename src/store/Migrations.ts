@@ -35,6 +35,7 @@ import Migration0025 from "./migrations/0025_runner_address.ts"
 import Migration0026 from "./migrations/0026_api_key_roles.ts"
 import Migration0027 from "./migrations/0027_organization_ids.ts"
 import Migration0028 from "./migrations/0028_sealed_snapshots.ts"
+import Migration0029 from "./migrations/0029_blob_chunks.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -63,7 +64,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [25, "runner_address", Migration0025],
   [26, "api_key_roles", Migration0026],
   [27, "organization_ids", Migration0027],
-  [28, "sealed_snapshots", Migration0028]
+  [28, "sealed_snapshots", Migration0028],
+  [29, "blob_chunks", Migration0029]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

@@ -10,16 +10,26 @@ const read = (env: Record<string, string>) =>
   readArtifactConfig.pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env }))))
 
 describe("artifact configuration", () => {
-  it.effect("defaults: the PostgreSQL store, 32 MiB, 30 days, one-hour URLs", () =>
+  it.effect("defaults: the PostgreSQL store, 32 MiB, 30 days, one-hour URLs, 1 GiB a workspace, 2 uploads a key", () =>
     Effect.gen(function*() {
       assert.deepStrictEqual(yield* read({}), defaultArtifactConfig)
       assert.deepStrictEqual(defaultArtifactConfig, {
         store: { kind: "postgres" },
         fileMaxBytes: 33_554_432,
         retentionDays: 30,
-        urlTtlSeconds: 3600
+        urlTtlSeconds: 3600,
+        workspaceQuotaBytes: 1_073_741_824,
+        maxConcurrentUploadsPerKey: 2
       })
       assert.deepStrictEqual((yield* read({ SVC_ARTIFACT_STORE: "none" })).store, { kind: "none" })
+      assert.deepInclude(
+        yield* read({ SVC_WORKSPACE_STORAGE_QUOTA_BYTES: "5000", SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: "1" }),
+        { workspaceQuotaBytes: 5000, maxConcurrentUploadsPerKey: 1 }
+      )
+      assert.deepInclude(
+        yield* read({ SVC_WORKSPACE_STORAGE_QUOTA_BYTES: "0", SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: "0" }),
+        { workspaceQuotaBytes: null, maxConcurrentUploadsPerKey: null }
+      )
     }))
 
   it.effect("s3: bucket, region, endpoint, prefix and explicit credentials (or the SDK's chain)", () =>
@@ -72,7 +82,15 @@ describe("artifact configuration", () => {
       ],
       [{ SVC_FILE_MAX_BYTES: "0" }, "SVC_FILE_MAX_BYTES must be at least 1, got 0"],
       [{ SVC_ARTIFACT_RETENTION_DAYS: "0" }, "SVC_ARTIFACT_RETENTION_DAYS must be at least 1, got 0"],
-      [{ SVC_ARTIFACT_URL_TTL_SECONDS: "-5" }, "SVC_ARTIFACT_URL_TTL_SECONDS must be at least 1, got -5"]
+      [{ SVC_ARTIFACT_URL_TTL_SECONDS: "-5" }, "SVC_ARTIFACT_URL_TTL_SECONDS must be at least 1, got -5"],
+      [
+        { SVC_WORKSPACE_STORAGE_QUOTA_BYTES: "1GiB" },
+        "SVC_WORKSPACE_STORAGE_QUOTA_BYTES must be a whole number, 0 (unlimited) or more, got '1GiB'"
+      ],
+      [
+        { SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: "-1" },
+        "SVC_MAX_CONCURRENT_UPLOADS_PER_KEY must be a whole number, 0 (unlimited) or more, got '-1'"
+      ]
     ] as const
   )("%j is refused at start", ([env, message]) =>
     Effect.gen(function*() {

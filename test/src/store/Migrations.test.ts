@@ -36,7 +36,8 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [25, "runner_address"],
   [26, "api_key_roles"],
   [27, "organization_ids"],
-  [28, "sealed_snapshots"]
+  [28, "sealed_snapshots"],
+  [29, "blob_chunks"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
