@@ -4,6 +4,7 @@
  * character or overshoots the cap.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { failure } from "../../../src/tools/ToolOutcome.ts"
 import { cap, envelope, headWithin, shape } from "../../../src/tools/ToolResults.ts"
 
 describe("tool results", () => {
@@ -29,6 +30,27 @@ describe("tool results", () => {
     assert.deepStrictEqual(capped.outcome.output, { total: 10, shown: 3, items: ["item-0", "item-1", "item-2"] })
     assert.strictEqual(capped.overflowBytes, JSON.stringify(items).length)
     assert.match(capped.outcome.text, /showing 3 of 10 items/)
+  })
+
+  it("an over-cap failure stays a failure: its code, the cut-down text as its message and what the model reads", () => {
+    const answer = { status: 500, statusText: "Internal Server Error", body: "x".repeat(200) }
+    const failed = failure("http_error", "HTTP 500 Internal Server Error", answer, { text: JSON.stringify(answer) })
+    const capped = cap(failed, 64)
+    assert.isTrue(capped.outcome.isError)
+    assert.match(
+      capped.outcome.text,
+      /^\{"status":500,"statusText":"Internal Server Error","body":"x+\n\[The result was \d+ bytes/
+    )
+    assert.deepStrictEqual(capped.outcome.output, {
+      type: "tool-output-error",
+      error: { code: "http_error", message: capped.outcome.text }
+    })
+    // A result with isError in another shape (an MCP answer's content) is shown with code tool_error.
+    const mcp = cap({ output: [{ type: "text", text: "y".repeat(100) }], text: "y".repeat(100), isError: true }, 10)
+    assert.deepStrictEqual(mcp.outcome.output, {
+      type: "tool-output-error",
+      error: { code: "tool_error", message: mcp.outcome.text }
+    })
   })
 
   it("shape: trusted results keep their text for the model; untrusted ones get modelText in the envelope", () => {
