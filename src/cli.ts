@@ -2,8 +2,8 @@
 /**
  * The command line (`npm run cli -- ...`, or `agent-service ...` once the
  * package is linked), through the typed client (`agent-service/client`):
- * `agents list|create`, `send`, `runs tail`, `interactions list|approve|deny|answer`
- * and, with an admin key, `keys create|list|revoke`.
+ * `agents list|create`, `send`, `threads history`, `runs tail`,
+ * `interactions list|approve|deny|answer` and, with an admin key, `keys create|list|revoke`.
  * `--url` / `SVC_URL` and `--api-key` / `SVC_API_KEY` name the service.
  * Exit codes: 0 done, 1 the service or the connection failed, 2 a usage mistake.
  */
@@ -19,10 +19,11 @@ import { interactions } from "./cli/InteractionsCommand.ts"
 import { keys } from "./cli/KeysCommand.ts"
 import { Output } from "./cli/Output.ts"
 import { runs, send } from "./cli/RunCommands.ts"
+import { threads } from "./cli/ThreadsCommand.ts"
 
 const cli = Command.make("agent-service").pipe(
   Command.withDescription("The agent service from the command line"),
-  Command.withSubcommands([agents, send, runs, interactions, keys]),
+  Command.withSubcommands([agents, send, threads, runs, interactions, keys]),
   Command.withGlobalFlags([Url, ApiKey])
 )
 
