@@ -14,6 +14,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js"
+import type { jsonSchemaValidator, JsonSchemaValidatorResult } from "@modelcontextprotocol/sdk/validation"
 import { Data, Duration, Effect, type Scope } from "effect"
 import { AsyncLocalStorage } from "node:async_hooks"
 import { errorText } from "../ErrorText.ts"
@@ -89,6 +90,20 @@ const bounded = <A>(effect: Effect.Effect<A, McpFailure>, timeoutMs: number, mes
     })
   )
 
+/**
+ * The SDK compiles every advertised `outputSchema` with its own Ajv and validates structured
+ * content on this thread, with backtracking patterns: a tenant's server could hold the
+ * service. Its validation is switched off here (its check that such a tool returns
+ * structured content stays); McpTools validates structured content in the validation worker.
+ */
+const outputsValidatedElsewhere: jsonSchemaValidator = {
+  getValidator: <T>() => (input: unknown): JsonSchemaValidatorResult<T> => ({
+    valid: true,
+    data: input as T,
+    errorMessage: undefined
+  })
+}
+
 /** Connects and performs the initialize handshake; the caller ends it with `close`. */
 export const open = (
   fetch: GuardedFetch,
@@ -107,12 +122,12 @@ export const open = (
           ? new StreamableHTTPClientTransport(new URL(target.url), transportOptions)
           : new SSEClientTransport(new URL(target.url), transportOptions)
         const onToolsChanged = options.onToolsChanged
-        const client = new Client(
-          clientInfo,
-          onToolsChanged === undefined
+        const client = new Client(clientInfo, {
+          jsonSchemaValidator: outputsValidatedElsewhere,
+          ...(onToolsChanged === undefined
             ? {}
-            : { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolsChanged() } } }
-        )
+            : { listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => onToolsChanged() } } })
+        })
         // An abandoned handshake (timeout, interruption) leaves nothing open. Silent on purpose: the
         // handshake's own failure is what the caller reports, and this listener runs outside any fiber.
         signal.addEventListener("abort", () => void client.close().catch(() => undefined))

@@ -4,7 +4,11 @@
  * opened now, Svc-Run-Id / Svc-Root-Run-Id headers on every request made for
  * the run), its tools filtered and named `mcp__{server}__{tool}`. A server that cannot be reached contributes no
  * tools (reported once as an `error` chunk); a disabled server's tools fail
- * when called. Tool errors are results the model sees, never run failures.
+ * when called. A tool whose input schema is past the schema bounds
+ * (SchemaBudget.ts) is not offered (reported the same way; a call fails with
+ * `tool_schema_refused`), and structured content is validated against the
+ * tool's outputSchema in the validation worker (SchemaWorker.ts). Tool errors
+ * are results the model sees, never run failures.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Duration, Effect, Redacted, type Scope } from "effect"
@@ -16,6 +20,8 @@ import { ToolLimits } from "../../domain/ToolPolicy.ts"
 import { maskCredentials, maskOutcome } from "./CredentialMask.ts"
 import type { Lease, McpSessions } from "./McpSessions.ts"
 import { runHeaders, type RunIdentity } from "./RunHeaders.ts"
+import { toolSchemaProblem } from "./SchemaBudget.ts"
+import * as SchemaWorker from "./SchemaWorker.ts"
 import type { ToolFamily, ToolPolicyRef } from "./ToolFamily.ts"
 import * as ToolOutcome from "./ToolOutcome.ts"
 import * as ToolResults from "./ToolResults.ts"
@@ -38,6 +44,24 @@ const textOf = (result: CallToolResult): string => {
     .map((part) => (part.type === "text" ? part.text : JSON.stringify(part)))
     .join("\n")
 }
+
+/**
+ * Why a tool's structured content is refused: it does not match the tool's outputSchema, or the
+ * schema itself cannot be used (validated in the validation worker: linear-time patterns, a
+ * time limit). An error result is not checked, as the SDK did not.
+ */
+const outputProblem = (
+  schema: Readonly<Record<string, unknown>> | undefined,
+  result: CallToolResult
+): Effect.Effect<string | undefined> =>
+  schema === undefined || result.isError === true || result.structuredContent === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(SchemaWorker.validate(schema, result.structuredContent), (v) =>
+      v._tag === "Valid"
+        ? undefined
+        : v._tag === "Invalid"
+        ? `Structured content does not match the tool's output schema: ${v.message}`
+        : `The tool's output schema ${v.problem}`)
 
 export const connectAll = (options: {
   readonly principal: Principal
@@ -64,6 +88,10 @@ export const connectAll = (options: {
         readonly lease: Lease | undefined
         /** The server's token, masked in whatever comes back. */
         readonly credentials: ReadonlyArray<string>
+        /** The tool's outputSchema: structured content is validated against it in the validation worker. */
+        readonly outputSchema?: Readonly<Record<string, unknown>> | undefined
+        /** Why the tool is not offered (its input schema is past the schema bounds): a call fails saying so. */
+        readonly refused?: string
       }
     >()
     for (const server of options.servers) {
@@ -103,12 +131,18 @@ export const connectAll = (options: {
       const byName = new Map(tools.map((t) => [t.name, t]))
       for (const ref of exposedTools(server.config, server.name, tools.map((t) => t.name))) {
         const tool = byName.get(ref.name)
-        specs.push({
-          name: ref.namespacedName,
-          description: capDescription(tool?.description),
-          inputSchema: tool?.inputSchema ?? { type: "object" }
-        })
-        routes.set(ref.namespacedName, { server, tool: ref.name, lease, credentials })
+        const inputSchema = tool?.inputSchema ?? { type: "object" }
+        const route = { server, tool: ref.name, lease, credentials, outputSchema: tool?.outputSchema }
+        // A schema past the bounds would be expanded and walked on every model request: the tool is left out.
+        const problem = toolSchemaProblem(inputSchema)
+        if (problem !== undefined) {
+          const refused = `its input schema ${problem}`
+          problems.push(`Tool '${ref.namespacedName}' of server '${server.name}' is not offered: ${refused}.`)
+          routes.set(ref.namespacedName, { ...route, refused })
+          continue
+        }
+        specs.push({ name: ref.namespacedName, description: capDescription(tool?.description), inputSchema })
+        routes.set(ref.namespacedName, route)
       }
     }
 
@@ -116,9 +150,12 @@ export const connectAll = (options: {
       const route = routes.get(name) ??
         [...routes.entries()].find(([key, r]) => r.lease === undefined && name.startsWith(key))?.[1]
       if (route === undefined) return undefined
-      const { server, tool, lease, credentials } = route
+      const { credentials, lease, outputSchema, refused, server, tool } = route
       if (lease === undefined) {
         return Effect.succeed(ToolOutcome.failure("tool_server_disabled", `tool server '${server.name}' is disabled.`))
+      }
+      if (refused !== undefined) {
+        return Effect.succeed(ToolOutcome.failure("tool_schema_refused", `tool '${name}' is not offered: ${refused}.`))
       }
       const args = typeof input === "object" && input !== null && !Array.isArray(input)
         ? (input as Record<string, unknown>)
@@ -128,16 +165,19 @@ export const connectAll = (options: {
           duration: Duration.millis(server.config.requestTimeoutMs),
           orElse: () => Effect.fail(new Error(`no result within ${server.config.requestTimeoutMs} ms`))
         }),
-        Effect.map((result): ToolOutcome.ToolOutcome =>
-          ToolResults.shape(
-            name,
-            maskOutcome({
-              output: result.structuredContent ?? result.content,
-              text: textOf(result),
-              isError: result.isError === true
-            }, credentials),
-            server.config
-          )
+        Effect.flatMap((result) => Effect.map(outputProblem(outputSchema, result), (problem) => ({ result, problem }))),
+        Effect.map(({ problem, result }): ToolOutcome.ToolOutcome =>
+          problem !== undefined
+            ? ToolOutcome.failure("tool_server_error", maskCredentials(problem, credentials))
+            : ToolResults.shape(
+              name,
+              maskOutcome({
+                output: result.structuredContent ?? result.content,
+                text: textOf(result),
+                isError: result.isError === true
+              }, credentials),
+              server.config
+            )
         ),
         Effect.catch((cause) => {
           const message = maskCredentials(cause instanceof Error ? cause.message : String(cause), credentials)
@@ -160,7 +200,7 @@ export const connectAll = (options: {
     const deferred = new Set(
       [...routes.entries()].flatMap((
         [name, r]
-      ) => (r.lease !== undefined && r.server.config.defer !== false ? [name] : []))
+      ) => (r.lease !== undefined && r.refused === undefined && r.server.config.defer !== false ? [name] : []))
     )
     return { specs, problems, call, policyOf, untrusted, requiredSkillsOf, deferred }
   })
