@@ -42,6 +42,8 @@ export interface ServiceOptions {
 export const serviceEnv = async (options: ServiceOptions): Promise<Record<string, string>> => ({
   DATABASE_URL: databaseUrl(options.database),
   PORT: String(await freePort()),
+  // Previews on any free port (their default, PORT + 1, may be another node's).
+  SVC_PREVIEW_PORT: "0",
   HOST: "127.0.0.1",
   SVC_RUNNER_PORT: String(await freePort()),
   SVC_RUNNER_HOST: "127.0.0.1",
