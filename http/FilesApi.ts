@@ -46,7 +46,10 @@ export const FilesApi = HttpApiGroup.make("files")
         "Upload a file",
         "Stores one file, sent as `multipart/form-data` with the part `file` (`curl -F file=@report.pdf`), to attach to runs " +
           "(`input.attachments: [{ fileId }]`). Answers 200 with the File: its `mediaType` (the part's, or sniffed from the bytes), " +
-          "`bytes` and lowercase hex `sha256`. Over SVC_FILE_MAX_BYTES is 413 `file_too_large`."
+          "`bytes` and lowercase hex `sha256`. Over SVC_FILE_MAX_BYTES is 413 `file_too_large`; past the workspace's storage " +
+          "quota (SVC_WORKSPACE_STORAGE_QUOTA_BYTES, files and artifacts together) 413 `storage_quota_exceeded` with " +
+          "`details: { field, used, limit }`, nothing stored; a key's upload past SVC_MAX_CONCURRENT_UPLOADS_PER_KEY in " +
+          "flight is 429 `rate_limited` with Retry-After."
       )
     )
   )

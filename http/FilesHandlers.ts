@@ -25,10 +25,12 @@ export const FilesHandlers = HttpApiBuilder.group(Api, "files", (handlers) =>
           Effect.gen(function*() {
             // One of the key's upload slots, before the body is read; the bytes are streamed to the store.
             yield* slots.acquire(p)
+            // Under an Idempotency-Key the quota is checked once the bytes are in, so that a replay answers the first File.
+            const quotaAsItArrives = route.headers["idempotency-key"] === undefined
             const upload = yield* readUpload(
               route.payload,
               config.fileMaxBytes,
-              (incoming) => files.receive(p, incoming)
+              (incoming) => files.receive(p, incoming, quotaAsItArrives)
             )
             // What an Idempotency-Key is checked against: the part's name and media type, and the bytes' hash.
             const body = { filename: upload.filename, mediaType: upload.mediaType, data: upload.received.row.sha256 }

@@ -88,17 +88,23 @@ const make = Effect.gen(function*() {
   return {
     /**
      * Streams a file part to the store as it arrives, under a new file id:
-     * 413 as soon as it passes SVC_FILE_MAX_BYTES or the workspace's quota,
-     * 400 when it is empty. What is stored and not committed by the time
-     * the scope closes is removed.
+     * 413 as soon as it passes SVC_FILE_MAX_BYTES or, with `quotaAsItArrives`,
+     * the workspace's quota (`commit` checks the quota in any case: a replay
+     * under an Idempotency-Key must reach its first answer, whatever the
+     * workspace stores since); 400 when it is empty. What is stored and not
+     * committed by the time the scope closes is removed.
      */
-    receive: Effect.fn("Files.receive")(function*<E>(principal: Principal, incoming: IncomingFile<E>) {
+    receive: Effect.fn("Files.receive")(function*<E>(
+      principal: Principal,
+      incoming: IncomingFile<E>,
+      quotaAsItArrives = true
+    ) {
       yield* requireStore(config)
       const filename = yield* checkFilename(incoming.filename, uploadField)
       const declared = incoming.mediaType === null
         ? octetStream
         : yield* checkMediaType(incoming.mediaType, uploadField)
-      const room = yield* quota.room(principal)
+      const room = quotaAsItArrives ? yield* quota.room(principal) : { used: 0, limit: null }
       const id = yield* ids.make("file")
       const kept = yield* Ref.make(false)
       const stored = yield* Ref.make(false)

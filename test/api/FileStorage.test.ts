@@ -143,6 +143,14 @@ TestServer.suiteWith(Harness)("file storage", (it) => {
       yield* expectOk(yield* request("DELETE", `/v1/files/${file.id}`), 200, FileDeleted)
       assert.deepStrictEqual(yield* chunksOf(`files/${file.id}`), [])
       assert.deepStrictEqual(yield* strayObjects, [])
+
+      // A replay under an Idempotency-Key streams its bytes again, then answers the first file and keeps none of them.
+      const keyed = { headers: { "idempotency-key": "upload-once" } }
+      const once = yield* expectOk(yield* post(form([{ filename: "once.bin", data }]), keyed), 200, FileObject)
+      const again = yield* expectOk(yield* post(form([{ filename: "once.bin", data }]), keyed), 200, FileObject)
+      assert.deepStrictEqual(again, once)
+      assert.deepStrictEqual(yield* strayObjects, [])
+      yield* expectOk(yield* request("DELETE", `/v1/files/${once.id}`), 200, FileDeleted)
     }))
 
   it.effect("the quota counts files and unexpired artifacts: 413 storage_quota_exceeded with used and limit, nothing stored; deletes and expiry free bytes", () =>
@@ -153,6 +161,15 @@ TestServer.suiteWith(Harness)("file storage", (it) => {
       // Refused as its bytes arrive: nothing of it stays, the workspace still has its one file.
       yield* expectQuota(
         yield* post(form([{ filename: "second.bin", data: random(600_000) }]), { key }),
+        "file",
+        1_000_000
+      )
+      assert.deepStrictEqual(yield* filesOf(key), [1_000_000])
+      assert.deepStrictEqual(yield* strayObjects, [])
+      // Under an Idempotency-Key it is refused once its bytes are in (a replay must reach its first answer): the same.
+      const keyed = { key, headers: { "idempotency-key": "second" } }
+      yield* expectQuota(
+        yield* post(form([{ filename: "second.bin", data: random(600_000) }]), keyed),
         "file",
         1_000_000
       )
