@@ -2,15 +2,14 @@
  * `agents list` (newest first, one line each, or the page as JSON) and
  * `agents create` (a body from `--file`, with flags over it), through the typed client.
  */
-import { checked, normalized, pageQuery } from "agent-service/client"
+import { checked, normalized } from "agent-service/client"
 import { Effect, Option, Schema } from "effect"
 import { Command, Flag } from "effect/cli"
 import { type Agent, AgentCreate } from "../../domain/Agent.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
 import { Output } from "./Output.ts"
-
-const json = Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("Print the answer as JSON"))
+import { json, listCommand } from "./PagedList.ts"
 
 /** The first line of the agent's first context block, cut to 60 characters. */
 const summary = (agent: Agent) => {
@@ -20,24 +19,13 @@ const summary = (agent: Agent) => {
 
 const agentLine = (agent: Agent) => [agent.id, agent.band, agent.createdAt, summary(agent)].join("  ").trimEnd()
 
-const list = Command.make("list", {
-  limit: Flag.Int("limit").pipe(Flag.optional, Flag.withDescription("Agents per page (1-100, default 20)")),
-  cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("The page after this cursor")),
-  json
-}, (flags) =>
-  Effect.gen(function*() {
-    const api = yield* client
-    const out = yield* Output
-    const query = yield* pageQuery({
-      limit: Option.getOrUndefined(flags.limit),
-      cursor: Option.getOrUndefined(flags.cursor)
-    })
-    const page = yield* normalized(api.agents.list({ query }))
-    if (flags.json) return yield* out.line(JSON.stringify(page, null, 2))
-    if (page.data.length === 0) return yield* out.line("no agents")
-    yield* Effect.forEach(page.data, (agent) => out.line(agentLine(agent)))
-    if (page.nextCursor !== null) yield* out.line(`more: agents list --cursor ${page.nextCursor}`)
-  })).pipe(Command.withDescription("List agents, newest first"))
+const list = listCommand({
+  plural: "agents",
+  command: "agents list",
+  description: "List agents, newest first",
+  fetch: (api, query) => api.agents.list({ query }),
+  line: agentLine
+})
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const decodeObject = Schema.decodeUnknownOption(JsonObject)

@@ -4,14 +4,13 @@
  * an admin key (`--api-key`). `create` prints the new key alone on stdout
  * (it is shown only once) and what it is on stderr.
  */
-import { checked, ids, normalized, pageQuery } from "agent-service/client"
+import { checked, ids, normalized } from "agent-service/client"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type ApiKey, ApiKeyCreate } from "../../domain/ApiKey.ts"
 import { client } from "./Connection.ts"
 import { Output } from "./Output.ts"
-
-const json = Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("Print the answer as JSON"))
+import { json, listCommand } from "./PagedList.ts"
 
 const keyBody = checked(ApiKeyCreate, "key")
 
@@ -56,24 +55,13 @@ const create = Command.make("create", {
     yield* out.line(created.key)
   })).pipe(Command.withDescription("Create an API key (admin key); prints the key once"))
 
-const list = Command.make("list", {
-  limit: Flag.Int("limit").pipe(Flag.optional, Flag.withDescription("Keys per page (1-100, default 20)")),
-  cursor: Flag.String("cursor").pipe(Flag.optional, Flag.withDescription("The page after this cursor")),
-  json
-}, (flags) =>
-  Effect.gen(function*() {
-    const api = yield* client
-    const out = yield* Output
-    const query = yield* pageQuery({
-      limit: Option.getOrUndefined(flags.limit),
-      cursor: Option.getOrUndefined(flags.cursor)
-    })
-    const page = yield* normalized(api.apiKeys.list({ query }))
-    if (flags.json) return yield* out.line(JSON.stringify(page, null, 2))
-    if (page.data.length === 0) return yield* out.line("no keys")
-    yield* Effect.forEach(page.data, (key) => out.line(keyLine(key)))
-    if (page.nextCursor !== null) yield* out.line(`more: keys list --cursor ${page.nextCursor}`)
-  })).pipe(Command.withDescription("List the organization's API keys, newest first (admin key)"))
+const list = listCommand({
+  plural: "keys",
+  command: "keys list",
+  description: "List the organization's API keys, newest first (admin key)",
+  fetch: (api, query) => api.apiKeys.list({ query }),
+  line: keyLine
+})
 
 const revoke = Command.make("revoke", {
   id: Argument.String("id").pipe(Argument.withDescription("The key's id (key_...)")),
