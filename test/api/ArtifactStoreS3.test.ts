@@ -1,7 +1,8 @@
 /**
  * The S3 artifact store (SVC_ARTIFACT_STORE=s3) against a real S3-compatible
  * server (s3rver, started by the test, checking request signatures): the
- * store's put / get / copy / delete, objects where the prefix says, a file
+ * store's put / get / copy / delete, a multipart upload of an object larger
+ * than a part, objects where the prefix says, a file
  * uploaded through the API and read back byte for byte, attached to a run
  * (copied inside the bucket) and deleted; and a store that cannot be reached
  * is 503 service_unavailable.
@@ -59,6 +60,21 @@ TestServer.suiteWith(Harness)("S3 artifact store", (it) => {
       assert.isTrue(sameBytes(Option.getOrUndefined(yield* blobs.get("probe/two")), data))
       const missing = yield* Effect.flip(blobs.copy("probe/none", "probe/three"))
       assert.strictEqual(missing._tag, "BlobStoreFailed")
+    }))
+
+  it.effect("an object larger than a part (8 MiB) goes up as a multipart upload and is read back whole", () =>
+    Effect.gen(function*() {
+      const endpoint = yield* S3Endpoint
+      const blobs = yield* BlobStore
+      const pieces = Array.from({ length: 5 }, (_, i) => everyByte(8 * 1024).map((b) => (b + i) % 256))
+      const writer = yield* blobs.writer("probe/large")
+      for (const piece of pieces) yield* writer.write(piece)
+      yield* writer.finish("application/x-large")
+      const whole = new Uint8Array(Buffer.concat(pieces))
+      assert.strictEqual(whole.byteLength, 10 * 1024 * 1024)
+      assert.isTrue(sameBytes((yield* S3Server.objectAt(endpoint, "svc/probe/large"))?.bytes, whole))
+      assert.isTrue(sameBytes(Option.getOrUndefined(yield* blobs.get("probe/large")), whole))
+      yield* blobs.delete("probe/large")
     }))
 
   it.effect("a file uploaded through the API is stored in the bucket, read back whole, attached to a run and deleted", () =>
