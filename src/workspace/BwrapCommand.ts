@@ -10,15 +10,29 @@
  *
  * Inside: a fresh root (read-only once built), the host's /usr read-only with
  * the merged-usr links (/bin, /lib, ...), a few selected /etc entries (no
- * shadow, no keys), a private /proc, a minimal /dev, a size-capped tmpfs /tmp
- * and /dev/shm, and the workspace directory bound read-write at /workspace,
- * the only writable tree that outlives the command. Every namespace is new
- * (user, pid, ipc, uts, net, cgroup): no network interface but `lo`, no view
- * of host processes, no nested user namespaces. bwrap itself already runs as
- * the workspace's unprivileged host uid, so inside it is uid 1000 with no
- * capabilities, and on the host it can touch only what that uid may.
- * bwrap reports on fd 3 (`--json-status-fd`) once the command started, which
- * tells a sandbox that could not be built from a command that failed.
+ * shadow, no keys) and a passwd and group of the sandbox's own, a private /proc,
+ * a minimal /dev, a size-capped tmpfs /tmp and /dev/shm, and the workspace
+ * directory bound read-write at /workspace, the only writable tree that
+ * outlives the command. Every namespace is new (user, pid, ipc, uts, net,
+ * cgroup): no network interface but `lo`, no view of host processes, no nested
+ * user namespaces. bwrap itself already runs as the workspace's unprivileged
+ * host uid, so inside it is uid 1000 with no capabilities, and on the host it
+ * can touch only what that uid may. Every process inside runs under the
+ * seccomp filter of SeccompFilter (bwrap installs it on its init and on the
+ * command, after building the sandbox).
+ *
+ * What the inside can read of the outside: bwrap's options (every host path)
+ * reach it on a descriptor (`--args`), never its command line, so the sandbox's
+ * pid 1, bwrap's reaper, shows only `bwrap --args 4 -- bash ...` in
+ * /proc/1/cmdline; passwd and group are written into the sandbox's root from
+ * descriptors rather than bound from a host file. The kernel still prints, in
+ * /proc/self/mountinfo, a bind mount's path within its filesystem and a tmpfs
+ * owner's host uid (see docs/operations/sandbox.md).
+ *
+ * Descriptors: bwrap reports on fd 3 (`--json-status-fd`) once the command
+ * started, which tells a sandbox that could not be built from a command that
+ * failed; it reads its options on fd 4, the seccomp program on fd 5, passwd
+ * and group on fds 6 and 7 (`inputs`, in that order).
  */
 import { lstatSync, readlinkSync } from "node:fs"
 
@@ -54,8 +68,13 @@ const etcEntries = [
   "timezone"
 ]
 
+/** The descriptors bwrap reads or writes (see the header); the process's `inputs` go to 4, 5, ... in order. */
+const fds = { status: 3, args: 4, seccomp: 5, passwd: 6, group: 7 } as const
+
 export interface HostLayout {
   readonly args: ReadonlyArray<string>
+  /** The compiled seccomp filter for this machine (SeccompFilter.program). */
+  readonly seccomp: Uint8Array
 }
 
 const kindOf = (path: string): "dir" | "file" | "link" | undefined => {
@@ -64,7 +83,7 @@ const kindOf = (path: string): "dir" | "file" | "link" | undefined => {
 }
 
 /** Reads the host once: which system directories exist and which are links. */
-export const hostLayout = (etcDir: string): HostLayout => {
+export const hostLayout = (seccomp: Uint8Array): HostLayout => {
   const args: Array<string> = []
   for (const dir of systemDirs) {
     const kind = kindOf(dir)
@@ -75,8 +94,9 @@ export const hostLayout = (etcDir: string): HostLayout => {
     // ro-bind follows a link (os-release, localtime), so the target's content appears.
     if (kindOf(`/etc/${entry}`) !== undefined) args.push("--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`)
   }
-  args.push("--ro-bind", `${etcDir}/passwd`, "/etc/passwd", "--ro-bind", `${etcDir}/group`, "/etc/group")
-  return { args }
+  args.push("--perms", "0444", "--file", String(fds.passwd), "/etc/passwd")
+  args.push("--perms", "0444", "--file", String(fds.group), "/etc/group")
+  return { args, seccomp }
 }
 
 /** /etc/passwd and /etc/group of every sandbox: root, the sandbox user, nobody. */
@@ -128,6 +148,16 @@ export interface PortsBinding {
   readonly connect: ReadonlyArray<number>
 }
 
+/** NUL-separated, as bwrap reads `--args`. */
+const nulSeparated = (args: ReadonlyArray<string>): Uint8Array => Buffer.from(args.map((arg) => `${arg}\0`).join(""))
+
+export interface Command {
+  readonly file: string
+  readonly args: ReadonlyArray<string>
+  /** Written to fds 4, 5, ... of the process: bwrap's options, the seccomp program, passwd, group. */
+  readonly inputs: ReadonlyArray<Uint8Array>
+}
+
 /** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
 export const argv = (input: {
   /** Host uid (and gid) to drop to; undefined: stay the service's own (not root). */
@@ -140,7 +170,7 @@ export const argv = (input: {
   /** The host path of the workspace's egress proxy socket; undefined: offline. */
   readonly egress: string | undefined
   readonly ports?: PortsBinding | undefined
-}): { readonly file: string; readonly args: ReadonlyArray<string> } => {
+}): Command => {
   const { limits, uid, ports } = input
   // pdeathsig: if the service process dies (even kill -9), the sandbox goes with it.
   const identity = uid === undefined
@@ -161,6 +191,47 @@ export const argv = (input: {
       "--no-new-privs"
     ]
   const [file = "prlimit", ...before] = [...identity, "prlimit"]
+  const options = [
+    "--unshare-all",
+    "--unshare-user",
+    "--disable-userns",
+    "--uid",
+    String(innerUid),
+    "--gid",
+    String(innerUid),
+    "--hostname",
+    "workspace",
+    "--die-with-parent",
+    "--new-session",
+    "--json-status-fd",
+    String(fds.status),
+    "--seccomp",
+    String(fds.seccomp),
+    ...input.layout.args,
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "--size",
+    String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)),
+    "--tmpfs",
+    "/dev/shm",
+    "--remount-ro",
+    "/dev",
+    "--size",
+    String(limits.tmpBytes),
+    "--tmpfs",
+    "/tmp",
+    "--bind",
+    input.workspaceDir,
+    mountPoint,
+    ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
+    ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
+    "--remount-ro",
+    "/",
+    "--chdir",
+    mountPoint
+  ]
   return {
     file,
     args: [
@@ -173,43 +244,9 @@ export const argv = (input: {
       "--nofile=1024",
       "--",
       "bwrap",
-      "--unshare-all",
-      "--unshare-user",
-      "--disable-userns",
-      "--uid",
-      String(innerUid),
-      "--gid",
-      String(innerUid),
-      "--hostname",
-      "workspace",
-      "--die-with-parent",
-      "--new-session",
-      "--json-status-fd",
-      "3",
-      ...input.layout.args,
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "--size",
-      String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)),
-      "--tmpfs",
-      "/dev/shm",
-      "--remount-ro",
-      "/dev",
-      "--size",
-      String(limits.tmpBytes),
-      "--tmpfs",
-      "/tmp",
-      "--bind",
-      input.workspaceDir,
-      mountPoint,
-      ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
-      ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
-      "--remount-ro",
-      "/",
-      "--chdir",
-      mountPoint,
+      "--args",
+      String(fds.args),
+      "--",
       "bash",
       "--noprofile",
       "--norc",
@@ -223,6 +260,7 @@ export const argv = (input: {
       "svc-sandbox",
       input.cwd,
       input.command
-    ]
+    ],
+    inputs: [nulSeparated(options), input.layout.seccomp, Buffer.from(passwd), Buffer.from(group)]
   }
 }

@@ -8,6 +8,7 @@ import { Deferred, Effect, Result } from "effect"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { constants } from "node:os"
+import { Writable } from "node:stream"
 
 export interface ProcessSpec {
   readonly file: string
@@ -19,6 +20,8 @@ export interface ProcessSpec {
   readonly outputBytes: number
   /** The spawned program forks the real work and reaps it (see `kill`). */
   readonly reaper: boolean
+  /** Written to fds 4, 5, ... of the process, each then closed (bwrap's options, its seccomp program, files). */
+  readonly inputs?: ReadonlyArray<Uint8Array> | undefined
 }
 
 export interface Finished {
@@ -86,10 +89,17 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
     const stdout = new Capture(spec.outputBytes)
     const stderr = new Capture(spec.outputBytes)
     let status = ""
+    const inputs = spec.inputs ?? []
     const child = spawn(spec.file, [...spec.args], {
       env: spec.env,
       detached: true,
-      stdio: [spec.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe", "pipe"]
+      stdio: [
+        spec.stdin === undefined ? "ignore" : "pipe",
+        "pipe",
+        "pipe",
+        "pipe",
+        ...inputs.map(() => "pipe" as const)
+      ]
     })
     const finish = (finished: Finished) => Deferred.doneUnsafe(done, Effect.succeed(finished))
     child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk))
@@ -99,8 +109,17 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
     })
     child.stdin?.on("error", () => undefined) // the command may exit without reading its input
     child.stdin?.end(spec.stdin)
-    child.on("error", (error) =>
-      finish({ exitCode: 127, stdout: "", stderr: "", truncated: false, status, spawnError: error.message }))
+    inputs.forEach((bytes, i) => {
+      const stream = child.stdio.at(4 + i)
+      if (stream instanceof Writable) {
+        stream.on("error", () => undefined) // a process that failed to start reads nothing
+        stream.end(bytes)
+      }
+    })
+    child.on(
+      "error",
+      (error) => finish({ exitCode: 127, stdout: "", stderr: "", truncated: false, status, spawnError: error.message })
+    )
     child.on("close", (code, signal) =>
       finish({
         exitCode: code ?? 128 + (signal === null ? 0 : constants.signals[signal]),
@@ -112,8 +131,7 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
       }))
     const pid = child.pid
     // Only while the leader is not reaped: after that its pid, and so the group id, may be reused.
-    const alive = () =>
-      pid !== undefined && child.exitCode === null && child.signalCode === null
+    const alive = () => pid !== undefined && child.exitCode === null && child.signalCode === null
     const signalGroup = () => (alive() ? signal(-(pid ?? 0)) : Effect.void)
     return {
       wait: Deferred.await(done),

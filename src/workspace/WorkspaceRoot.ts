@@ -1,7 +1,6 @@
 /**
  * The workspace root on disk: `<root>/workspaces/<id>` (one directory per
- * workspace), `<root>/etc` (the sandbox's passwd and group) and
- * `<root>/egress` (the egress proxies' sockets) and `<root>/ports/<id>` (the
+ * workspace), `<root>/egress` (the egress proxies' sockets) and `<root>/ports/<id>` (the
  * sockets of a workspace's service ports, made by its sandboxes). As root, each workspace gets
  * its own unprivileged host uid, recorded as the owner of its directory (mode
  * 0700): the first guess hashes the directory's path, then the next free uid
@@ -10,9 +9,10 @@
  * reported when a workspace opens, so the service itself still starts.
  */
 import { Effect, Semaphore } from "effect"
-import { chmod, chown, mkdir, readdir, stat, writeFile } from "node:fs/promises"
+import { chmod, chown, mkdir, readdir, stat } from "node:fs/promises"
 import { dirname, join, resolve as resolvePath } from "node:path"
 import * as Bwrap from "./BwrapCommand.ts"
+import * as SeccompFilter from "./SeccompFilter.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 
 export interface RootOptions {
@@ -52,7 +52,6 @@ const closedAncestor = async (dir: string): Promise<string | undefined> => {
 export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptions) {
   const root = resolvePath(options.root)
   const workspacesDir = join(root, "workspaces")
-  const etcDir = join(root, "etc")
   const egressDir = join(root, "egress")
   const portsDir = join(root, "ports")
   const asRoot = process.getuid?.() === 0
@@ -60,15 +59,12 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
   const uidCount = options.uidCount ?? 100_000
   const allocate = Semaphore.makeUnsafe(1)
 
-  /** Creates the layout once and reads the host's system directories for bwrap. */
+  /** Creates the layout once, reads the host's system directories for bwrap and compiles the seccomp filter. */
   const layout = yield* Effect.gen(function*() {
     yield* fsStep(`the workspace root ${root} is not usable`, async () => {
       await mkdir(workspacesDir, { recursive: true, mode: 0o711 })
-      await mkdir(etcDir, { recursive: true, mode: 0o755 })
       await mkdir(egressDir, { recursive: true, mode: 0o711 })
       await mkdir(portsDir, { recursive: true, mode: 0o711 })
-      await writeFile(join(etcDir, "passwd"), Bwrap.passwd, { mode: 0o644 })
-      await writeFile(join(etcDir, "group"), Bwrap.group, { mode: 0o644 })
       if (asRoot) await chmod(workspacesDir, 0o711)
     })
     const closed = asRoot
@@ -80,8 +76,15 @@ export const make = Effect.fn("WorkspaceRoot.make")(function*(options: RootOptio
           `the workspace root ${root} is not usable: ${closed} is not traversable by other users (mode o+x), so a workspace's uid cannot reach its directory`
       })
     }
+    const arch = SeccompFilter.archOf(process.arch)
+    if (arch === undefined) {
+      return yield* new WorkspaceUnavailable({
+        message: `the sandbox's seccomp filter has no system call table for ${process.arch} (x64 and arm64 have one)`
+      })
+    }
+    const seccomp = SeccompFilter.program(arch)
     return yield* Effect.try({
-      try: () => Bwrap.hostLayout(etcDir),
+      try: () => Bwrap.hostLayout(seccomp),
       catch: unavailable("cannot read the host's system directories")
     })
   }).pipe(Effect.cached)

@@ -4,7 +4,8 @@
  * unprivileged host uid with no capabilities even though the tests run as
  * root, cannot read root-only files, the service's data directory or another
  * workspace, cannot write outside /workspace, cannot signal host processes,
- * and has no network at all (not even the host's loopback).
+ * has no network at all (not even the host's loopback), and finds no host
+ * path in pid 1's command line or in mountinfo but its own workspace's.
  */
 import { assert, describe, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
@@ -154,6 +155,28 @@ describe("sandbox isolation", () => {
         assert.match(result.stderr, /Connection refused/)
         assert.match(result.stderr, /Network is unreachable/)
         assert.strictEqual(connections, 0)
+      }))
+
+    it.effect("no host path inside: pid 1's command line names none, mountinfo only the workspace's own bind, and the uid is the sandbox's", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_hostview", testLimits)
+        const root = dirname(dirname(ws.dir))
+        const result = yield* sandbox.exec(ws, {
+          command: "tr '\\0' ' ' </proc/1/cmdline; echo; cat /proc/self/mountinfo; id -u; cat /etc/passwd"
+        })
+        const [cmdline = "", ...lines] = result.stdout.split("\n")
+        assert.isTrue(cmdline.startsWith("bwrap --args 4 -- bash --noprofile --norc -c "), cmdline)
+        for (const host of [root, process.cwd(), tmpdir()]) assert.notInclude(cmdline, host)
+        const mounts = lines.filter((line) => line.includes(" - "))
+        const mountPointOf = (line: string) => line.split(" ")[4]
+        assert.deepStrictEqual(mounts.filter((line) => line.includes(process.cwd())), [])
+        // The kernel prints a bind mount's path within its filesystem (see docs/operations/sandbox.md).
+        assert.deepStrictEqual(mounts.filter((line) => line.includes(root)).map(mountPointOf), ["/workspace"])
+        assert.notInclude(mounts.map(mountPointOf), "/etc/passwd")
+        assert.include(lines, "1000")
+        assert.notInclude(lines, String(ws.uid))
+        assert.include(lines, "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash")
       }))
 
     it.effect("workspaces get distinct uids, recorded as their directory's owner and kept on reopen", () =>
