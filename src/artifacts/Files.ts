@@ -155,8 +155,10 @@ const make = Effect.gen(function*() {
     /** Lists a received file, when the workspace's quota admits it (413 `storage_quota_exceeded` otherwise). */
     commit: Effect.fn("Files.commit")(function*(principal: Principal, received: Received) {
       const row: FileRow = { ...received.row, createdAt: yield* nowIso }
-      yield* quota.admit(principal, row.bytes, uploadField, repo.insert(row))
-      yield* Ref.set(received.kept, true)
+      // Listed and kept together: an interruption in between would remove the bytes of a listed file.
+      yield* Effect.uninterruptible(
+        Effect.andThen(quota.admit(principal, row.bytes, uploadField, repo.insert(row)), Ref.set(received.kept, true))
+      )
       return view(row)
     }),
     list: Effect.fn("Files.list")(function*(principal: Principal, page: PageRequest) {
