@@ -13,9 +13,27 @@ export type OnHookError = typeof OnHookError.Type
 
 const Name = Schema.String.check(Schema.isBetweenLength(1, 128, { message: "name must be 1 to 128 characters" }))
 const Url = Schema.String.check(Schema.isBetweenLength(1, 2048, { message: "url must be 1 to 2048 characters" }))
+
+/** The shortest signing secret accepted (hooks and result handlers), in bytes of its UTF-8: shorter ones are guessable. */
+export const SigningSecretMinBytes = 16
+const SigningSecretMaxLength = 1024
+
+const utf8Bytes = (s: string): number => new TextEncoder().encode(s).byteLength
+
+/** Why `secret` cannot sign deliveries (too short or too long), or undefined; the message names the field. */
+export const signingSecretRefusal = (secret: string): string | undefined =>
+  utf8Bytes(secret) < SigningSecretMinBytes
+    ? `secret must be at least ${SigningSecretMinBytes} bytes (UTF-8); got ${utf8Bytes(secret)}`
+    : secret.length > SigningSecretMaxLength
+    ? `secret must be at most ${SigningSecretMaxLength} characters`
+    : undefined
+
 export const SigningSecret = Schema.String.check(
-  Schema.isBetweenLength(1, 1024, { message: "secret must be 1 to 1024 characters" })
-)
+  Schema.makeFilter((secret: string) => signingSecretRefusal(secret) ?? true)
+).annotate({
+  description:
+    `Signs every delivery (HMAC-SHA256): at least ${SigningSecretMinBytes} bytes of UTF-8, at most ${SigningSecretMaxLength} characters. Write-only: never returned.`
+})
 export const HookTimeout = Schema.Number.check(
   Schema.isInt({ message: "requestTimeoutMs must be an integer" }),
   Schema.isBetween({ minimum: 1, maximum: HookTimeoutCeilingMs }, {

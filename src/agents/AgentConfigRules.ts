@@ -18,6 +18,7 @@ import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { allowDomainRefusal } from "../workspace/NetworkPolicy.ts"
 import { previewPorts } from "../workspace/Previews.ts"
 import { checkCodehostGrant } from "./CodehostGrantRules.ts"
 
@@ -154,6 +155,16 @@ const checkPreviews = (ws: ManagedWorkspace): InvalidRequest | undefined => {
   return undefined
 }
 
+/** allowDomains entries that could never be reached (loopback, private, link-local, metadata): NetworkPolicy.ts. */
+const checkAllowDomains = (ws: ManagedWorkspace, allowPrivateUrls: boolean): InvalidRequest | undefined => {
+  const allowDomains = ws.network !== undefined && "allowDomains" in ws.network ? ws.network.allowDomains : []
+  for (const [i, entry] of allowDomains.entries()) {
+    const refused = allowDomainRefusal(entry, allowPrivateUrls)
+    if (refused !== undefined) return InvalidRequest.forField(`workspace.network.allowDomains[${i}]`, `${refused}.`)
+  }
+  return undefined
+}
+
 /** What the deployment provides that a configuration may need. */
 export interface Deployment {
   readonly isBandAvailable: (band: Band) => boolean
@@ -161,6 +172,8 @@ export interface Deployment {
   readonly artifactStorage: boolean
   /** A GitHub App is configured (SVC_GITHUB_*): code-hosting connections can back capabilities.codehost. */
   readonly codehost: boolean
+  /** SVC_ALLOW_PRIVATE_URLS=1 (development): a workspace may list loopback and private hosts in allowDomains. */
+  readonly allowPrivateUrls: boolean
 }
 
 /**
@@ -172,7 +185,7 @@ export interface Deployment {
  */
 export const checkConfig = (
   config: AgentConfig,
-  { isBandAvailable, artifactStorage, codehost }: Deployment
+  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable }: Deployment
 ): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField(
@@ -219,6 +232,8 @@ export const checkConfig = (
     }
     const services = checkServices(ws)
     if (services !== undefined) return services
+    const unreachable = checkAllowDomains(ws, allowPrivateUrls)
+    if (unreachable !== undefined) return unreachable
   }
   if (config.artifacts.stream?.urls === "include-svc-signed" && !artifactStorage) {
     return InvalidRequest.forField(

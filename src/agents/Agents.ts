@@ -55,7 +55,8 @@ export class Agents extends Context.Service<Agents, {
       const deployment = {
         isBandAvailable: bands.isAvailable,
         artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none",
-        codehost: Option.isSome((yield* ServiceConfig).codehost)
+        codehost: Option.isSome((yield* ServiceConfig).codehost),
+        allowPrivateUrls: (yield* ServiceConfig).allowPrivateUrls
       }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */

@@ -5,7 +5,9 @@
  * 172.16/12, 192.168/16, 100.64/10, fc00::/7), link-local (169.254/16, which
  * holds the cloud metadata address, fe80::/10), unspecified, multicast or
  * reserved, whether written literally or reached through DNS.
- * SVC_ALLOW_PRIVATE_URLS=1 lifts all of it for local development and tests.
+ * SVC_ALLOW_PRIVATE_URLS=1 lifts all of it for local development and tests
+ * (a workspace's egress keeps refusing link-local and metadata addresses:
+ * `isLinkLocal`).
  */
 import { BlockList, isIP } from "node:net"
 
@@ -76,6 +78,36 @@ const embeddedIpv4 = (address: string): string | undefined => {
   return undefined
 }
 
+/**
+ * Link-local addresses, where the cloud metadata services answer (169.254.169.254 and AWS's
+ * fd00:ec2::254, Alibaba's 100.100.100.200): never reachable, SVC_ALLOW_PRIVATE_URLS=1 or not,
+ * since no development setup needs them and they hand out the host's cloud credentials.
+ */
+const linkLocal = new BlockList()
+linkLocal.addSubnet("169.254.0.0", 16, "ipv4")
+linkLocal.addAddress("100.100.100.200", "ipv4")
+linkLocal.addSubnet("fe80::", 10, "ipv6")
+linkLocal.addAddress("fd00:ec2::254", "ipv6")
+
+/** Host names of cloud metadata services (GCP, AWS, Azure's and Oracle's resolve to 169.254.169.254). */
+export const metadataHostnames: ReadonlyArray<string> = [
+  "metadata",
+  "metadata.google.internal",
+  "metadata.goog",
+  "instance-data",
+  "instance-data.ec2.internal",
+  "metadata.azure.internal"
+]
+
+/** A link-local or cloud metadata address (written as IPv4 or carried in an IPv6 form): never to be reached. */
+export const isLinkLocal = (address: string): boolean => {
+  const family = isIP(address)
+  if (family === 0) return false
+  const v4 = family === 6 ? embeddedIpv4(address) : undefined
+  if (v4 !== undefined && isLinkLocal(v4)) return true
+  return linkLocal.check(address, family === 4 ? "ipv4" : "ipv6")
+}
+
 /** Why an address may not be reached, or undefined when it is public. */
 export const forbiddenAddress = (address: string): string | undefined => {
   const family = isIP(address)
@@ -90,6 +122,10 @@ export const forbiddenAddress = (address: string): string | undefined => {
     ? `${address} is a loopback, private, link-local, unspecified, multicast or reserved address`
     : undefined
 }
+
+/** Why a model-chosen URL may never reach an address (`isLinkLocal`), whatever the settings; else undefined. */
+export const metadataAddress = (address: string): string | undefined =>
+  isLinkLocal(address) ? `${address} is a link-local or cloud metadata address` : undefined
 
 export interface UrlCheck {
   readonly url: URL

@@ -11,6 +11,7 @@ import {
   type ResultHandlerPatch,
   ResultHandlerTimeout
 } from "../../domain/ResultHandler.ts"
+import { SigningSecretMinBytes, signingSecretRefusal } from "../../domain/ToolApprovalHook.ts"
 import { IdGenerator } from "../IdGenerator.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { SecretBox } from "../secrets/SecretBox.ts"
@@ -41,16 +42,22 @@ const make = Effect.gen(function*() {
     })
   })
 
-  const secretOf = (secret: unknown) =>
-    typeof secret === "string" && secret.length > 0 && secret.length <= 1024
-      ? Effect.succeed(Redacted.make(secret))
-      : Effect.fail(
+  /** No secret (absent, empty, not a string) is the spec's result_handler_secret_missing; a weak or oversized one is invalid. */
+  const secretOf = (secret: unknown) => {
+    if (typeof secret !== "string" || secret.length === 0) {
+      return Effect.fail(
         InvalidRequest.forField(
           "secret",
-          "A result handler needs a signing secret: a string of 1 to 1024 characters.",
+          `A result handler needs a signing secret: a string of at least ${SigningSecretMinBytes} bytes (UTF-8).`,
           "result_handler_secret_missing"
         )
       )
+    }
+    const refused = signingSecretRefusal(secret)
+    return refused === undefined
+      ? Effect.succeed(Redacted.make(secret))
+      : Effect.fail(InvalidRequest.forField("secret", `${refused}.`))
+  }
 
   return {
     create: Effect.fn("ResultHandlers.create")(function*(principal: Principal, input: ResultHandlerCreate) {

@@ -16,9 +16,14 @@
  * private or loopback address, and only for a host named exactly: listed in a
  * `restricted` workspace's allowDomains (not through a wildcard), or named by
  * the service itself (the seed or code-host origin). A host a `public`
- * workspace names never reaches one.
+ * workspace names never reaches one. Link-local and cloud metadata addresses
+ * are never reached, whatever the setting.
+ *
+ * An `allowDomains` entry that could never be reached is refused when the
+ * agent is created or validated (`allowDomainRefusal`).
  */
-import { forbiddenAddress } from "../outbound/UrlPolicy.ts"
+import { isIP } from "node:net"
+import { forbiddenAddress, isLinkLocal, metadataHostnames } from "../outbound/UrlPolicy.ts"
 
 export type NetworkMode =
   | { readonly mode: "offline" }
@@ -71,6 +76,36 @@ export const hostRefusal = (rules: EgressRules, host: string): string | undefine
 export const addressRefusal = (rules: EgressRules, host: string, address: string): string | undefined => {
   const reason = forbiddenAddress(address)
   if (reason === undefined) return undefined
-  if (rules.allowPrivate && namedExactly(rules, host)) return undefined
+  if (rules.allowPrivate && namedExactly(rules, host) && !isLinkLocal(address)) return undefined
   return `${normalize(host)} resolves to ${reason}`
+}
+
+const isLoopbackName = (name: string): boolean => name === "localhost" || name.endsWith(".localhost")
+
+/**
+ * Why an `allowDomains` entry could never be reached, or undefined; told without DNS (a name's
+ * addresses are checked when it is reached). Never: link-local and cloud metadata addresses and
+ * names. Only with SVC_ALLOW_PRIVATE_URLS=1 (`allowPrivate`), and only named exactly: loopback
+ * (`localhost`), private, unspecified and other non-public addresses. A wildcard under a loopback
+ * name is never reachable (private destinations are reached only when named exactly).
+ */
+export const allowDomainRefusal = (entry: string, allowPrivate: boolean): string | undefined => {
+  const wildcard = entry.startsWith("*.")
+  const name = normalize(wildcard ? entry.slice(2) : entry)
+  const never = `'${entry}' can never be reached from a workspace`
+  const devOnly = "workspaces reach loopback and private addresses only on a development deployment " +
+    "(SVC_ALLOW_PRIVATE_URLS=1), named exactly"
+  if (isIP(name) !== 0) {
+    if (wildcard) return `${never}: a wildcard applies to host names, not addresses`
+    if (isLinkLocal(name)) return `${never}: link-local and cloud metadata addresses are refused`
+    const reason = forbiddenAddress(name)
+    if (reason !== undefined && !allowPrivate) return `${never} on this deployment: ${reason}; ${devOnly}`
+    return undefined
+  }
+  if (metadataHostnames.includes(name)) return `${never}: it names a cloud metadata service`
+  if (isLoopbackName(name)) {
+    if (wildcard) return `${never}: names under localhost are loopback, and a wildcard never reaches loopback`
+    if (!allowPrivate) return `${never} on this deployment: it is a loopback name; ${devOnly}`
+  }
+  return undefined
 }

@@ -79,7 +79,7 @@ const hook: Kind = {
   make: (key) =>
     Effect.map(
       Collection.toolApprovalHooks.create(
-        { name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s" },
+        { name: unique("ref-hook"), url: "https://93.184.215.14/h", secret: "s_signing_secret" },
         key
       ),
       (r) => r.id
@@ -99,7 +99,7 @@ const makeHandler = (key: string) =>
       kind: "artifact",
       name: unique("ref-rh"),
       url: "https://93.184.215.14/r",
-      secret: "s"
+      secret: "s_signing_secret"
     }, key),
     (r) => r.id
   )

@@ -33,6 +33,11 @@ const FieldErrors = Schema.Array(
 const errorFields = (details: Readonly<Record<string, unknown>> | undefined): ReadonlyArray<string> =>
   Schema.decodeUnknownSync(FieldErrors)(details?.["errors"]).map((e) => e.field)
 
+/** A managed workspace reaching `allowDomains` only. */
+const restricted = (allowDomains: ReadonlyArray<string>) => ({
+  workspace: { type: "managed", network: { mode: "restricted", allowDomains } }
+})
+
 /** Create refuses the body with a 400 naming `field`. */
 const rejectsCreate = (body: unknown, field: string, code = "invalid_request_error") =>
   Effect.flatMap(post(body), (reply) => expectInvalid(reply, field, code))
@@ -465,7 +470,9 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       const bodies: ReadonlyArray<unknown> = [
         {},
         { context: "hello", band: "lite", metadata: { a: "b" } },
-        { workspace: { type: "managed", shell: false }, capabilities: { userInteraction: true } }
+        { workspace: { type: "managed", shell: false }, capabilities: { userInteraction: true } },
+        // Loopback named exactly: reachable on this development deployment (SVC_ALLOW_PRIVATE_URLS).
+        restricted(["localhost", "127.0.0.1", "*.example.com"])
       ]
       for (const body of bodies) {
         const reply = yield* request("POST", "/v1/agents/validate", { body })
@@ -496,7 +503,11 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ capabilities: { web: true } }, "web_runtime_unconfigured", "capabilities.web"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
-        [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"]
+        [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"],
+        // allowDomains that could never be reached, even on this development deployment (SVC_ALLOW_PRIVATE_URLS).
+        [restricted(["example.com", "169.254.169.254"]), "invalid_request_error", "workspace.network.allowDomains[1]"],
+        [restricted(["metadata.google.internal"]), "invalid_request_error", "workspace.network.allowDomains[0]"],
+        [restricted(["localhost", "*.localhost"]), "invalid_request_error", "workspace.network.allowDomains[1]"]
       ]
       for (const [body, code, field] of cases) {
         const viaValidate = yield* expectInvalid(

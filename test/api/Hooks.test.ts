@@ -27,7 +27,10 @@ const origin = Effect.map(HookServer.HookServer, (s) => s.origin)
 
 /** A registration body pointing at the test's hook server. */
 const hookBody = (overrides: Record<string, unknown> = {}) =>
-  Effect.map(origin, (o) => ({ name: "review", url: `${o}/hooks/review`, secret: "whsec_first", ...overrides }))
+  Effect.map(
+    origin,
+    (o) => ({ name: "review", url: `${o}/hooks/review`, secret: "whsec_first_signing_secret", ...overrides })
+  )
 
 const createHook = (overrides: Record<string, unknown> = {}, key?: string) =>
   Effect.flatMap(hookBody(overrides), (body) => Collection.toolApprovalHooks.create(body, key))
@@ -135,7 +138,10 @@ const hooks: WebhookResource<ToolApprovalHook, HookServer.HookServer> = {
   object: "tool_approval_hook",
   idPattern: /^hook_[0-9A-Za-z]+$/,
   notFound: { code: "tool_approval_hook_not_found", id: "hook_doesnotexist0000000000" },
-  routes: resourceRoutes(hooksPath, { name: "renamed" }, [["rotate-secret", { secret: "whsec_rotated" }], ["test"]]),
+  routes: resourceRoutes(hooksPath, { name: "renamed" }, [
+    ["rotate-secret", { secret: "whsec_rotated_signing_secret" }],
+    ["test"]
+  ]),
   body: hookBody,
   answer: ({ secret: _secret, ...body }) => ({
     enabled: true,
@@ -207,30 +213,30 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
       const server = yield* HookServer.HookServer
       yield* TestClock.adjust("90 seconds")
       const o = yield* origin
-      const hook = yield* createHook({ url: `${o}/hooks/review?tenant=acme`, secret: "whsec_signing" })
+      const hook = yield* createHook({ url: `${o}/hooks/review?tenant=acme`, secret: "whsec_delivery_signing_secret" })
       yield* server.answerWith(HookServer.reply(200, { decision: "allow" }))
       const { reply, received, sentAt } = yield* runTest(hook.id)
       const result = yield* TestServer.expectOk(reply, 200, HookTestResult)
       assert.deepStrictEqual(reply.json, { delivered: true, latencyMs: result.latencyMs, decision: "allow" })
       assert.isTrue(Number.isFinite(result.latencyMs))
       assert.isAtLeast(result.latencyMs, 0)
-      yield* checkDelivery(received, "/hooks/review?tenant=acme", "whsec_signing", sentAt)
+      yield* checkDelivery(received, "/hooks/review?tenant=acme", "whsec_delivery_signing_secret", sentAt)
     }))
 
   it.effect("test: the signature fails with a wrong secret, a tampered body, or a stale timestamp", () =>
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
-      const hook = yield* createHook({ secret: "whsec_right" })
+      const hook = yield* createHook({ secret: "whsec_right_signing_secret" })
       yield* server.answerWith(HookServer.reply(200, { decision: "allow" }))
       const { reply, received, sentAt } = yield* runTest(hook.id)
       yield* TestServer.expectOk(reply, 200, HookTestResult)
-      verify(received, "whsec_right", sentAt)
+      verify(received, "whsec_right_signing_secret", sentAt)
       assert.include(verificationError(received, "whsec_wrong", sentAt), "No signatures found")
-      assert.include(verificationError(received, "whsec_righ", sentAt), "No signatures found")
+      assert.include(verificationError(received, "whsec_right_signing_secre", sentAt), "No signatures found")
       const tampered = { ...received, body: received.body.replace("tool_execution_review", "tool_execution_reviev") }
-      assert.include(verificationError(tampered, "whsec_right", sentAt), "No signatures found")
+      assert.include(verificationError(tampered, "whsec_right_signing_secret", sentAt), "No signatures found")
       assert.include(
-        verificationError(received, "whsec_right", sentAt + 301_000),
+        verificationError(received, "whsec_right_signing_secret", sentAt + 301_000),
         "Timestamp outside the tolerance zone"
       )
     }))
@@ -238,7 +244,7 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
   it.effect("test: deny and pause answers are echoed with their reason", () =>
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
-      const hook = yield* createHook({ secret: "whsec_decisions" })
+      const hook = yield* createHook({ secret: "whsec_decisions_signing_secret" })
 
       yield* server.answerWith(HookServer.reply(200, { decision: "deny", reason: "r" }))
       const deny = yield* runTest(hook.id)
@@ -249,7 +255,7 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
         decision: "deny",
         reason: "r"
       })
-      yield* checkDelivery(deny.received, "/hooks/review", "whsec_decisions", deny.sentAt)
+      yield* checkDelivery(deny.received, "/hooks/review", "whsec_decisions_signing_secret", deny.sentAt)
 
       yield* server.answerWith(HookServer.reply(200, { decision: "pause", reason: "needs a human" }))
       const pause = yield* runTest(hook.id)
@@ -334,18 +340,20 @@ TestServer.suiteWith(TestLayer)("tool approval hooks", (it) => {
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
       yield* server.answerWith(HookServer.reply(200, { decision: "allow" }))
-      const hook = yield* createHook({ secret: "whsec_old" })
+      const hook = yield* createHook({ secret: "whsec_old_signing_secret" })
       const before = yield* runTest(hook.id)
-      verify(before.received, "whsec_old", before.sentAt)
+      verify(before.received, "whsec_old_signing_secret", before.sentAt)
 
       yield* TestServer.expectOk(
-        yield* request("POST", `${hooksPath}/${hook.id}/rotate-secret`, { body: { secret: "whsec_new" } }),
+        yield* request("POST", `${hooksPath}/${hook.id}/rotate-secret`, {
+          body: { secret: "whsec_new_signing_secret" }
+        }),
         200,
         ToolApprovalHook
       )
       const after = yield* runTest(hook.id)
       yield* TestServer.expectOk(after.reply, 200, HookTestResult)
-      verify(after.received, "whsec_new", after.sentAt)
-      assert.include(verificationError(after.received, "whsec_old", after.sentAt), "No signatures found")
+      verify(after.received, "whsec_new_signing_secret", after.sentAt)
+      assert.include(verificationError(after.received, "whsec_old_signing_secret", after.sentAt), "No signatures found")
     }))
 })

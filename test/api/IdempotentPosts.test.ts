@@ -160,19 +160,19 @@ const cases: ReadonlyArray<PostCase> = [
     prepare: Effect.map(hookUrl, (url) =>
       json(
         "/v1/tool-approval-hooks",
-        { name: uniqueName("idem-hook"), url, secret: "whsec_first" },
-        { name: uniqueName("idem-hook"), url, secret: "whsec_other" },
+        { name: uniqueName("idem-hook"), url, secret: "whsec_first_signing_secret" },
+        { name: uniqueName("idem-hook"), url, secret: "whsec_other_signing_secret" },
         count(Collection.toolApprovalHooks)
       ))
   },
   {
     route: "POST /v1/tool-approval-hooks/{id}/rotate-secret",
     prepare: Effect.gen(function*() {
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "rotating", url: yield* hookUrl, secret: "s1" })
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "rotating", url: yield* hookUrl, secret: "s1_signing_secret" })
       return json(
         `/v1/tool-approval-hooks/${hook.id}/rotate-secret`,
-        { secret: "s2" },
-        { secret: "s3" },
+        { secret: "s2_signing_secret" },
+        { secret: "s3_signing_secret" },
         configVersion(Collection.toolApprovalHooks, hook.id)
       )
     })
@@ -180,7 +180,7 @@ const cases: ReadonlyArray<PostCase> = [
   {
     route: "POST /v1/tool-approval-hooks/{id}/test",
     prepare: Effect.gen(function*() {
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "tested", url: yield* hookUrl, secret: "s1" })
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "tested", url: yield* hookUrl, secret: "s1_signing_secret" })
       return json(`/v1/tool-approval-hooks/${hook.id}/test`, undefined, undefined, deliveries)
     })
   },
@@ -189,8 +189,8 @@ const cases: ReadonlyArray<PostCase> = [
     prepare: Effect.map(hookUrl, (url) =>
       json(
         "/v1/result-handlers",
-        { kind: "artifact", name: "first", url, secret: "rh_first" },
-        { kind: "artifact", name: "other", url, secret: "rh_other" },
+        { kind: "artifact", name: "first", url, secret: "rh_first_signing_secret" },
+        { kind: "artifact", name: "other", url, secret: "rh_other_signing_secret" },
         count(Collection.resultHandlers)
       ))
   },
@@ -201,12 +201,12 @@ const cases: ReadonlyArray<PostCase> = [
         kind: "artifact",
         name: "rotating",
         url: yield* hookUrl,
-        secret: "rh_1"
+        secret: "rh_1_signing_secret"
       })
       return json(
         `/v1/result-handlers/${handler.id}/rotate-secret`,
-        { secret: "rh_2" },
-        { secret: "rh_3" },
+        { secret: "rh_2_signing_secret" },
+        { secret: "rh_3_signing_secret" },
         configVersion(Collection.resultHandlers, handler.id)
       )
     })
@@ -387,7 +387,7 @@ TestServer.suiteWith(TestLayer)("Idempotency-Key on every POST", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "held", url: yield* hookUrl, secret: "s1" })
+      const hook = yield* Collection.toolApprovalHooks.create({ name: "held", url: yield* hookUrl, secret: "s1_signing_secret" })
       const path = `/v1/tool-approval-hooks/${hook.id}/test`
       const before = (yield* hooks.received).length
       yield* hooks.answerWith(hold)
@@ -441,7 +441,7 @@ TestServer.suiteWith(TestLayer)("Idempotency-Key on every POST", (it) => {
     Effect.gen(function*() {
       const url = yield* hookUrl
       const before = (yield* Collection.toolApprovalHooks.ids()).length
-      const body = { name: "twice", url, secret: "s" }
+      const body = { name: "twice", url, secret: "s_signing_secret" }
       const first = yield* Collection.toolApprovalHooks.create(body)
       const second = yield* Collection.toolApprovalHooks.create(body)
       assert.notStrictEqual(first.id, second.id)

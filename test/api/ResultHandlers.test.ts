@@ -21,7 +21,7 @@ const resultHandlers: WebhookResource<ResultHandler, never> = {
   idPattern: /^rh_[0-9A-Za-z]+$/,
   notFound: { code: "result_handler_not_found", id: "rh_doesnotexist0000000000" },
   routes: resourceRoutes(Collection.resultHandlers.path, { name: "renamed" }, [["rotate-secret", {
-    secret: "rh_rotated"
+    secret: "rh_rotated_signing_secret"
   }]]),
   // Registration never connects to the URL, so any loopback port does (private URLs are allowed here).
   body: (overrides) =>
@@ -29,7 +29,7 @@ const resultHandlers: WebhookResource<ResultHandler, never> = {
       kind: "artifact",
       name: "archive",
       url: "http://127.0.0.1:9/artifacts",
-      secret: "rh_secret_first",
+      secret: "rh_secret_first_signing_secret",
       ...overrides
     }),
   answer: ({ secret: _secret, ...body }) => ({ requestTimeoutMs: 30_000, ...body }),

@@ -98,7 +98,7 @@ TestServer.suiteWith(Harness)("run progress", (it) => {
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "slow-reviewer",
         url: `${hooks.origin}/review`,
-        secret: "whsec_progress"
+        secret: "whsec_progress_signing_secret"
       })
       const { thread } = yield* gatedAgent("reviewed", { approvals: { toolExecution: { hookId: hook.id } } })
       yield* hooks.answerWith(hold)

@@ -176,7 +176,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "reviewer",
         url: `${hooks.origin}/review`,
-        secret: "whsec_workers"
+        secret: "whsec_workers_signing_secret"
       })
       // delegate_task itself is named by the approval policy: delegating needs no review here.
       const { gate, thread } = yield* gatedAgent("guarded", {
@@ -243,7 +243,7 @@ TestServer.suiteWith(Harness)("subagents", (it) => {
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "gatekeeper",
         url: `${hooks.origin}/review`,
-        secret: "whsec_delegate"
+        secret: "whsec_delegate_signing_secret"
       })
       const { thread } = yield* agentWithThread({
         capabilities: { subagents: true },

@@ -76,13 +76,13 @@ const registrations: ReadonlyArray<{
     what: "tool approval hook",
     path: "/v1/tool-approval-hooks",
     field: "url",
-    body: (url) => ({ name: "hook", url, secret: "whsec_x" })
+    body: (url) => ({ name: "hook", url, secret: "whsec_x_signing_secret" })
   },
   {
     what: "result handler",
     path: "/v1/result-handlers",
     field: "url",
-    body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_x" })
+    body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_x_signing_secret" })
   },
   {
     what: "tool server",
@@ -120,7 +120,7 @@ const expectRegistered = (reply: TestServer.Reply, context: string) => {
 const hookPath = "/v1/tool-approval-hooks"
 
 const createHook = (url: string, requestTimeoutMs: number) =>
-  Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_x", requestTimeoutMs })
+  Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_x_signing_secret", requestTimeoutMs })
 
 /**
  * Runs a hook test whose delivery starts by resolving `name`: once the
@@ -161,11 +161,11 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "hook",
         url: "https://93.184.215.14/x",
-        secret: "whsec_x"
+        secret: "whsec_x_signing_secret"
       })
       assert.strictEqual(hook.url, "https://93.184.215.14/x")
       const handler = yield* Collection.resultHandlers.create(
-        { kind: "artifact", name: "rh", url: "https://93.184.215.14/x", secret: "rh_x" }
+        { kind: "artifact", name: "rh", url: "https://93.184.215.14/x", secret: "rh_x_signing_secret" }
       )
       assert.strictEqual(handler.url, "https://93.184.215.14/x")
       const server = yield* Collection.toolServers.create({
@@ -209,7 +209,7 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "hook",
         url: "https://good.example.com/hook",
-        secret: "whsec_x"
+        secret: "whsec_x_signing_secret"
       })
       assert.strictEqual(hook.url, "https://good.example.com/hook")
       assert.isAbove(yield* dns.queriesFor("good.example.com"), goodBefore)
@@ -233,7 +233,7 @@ TestServer.suiteWith(TestLayer)("URL policy (private URLs not allowed)", (it) =>
         )
       }
       const handler = yield* Collection.resultHandlers.create(
-        { kind: "artifact", name: "rh", url: "https://good.example.com/a", secret: "rh_x" }
+        { kind: "artifact", name: "rh", url: "https://good.example.com/a", secret: "rh_x_signing_secret" }
       )
       yield* expectUrlNotAllowed(
         yield* request("PATCH", `/v1/result-handlers/${handler.id}`, { body: { url: "https://169.254.169.254/x" } }),

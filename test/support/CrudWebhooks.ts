@@ -87,4 +87,26 @@ export const crudWebhooks = <A extends Stored & { readonly url: string }, R>(
       }
       assert.deepStrictEqual(yield* collection.read(created.id), rotated, "a refused rotation changes nothing")
     }))
+
+  it.effect("a signing secret under 16 bytes of UTF-8 is refused on registration and rotation; 16 bytes are enough", () =>
+    Effect.gen(function*() {
+      const before = yield* collection.ids()
+      // 15 ASCII characters; 7 two-byte characters (14 bytes, where characters would count 7).
+      for (const secret of ["whsec_15_bytes_", "é".repeat(7)]) {
+        const refused = yield* expectInvalid(yield* collection.post(yield* resource.body({ secret })), "secret")
+        assert.include(refused.message, "at least 16 bytes (UTF-8)")
+      }
+      assert.deepStrictEqual(yield* collection.ids(), before, "nothing was registered")
+      // 8 two-byte characters are 16 bytes.
+      const created = yield* create({ secret: "é".repeat(8) })
+      for (const secret of ["whsec_15_bytes_", "é".repeat(7)]) {
+        yield* expectInvalid(yield* collection.action(created.id, "rotate-secret", { secret }), "secret")
+      }
+      assert.deepStrictEqual(yield* collection.read(created.id), created, "a refused rotation changes nothing")
+      yield* expectOk(
+        yield* collection.action(created.id, "rotate-secret", { secret: "0123456789abcdef" }),
+        200,
+        collection.schema
+      )
+    }))
 }

@@ -17,7 +17,7 @@ export const createHandler = (overrides: Record<string, unknown> = {}, key?: str
   Effect.gen(function*() {
     const server = yield* HookServer.HookServer
     const name = Collection.uniqueName("archive")
-    const secret = `whsec_${name}`
+    const secret = `whsec_${name}_signing_secret`
     const handler = yield* Collection.resultHandlers.create(
       { kind: "artifact", name, url: `${server.origin}/handlers/${name}`, secret, ...overrides },
       key

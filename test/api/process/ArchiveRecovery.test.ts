@@ -68,7 +68,7 @@ describe("archive recovery", () => {
             kind: "artifact",
             name: "archive",
             url: `${handlerServer.origin}/archive`,
-            secret: "whsec_archive"
+            secret: "whsec_archive_signing_secret"
           })
         )
         const server = decode(

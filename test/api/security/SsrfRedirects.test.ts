@@ -115,7 +115,7 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
       const hook = yield* Collection.toolApprovalHooks.create({
         name: "hook",
         url: `${peers.origin}/hop`,
-        secret: "whsec_redirects"
+        secret: "whsec_redirects_signing_secret"
       })
       const reply = yield* TestServer.request("POST", `/v1/tool-approval-hooks/${hook.id}/test`)
       assert.strictEqual(reply.status, 200, reply.text)
@@ -125,7 +125,7 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("a tool approval hook's test", () =>
     eachTarget("hook test", (url) =>
       Effect.gen(function*() {
-        const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_redirects" })
+        const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_redirects_signing_secret" })
         return yield* failedWith(yield* TestServer.request("POST", `/v1/tool-approval-hooks/${hook.id}/test`))
       })))
 
@@ -169,7 +169,7 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
           kind: "artifact",
           name: Collection.uniqueName("rh"),
           url,
-          secret: "rh_redirects"
+          secret: "rh_redirects_signing_secret"
         })
         const result = yield* Effect.result((yield* ResultDispatch).dispatch(yield* requestFor(handler.id)))
         return result._tag === "Failure"

@@ -52,13 +52,13 @@ export const creations: ReadonlyArray<Creation> = [
     what: "tool approval hook",
     path: "/v1/tool-approval-hooks",
     field: "url",
-    body: (url) => ({ name: "hook", url, secret: "whsec_corpus" })
+    body: (url) => ({ name: "hook", url, secret: "whsec_corpus_signing_secret" })
   },
   {
     what: "result handler",
     path: "/v1/result-handlers",
     field: "url",
-    body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_corpus" })
+    body: (url) => ({ kind: "artifact", name: "rh", url, secret: "rh_corpus_signing_secret" })
   },
   { what: "workspace seed", path: "/v1/agents", field: "workspace.seed.url", body: seeded },
   {
@@ -132,7 +132,7 @@ export const updates: ReadonlyArray<Update> = [
     field: "url",
     create: (url) =>
       Effect.map(
-        Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_corpus" }),
+        Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_corpus_signing_secret" }),
         at(Collection.toolApprovalHooks)
       ),
     patch: (url) => ({ url }),
@@ -143,7 +143,7 @@ export const updates: ReadonlyArray<Update> = [
     field: "url",
     create: (url) =>
       Effect.map(
-        Collection.resultHandlers.create({ kind: "artifact", name: "rh", url, secret: "rh_corpus" }),
+        Collection.resultHandlers.create({ kind: "artifact", name: "rh", url, secret: "rh_corpus_signing_secret" }),
         at(Collection.resultHandlers)
       ),
     patch: (url) => ({ url }),

@@ -11,12 +11,14 @@ import type { AgentCreate } from "../../../domain/Agent.ts"
 import { InvalidRequest } from "../../../domain/Errors.ts"
 import { CodehostConnectionId } from "../../../domain/Ids.ts"
 import { buildConfig, checkConfig, type Deployment } from "../../../src/agents/AgentConfigRules.ts"
+import { forbiddenAddress } from "../../../src/outbound/UrlPolicy.ts"
 
 /** This deployment: lite and core have routes, frontier none; no artifact store, no code-hosting app. */
 const deployment: Deployment = {
   isBandAvailable: (band) => band !== "frontier",
   artifactStorage: false,
-  codehost: false
+  codehost: false,
+  allowPrivateUrls: false
 }
 
 interface Refusal {
@@ -42,6 +44,14 @@ const unconfigured = (field: string, code: string, message: string) => refusal(f
 const noMediaRuntime = (field: string, message: string) => unconfigured(field, "media_runtime_unconfigured", message)
 
 const managed = { type: "managed" } as const
+const restricted = (allowDomains: ReadonlyArray<string>): AgentCreate => ({
+  workspace: { ...managed, network: { mode: "restricted", allowDomains } }
+})
+const devOnly =
+  "workspaces reach loopback and private addresses only on a development deployment (SVC_ALLOW_PRIVATE_URLS=1), named exactly"
+/** allowDomains[i] refused: `entry` can never be reached (on this deployment), and why. */
+const unreachable = (i: number, entry: string, why: string, where = "") =>
+  refusal(`workspace.network.allowDomains[${i}]`, `'${entry}' can never be reached from a workspace${where}: ${why}`)
 const remote = { type: "remote", environmentId: "env_1" } as const
 const skill = { name: "summarize", description: "d", body: "b" }
 const service = (name: string, port?: number) => ({
@@ -175,6 +185,80 @@ const rows: ReadonlyArray<Row> = [
     body: { workspace: { ...managed, services: [service("a", 3000), service("b", 3000)] } },
     refused: refusal("workspace.services[1].port", "Another service already listens on port 3000.")
   },
+  // allowDomains: entries that could never be reached
+  {
+    name: "allowDomains of public names, wildcards and addresses are valid",
+    body: restricted(["api.example.com", "*.example.com", "93.184.215.14", "2606:4700::1111"])
+  },
+  ...[
+    "169.254.169.254",
+    "169.254.0.1",
+    "fe80::1",
+    "[fe80::1]",
+    "::ffff:169.254.169.254",
+    "fd00:ec2::254",
+    "100.100.100.200"
+  ]
+    .flatMap((address) => [false, true].map((dev) => ({ address, dev })))
+    .map(({ address, dev }): Row => ({
+      name: `allowDomains refuses the link-local or metadata address ${address} (SVC_ALLOW_PRIVATE_URLS ${
+        dev ? "on" : "off"
+      })`,
+      body: restricted(["example.com", address]),
+      deployment: { allowPrivateUrls: dev },
+      refused: unreachable(1, address, "link-local and cloud metadata addresses are refused.")
+    })),
+  ...["metadata.google.internal", "Metadata.Google.Internal.", "metadata", "instance-data.ec2.internal"].map((
+    name
+  ): Row => ({
+    name: `allowDomains refuses the metadata name ${name}, whatever the deployment`,
+    body: restricted([name]),
+    deployment: { allowPrivateUrls: true },
+    refused: unreachable(0, name, "it names a cloud metadata service.")
+  })),
+  ...["*.localhost", "*.app.localhost"].map((entry): Row => ({
+    name: `allowDomains refuses the wildcard ${entry}: a wildcard never reaches loopback`,
+    body: restricted([entry]),
+    deployment: { allowPrivateUrls: true },
+    refused: unreachable(0, entry, "names under localhost are loopback, and a wildcard never reaches loopback.")
+  })),
+  {
+    name: "allowDomains refuses a wildcard over an address",
+    body: restricted(["*.10.0.0.1"]),
+    deployment: { allowPrivateUrls: true },
+    refused: unreachable(0, "*.10.0.0.1", "a wildcard applies to host names, not addresses.")
+  },
+  ...["localhost", "app.localhost", "LocalHost."].flatMap((name): ReadonlyArray<Row> => [
+    {
+      name: `allowDomains refuses the loopback name ${name} without SVC_ALLOW_PRIVATE_URLS`,
+      body: restricted([name]),
+      refused: unreachable(0, name, `it is a loopback name; ${devOnly}.`, " on this deployment")
+    },
+    {
+      name: `allowDomains accepts the loopback name ${name} with SVC_ALLOW_PRIVATE_URLS`,
+      body: restricted([name]),
+      deployment: { allowPrivateUrls: true }
+    }
+  ]),
+  ...["127.0.0.1", "10.0.0.5", "172.16.3.4", "192.168.1.1", "0.0.0.0", "[::1]", "fc00::1"].flatMap((
+    address
+  ): ReadonlyArray<Row> => [
+    {
+      name: `allowDomains refuses the loopback or private address ${address} without SVC_ALLOW_PRIVATE_URLS`,
+      body: restricted([address]),
+      refused: unreachable(
+        0,
+        address,
+        `${forbiddenAddress(address.replace(/^\[|\]$/g, ""))}; ${devOnly}.`,
+        " on this deployment"
+      )
+    },
+    {
+      name: `allowDomains accepts the loopback or private address ${address} with SVC_ALLOW_PRIVATE_URLS`,
+      body: restricted([address]),
+      deployment: { allowPrivateUrls: true }
+    }
+  ]),
   // artifacts
   {
     name: "signed artifact URLs need an artifact store",

@@ -3,7 +3,7 @@
  * registered URL may point to, and the checks that need no DNS.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { checkUrlShape, forbiddenAddress } from "../../../src/outbound/UrlPolicy.ts"
+import { checkUrlShape, forbiddenAddress, isLinkLocal } from "../../../src/outbound/UrlPolicy.ts"
 
 const refused = (address: string) => {
   const reason = forbiddenAddress(address)
@@ -193,5 +193,17 @@ describe("checkUrlShape", () => {
     shapeRefused("ftp://127.0.0.1/x", true)
     shapeRefused("file:///etc/passwd", true)
     shapeRefused("not a url", true)
+  })
+})
+
+describe("isLinkLocal", () => {
+  it("is true for link-local and cloud metadata addresses, however written, and for nothing else", () => {
+    for (const address of ["169.254.169.254", "169.254.0.1", "fe80::1", "::ffff:169.254.169.254", "fd00:ec2::254"]) {
+      assert.isTrue(isLinkLocal(address), address)
+    }
+    assert.isTrue(isLinkLocal("100.100.100.200"), "Alibaba Cloud's metadata address")
+    for (const address of ["127.0.0.1", "10.0.0.1", "::1", "fc00::1", "93.184.215.14", "169.255.0.1", "not an ip"]) {
+      assert.isFalse(isLinkLocal(address), address)
+    }
   })
 })

@@ -95,8 +95,8 @@ describe("network policy", () => {
     assert.isUndefined(hostRefusal({ ...rules, network: { mode: "public" } }, "anything.net"))
   })
 
-  it("private, loopback and metadata addresses are refused in every mode unless named exactly with SVC_ALLOW_PRIVATE_URLS", () => {
-    for (const address of ["127.0.0.1", "10.1.2.3", "169.254.169.254", "::1", "::ffff:192.168.1.1"]) {
+  it("private and loopback addresses are refused in every mode unless named exactly with SVC_ALLOW_PRIVATE_URLS", () => {
+    for (const address of ["127.0.0.1", "10.1.2.3", "::1", "::ffff:192.168.1.1"]) {
       assert.isString(addressRefusal(restricted(["a.test"], false), "a.test", address))
       assert.isString(
         addressRefusal({ network: { mode: "public" }, allowPrivate: true, serviceHosts: [] }, "a.test", address)
@@ -108,6 +108,17 @@ describe("network policy", () => {
       )
     }
     assert.isUndefined(addressRefusal(restricted(["a.test"], false), "a.test", "93.184.215.14"))
+  })
+
+  it("link-local and cloud metadata addresses are refused whatever the setting, even named exactly", () => {
+    for (const address of ["169.254.169.254", "169.254.1.1", "fe80::1", "::ffff:169.254.169.254", "fd00:ec2::254"]) {
+      for (const allowPrivate of [false, true]) {
+        assert.include(addressRefusal(restricted(["a.test"], allowPrivate), "a.test", address), "a.test resolves to")
+        assert.isString(
+          addressRefusal({ network: { mode: "public" }, allowPrivate, serviceHosts: ["a.test"] }, "a.test", address)
+        )
+      }
+    }
   })
 })
 
