@@ -65,6 +65,8 @@ export const RunPlan = Schema.Struct({
   spendAllowanceCents: Schema.optionalKey(Schema.Number),
   /** capabilities.subagents: the model may delegate tasks (delegate_task). */
   subagents: Schema.optionalKey(Schema.Boolean),
+  /** capabilities.web: web_fetch, and web_search where the deployment has a provider (src/web/WebTools.ts). */
+  web: Schema.optionalKey(Schema.Boolean),
   /** capabilities.codehost as the run started: its tools are opened from the connection's state then (spec 4.8). */
   codehost: Schema.optionalKey(CodehostCapability),
   /** Set on a worker run: its tree, role and label (src/runs/Delegation.ts). */

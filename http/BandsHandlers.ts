@@ -1,20 +1,26 @@
 /** Handler of `GET /v1/bands`. */
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
+import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Bands } from "../src/model/Bands.ts"
+import { offerOf } from "../src/web/WebTools.ts"
 import { Api } from "./Api.ts"
 
 export const BandsHandlers = HttpApiBuilder.group(
   Api,
   "bands",
   (handlers) =>
-    Effect.map(Bands, (bands) =>
-      handlers.handle("list", () =>
+    Effect.gen(function*() {
+      const bands = yield* Bands
+      const web = offerOf((yield* ServiceConfig).webSearch)
+      return handlers.handle("list", () =>
         Effect.succeed({
           object: "list" as const,
           data: bands.statuses,
           hasMore: false,
           nextCursor: null,
-          limit: bands.statuses.length
-        })))
+          limit: bands.statuses.length,
+          web
+        }))
+    })
 )

@@ -18,6 +18,7 @@ import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { strictRefusal, type WebOffer } from "../web/WebTools.ts"
 import { allowDomainRefusal } from "../workspace/NetworkPolicy.ts"
 import { previewPorts } from "../workspace/Previews.ts"
 import { checkCodehostGrant } from "./CodehostGrantRules.ts"
@@ -174,6 +175,8 @@ export interface Deployment {
   readonly codehost: boolean
   /** SVC_ALLOW_PRIVATE_URLS=1 (development): a workspace may list loopback and private hosts in allowDomains. */
   readonly allowPrivateUrls: boolean
+  /** What capabilities.web gives here (src/web/WebTools.ts): web_fetch always, web_search with SVC_WEB_SEARCH. */
+  readonly web: WebOffer
 }
 
 /**
@@ -185,7 +188,7 @@ export interface Deployment {
  */
 export const checkConfig = (
   config: AgentConfig,
-  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable }: Deployment
+  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable, web }: Deployment
 ): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField(
@@ -244,11 +247,17 @@ export const checkConfig = (
   }
   const caps = config.capabilities
   if (caps.web === true) {
-    return InvalidRequest.forField(
-      "capabilities.web",
-      "No web runtime is configured on this deployment.",
-      "web_runtime_unconfigured"
-    )
+    if (!web.fetch && web.search === null) {
+      return InvalidRequest.forField(
+        "capabilities.web",
+        "No web runtime is configured on this deployment.",
+        "web_runtime_unconfigured"
+      )
+    }
+    const strict = config.policies.dataHandling === "strict" ? strictRefusal(web) : undefined
+    if (strict !== undefined) {
+      return InvalidRequest.forField("capabilities.web", strict, "strict_data_handling_unavailable")
+    }
   }
   if (caps.browser !== undefined && browserRequested(caps.browser)) {
     return InvalidRequest.forField(

@@ -16,6 +16,7 @@ import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
+import { offerOf } from "../web/WebTools.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
 import { checkReferences, checkSeedUrl } from "./AgentReferences.ts"
@@ -56,7 +57,8 @@ export class Agents extends Context.Service<Agents, {
         isBandAvailable: bands.isAvailable,
         artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none",
         codehost: Option.isSome((yield* ServiceConfig).codehost),
-        allowPrivateUrls: (yield* ServiceConfig).allowPrivateUrls
+        allowPrivateUrls: (yield* ServiceConfig).allowPrivateUrls,
+        web: offerOf((yield* ServiceConfig).webSearch)
       }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */

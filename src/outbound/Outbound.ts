@@ -10,10 +10,10 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { promises as dns } from "node:dns"
-import type { LookupFunction } from "node:net"
+import { isIP, type LookupFunction } from "node:net"
 import { Agent, fetch as undiciFetch, Headers as UndiciHeaders } from "undici"
 import { InvalidRequest } from "../../domain/Errors.ts"
-import { checkUrlShape, forbiddenAddress } from "./UrlPolicy.ts"
+import { checkUrlShape, forbiddenAddress, metadataAddress, metadataHostnames } from "./UrlPolicy.ts"
 
 export interface OutboundOptions {
   /** SVC_ALLOW_PRIVATE_URLS=1: http and private addresses allowed (unsafe in production). */
@@ -50,6 +50,11 @@ export class Outbound extends Context.Service<Outbound, {
   readonly permitsShape: (raw: string) => URL | undefined
   /** fetch for user-registered URLs; rejects with UrlRefused when the policy refuses a hop. */
   readonly fetch: GuardedFetch
+  /**
+   * fetch for a URL a model chose (web_fetch): no trusted-origin exemption, and link-local and cloud
+   * metadata addresses refused at every hop even when SVC_ALLOW_PRIVATE_URLS=1.
+   */
+  readonly fetchUntrusted: GuardedFetch
   /** Every address of a host name, through the service's resolver (SVC_DNS_SERVERS or the system's); no policy applied. */
   readonly resolve: (hostname: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
 }>()("svc/Outbound") {
@@ -96,6 +101,21 @@ export class Outbound extends Context.Service<Outbound, {
     const dispatcher = new Agent({ connect: { lookup: lookupVia(options.allowPrivate ? resolveAll : resolvePublic) } })
     // Trusted origins connect wherever their names resolve.
     const trustedDispatcher = new Agent({ connect: { lookup: lookupVia(resolveAll) } })
+    /** A model-chosen URL's connections: as `dispatcher`, and never to a link-local or metadata address. */
+    const untrustedDispatcher = options.allowPrivate
+      ? new Agent({
+        connect: {
+          lookup: lookupVia(async (hostname) => {
+            const addresses = await resolveAll(hostname)
+            for (const { address } of addresses) {
+              const reason = metadataAddress(address)
+              if (reason !== undefined) throw new UrlRefused(`${hostname} resolves to ${reason}`)
+            }
+            return addresses
+          })
+        }
+      })
+      : dispatcher
 
     const trusted = new Set(options.trustedOrigins ?? [])
     /** A trusted origin's URL (without credentials), else undefined. */
@@ -105,7 +125,15 @@ export class Outbound extends Context.Service<Outbound, {
       return trusted.has(url.origin) && url.username === "" && url.password === "" ? url : undefined
     }
 
-    const guardedFetch: GuardedFetch = async (url, init = {}) => {
+    /** The literal address of a URL a model chose, when it is link-local or cloud metadata. */
+    const metadataHost = (raw: string): string | undefined => {
+      const host = new URL(raw).hostname
+      const bare = host.startsWith("[") ? host.slice(1, -1) : host
+      if (metadataHostnames.includes(bare.toLowerCase().replace(/\.$/, ""))) return `${bare}, a cloud metadata host`
+      return isIP(bare) === 0 ? undefined : metadataAddress(bare)
+    }
+
+    const makeFetch = (untrusted: boolean): GuardedFetch => async (url, init = {}) => {
       let current = url.toString()
       let method = (init.method ?? "GET").toUpperCase()
       if (init.body !== undefined && init.body !== null && typeof init.body !== "string") {
@@ -114,16 +142,18 @@ export class Outbound extends Context.Service<Outbound, {
       let body: string | undefined = init.body ?? undefined
       const headers = new UndiciHeaders(Object.fromEntries(new Headers(init.headers).entries()))
       for (let hop = 0; hop <= maxRedirects; hop++) {
-        const isTrusted = trustedUrl(current) !== undefined
+        const isTrusted = !untrusted && trustedUrl(current) !== undefined
         const shape = isTrusted ? undefined : checkUrlShape(current, options.allowPrivate)
         if (typeof shape === "string") throw new UrlRefused(`${current} ${shape}`)
+        const metadataReason = untrusted ? metadataHost(current) : undefined
+        if (metadataReason !== undefined) throw new UrlRefused(`${current} points to ${metadataReason}`)
         const response = await undiciFetch(current, {
           method,
           headers,
           body: body ?? null,
           redirect: "manual",
           signal: init.signal ?? null,
-          dispatcher: isTrusted ? trustedDispatcher : dispatcher
+          dispatcher: isTrusted ? trustedDispatcher : untrusted ? untrustedDispatcher : dispatcher
         })
         const location = response.headers.get("location")
         // undici's Response is the implementation behind the global one; only the type packages differ.
@@ -142,6 +172,7 @@ export class Outbound extends Context.Service<Outbound, {
       }
       throw new UrlRefused(`more than ${maxRedirects} redirects from ${url.toString()}`)
     }
+    const guardedFetch = makeFetch(false)
 
     const refuse = (field: string, raw: string, reason: string) =>
       new InvalidRequest({
@@ -182,6 +213,7 @@ export class Outbound extends Context.Service<Outbound, {
         return typeof shape === "string" ? undefined : shape instanceof URL ? shape : shape.url
       },
       fetch: guardedFetch,
+      fetchUntrusted: makeFetch(true),
       resolve: resolveAll
     })
   }

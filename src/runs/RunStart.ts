@@ -38,6 +38,7 @@ import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
 import { ToolServers } from "../tools/ToolServers.ts"
+import { offerOf, strictRefusal } from "../web/WebTools.ts"
 import * as Attachments from "./Attachments.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
 
@@ -142,6 +143,12 @@ export class RunStart extends Context.Service<RunStart, {
             "strict_data_handling_unavailable"
           )
         }
+        const webStrict = dataHandling === "strict" && agent.capabilities.web === true
+          ? strictRefusal(offerOf(config.webSearch))
+          : undefined
+        if (webStrict !== undefined) {
+          return yield* InvalidRequest.forField("dataHandling", webStrict, "strict_data_handling_unavailable")
+        }
         const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
         if (!isIanaZone(timeZone)) {
           return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
@@ -200,6 +207,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamProgress: input.streamProgress === true,
           streamReasoning: input.streamReasoning === true,
           ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
+          ...(agent.capabilities.web === true ? { web: true } : {}),
           ...(agent.capabilities.codehost === undefined ? {} : { codehost: agent.capabilities.codehost }),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),

@@ -22,6 +22,7 @@ import { isJson } from "../tools/ResultSpill.ts"
 import * as SpecCache from "../tools/SpecCache.ts"
 import type { Archive } from "../tools/ToolFamily.ts"
 import * as Toolset from "../tools/Toolset.ts"
+import * as WebTools from "../web/WebTools.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
@@ -176,7 +177,8 @@ export class RunTools extends Context.Service<RunTools, {
             ...(exporter === undefined ? [] : [exporter]),
             mcp,
             http,
-            ...codehost.map((c) => c.family)
+            ...codehost.map((c) => c.family),
+            ...(plan.web === true ? [WebTools.family(outbound, config.webSearch)] : [])
           ],
           skills: plan.skills,
           userInteraction: plan.userInteraction,

@@ -366,7 +366,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
   it.effect("capabilities without a runtime on this deployment are refused with their *_unconfigured codes", () =>
     Effect.gen(function*() {
       const before = yield* listAll()
-      yield* rejectsCreate({ capabilities: { web: true } }, "capabilities.web", "web_runtime_unconfigured")
       yield* rejectsCreate({ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured")
       yield* rejectsCreate(
         { capabilities: { browser: { tabs: true } } },
@@ -500,7 +499,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           "managed_media_editing_unconfigured",
           "workspace.mediaEditing"
         ],
-        [{ capabilities: { web: true } }, "web_runtime_unconfigured", "capabilities.web"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
         [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"],
@@ -679,7 +677,6 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           "workspace.shell",
           "invalid_request_error"
         ],
-        [{ capabilities: { web: true } }, "capabilities.web", "web_runtime_unconfigured"],
         [{ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured"],
         [{ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured"],
         [{ capabilities: { mediaView: { output: "auto" } } }, "capabilities.mediaView", "media_runtime_unconfigured"],

@@ -1,10 +1,11 @@
 import { assert } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import { BandStatus } from "../../domain/Band.ts"
 import { Page } from "../../domain/Page.ts"
+import { WebOffer } from "../../http/BandsApi.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const BandPage = Page(BandStatus)
+const BandPage = Schema.Struct({ ...Page(BandStatus).fields, web: WebOffer })
 
 /** The built-in price of the scripted model. */
 const free = {
@@ -30,7 +31,9 @@ TestServer.suite()("bands", (it) => {
         ],
         hasMore: false,
         nextCursor: null,
-        limit: 3
+        limit: 3,
+        // No SVC_WEB_SEARCH: capabilities.web gives web_fetch only.
+        web: { fetch: true, search: null, strictSearch: false }
       })
       // The wire body is exactly that, with no extra keys.
       assert.deepStrictEqual(reply.json, page)
@@ -93,7 +96,8 @@ TestServer.suite({
         ],
         hasMore: false,
         nextCursor: null,
-        limit: 3
+        limit: 3,
+        web: { fetch: true, search: null, strictSearch: false }
       })
     }))
 

@@ -18,7 +18,8 @@ const deployment: Deployment = {
   isBandAvailable: (band) => band !== "frontier",
   artifactStorage: false,
   codehost: false,
-  allowPrivateUrls: false
+  allowPrivateUrls: false,
+  web: { fetch: true, search: null, strictSearch: false }
 }
 
 interface Refusal {
@@ -279,13 +280,29 @@ const rows: ReadonlyArray<Row> = [
     name: "capabilities switched off, and subagents on, are valid",
     body: { capabilities: { web: false, browser: false, media: { image: false }, subagents: true } }
   },
+  { name: "web without a search provider is valid (web_fetch only)", body: { capabilities: { web: true } } },
   {
-    name: "web has no runtime",
+    name: "a strict agent with web and no search provider is valid (web_fetch only)",
+    body: { capabilities: { web: true }, policies: { dataHandling: "strict" } }
+  },
+  {
+    name: "a strict agent with web and a strict-capable search provider is valid",
+    body: { capabilities: { web: true }, policies: { dataHandling: "strict" } },
+    deployment: { web: { fetch: true, search: "searxng", strictSearch: true } }
+  },
+  {
+    name: "a standard agent with web may use a provider that is not strict-capable",
     body: { capabilities: { web: true } },
+    deployment: { web: { fetch: true, search: "tavily", strictSearch: false } }
+  },
+  {
+    name: "a strict agent with web is refused where the search provider is not strict-capable",
+    body: { capabilities: { web: true }, policies: { dataHandling: "strict" } },
+    deployment: { web: { fetch: true, search: "tavily", strictSearch: false } },
     refused: unconfigured(
       "capabilities.web",
-      "web_runtime_unconfigured",
-      "No web runtime is configured on this deployment."
+      "strict_data_handling_unavailable",
+      "Strict data handling is required but this deployment's web search provider (tavily) is not marked strict-capable (SVC_WEB_SEARCH_STRICT)."
     )
   },
   ...[true, { tabs: false }].map((browser): Row => ({
