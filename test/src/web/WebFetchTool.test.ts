@@ -7,7 +7,8 @@
  * untrusted for the model.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, Schema } from "effect"
+import { Deferred, Effect, Fiber, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { ToolFailureOutput } from "../../../domain/Chunk.ts"
 import { Outbound } from "../../../src/outbound/Outbound.ts"
@@ -150,6 +151,12 @@ describe("web_fetch", () => {
       })
       const direct = errorOf(yield* call(development, { url: "http://[::ffff:169.254.169.254]/" }))
       assert.strictEqual(direct.code, "url_not_allowed")
+      // Refused by name, before any lookup.
+      assert.deepStrictEqual(errorOf(yield* call(development, { url: "http://metadata.google.internal/x" })), {
+        code: "url_not_allowed",
+        message:
+          "The URL is not allowed: http://metadata.google.internal/x points to metadata.google.internal, a cloud metadata host."
+      })
     }).pipe(Effect.scoped))
 
   it.effect("refuses loopback, and plain http, under the production policy", () =>
@@ -163,6 +170,21 @@ describe("web_fetch", () => {
       })
       const https = errorOf(yield* call(production, { url: `https://127.0.0.1:${port}/article` }))
       assert.strictEqual(https.code, "url_not_allowed")
+    }).pipe(Effect.scoped))
+
+  it.effect("gives up on a page that does not answer within 30 s", () =>
+    Effect.gen(function*() {
+      const asked = yield* Deferred.make<void>()
+      const port = yield* listen(() => {
+        Deferred.doneUnsafe(asked, Effect.void)
+      })
+      const fiber = yield* Effect.forkChild(call(development, { url: `http://127.0.0.1:${port}/slow` }))
+      yield* Deferred.await(asked)
+      yield* TestClock.adjust("30 seconds")
+      assert.deepStrictEqual(errorOf(yield* Fiber.join(fiber)), {
+        code: "fetch_timeout",
+        message: `http://127.0.0.1:${port}/slow did not answer within 30000 ms.`
+      })
     }).pipe(Effect.scoped))
 
   it.effect("refuses a page larger than maxBytes", () =>
