@@ -55,6 +55,7 @@ import { ToolGate } from "./runs/ToolGate.ts"
 import * as MasterKeys from "./secrets/MasterKeys.ts"
 import { SecretContexts } from "./secrets/SecretContexts.ts"
 import { Secrets } from "./secrets/Secrets.ts"
+import { stage } from "./ShutdownDeadline.ts"
 import { ApprovalMemory } from "./store/ApprovalMemory.ts"
 import * as Database from "./store/Database.ts"
 import { EventRepo } from "./store/EventRepo.ts"
@@ -159,7 +160,10 @@ export const layerServices = Layer.mergeAll(
   Bootstrap.layer.pipe(Layer.provide(ApiKeys.layer)),
   Draining.layer
 ).pipe(
+  // Stage marks (build order bottom up, stop order top down) name what a stop cut short was still waiting on.
+  Layer.provideMerge(stage("starting: services and the cluster runner", "stopping: the database and the telemetry")),
   Layer.provideMerge(Migrations.layer),
+  Layer.provideMerge(stage("starting: migrations", "stopping: the database and the telemetry")),
   Layer.provideMerge(Database.layer),
   // Telemetry first, so that everything above it logs, traces and counts through it.
   Layer.provideMerge(Layer.mergeAll(Otlp.layer, Logging.layer)),
@@ -210,5 +214,12 @@ const layerHttp = (config: ServiceConfigShape) =>
 export const layer = Layer.unwrap(
   Effect.map(ServiceConfig, (config) =>
     // The services are part of the output so tests can reach them (e.g. RunRecovery); main ignores it.
-    layerHttp(config).pipe(Layer.provideMerge(layerServices), Layer.provideMerge(NodeHttpServer.layerHttpServices)))
+    stage("serving", "stopping: the HTTP listeners (SVC_SHUTDOWN_GRACE_MS)").pipe(
+      Layer.provideMerge(layerHttp(config)),
+      Layer.provideMerge(
+        stage("starting: the HTTP listeners", "stopping: the runs, the cluster runner and the services")
+      ),
+      Layer.provideMerge(layerServices),
+      Layer.provideMerge(NodeHttpServer.layerHttpServices)
+    ))
 )

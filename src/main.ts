@@ -2,7 +2,8 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect, Exit, Layer, References, Runtime } from "effect"
 import * as App from "./App.ts"
-import { ServiceConfig } from "./config/ServiceConfig.ts"
+import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
+import * as ShutdownDeadline from "./ShutdownDeadline.ts"
 import * as Supervisor from "./Supervisor.ts"
 import * as Logging from "./telemetry/Logging.ts"
 
@@ -11,20 +12,25 @@ const fatal = (e: { readonly message: string }) =>
 
 /**
  * SIGTERM / SIGINT interrupt the service, which then stops gracefully (the
- * listener drains, runs are left to be resumed): that is a clean exit, 0.
+ * listener drains, runs are left to be resumed): that is a clean exit, 0. A
+ * stop still running SVC_SHUTDOWN_GRACE_MS + 5 s after the signal is cut
+ * short with exit 1 (ShutdownDeadline.ts).
  */
 const teardown: Runtime.Teardown = (exit, onExit) =>
   Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
+/** Logs of what runs outside the service's layers (the supervisor, the shutdown deadline) in the configured format. */
+const withLogFormat = (config: ServiceConfigShape) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  config.telemetry.logFormat === "json"
+    ? Effect.provide(effect, Logging.layerJson({ nodeId: undefined, secrets: Logging.configuredSecrets(config) }))
+    : effect
+
 Effect.gen(function*() {
   const config = yield* ServiceConfig
-  if (Supervisor.isSupervisor(config)) {
-    const supervise = Supervisor.supervise(config)
-    return yield* config.telemetry.logFormat === "json"
-      ? Effect.provide(supervise, Logging.layerJson({ nodeId: undefined, secrets: Logging.configuredSecrets(config) }))
-      : supervise
-  }
-  return yield* Supervisor.annotateWorker(Layer.launch(App.layer))
+  if (Supervisor.isSupervisor(config)) return yield* withLogFormat(config)(Supervisor.supervise(config))
+  return yield* Supervisor.annotateWorker(
+    Effect.andThen(withLogFormat(config)(ShutdownDeadline.arm(config.shutdownGraceMs)), Layer.launch(App.layer))
+  )
 }).pipe(
   // Without a span exporter spans would only be built and dropped (measured: a seventh of a turn's CPU);
   // with OTEL_EXPORTER_OTLP_ENDPOINT the telemetry layer turns tracing back on (src/telemetry/Otlp.ts).

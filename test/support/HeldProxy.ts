@@ -1,7 +1,9 @@
 /**
  * A TCP proxy to a local port that holds every connection it accepts until
  * the test releases it: a database that does not answer yet, so a service
- * process stays in its start-up for as long as a test needs.
+ * process stays in its start-up for as long as a test needs. Frozen, it
+ * stops passing bytes either way and holds new connections again, closing
+ * none: a database that stopped answering (no reset, no error, no reply).
  */
 import { Deferred, Effect, type Scope } from "effect"
 import { connect, createServer, type Socket } from "node:net"
@@ -12,6 +14,8 @@ export interface HeldProxy {
   readonly connected: Effect.Effect<void>
   /** Forwards every held and future connection to the target. */
   readonly release: Effect.Effect<void>
+  /** Stops forwarding: open connections pass nothing more either way, new ones are held; none is closed. */
+  readonly freeze: Effect.Effect<void>
 }
 
 export const heldProxy = (targetPort: number): Effect.Effect<HeldProxy, never, Scope.Scope> =>
@@ -20,9 +24,11 @@ export const heldProxy = (targetPort: number): Effect.Effect<HeldProxy, never, S
     const held: Array<Socket> = []
     const open: Array<Socket> = []
     let released = false
+    const piped: Array<readonly [Socket, Socket]> = []
     const forward = (client: Socket) => {
       const upstream = connect(targetPort, "127.0.0.1")
       open.push(upstream)
+      piped.push([client, upstream])
       client.on("error", () => upstream.destroy())
       upstream.on("error", () => client.destroy())
       client.pipe(upstream)
@@ -54,6 +60,15 @@ export const heldProxy = (targetPort: number): Effect.Effect<HeldProxy, never, S
       release: Effect.sync(() => {
         released = true
         for (const client of held.splice(0)) forward(client)
+      }),
+      freeze: Effect.sync(() => {
+        released = false
+        for (const [client, upstream] of piped.splice(0)) {
+          client.unpipe(upstream)
+          upstream.unpipe(client)
+          client.pause()
+          upstream.pause()
+        }
       })
     }
   })
