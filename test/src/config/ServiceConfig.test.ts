@@ -129,6 +129,62 @@ describe("service configuration", () => {
       assert.deepStrictEqual(shape.trustedOrigins, ["https://mcp.internal:8443", "http://10.0.0.5:8080"])
     }))
 
+  it.effect("SVC_WEB_SEARCH names the search provider, its key and whether strict agents may use it", () =>
+    Effect.gen(function*() {
+      const webSearchOf = (env: Record<string, string>) =>
+        Effect.map(
+          ServiceConfig.pipe(
+            Effect.provide(ServiceConfig.layer),
+            Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+          ),
+          ({ webSearch }) => Option.map(webSearch, (w) => ({ ...w, apiKey: Option.map(w.apiKey, Redacted.value) }))
+        )
+      assert.deepStrictEqual(yield* webSearchOf({}), Option.none())
+      assert.deepStrictEqual(
+        yield* webSearchOf({ SVC_WEB_SEARCH: "searxng:http://searx.internal:8888/" }),
+        Option.some({
+          provider: "searxng" as const,
+          baseUrl: "http://searx.internal:8888",
+          apiKey: Option.none(),
+          strictCapable: true
+        })
+      )
+      assert.deepStrictEqual(
+        yield* webSearchOf({ SVC_WEB_SEARCH: "tavily", TAVILY_API_KEY: "tvly-key" }),
+        Option.some({
+          provider: "tavily" as const,
+          baseUrl: "https://api.tavily.com",
+          apiKey: Option.some("tvly-key"),
+          strictCapable: false
+        })
+      )
+      assert.deepStrictEqual(
+        yield* webSearchOf({ SVC_WEB_SEARCH: "brave", BRAVE_SEARCH_API_KEY: "b", SVC_WEB_SEARCH_STRICT: "1" }),
+        Option.some({
+          provider: "brave" as const,
+          baseUrl: "https://api.search.brave.com",
+          apiKey: Option.some("b"),
+          strictCapable: true
+        })
+      )
+      for (
+        const [env, message] of [
+          [{ SVC_WEB_SEARCH: "tavily" }, "SVC_WEB_SEARCH: tavily needs its key in TAVILY_API_KEY"],
+          [
+            { SVC_WEB_SEARCH: "bing" },
+            "SVC_WEB_SEARCH: expected searxng:<base url>, tavily[:<base url>] or brave[:<base url>], got 'bing'"
+          ],
+          [
+            { SVC_WEB_SEARCH: "searxng:ftp://x" },
+            "SVC_WEB_SEARCH: searxng's base URL must be an http(s) URL without credentials, got 'ftp://x'"
+          ]
+        ] as const
+      ) {
+        const error = yield* load(env)
+        assert.strictEqual(error.message, message)
+      }
+    }))
+
   it.effect("the OTEL_* variables configure the exporter", () =>
     Effect.gen(function*() {
       const env = {
