@@ -168,7 +168,11 @@ const cases: ReadonlyArray<PostCase> = [
   {
     route: "POST /v1/tool-approval-hooks/{id}/rotate-secret",
     prepare: Effect.gen(function*() {
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "rotating", url: yield* hookUrl, secret: "s1_signing_secret" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "rotating",
+        url: yield* hookUrl,
+        secret: "s1_signing_secret"
+      })
       return json(
         `/v1/tool-approval-hooks/${hook.id}/rotate-secret`,
         { secret: "s2_signing_secret" },
@@ -180,7 +184,11 @@ const cases: ReadonlyArray<PostCase> = [
   {
     route: "POST /v1/tool-approval-hooks/{id}/test",
     prepare: Effect.gen(function*() {
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "tested", url: yield* hookUrl, secret: "s1_signing_secret" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "tested",
+        url: yield* hookUrl,
+        secret: "s1_signing_secret"
+      })
       return json(`/v1/tool-approval-hooks/${hook.id}/test`, undefined, undefined, deliveries)
     })
   },
@@ -387,7 +395,11 @@ TestServer.suiteWith(TestLayer)("Idempotency-Key on every POST", (it) => {
     Effect.gen(function*() {
       const api = yield* TestServer.TestApi
       const hooks = yield* HookServer
-      const hook = yield* Collection.toolApprovalHooks.create({ name: "held", url: yield* hookUrl, secret: "s1_signing_secret" })
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "held",
+        url: yield* hookUrl,
+        secret: "s1_signing_secret"
+      })
       const path = `/v1/tool-approval-hooks/${hook.id}/test`
       const before = (yield* hooks.received).length
       yield* hooks.answerWith(hold)

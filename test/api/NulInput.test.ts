@@ -46,7 +46,9 @@ const idRoutes: ReadonlyArray<PathCase> = [
   ...cases("secret_context_not_found", resourceRoutes("/v1/secret-contexts", { metadata: {} })),
   ...cases(
     "tool_approval_hook_not_found",
-    resourceRoutes("/v1/tool-approval-hooks", { enabled: true }, [["rotate-secret", { secret: "s_signing_secret" }], ["test"]])
+    resourceRoutes("/v1/tool-approval-hooks", { enabled: true }, [["rotate-secret", { secret: "s_signing_secret" }], [
+      "test"
+    ]])
   ),
   ...cases(
     "result_handler_not_found",
@@ -131,7 +133,11 @@ const bodyCases: ReadonlyArray<BodyCase> = [
   }, "projections[0].env"),
   post("/v1/tool-approval-hooks", { name: "h", url: "https://example.com", secret: nul }, "secret"),
   post(`/v1/tool-approval-hooks/hook_${zeros}/rotate-secret`, { secret: nul }, "secret"),
-  post("/v1/result-handlers", { kind: "artifact", name: nul, url: "https://example.com", secret: "s_signing_secret" }, "name"),
+  post(
+    "/v1/result-handlers",
+    { kind: "artifact", name: nul, url: "https://example.com", secret: "s_signing_secret" },
+    "name"
+  ),
   post(`/v1/result-handlers/rh_${zeros}/rotate-secret`, { secret: nul }, "secret"),
   post("/v1/tool-servers", { name: "t", transport: "http", url: `https://example.com/${nul}` }, "url"),
   post("/v1/http-connections", { name: "c", spec: nul }, "spec"),

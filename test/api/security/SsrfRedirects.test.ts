@@ -125,7 +125,11 @@ TestServer.suiteWith(Harness)("SSRF redirects at request time", (it) => {
   it.effect("a tool approval hook's test", () =>
     eachTarget("hook test", (url) =>
       Effect.gen(function*() {
-        const hook = yield* Collection.toolApprovalHooks.create({ name: "hook", url, secret: "whsec_redirects_signing_secret" })
+        const hook = yield* Collection.toolApprovalHooks.create({
+          name: "hook",
+          url,
+          secret: "whsec_redirects_signing_secret"
+        })
         return yield* failedWith(yield* TestServer.request("POST", `/v1/tool-approval-hooks/${hook.id}/test`))
       })))
 
