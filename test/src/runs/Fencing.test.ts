@@ -98,8 +98,14 @@ layer(RunStage.layer, { timeout: RunStage.setupTimeout })("fencing", (it) => {
       )
 
       const stored = yield* storedOf(staged.id)
-      assert.deepStrictEqual(stored.map((s) => s.seq), [1, 2, 3, 4])
-      assert.deepStrictEqual(stored.map((s) => s.chunk.type), ["start", "error", "data-svc-terminal", "finish"])
+      assert.deepStrictEqual(stored.map((s) => s.seq), [1, 2, 3, 4, 5])
+      assert.deepStrictEqual(stored.map((s) => s.chunk.type), [
+        "start",
+        "error",
+        "data-svc-terminal",
+        "data-svc-usage",
+        "finish"
+      ])
       const after = yield* RunStage.reload(staged.id)
       assert.strictEqual(after.run.status, "failed")
       assert.strictEqual(after.run.terminalReason, "run_recovery_reaped")
