@@ -30,9 +30,7 @@ const routesLayer = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
     const metrics = yield* ServiceMetrics
-    const observe = metrics.enabled || !config.quiet
-      ? RequestTelemetry.observer(metrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
-      : undefined
+    const observe = RequestTelemetry.observerOf(metrics, config.quiet)
     return Layer.mergeAll(
       PreviewRoute.layer,
       RouterMiddleware.layer(noApi, {

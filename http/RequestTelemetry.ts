@@ -8,8 +8,19 @@
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
 import type { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
+import { prefix as previewPrefix } from "./PreviewRoute.ts"
 import type { Answered } from "./RouterMiddleware.ts"
 import type { RouteMatcher } from "./RouteTable.ts"
+
+/**
+ * The observer a listener installs: none when nothing would be counted or logged
+ * (SVC_QUIET=1 and no metrics), so a request costs no work for it. Previews are never access-logged.
+ */
+export const observerOf = (
+  metrics: ServiceMetrics["Service"],
+  quiet: boolean
+): ((answered: Answered) => Effect.Effect<void>) | undefined =>
+  metrics.enabled || !quiet ? observer(metrics, { accessLog: !quiet, unlogged: [previewPrefix] }) : undefined
 
 export const observer = (
   metrics: ServiceMetrics["Service"],

@@ -76,10 +76,7 @@ export const layer = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
     const metrics = yield* ServiceMetrics
-    // Nothing to count and nothing to log (SVC_QUIET=1, no metrics): no work per request.
-    const observe = metrics.enabled || !config.quiet
-      ? RequestTelemetry.observer(metrics, { accessLog: !config.quiet, unlogged: [PreviewRoute.prefix] })
-      : undefined
+    const observe = RequestTelemetry.observerOf(metrics, config.quiet)
     return Layer.mergeAll(
       ApiRoutes,
       Health,
