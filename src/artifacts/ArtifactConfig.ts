@@ -16,8 +16,8 @@
  * - SVC_ARTIFACT_URL_TTL_SECONDS: how long a signed artifact URL works by default (default 3600).
  * - SVC_WORKSPACE_STORAGE_QUOTA_BYTES: the bytes a workspace may keep stored, its files and its
  *   artifacts together (default 1 GiB; 0: unlimited).
- * - SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: uploads one API key may have in flight at once on one
- *   service process (default 2; 0: unlimited).
+ * - SVC_MAX_CONCURRENT_UPLOADS_PER_KEY: uploads one API key may have in flight at once across
+ *   the cluster (default 2; 0: unlimited).
  */
 import { Config, Effect, Option, Redacted } from "effect"
 import { ConfigurationError } from "../config/ConfigurationError.ts"

@@ -36,6 +36,7 @@ import Migration0026 from "./migrations/0026_api_key_roles.ts"
 import Migration0027 from "./migrations/0027_organization_ids.ts"
 import Migration0028 from "./migrations/0028_sealed_snapshots.ts"
 import Migration0029 from "./migrations/0029_blob_chunks.ts"
+import Migration0030 from "./migrations/0030_upload_slots.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -65,7 +66,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [26, "api_key_roles", Migration0026],
   [27, "organization_ids", Migration0027],
   [28, "sealed_snapshots", Migration0028],
-  [29, "blob_chunks", Migration0029]
+  [29, "blob_chunks", Migration0029],
+  [30, "upload_slots", Migration0030]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

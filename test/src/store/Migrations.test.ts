@@ -37,7 +37,8 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [26, "api_key_roles"],
   [27, "organization_ids"],
   [28, "sealed_snapshots"],
-  [29, "blob_chunks"]
+  [29, "blob_chunks"],
+  [30, "upload_slots"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
