@@ -179,6 +179,35 @@ describe("sandbox isolation", () => {
         assert.include(lines, "sandbox:x:1000:1000:sandbox:/workspace:/bin/bash")
       }))
 
+    it.effect("the host uid shows only as the owner of the sandbox's tmpfs mounts, in no identity, map, process or environment", () =>
+      Effect.gen(function*() {
+        const sandbox = yield* Sandbox
+        const ws = yield* sandbox.open("ws_hostuid", testLimits)
+        const result = yield* sandbox.exec(ws, {
+          command: "cat /proc/self/mountinfo; echo ---; id; cat /proc/self/uid_map /proc/self/gid_map; " +
+            "grep -E '^(Uid|Gid|Groups):' /proc/self/status; tr '\\0' '\\n' </proc/1/environ; env; " +
+            "tr '\\0' ' ' </proc/1/cmdline; echo; stat -c '%u:%g' / /tmp /workspace"
+        })
+        const [mountinfo = "", rest = ""] = result.stdout.split("\n---\n")
+        const hostUid = String(ws.uid)
+        const named = new RegExp(`(?<![0-9])${hostUid}(?![0-9])`)
+        const owned = mountinfo.split("\n").filter((line) => named.test(line))
+        // What unprivileged bubblewrap cannot hide (docs/operations/sandbox.md): the tmpfs mounts it makes are owned by
+        // the uid it runs as, which the kernel prints in the host's numbering.
+        assert.deepStrictEqual(owned.map((line) => [line.split(" ")[4], line.split(" - ")[1]?.split(" ")[0]]), [
+          ["/", "tmpfs"],
+          ["/dev", "tmpfs"],
+          ["/dev/shm", "tmpfs"],
+          ["/tmp", "tmpfs"]
+        ])
+        for (const line of owned) assert.match(line, new RegExp(`,uid=${hostUid},gid=${hostUid}$`))
+        assert.notMatch(rest, named)
+        assert.include(rest, "uid=1000(sandbox) gid=1000(sandbox) groups=1000(sandbox)")
+        assert.include(rest, "Uid:\t1000\t1000\t1000\t1000")
+        // Inside, those mounts and the workspace belong to the sandbox's own user.
+        assert.isTrue(rest.endsWith("\n1000:1000\n1000:1000\n1000:1000\n"), rest)
+      }))
+
     it.effect("workspaces get distinct uids, recorded as their directory's owner and kept on reopen", () =>
       Effect.gen(function*() {
         const sandbox = yield* Sandbox
