@@ -8,6 +8,8 @@
 /** @typedef {import("../domain/Agent.ts").Agent} Agent */
 /** @typedef {import("../domain/Thread.ts").Thread} Thread */
 /** @typedef {import("../domain/Run.ts").Run} Run */
+/** @typedef {import("../domain/ThreadMessage.ts").ThreadMessage} ThreadMessage */
+/** @typedef {import("../domain/ThreadMessage.ts").MessagePart} MessagePart */
 /** @typedef {import("../domain/Interaction.ts").Interaction} Interaction */
 /** @typedef {import("../domain/Interaction.ts").ResolveInteractionBody} ResolveBody */
 /** @typedef {import("../domain/Band.ts").BandStatus} BandStatus */
@@ -83,34 +85,93 @@ export const createApi = (key) => {
    */
   const json = async (method, path, body) => (await call(method, path, body === undefined ? {} : { body })).json()
 
+  /**
+   * @param {string} path
+   * @param {Record<string, string | number | undefined>} [query]
+   */
+  const get = (path, query = {}) => json("GET", path + search(query))
+
   return {
+    get,
+    /**
+     * Any JSON call (the resource views' create, update, delete and actions).
+     * @param {string} method
+     * @param {string} path
+     * @param {unknown} [body]
+     * @returns {Promise<unknown>}
+     */
+    request: (method, path, body) => json(method, path, body),
     /** @returns {Promise<Page<Agent>>} */
-    agents: () => json("GET", `/v1/agents${search({ limit: 100 })}`),
-    /** @param {{ context: string, band: string }} body @returns {Promise<Agent>} */
+    agents: () => get("/v1/agents", { limit: 100 }),
+    /** @param {string} id @returns {Promise<Agent>} */
+    agent: (id) => get(`/v1/agents/${id}`),
+    /** @param {unknown} body @returns {Promise<{ valid: true }>} */
+    validateAgent: (body) => json("POST", "/v1/agents/validate", body),
+    /** @param {unknown} body @returns {Promise<Agent>} */
     createAgent: (body) => json("POST", "/v1/agents", body),
+    /** @param {string} id @param {unknown} body @returns {Promise<Agent>} */
+    updateAgent: (id, body) => json("PATCH", `/v1/agents/${id}`, body),
+    /** @param {string} id @returns {Promise<unknown>} */
+    deleteAgent: (id) => json("DELETE", `/v1/agents/${id}`),
     /** @returns {Promise<Page<BandStatus>>} */
-    bands: () => json("GET", "/v1/bands"),
+    bands: () => get("/v1/bands"),
     /** @param {string} agentId @returns {Promise<Page<Thread>>} */
-    threads: (agentId) => json("GET", `/v1/threads${search({ agentId, limit: 100 })}`),
+    threads: (agentId) => get("/v1/threads", { agentId, limit: 50 }),
+    /** @param {string} id @returns {Promise<Thread>} */
+    thread: (id) => get(`/v1/threads/${id}`),
     /** @param {string} agentId @returns {Promise<Thread>} */
     createThread: (agentId) => json("POST", "/v1/threads", { agentId }),
-    /** @param {string} threadId @returns {Promise<Page<Run>>} */
-    runs: (threadId) => json("GET", `/v1/runs${search({ threadId, limit: 20 })}`),
+    /** @param {string} id @returns {Promise<unknown>} */
+    deleteThread: (id) => json("DELETE", `/v1/threads/${id}`),
+    /**
+     * A page of the thread's conversation, oldest first.
+     * @param {string} threadId
+     * @param {{ limit?: number, cursor?: string }} [page]
+     * @returns {Promise<Page<ThreadMessage>>}
+     */
+    messages: (threadId, page = {}) => get(`/v1/threads/${threadId}/messages`, { limit: 100, ...page }),
+    /**
+     * Runs, newest first.
+     * @param {{ threadId?: string, agentId?: string, status?: string, createdSince?: string, cursor?: string, limit?: number }} query
+     * @returns {Promise<Page<Run>>}
+     */
+    runs: (query) => get("/v1/runs", { limit: 20, ...query }),
     /** @param {string} runId @returns {Promise<Run>} */
-    run: (runId) => json("GET", `/v1/runs/${runId}`),
+    run: (runId) => get(`/v1/runs/${runId}`),
     /** @param {string} runId @returns {Promise<Run>} */
     cancelRun: (runId) => json("POST", `/v1/runs/${runId}/cancel`),
     /** @returns {Promise<Page<Interaction>>} */
-    pendingInteractions: () => json("GET", `/v1/interactions${search({ status: "pending", limit: 100 })}`),
+    pendingInteractions: () => get("/v1/interactions", { status: "pending", limit: 100 }),
     /** @param {string} id @param {ResolveBody} body @returns {Promise<Interaction>} */
     resolve: (id, body) => json("POST", `/v1/interactions/${id}/resolve`, body),
     /**
      * Sends a message: the answer is the run's stream (header Svc-Run-Id).
      * @param {string} threadId
-     * @param {{ input: string, streamReasoning?: boolean }} body
+     * @param {{ input: string | { text?: string, attachments: Array<{ fileId: string }> }, streamReasoning?: boolean }} body
      * @param {AbortSignal} signal
      */
     send: (threadId, body, signal) => call("POST", `/v1/threads/${threadId}/messages`, { body, signal }),
+    /**
+     * Uploads a file to attach to a message.
+     * @param {File} file
+     * @returns {Promise<{ id: string, filename: string }>}
+     */
+    upload: async (file) => {
+      const form = new FormData()
+      form.append("file", file)
+      const response = await fetch("/v1/files", {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}` },
+        body: form
+      })
+      if (!response.ok) throw await errorOf(response)
+      return response.json()
+    },
+    /**
+     * The bytes of a file or an artifact (a path of this service), as a Blob.
+     * @param {string} path
+     */
+    blob: async (path) => (await call("GET", path)).blob(),
     /**
      * A run's stream, replayed from the start or after `lastEventId`.
      * @param {string} runId

@@ -94,3 +94,52 @@ export const messageOf = (error) =>
     : error instanceof Error
     ? error.message
     : String(error)
+
+/**
+ * Asks the reader to confirm (a modal <dialog>: focus moves into it, Escape cancels); answers their choice.
+ * @param {string} question
+ * @param {string} confirmLabel the button that confirms ("Delete")
+ * @param {HTMLElement} [extra] a control shown in the dialog (a new value to rotate to)
+ * @returns {Promise<boolean>}
+ */
+export const confirmDialog = (question, confirmLabel, extra) =>
+  new Promise((resolve) => {
+    const yes = h("button", { class: "danger", attrs: { type: "submit", value: "yes" } }, confirmLabel)
+    const no = h("button", { attrs: { type: "button" } }, "Cancel")
+    const form = h(
+      "form",
+      { attrs: { method: "dialog" } },
+      h("p", {}, question),
+      extra ?? null,
+      h("div", { class: "actions" }, yes, no)
+    )
+    const dialog = h("dialog", { attrs: { "aria-label": question } }, form)
+    no.addEventListener("click", () => dialog.close("no"))
+    form.addEventListener("submit", (event) => {
+      event.preventDefault()
+      dialog.close("yes")
+    })
+    dialog.addEventListener("close", () => {
+      dialog.remove()
+      resolve(dialog.returnValue === "yes")
+    })
+    document.body.append(dialog)
+    dialog.showModal()
+    ;(extra?.querySelector("input") ?? no).focus()
+  })
+
+/**
+ * A link inside the console (hash routes: the browser's back button and new tabs work).
+ * @param {string} route "#/threads/thread_…"
+ * @param {...Child} children
+ */
+export const link = (route, ...children) => h("a", { attrs: { href: route } }, ...children)
+
+/**
+ * The envelope of a refusal as a sentence with its request id, for a status line.
+ * @param {unknown} error
+ */
+export const statusOf = (error) => {
+  const id = typeof error === "object" && error !== null && "requestId" in error ? error.requestId : undefined
+  return typeof id === "string" ? `${messageOf(error)} (request ${id})` : messageOf(error)
+}

@@ -1,17 +1,13 @@
 /**
  * The console's entry point: sign in with an API key (kept in this tab's
  * sessionStorage only, never in a cookie or localStorage), then the
- * workspace: agents and threads, the conversation, the inbox.
+ * signed-in console (views/shell.js).
  */
-import { AgentsPanel } from "./agents.js"
 import { createApi } from "./api.js"
 import { field, h, messageOf, replace } from "./dom.js"
-import { Inbox } from "./inbox.js"
-import { ThreadPanel } from "./thread.js"
+import { shell } from "./views/shell.js"
 
 const storageKey = "svc-console-api-key"
-/** How often the inbox looks for new interactions on its own (it also does when a run parks). */
-const inboxEveryMs = 15_000
 
 const app = /** @type {HTMLElement} */ (document.getElementById("app"))
 
@@ -58,33 +54,20 @@ const signIn = (message) => {
 
 /** @param {string} key */
 const workspace = (key) => {
-  const api = createApi(key)
-  const inbox = new Inbox(api)
-  const conversation = new ThreadPanel(api, {
-    onInputRequested: () => void inbox.refresh(),
-    onRunEnded: (thread) => void agents.loadThreads(thread.id)
-  })
-  const agents = new AgentsPanel(api, (thread, agent) => void conversation.show(thread, agent))
-  const timer = setInterval(() => void inbox.refresh(), inboxEveryMs)
   const signOut = () => {
-    clearInterval(timer)
-    conversation.following?.abort()
+    console.stop()
     sessionStorage.removeItem(storageKey)
     signIn()
   }
-  replace(
-    app,
-    h(
-      "header",
-      { class: "top" },
-      h("h1", {}, "Agent service console"),
-      h("span", { class: "who" }, "Signed in with ", h("code", {}, `${key.slice(0, 7)}…`)),
-      h("button", { attrs: { type: "button" }, on: { click: signOut } }, "Sign out")
-    ),
-    h("div", { class: "panes" }, agents.element, conversation.element, inbox.element)
+  const header = h(
+    "header",
+    { class: "top" },
+    h("h1", {}, "Agent service console"),
+    h("span", { class: "who" }, "Signed in with ", h("code", {}, `${key.slice(0, 7)}…`)),
+    h("button", { attrs: { type: "button" }, on: { click: signOut } }, "Sign out")
   )
-  void agents.load()
-  void inbox.refresh()
+  const console = shell(createApi(key), header)
+  replace(app, console.element)
 }
 
 const stored = sessionStorage.getItem(storageKey)

@@ -1,6 +1,7 @@
 /**
- * `GET /console`: the browser console (the files of `console/`: one HTML page,
- * a stylesheet and plain ES modules, no build step). The files are read once,
+ * `GET /console`: the browser console (the files of `console/` and its
+ * `views/` folder: one HTML page, a stylesheet and plain ES modules, no build
+ * step). The files are read once,
  * when the service starts, and served from memory; a request names a file of
  * that folder by its exact name, so no request path ever reaches the file
  * system. No API key is needed for the files: the page asks for one and sends
@@ -41,7 +42,8 @@ export const contentSecurityPolicy = [
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  "img-src 'self'",
+  // blob: the previews of files the console fetched with the key (an image shown from its bytes).
+  "img-src 'self' blob:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors 'none'",
@@ -63,15 +65,20 @@ interface Asset {
   readonly contentType: string
 }
 
-/** The servable files of the folder by name (subfolders and other kinds of files are not served). */
+/** The folders whose files are served (`views/main.js` is served as `/console/views/main.js`). */
+const folders: ReadonlyArray<string> = ["", "views/"]
+
+/** The servable files by name, relative to `console/` (other folders and other kinds of files are not served). */
 const readAssets = (): ReadonlyMap<string, Asset> =>
   new Map(
-    readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
-      const contentType = contentTypes[extname(entry.name)]
-      return entry.isFile() && contentType !== undefined
-        ? [[entry.name, { body: readFileSync(folder + entry.name), contentType }] as const]
-        : []
-    })
+    folders.flatMap((sub) =>
+      readdirSync(folder + sub, { withFileTypes: true }).flatMap((entry) => {
+        const contentType = contentTypes[extname(entry.name)]
+        return entry.isFile() && contentType !== undefined
+          ? [[sub + entry.name, { body: readFileSync(folder + sub + entry.name), contentType }] as const]
+          : []
+      })
+    )
   )
 
 const serve = (asset: Asset | undefined) =>

@@ -19,11 +19,16 @@ export const signIn = async (page: Page, origin: string, key: string) => {
 
 /** Chooses the agent and starts a thread on it; answers the thread's id as the page shows it. */
 export const newThread = async (page: Page, agentId: string): Promise<string> => {
-  await page.locator(`[data-agent-id="${agentId}"]`).click()
+  await page.getByRole("navigation", { name: "Agents and threads" }).locator(`[data-agent-id="${agentId}"]`).click()
   await page.getByRole("button", { name: "New thread" }).click()
-  const id = page.getByRole("region", { name: "Conversation" }).locator("header code")
+  const id = page.getByRole("region", { name: "Conversation" }).locator(":scope > header code")
   await id.waitFor()
   return (await id.textContent()) ?? ""
+}
+
+/** Opens a view of the console by its link in the navigation bar. */
+export const openView = async (page: Page, name: string) => {
+  await page.getByRole("navigation", { name: "Console" }).getByRole("link", { name }).click()
 }
 
 /** Writes `text` in the composer and sends it. */
@@ -33,8 +38,11 @@ export const send = async (page: Page, text: string, options: { readonly reasoni
   await page.getByRole("button", { name: "Send" }).click()
 }
 
-/** The run view on screen. */
-export const runView = (page: Page): Locator => page.getByRole("region", { name: "Run" })
+/** The conversation's newest turn (its run). */
+export const runView = (page: Page): Locator => page.getByRole("region", { name: "Run", exact: true }).last()
+
+/** Every turn of the conversation on screen, oldest first. */
+export const turns = (page: Page): Locator => page.getByRole("region", { name: "Run", exact: true })
 
 /** The id of the run on screen, once it has one. */
 export const runIdOf = async (page: Page): Promise<string> => (await runView(page).getAttribute("data-run-id")) ?? ""

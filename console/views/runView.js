@@ -4,12 +4,12 @@
  * errors, usage) and, once the run is over, its terminal state. Everything
  * the model or a tool produced is placed as text (dom.js).
  */
-import { h, json, replace } from "./dom.js"
+import { h, json, replace } from "../dom.js"
 
-/** @typedef {import("../domain/Chunk.ts").Chunk} Chunk */
-/** @typedef {import("../domain/Run.ts").Run} Run */
-/** @typedef {import("../domain/Run.ts").UsageTotal} UsageTotal */
-/** @typedef {import("./sse.js").Connection} Connection */
+/** @typedef {import("../../domain/Chunk.ts").Chunk} Chunk */
+/** @typedef {import("../../domain/Run.ts").Run} Run */
+/** @typedef {import("../../domain/Run.ts").UsageTotal} UsageTotal */
+/** @typedef {import("../sse.js").Connection} Connection */
 
 /** @param {string} status */
 export const statusLabel = (status) => status.replaceAll("_", " ")
@@ -35,7 +35,7 @@ const usageList = (usage) =>
 /**
  * The output of a tool's expected failure (`{ type: "tool-output-error", error: { code, message, details? } }`), if it is one.
  * @param {unknown} output
- * @returns {import("../domain/Chunk.ts").ToolFailureOutput | undefined}
+ * @returns {import("../../domain/Chunk.ts").ToolFailureOutput | undefined}
  */
 const toolFailure = (output) => {
   if (typeof output !== "object" || output === null || !("type" in output) || output.type !== "tool-output-error") {
@@ -56,17 +56,25 @@ const connectionText = { live: "live", parked: "waiting for a person", reconnect
 
 export class RunView {
   /**
-   * @param {{ runId: string, input?: string, onInputRequested: () => void }} options
+   * @param {{ runId: string, input?: string, files?: ReadonlyArray<string>, onInputRequested: () => void, onStatus?: (status: string) => void }} options
+   *   the user's message and the names of its files; a run parked on a person; the run's status changed
    */
-  constructor({ runId, input, onInputRequested }) {
+  constructor({ runId, input, files = [], onInputRequested, onStatus }) {
     this.runId = runId
     this.onInputRequested = onInputRequested
+    this.onStatus = onStatus
     this.status = statusBadge("running")
     this.connectionState = h("span", { class: "connection", attrs: { "aria-live": "polite" } })
     this.transcript = h(
       "div",
       { class: "transcript" },
-      input === undefined ? null : h("div", { class: "user" }, h("strong", {}, "You"), h("p", {}, input))
+      input === undefined ? null : h(
+        "div",
+        { class: "user" },
+        h("strong", {}, "You"),
+        h("p", {}, input),
+        files.length === 0 ? null : h("p", { class: "meta" }, `Files: ${files.join(", ")}`)
+      )
     )
     this.usage = h("div", { class: "usage-box" })
     this.terminal = h("section", { class: "terminal", attrs: { "aria-label": "Terminal state", hidden: "" } })
@@ -101,6 +109,7 @@ export class RunView {
   setStatus(status) {
     this.status.textContent = statusLabel(status)
     this.status.dataset["status"] = status
+    this.onStatus?.(status)
   }
 
   /** The current step's container (a chunk before any start-step opens one). */
@@ -158,7 +167,7 @@ export class RunView {
    * @param {string} toolCallId
    * @param {string} state
    * @param {"input" | "output" | "note"} slot
-   * @param {...import("./dom.js").Child} content
+   * @param {...import("../dom.js").Child} content
    */
   toolState(toolCallId, state, slot, ...content) {
     const tool = this.tool(toolCallId)

@@ -5,13 +5,13 @@
  * prompts, options and actions and is answered or dismissed. Resolving
  * resumes the run; a refusal shows the service's message on the card.
  */
-import { field, h, json, messageOf, replace, time } from "./dom.js"
+import { field, h, json, link, messageOf, replace, time } from "../dom.js"
 
-/** @typedef {import("./api.js").Api} Api */
-/** @typedef {import("./api.js").Interaction} Interaction */
-/** @typedef {import("./api.js").ResolveBody} ResolveBody */
-/** @typedef {import("../domain/Interaction.ts").Question} Question */
-/** @typedef {import("../domain/Interaction.ts").InputResponse} InputResponse */
+/** @typedef {import("../api.js").Api} Api */
+/** @typedef {import("../api.js").Interaction} Interaction */
+/** @typedef {import("../api.js").ResolveBody} ResolveBody */
+/** @typedef {import("../../domain/Interaction.ts").Question} Question */
+/** @typedef {import("../../domain/Interaction.ts").InputResponse} InputResponse */
 
 /** @param {Interaction} interaction */
 const origin = (interaction) =>
@@ -25,7 +25,9 @@ const origin = (interaction) =>
     interaction.stepNumber,
     " · asked ",
     time(interaction.createdAt),
-    interaction.expiresAt === null ? null : [" · expires ", time(interaction.expiresAt)]
+    interaction.expiresAt === null ? null : [" · expires ", time(interaction.expiresAt)],
+    " · ",
+    link(`#/threads/${interaction.threadId}`, "Open the conversation")
   )
 
 /**
@@ -67,9 +69,13 @@ const questionControls = (cardId, question) => {
 }
 
 export class Inbox {
-  /** @param {Api} api */
-  constructor(api) {
+  /**
+   * @param {Api} api
+   * @param {(pending: number) => void} [onCount] how many wait for a person now
+   */
+  constructor(api, onCount = () => undefined) {
     this.api = api
+    this.onCount = onCount
     this.count = h("span", { class: "count" }, "0")
     this.list = h("div", { class: "cards" })
     this.error = h("p", { class: "error", attrs: { role: "alert", hidden: "" } })
@@ -97,6 +103,7 @@ export class Inbox {
       const cards = page.data.map((interaction) => this.cards.get(interaction.id) ?? this.card(interaction))
       this.cards = new Map(page.data.map((interaction, i) => [interaction.id, cards[i]]))
       this.count.textContent = String(page.data.length) + (page.hasMore ? "+" : "")
+      this.onCount(page.data.length)
       replace(this.list, cards.length === 0 ? h("p", { class: "empty" }, "Nothing waits for a person.") : cards)
     } catch (error) {
       this.error.textContent = messageOf(error)
@@ -207,7 +214,9 @@ export class Inbox {
       const resolved = await this.api.resolve(id, request)
       status.textContent = `${done} (${resolved.status})`
       status.closest("article")?.setAttribute("data-resolved", resolved.status)
-      this.count.textContent = String(this.list.querySelectorAll("article:not([data-resolved])").length)
+      const pending = this.list.querySelectorAll("article:not([data-resolved])").length
+      this.count.textContent = String(pending)
+      this.onCount(pending)
     } catch (error) {
       for (const button of buttons) button.disabled = false
       status.classList.add("error")

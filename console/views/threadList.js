@@ -1,27 +1,21 @@
 /**
- * Agents and their threads: the workspace's agents (a small form creates
- * one), the threads of the chosen agent, and a button that starts a thread.
- * Choosing a thread hands it to the conversation panel.
+ * The conversations' side pane: the workspace's agents by name, the chosen
+ * agent's threads named by metadata or their first message, each with its
+ * state as a person needs it (a thread whose run waits on an approval says
+ * "waiting for approval", not "idle"), and New thread.
  */
-import { field, h, messageOf, replace, time } from "./dom.js"
+import { h, link, messageOf, replace, time } from "../dom.js"
+import { agentName, threadName } from "../names.js"
 import { statusBadge } from "./runView.js"
 
-/** @typedef {import("./api.js").Api} Api */
-/** @typedef {import("./api.js").Agent} Agent */
-/** @typedef {import("./api.js").Thread} Thread */
+/** @typedef {import("../api.js").Api} Api */
+/** @typedef {import("../api.js").Agent} Agent */
+/** @typedef {import("../api.js").Thread} Thread */
+/** @typedef {import("../api.js").Run} Run */
 
-/**
- * What to call an agent: its metadata `name`, else the first line of its context, else its id.
- * @param {Agent} agent
- */
-export const agentName = (agent) => {
-  const named = agent.metadata["name"]
-  if (named !== undefined && named !== "") return named
-  const first = agent.context[0]?.content.split("\n")[0]?.trim() ?? ""
-  return first === "" ? agent.id : first.length > 60 ? `${first.slice(0, 59)}…` : first
-}
+const active = ["queued", "preparing", "running", "waiting_for_approval", "waiting_for_input"]
 
-export class AgentsPanel {
+export class ThreadList {
   /**
    * @param {Api} api
    * @param {(thread: Thread, agent: Agent) => void} onThread
@@ -31,6 +25,8 @@ export class AgentsPanel {
     this.onThread = onThread
     /** @type {Agent | undefined} */
     this.agent = undefined
+    /** @type {string | undefined} the thread in view */
+    this.threadId = undefined
     this.agentList = h("ul", { class: "list", attrs: { "aria-label": "Agents" } })
     this.threadList = h("ul", { class: "list", attrs: { "aria-label": "Threads" } })
     this.error = h("p", { class: "error", attrs: { role: "alert", hidden: "" } })
@@ -42,14 +38,8 @@ export class AgentsPanel {
     this.element = h(
       "nav",
       { class: "agents", attrs: { "aria-label": "Agents and threads" } },
-      h(
-        "header",
-        {},
-        h("h2", {}, "Agents"),
-        h("button", { attrs: { type: "button" }, on: { click: () => void this.load() } }, "Refresh")
-      ),
+      h("header", {}, h("h2", {}, "Agents"), link("#/agents", "Manage")),
       this.agentList,
-      this.createForm(),
       h("header", {}, this.threadsTitle, this.newThread),
       this.threadList,
       this.error
@@ -62,33 +52,8 @@ export class AgentsPanel {
     this.error.hidden = false
   }
 
-  /** The "new agent" form: a context and a band; everything else is the API's defaults. */
-  createForm() {
-    const context = h("textarea", { attrs: { rows: "3", required: "", placeholder: "You are a concise assistant." } })
-    const band = h(
-      "select",
-      {},
-      ["core", "lite", "frontier"].map((name) => h("option", { attrs: { value: name } }, name))
-    )
-    const form = h(
-      "form",
-      { class: "create-agent" },
-      field("Context", context),
-      field("Band", band),
-      h("button", { attrs: { type: "submit" } }, "Create agent")
-    )
-    form.addEventListener("submit", (event) => {
-      event.preventDefault()
-      void this.api.createAgent({ context: context.value, band: band.value }).then(
-        (agent) => ((context.value = ""), this.load(agent.id)),
-        (error) => this.fail(error)
-      )
-    })
-    return h("details", { class: "create" }, h("summary", {}, "New agent"), form)
-  }
-
   /**
-   * Lists the agents (and selects `selectId`, or keeps the current one).
+   * Lists the agents (and selects `selectId`, or keeps the current one, or the first).
    * @param {string} [selectId]
    */
   async load(selectId = this.agent?.id) {
@@ -97,9 +62,9 @@ export class AgentsPanel {
       this.error.hidden = true
       replace(
         this.agentList,
-        page.data.length === 0 ?
-          h("li", { class: "empty" }, "No agents yet: create one below or with the API.") :
-          page.data.map((agent) =>
+        page.data.length === 0
+          ? h("li", { class: "empty" }, "No agents yet: ", link("#/agents", "create one"), ".")
+          : page.data.map((agent) =>
             h(
               "li",
               {},
@@ -107,20 +72,21 @@ export class AgentsPanel {
                 "button",
                 {
                   class: "item",
-                  attrs: { type: "button", "data-agent-id": agent.id, "aria-pressed": String(agent.id === selectId) },
+                  attrs: { type: "button", "data-agent-id": agent.id, "aria-pressed": "false" },
                   on: { click: () => void this.select(agent) }
                 },
                 h("span", { class: "name" }, agentName(agent)),
-                agentName(agent) === agent.id ? null : h("code", { class: "id" }, agent.id),
                 h("span", { class: "band" }, agent.band)
               )
             )
           )
       )
-      const selected = page.data.find((agent) => agent.id === selectId)
+      const selected = page.data.find((agent) => agent.id === selectId) ?? page.data[0]
       if (selected !== undefined) await this.select(selected)
+      return page.data
     } catch (error) {
       this.fail(error)
+      return []
     }
   }
 
@@ -135,31 +101,51 @@ export class AgentsPanel {
     await this.loadThreads()
   }
 
-  /** @param {string} [selectId] */
-  async loadThreads(selectId) {
+  /** Lists the chosen agent's threads with their names and states. */
+  async loadThreads() {
     const agent = this.agent
     if (agent === undefined) return
     try {
-      const page = await this.api.threads(agent.id)
+      const [page, runs] = await Promise.all([
+        this.api.threads(agent.id),
+        this.api.runs({ agentId: agent.id, limit: 100 })
+      ])
+      /** @type {Map<string, Run>} the newest run of each thread */
+      const newest = new Map()
+      for (const run of runs.data) if (!newest.has(run.threadId)) newest.set(run.threadId, run)
+      const firsts = await Promise.all(
+        page.data.map((thread) =>
+          thread.metadata["name"] !== undefined
+            ? undefined
+            : this.api.messages(thread.id, { limit: 1 }).then((p) => p.data[0], () => undefined)
+        )
+      )
+      if (this.agent !== agent) return
       replace(
         this.threadList,
-        page.data.length === 0 ? h("li", { class: "empty" }, "No threads yet.") : page.data.map((thread) =>
-          h(
+        page.data.length === 0 ? h("li", { class: "empty" }, "No threads yet.") : page.data.map((thread, i) => {
+          const run = newest.get(thread.id)
+          const status = run !== undefined && active.includes(run.status) ? run.status : thread.status
+          return h(
             "li",
             {},
             h(
               "button",
               {
                 class: "item",
-                attrs: { type: "button", "data-thread-id": thread.id, "aria-pressed": String(thread.id === selectId) },
+                attrs: {
+                  type: "button",
+                  "data-thread-id": thread.id,
+                  "aria-pressed": String(thread.id === this.threadId)
+                },
                 on: { click: () => this.open(thread, agent) }
               },
-              h("code", { class: "id" }, thread.id),
-              statusBadge(thread.status),
-              time(thread.createdAt)
+              h("span", { class: "name" }, threadName(thread, firsts[i])),
+              statusBadge(status),
+              time(thread.updatedAt)
             )
           )
-        )
+        })
       )
     } catch (error) {
       this.fail(error)
@@ -171,6 +157,7 @@ export class AgentsPanel {
    * @param {Agent} agent
    */
   open(thread, agent) {
+    this.threadId = thread.id
     for (const button of this.threadList.querySelectorAll("button")) {
       button.setAttribute("aria-pressed", String(button.dataset["threadId"] === thread.id))
     }
@@ -182,7 +169,8 @@ export class AgentsPanel {
     if (agent === undefined) return
     try {
       const thread = await this.api.createThread(agent.id)
-      await this.loadThreads(thread.id)
+      this.threadId = thread.id
+      await this.loadThreads()
       this.open(thread, agent)
     } catch (error) {
       this.fail(error)
