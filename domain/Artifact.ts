@@ -3,8 +3,8 @@
  *
  * A **file** is uploaded by a client (`POST /v1/files`) and lives in its
  * workspace until deleted. An **artifact** is what a run stores: a file
- * attached to a run (`attachment`), an export (`export`) or an oversized tool
- * result (`overflow`); it is retention-scoped (`expiresAt`) and read with
+ * attached to a run (`attachment`), an export (`export`), an oversized tool
+ * result (`overflow`) or media a run looked at (`media`, view_media); it is retention-scoped (`expiresAt`) and read with
  * `GET /v1/artifacts/:id`. Both keep their bytes in the artifact store
  * (src/artifacts/BlobStore.ts).
  */
@@ -12,7 +12,7 @@ import { Schema } from "effect"
 import { ArtifactId, FileId, RunId, ThreadId } from "./Ids.ts"
 import { Deleted } from "./Page.ts"
 
-export const ArtifactKind = Schema.Literals(["attachment", "export", "overflow"])
+export const ArtifactKind = Schema.Literals(["attachment", "export", "overflow", "media"])
 export type ArtifactKind = typeof ArtifactKind.Type
 
 /** Lowercase hex SHA-256 of the bytes. */

@@ -52,7 +52,13 @@ export const ToolMessage = Schema.Struct({
   toolName: Schema.String,
   /** What the model reads (already capped and wrapped as needed). */
   content: Schema.String,
-  isError: Schema.Boolean
+  isError: Schema.Boolean,
+  /**
+   * Images the call showed the model (view_media with `output: 'auto'`), each a
+   * run artifact: sent as the provider's native image parts while they are
+   * among the latest views of the turn (src/model/ToolMedia.ts), else named.
+   */
+  media: Schema.optionalKey(Schema.Array(AttachmentRef))
 })
 
 /** A turn's user message: its text and, when it has some, its attachments. */

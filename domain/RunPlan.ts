@@ -67,6 +67,8 @@ export const RunPlan = Schema.Struct({
   subagents: Schema.optionalKey(Schema.Boolean),
   /** capabilities.web: web_fetch, and web_search where the deployment has a provider (src/web/WebTools.ts). */
   web: Schema.optionalKey(Schema.Boolean),
+  /** capabilities.mediaView: view_media, its images shown to the model (`auto`) or answered about by a vision call (`analysis`). */
+  mediaView: Schema.optionalKey(Schema.Literals(["analysis", "auto"])),
   /** capabilities.codehost as the run started: its tools are opened from the connection's state then (spec 4.8). */
   codehost: Schema.optionalKey(CodehostCapability),
   /** Set on a worker run: its tree, role and label (src/runs/Delegation.ts). */

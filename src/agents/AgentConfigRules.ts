@@ -273,18 +273,11 @@ export const checkConfig = (
       "media_runtime_unconfigured"
     )
   }
-  if (caps.mediaView !== undefined) {
+  if (caps.mediaView !== undefined && !artifactStorage) {
     return InvalidRequest.forField(
       "capabilities.mediaView",
-      "mediaView needs a media runtime to view images and video; none is configured on this deployment.",
-      "media_runtime_unconfigured"
-    )
-  }
-  if (config.policies.mediaFidelity === "spatial") {
-    return InvalidRequest.forField(
-      "policies.mediaFidelity",
-      "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard').",
-      "media_runtime_unconfigured"
+      "mediaView stores what the agent looks at as run artifacts; this deployment has no artifact storage (SVC_ARTIFACT_STORE=none).",
+      "artifact_storage_unconfigured"
     )
   }
   if (caps.codehost !== undefined) {

@@ -26,10 +26,11 @@
  */
 import { type Data, Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
-import { type Message, providerCallIds } from "../../domain/Conversation.ts"
-import { anthropicUserBlocks } from "./AttachmentParts.ts"
+import { providerCallIds } from "../../domain/Conversation.ts"
+import { anthropicImage, anthropicUserBlocks } from "./AttachmentParts.ts"
 import { ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
+import { inlineMedia, toolImages } from "./ToolMedia.ts"
 
 export interface AnthropicOptions {
   readonly model: string
@@ -48,9 +49,11 @@ interface WireMessage {
 }
 
 /** Consecutive user-side content (tool results, then text) must arrive as one user message. */
-const toWireMessages = (messages: ReadonlyArray<Message>, files: ModelRequest["files"]): Array<WireMessage> => {
+const toWireMessages = (request: ModelRequest): Array<WireMessage> => {
+  const { files, messages } = request
   const out: Array<WireMessage> = []
   const providerId = providerCallIds(messages)
+  const inline = inlineMedia(messages)
   const push = (role: WireMessage["role"], blocks: ReadonlyArray<Block>) => {
     if (blocks.length === 0) return
     const last = out.at(-1)
@@ -73,14 +76,19 @@ const toWireMessages = (messages: ReadonlyArray<Message>, files: ModelRequest["f
           }))
         ])
         break
-      case "tool":
+      case "tool": {
+        // A view_media result's images go inside its tool_result, after its text.
+        const { shown, text } = toolImages(message, inline, files)
         push("user", [{
           type: "tool_result",
           tool_use_id: providerId(message.toolCallId),
-          content: message.content,
+          content: shown.length === 0
+            ? text
+            : [{ type: "text", text }, ...shown.map(({ bytes, ref }) => anthropicImage(ref.mediaType, bytes))],
           is_error: message.isError
         }])
         break
+      }
     }
   }
   return out
@@ -144,7 +152,7 @@ const requestBody = (model: string, request: ModelRequest) => ({
   max_tokens: maxTokens,
   stream: true,
   ...(request.system === "" ? {} : { system: request.system }),
-  messages: toWireMessages(request.messages, request.files),
+  messages: toWireMessages(request),
   ...(request.tools.length === 0 ? {} : {
     tools: request.tools.map((tool) => ({
       name: tool.name,

@@ -3,14 +3,33 @@
  * provider gets the same manifest (name, media type, size, the `svc` handle
  * and, with a managed workspace, the file's path), then each file by its
  * `as`: images and PDFs as the provider's native parts, text files as text,
- * workspace-only files by the manifest line alone.
+ * workspace-only files by the manifest line alone. `mediaFidelity: 'spatial'`
+ * asks OpenAI-compatible routes for full resolution (`detail: "high"`);
+ * Anthropic's image blocks have no such field (docs/guide/media-view.md#fidelity).
  */
 import type { AttachmentRef } from "../../domain/Conversation.ts"
+import type { ModelRequest } from "./ModelProvider.ts"
 
 type Files = ReadonlyMap<string, Uint8Array> | undefined
 type Part = Readonly<Record<string, unknown>>
+type Fidelity = ModelRequest["mediaFidelity"]
 
 const base64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64")
+
+/** An OpenAI-compatible image part: `detail: "high"` at spatial fidelity, the provider's default (`auto`) otherwise. */
+export const openAiImage = (mediaType: string, bytes: Uint8Array, fidelity: Fidelity): Part => ({
+  type: "image_url",
+  image_url: {
+    url: `data:${mediaType};base64,${base64(bytes)}`,
+    ...(fidelity === "spatial" ? { detail: "high" } : {})
+  }
+})
+
+/** An Anthropic image block (base64 source); the same at both fidelities. */
+export const anthropicImage = (mediaType: string, bytes: Uint8Array): Part => ({
+  type: "image",
+  source: { type: "base64", media_type: mediaType, data: base64(bytes) }
+})
 
 /** The manifest the model reads before the files themselves. */
 export const manifest = (attachments: ReadonlyArray<AttachmentRef>): string =>
@@ -41,30 +60,31 @@ const parts = (
   attachments: ReadonlyArray<AttachmentRef>,
   files: Files,
   text: (t: string) => Part,
-  native: (a: AttachmentRef, data: string) => Part
+  native: (a: AttachmentRef, bytes: Uint8Array) => Part
 ): Array<Part> =>
   attachments.flatMap((a) => {
     if (a.as === "workspace") return []
     const bytes = files?.get(a.artifactId)
     if (bytes === undefined) return [text(missing(a))]
-    return [a.as === "text" ? text(textFile(a, bytes)) : native(a, base64(bytes))]
+    return [a.as === "text" ? text(textFile(a, bytes)) : native(a, bytes)]
   })
 
 /** OpenAI-compatible Chat Completions: `image_url` data URLs and `file` parts for PDFs. */
 export const openAiUserContent = (
   content: string,
   attachments: ReadonlyArray<AttachmentRef> | undefined,
-  files: Files
+  files: Files,
+  fidelity?: Fidelity
 ) => {
   if (attachments === undefined || attachments.length === 0) return content
   const text = (t: string): Part => ({ type: "text", text: t })
   return [
     ...(content === "" ? [] : [text(content)]),
     text(manifest(attachments)),
-    ...parts(attachments, files, text, (a, data) =>
+    ...parts(attachments, files, text, (a, bytes) =>
       a.as === "image"
-        ? { type: "image_url", image_url: { url: `data:${a.mediaType};base64,${data}` } }
-        : { type: "file", file: { filename: a.filename, file_data: `data:${a.mediaType};base64,${data}` } })
+        ? openAiImage(a.mediaType, bytes, fidelity)
+        : { type: "file", file: { filename: a.filename, file_data: `data:${a.mediaType};base64,${base64(bytes)}` } })
   ]
 }
 
@@ -77,11 +97,12 @@ export const anthropicUserBlocks = (
   const text = (t: string): Part => ({ type: "text", text: t })
   if (attachments === undefined || attachments.length === 0) return content === "" ? [] : [text(content)]
   return [
-    ...parts(attachments, files, text, (a, data) => ({
-      type: a.as === "image" ? "image" : "document",
-      source: { type: "base64", media_type: a.mediaType, data },
-      ...(a.as === "document" ? { title: a.filename } : {})
-    })),
+    ...parts(attachments, files, text, (a, bytes) =>
+      a.as === "image" ? anthropicImage(a.mediaType, bytes) : {
+        type: "document",
+        source: { type: "base64", media_type: a.mediaType, data: base64(bytes) },
+        title: a.filename
+      }),
     text(manifest(attachments)),
     ...(content === "" ? [] : [text(content)])
   ]

@@ -17,6 +17,11 @@ export interface ModelRequest {
    * artifact id; one the store no longer has (retention) is absent and reported as such.
    */
   readonly files?: ReadonlyMap<string, Uint8Array>
+  /**
+   * The run's `policies.mediaFidelity` (docs/guide/media-view.md#fidelity): `spatial` asks for
+   * full-resolution image parts (`detail: "high"` on OpenAI-compatible routes); absent is `standard`.
+   */
+  readonly mediaFidelity?: "standard" | "spatial"
 }
 
 export type ModelEvent = Data.TaggedEnum<{

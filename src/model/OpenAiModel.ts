@@ -13,10 +13,11 @@
  */
 import { type Data, Effect, Redacted, Schema, Stream } from "effect"
 import type * as Sse from "effect/encoding/Sse"
-import { type Message, providerCallIds } from "../../domain/Conversation.ts"
-import { openAiUserContent } from "./AttachmentParts.ts"
+import { providerCallIds } from "../../domain/Conversation.ts"
+import { openAiImage, openAiUserContent } from "./AttachmentParts.ts"
 import { estimateTokens, ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
 import { decodeData, streamEvents } from "./ProviderHttp.ts"
+import { inlineMedia, toolImages } from "./ToolMedia.ts"
 
 export interface OpenAiOptions {
   readonly model: string
@@ -26,42 +27,65 @@ export interface OpenAiOptions {
 
 type Finish = Data.TaggedEnum.Value<ModelEvent, "Finish">
 
-const toWireMessages = (
-  system: string,
-  messages: ReadonlyArray<Message>,
-  files: ModelRequest["files"]
-): Array<unknown> => {
+/**
+ * Chat Completions' tool messages carry text only: the images of view_media results
+ * (src/model/ToolMedia.ts) follow the step's tool messages as one user message of
+ * image parts, each result's images after a line naming its call.
+ */
+const toWireMessages = (request: ModelRequest): Array<unknown> => {
+  const { files, mediaFidelity: fidelity, messages, system } = request
   const providerId = providerCallIds(messages)
-  return [
-    ...(system === "" ? [] : [{ role: "system", content: system }]),
-    ...messages.map((message) => {
-      switch (message.role) {
-        case "user":
-          return { role: "user", content: openAiUserContent(message.content, message.attachments, files) }
-        case "assistant":
-          return {
-            role: "assistant",
-            content: message.content === "" && message.toolCalls.length > 0 ? null : message.content,
-            ...(message.toolCalls.length === 0 ? {} : {
-              tool_calls: message.toolCalls.map((call) => ({
-                id: providerId(call.id),
-                type: "function",
-                function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) }
-              }))
-            })
-          }
-        case "tool":
-          return { role: "tool", tool_call_id: providerId(message.toolCallId), content: message.content }
+  const inline = inlineMedia(messages)
+  const out: Array<unknown> = system === "" ? [] : [{ role: "system", content: system }]
+  let images: Array<unknown> = []
+  const flushImages = () => {
+    if (images.length > 0) out.push({ role: "user", content: images })
+    images = []
+  }
+  for (const message of messages) {
+    if (message.role !== "tool") flushImages()
+    switch (message.role) {
+      case "user":
+        out.push({ role: "user", content: openAiUserContent(message.content, message.attachments, files, fidelity) })
+        break
+      case "assistant":
+        out.push({
+          role: "assistant",
+          content: message.content === "" && message.toolCalls.length > 0 ? null : message.content,
+          ...(message.toolCalls.length === 0 ? {} : {
+            tool_calls: message.toolCalls.map((call) => ({
+              id: providerId(call.id),
+              type: "function",
+              function: { name: call.name, arguments: JSON.stringify(call.input ?? {}) }
+            }))
+          })
+        })
+        break
+      case "tool": {
+        const { shown, text } = toolImages(message, inline, files)
+        out.push({ role: "tool", tool_call_id: providerId(message.toolCallId), content: text })
+        if (shown.length > 0) {
+          images.push(
+            {
+              type: "text",
+              text: `The images of the ${message.toolName} result of call ${providerId(message.toolCallId)}:`
+            },
+            ...shown.map(({ bytes, ref }) => openAiImage(ref.mediaType, bytes, fidelity))
+          )
+        }
+        break
       }
-    })
-  ]
+    }
+  }
+  flushImages()
+  return out
 }
 
 const requestBody = (model: string, request: ModelRequest) => ({
   model,
   stream: true,
   stream_options: { include_usage: true },
-  messages: toWireMessages(request.system, request.messages, request.files),
+  messages: toWireMessages(request),
   ...(request.tools.length === 0 ? {} : {
     tools: request.tools.map((tool) => ({
       type: "function",

@@ -149,7 +149,12 @@ export class AgentLoop extends Context.Service<AgentLoop, {
           // A new run has no steps yet, and no history when its thread had no runs before it.
           const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
           const tools = yield* runTools.open(
-            { runId, threadId: row.run.threadId, agentId: row.run.agentId },
+            {
+              runId,
+              threadId: row.run.threadId,
+              agentId: row.run.agentId,
+              mediaFidelity: row.run.config.mediaFidelity
+            },
             principal,
             plan,
             writer,
@@ -212,7 +217,7 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             tools,
             gate,
             messages,
-            files: yield* AttachmentFiles.load(artifacts, messages),
+            files: AttachmentFiles.loader(artifacts),
             runCalls: runMessages.flatMap((m) => (m.role === "assistant" ? [...m.toolCalls] : [])),
             step: checkpoints.length + (row.park === null ? 0 : 1),
             claimFirst: Option.isNone(fresh),

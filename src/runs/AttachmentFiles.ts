@@ -1,13 +1,15 @@
 /**
  * A run's attachments at execution: the bytes the model is sent (images,
  * documents and text of every user message in the conversation, the thread's
- * earlier turns included), and the files placed in the managed workspace
+ * earlier turns included, and the view_media images sent inline,
+ * src/model/ToolMedia.ts), and the files placed in the managed workspace
  * when the run first executes.
  */
 import { Effect } from "effect"
 import type { AttachmentRef, Message } from "../../domain/Conversation.ts"
 import { ArtifactId } from "../../domain/Ids.ts"
 import type { Artifacts } from "../artifacts/Artifacts.ts"
+import { inlineMedia } from "../model/ToolMedia.ts"
 import type { FileAccess } from "../tools/ToolFamily.ts"
 
 type ArtifactsService = Artifacts["Service"]
@@ -23,22 +25,34 @@ const bytesOf = (artifacts: ArtifactsService, id: string) =>
     Effect.orDie
   )
 
-/** The bytes the model is sent, by artifact id. */
-export const load = Effect.fn("AttachmentFiles.load")(
-  function*(artifacts: ArtifactsService, messages: ReadonlyArray<Message>) {
-    const ids = new Set(
-      messages.flatMap((m) => (m.role === "user" ? m.attachments ?? [] : [])).filter((a) => a.as !== "workspace").map((
-        a
-      ) => a.artifactId)
-    )
-    const files = new Map<string, Uint8Array>()
-    for (const id of ids) {
-      const data = yield* bytesOf(artifacts, id)
-      if (data !== undefined) files.set(id, data)
-    }
-    return files
-  }
-)
+/** The ids of the bytes a step of `messages` sends: attachments shown inline and the inline view_media images. */
+const idsOf = (messages: ReadonlyArray<Message>): ReadonlySet<string> =>
+  new Set([
+    ...messages.flatMap((m) => (m.role === "user" ? m.attachments ?? [] : [])).filter((a) => a.as !== "workspace").map((
+      a
+    ) => a.artifactId),
+    ...inlineMedia(messages)
+  ])
+
+/**
+ * The bytes each step of one execution sends, read once: a step reads only what it needs that
+ * an earlier step did not (a view_media image of the step before); what no longer goes is dropped.
+ */
+export const loader = (artifacts: ArtifactsService) => {
+  const cache = new Map<string, Uint8Array | undefined>()
+  return (messages: ReadonlyArray<Message>): Effect.Effect<ReadonlyMap<string, Uint8Array>> =>
+    Effect.gen(function*() {
+      const ids = idsOf(messages)
+      for (const id of cache.keys()) if (!ids.has(id)) cache.delete(id)
+      const files = new Map<string, Uint8Array>()
+      for (const id of ids) {
+        if (!cache.has(id)) cache.set(id, yield* bytesOf(artifacts, id))
+        const data = cache.get(id)
+        if (data !== undefined) files.set(id, data)
+      }
+      return files
+    })
+}
 
 /** Writes each attachment with a workspace path there; one that cannot be written is reported, and the run goes on. */
 export const place = Effect.fn("AttachmentFiles.place")(function*(

@@ -117,6 +117,16 @@ export const run = Effect.fn("ModelStep.run")(function*(
   }
 })
 
+/** The tokens of a tool's own model call (view_media's analysis): priced as the run's, not a step. */
+export const addToolUsage = (
+  total: UsageTotal,
+  tokens: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number },
+  price: Price
+): UsageTotal => ({
+  ...addUsage(total, tokens, price),
+  steps: total.steps
+})
+
 /** The run's totals after one more step at `price`. */
 export const addUsage = (total: UsageTotal, step: StepResult["tokens"], price: Price): UsageTotal => ({
   inputTokens: total.inputTokens + step.inputTokens,

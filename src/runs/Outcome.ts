@@ -51,7 +51,8 @@ export const settle = (call: ToolCall, outcome: ToolOutcome): Settled => ({
     toolCallId: call.id,
     toolName: call.name,
     content: outcome.modelText ?? outcome.text,
-    isError: outcome.isError
+    isError: outcome.isError,
+    ...(outcome.media === undefined || outcome.media.length === 0 ? {} : { media: outcome.media })
   },
   chunks: [{
     type: "tool-output-available",

@@ -208,6 +208,9 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true,
           ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
           ...(agent.capabilities.web === true ? { web: true } : {}),
+          ...(agent.capabilities.mediaView === undefined
+            ? {}
+            : { mediaView: agent.capabilities.mediaView.output ?? "auto" }),
           ...(agent.capabilities.codehost === undefined ? {} : { codehost: agent.capabilities.codehost }),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),

@@ -12,6 +12,7 @@ import { Artifacts } from "../artifacts/Artifacts.ts"
 import * as ExportTool from "../artifacts/ExportTool.ts"
 import { CodehostTools } from "../codehost/CodehostTools.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { MediaViewTools } from "../media/view/MediaViewTools.ts"
 import { Outbound } from "../outbound/Outbound.ts"
 import { digestOf, ResultDispatch } from "../resultHandlers/ResultDispatch.ts"
 import { Secrets } from "../secrets/Secrets.ts"
@@ -33,6 +34,8 @@ interface RunRef {
   readonly runId: RunId
   readonly threadId: ThreadId
   readonly agentId: AgentId
+  /** The run's `policies.mediaFidelity` (view_media renders by it). */
+  readonly mediaFidelity: "standard" | "spatial"
 }
 
 /** The run's oversized results archived through `handlerId`, one logical artifact per tool call. */
@@ -92,6 +95,7 @@ export class RunTools extends Context.Service<RunTools, {
   static readonly layer = Layer.effect(RunTools)(
     Effect.gen(function*() {
       const outbound = yield* Outbound
+      const mediaViews = yield* MediaViewTools
       const secrets = yield* Secrets
       const sessions = yield* McpSessions
       const workspaces = yield* ThreadWorkspaces
@@ -177,6 +181,17 @@ export class RunTools extends Context.Service<RunTools, {
             ...(exporter === undefined ? [] : [exporter]),
             mcp,
             http,
+            ...(plan.mediaView === undefined ? [] : [
+              mediaViews.family({
+                principal,
+                runId,
+                threadId,
+                route: plan.route,
+                output: plan.mediaView,
+                fidelity: run.mediaFidelity,
+                workspace: files
+              })
+            ]),
             ...codehost.map((c) => c.family),
             ...(plan.web === true ? [WebTools.family(outbound, config.webSearch)] : [])
           ],
@@ -189,5 +204,5 @@ export class RunTools extends Context.Service<RunTools, {
 
       return { open }
     })
-  )
+  ).pipe(Layer.provide(MediaViewTools.layer))
 }

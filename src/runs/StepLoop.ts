@@ -44,8 +44,8 @@ export interface LoopRun {
   readonly gate: GateFn
   /** The conversation so far: the thread's earlier runs, this input, this run's checkpointed steps. */
   readonly messages: Array<Message>
-  /** The bytes of the attachments in `messages`, by artifact id. */
-  readonly files: ReadonlyMap<string, Uint8Array>
+  /** The bytes of the attachments and the inline view_media images of `messages`, by artifact id (AttachmentFiles.loader). */
+  readonly files: (messages: ReadonlyArray<Message>) => Effect.Effect<ReadonlyMap<string, Uint8Array>>
   /** This run's calls so far (requiredSkills look at them). */
   readonly runCalls: Array<ToolCall>
   /** Checkpointed steps so far. */
@@ -218,7 +218,8 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
               messages,
               tools: tools.specs(),
               outputSchema: plan.outputSchema ?? undefined,
-              files: r.files
+              files: yield* r.files(messages),
+              mediaFidelity: row.run.config.mediaFidelity
             },
             writer,
             plan.streamReasoning,
@@ -267,6 +268,10 @@ const loop = ({ repo, followups, parking, ids, config, quota, delegation, metric
             ordinary.map((c) => ({ call: c })),
             ({ call: c }) =>
               Effect.map(call(c, { runCalls, resumed: false, step }), (outcome) => {
+                // A tool's own model call (view_media's analysis) is the run's spend too.
+                if (outcome.usage !== undefined) {
+                  usage.current = ModelStep.addToolUsage(usage.current, outcome.usage, r.price)
+                }
                 ran.push(settle(c, outcome))
               })
           )

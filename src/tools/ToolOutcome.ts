@@ -7,6 +7,7 @@
  */
 import { Predicate, Schema } from "effect"
 import { ToolFailureOutput } from "../../domain/Chunk.ts"
+import type { AttachmentRef } from "../../domain/Conversation.ts"
 
 export interface ToolOutcome {
   /** What the stream shows as the tool's output (for an error, see `failureOf`). */
@@ -18,6 +19,10 @@ export interface ToolOutcome {
   readonly isError: boolean
   /** Set when the result was over the tool's resultCapBytes and was cut down. */
   readonly overflow?: Overflow
+  /** Images the model is shown with the result (view_media, `output: 'auto'`): run artifacts, sent as image parts. */
+  readonly media?: ReadonlyArray<AttachmentRef>
+  /** Tokens a model call made by the tool itself used (view_media's analysis): metered as the run's. */
+  readonly usage?: { readonly inputTokens: number; readonly outputTokens: number; readonly cachedInputTokens?: number }
 }
 
 /** A result over its tool's cap (spec 4.6 rule 5). */

@@ -320,21 +320,20 @@ const rows: ReadonlyArray<Row> = [
     refused: noMediaRuntime("capabilities.media", "No media generation runtime is configured on this deployment.")
   })),
   {
-    name: "mediaView, even empty, has no runtime",
+    name: "mediaView, even empty, needs artifact storage for what the agent looks at",
     body: { capabilities: { mediaView: {} } },
-    refused: noMediaRuntime(
+    refused: unconfigured(
       "capabilities.mediaView",
-      "mediaView needs a media runtime to view images and video; none is configured on this deployment."
+      "artifact_storage_unconfigured",
+      "mediaView stores what the agent looks at as run artifacts; this deployment has no artifact storage (SVC_ARTIFACT_STORE=none)."
     )
   },
   {
-    name: "mediaFidelity 'spatial' has no runtime",
-    body: { policies: { mediaFidelity: "spatial" } },
-    refused: noMediaRuntime(
-      "policies.mediaFidelity",
-      "mediaFidelity 'spatial' needs a media runtime; none is configured on this deployment (it provides 'standard')."
-    )
+    name: "mediaView with either output is valid with an artifact store",
+    body: { capabilities: { mediaView: { output: "analysis" } } },
+    deployment: { artifactStorage: true }
   },
+  { name: "mediaFidelity 'spatial' is valid", body: { policies: { mediaFidelity: "spatial" } } },
   {
     name: "a codehost grant is checked by its own rules (here: no workspace)",
     body: { capabilities: { codehost: { connectionId: Schema.decodeSync(CodehostConnectionId)("chc_1") } } },
