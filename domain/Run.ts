@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { Band } from "./Band.ts"
 import { AgentId, FollowupId, RunId, ThreadId } from "./Ids.ts"
 import { Metadata } from "./Metadata.ts"
+import { MediaUsage } from "./Media.ts"
 
 const opt = Schema.optionalKey
 
@@ -56,7 +57,9 @@ export type SubagentRunUsage = typeof SubagentRunUsage.Type
  */
 export const UsageTotal = Schema.Struct({
   ...usageFields,
-  subagentRuns: opt(Schema.Array(SubagentRunUsage))
+  subagentRuns: opt(Schema.Array(SubagentRunUsage)),
+  /** Each media generation of the run (capabilities.media), its cost part of `costCents`. */
+  mediaGenerations: opt(Schema.Array(MediaUsage))
 }).annotate({ identifier: "UsageTotal" })
 export type UsageTotal = typeof UsageTotal.Type
 

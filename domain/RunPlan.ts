@@ -7,6 +7,7 @@ import { AgentApprovals, AgentSkill, CodehostCapability, ManagedWorkspace } from
 import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ResultHandlerId, ToolServerId } from "./Ids.ts"
+import { PlannedMedia } from "./Media.ts"
 import { ToolServerConfig } from "./ToolServer.ts"
 import { WorkerPlan } from "./Worker.ts"
 
@@ -69,6 +70,10 @@ export const RunPlan = Schema.Struct({
   web: Schema.optionalKey(Schema.Boolean),
   /** capabilities.mediaView: view_media, its images shown to the model (`auto`) or answered about by a vision call (`analysis`). */
   mediaView: Schema.optionalKey(Schema.Literals(["analysis", "auto"])),
+  /** capabilities.media: the kinds the run may generate, each with its route and price as the run started (src/media/). */
+  media: Schema.optionalKey(Schema.Array(PlannedMedia)),
+  /** artifacts.exports.resultHandlerId, when generated media go to it (exports.include.generatedDeliverables is not false). */
+  mediaResultHandlerId: Schema.optionalKey(ResultHandlerId),
   /** capabilities.codehost as the run started: its tools are opened from the connection's state then (spec 4.8). */
   codehost: Schema.optionalKey(CodehostCapability),
   /** Set on a worker run: its tree, role and label (src/runs/Delegation.ts). */

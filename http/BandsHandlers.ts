@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
 import { Bands } from "../src/model/Bands.ts"
+import { offerOf as mediaOfferOf } from "../src/media/MediaOffer.ts"
 import { offerOf } from "../src/web/WebTools.ts"
 import { Api } from "./Api.ts"
 
@@ -13,6 +14,7 @@ export const BandsHandlers = HttpApiBuilder.group(
     Effect.gen(function*() {
       const bands = yield* Bands
       const web = offerOf((yield* ServiceConfig).webSearch)
+      const media = mediaOfferOf((yield* ServiceConfig).media)
       return handlers.handle("list", () =>
         Effect.succeed({
           object: "list" as const,
@@ -20,7 +22,8 @@ export const BandsHandlers = HttpApiBuilder.group(
           hasMore: false,
           nextCursor: null,
           limit: bands.statuses.length,
-          web
+          web,
+          media
         }))
     })
 )

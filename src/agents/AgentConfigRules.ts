@@ -18,6 +18,7 @@ import type { Band } from "../../domain/Band.ts"
 import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
+import { mediaRefusal, type MediaOffer } from "../media/MediaOffer.ts"
 import { strictRefusal, type WebOffer } from "../web/WebTools.ts"
 import { allowDomainRefusal } from "../workspace/NetworkPolicy.ts"
 import { previewPorts } from "../workspace/Previews.ts"
@@ -103,9 +104,6 @@ export const applyPatch = (current: AgentConfig, patch: AgentPatch): AgentConfig
   }
 }
 
-const mediaRequested = (media: NonNullable<AgentConfig["capabilities"]["media"]>): boolean =>
-  typeof media === "boolean" ? media : Object.values(media).some((v) => v === true)
-
 const browserRequested = (browser: NonNullable<AgentConfig["capabilities"]["browser"]>): boolean =>
   typeof browser === "boolean" ? browser : true
 
@@ -177,6 +175,8 @@ export interface Deployment {
   readonly allowPrivateUrls: boolean
   /** What capabilities.web gives here (src/web/WebTools.ts): web_fetch always, web_search with SVC_WEB_SEARCH. */
   readonly web: WebOffer
+  /** The media kinds this deployment routes (SVC_MEDIA_*, src/media/MediaOffer.ts). */
+  readonly media: MediaOffer
 }
 
 /**
@@ -188,7 +188,7 @@ export interface Deployment {
  */
 export const checkConfig = (
   config: AgentConfig,
-  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable, web }: Deployment
+  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable, media: mediaOffer, web }: Deployment
 ): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField(
@@ -266,13 +266,8 @@ export const checkConfig = (
       "managed_browser_unconfigured"
     )
   }
-  if (caps.media !== undefined && mediaRequested(caps.media)) {
-    return InvalidRequest.forField(
-      "capabilities.media",
-      "No media generation runtime is configured on this deployment.",
-      "media_runtime_unconfigured"
-    )
-  }
+  const media = mediaRefusal(caps.media, mediaOffer, config.policies.dataHandling === "strict")
+  if (media !== undefined) return InvalidRequest.forField(media.field, media.message, media.code)
   if (caps.mediaView !== undefined && !artifactStorage) {
     return InvalidRequest.forField(
       "capabilities.mediaView",

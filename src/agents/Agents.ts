@@ -16,6 +16,7 @@ import { AgentRepo, type AgentRow } from "../store/AgentRepo.ts"
 import { pageWindow, toPage } from "../store/Cursor.ts"
 import { ResourceStore } from "../store/ResourceStore.ts"
 import { nowIso } from "../Time.ts"
+import { offerOf as mediaOfferOf } from "../media/MediaOffer.ts"
 import { offerOf } from "../web/WebTools.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
@@ -58,7 +59,8 @@ export class Agents extends Context.Service<Agents, {
         artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none",
         codehost: Option.isSome((yield* ServiceConfig).codehost),
         allowPrivateUrls: (yield* ServiceConfig).allowPrivateUrls,
-        web: offerOf((yield* ServiceConfig).webSearch)
+        web: offerOf((yield* ServiceConfig).webSearch),
+        media: mediaOfferOf((yield* ServiceConfig).media)
       }
 
       /** Cross-field rules, then references to adapters of the caller's workspace, then the seed URL (`previous`: on update). */

@@ -8,6 +8,7 @@ import { type Band, BandNames } from "../../domain/Band.ts"
 import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/LimitsConfig.ts"
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
+import { type MediaConfig, readMediaConfig } from "../media/MediaConfig.ts"
 import { readWebSearchConfig, type WebSearchConfig } from "../web/WebConfig.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { parseOrigin } from "./Origins.ts"
@@ -115,6 +116,8 @@ export interface ServiceConfigShape {
   readonly codehost: Option.Option<GitHubAppConfig>
   /** SVC_WEB_SEARCH (+ TAVILY_API_KEY / BRAVE_SEARCH_API_KEY, SVC_WEB_SEARCH_STRICT): web_search's provider; none: web_fetch only. */
   readonly webSearch: Option.Option<WebSearchConfig>
+  /** SVC_MEDIA_* (+ ELEVENLABS_*, SVC_MEDIA_PRICES, SVC_MEDIA_STRICT): the media routes of capabilities.media (src/media/MediaConfig.ts). */
+  readonly media: MediaConfig
 }
 
 export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigShape>()("svc/ServiceConfig") {
@@ -249,9 +252,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const telemetry = yield* readTelemetry
       const codehost = yield* readCodehostConfig
       const webSearch = yield* readWebSearchConfig
+      const media = yield* readMediaConfig(openai)
       return {
         codehost,
         webSearch,
+        media,
         limits,
         artifacts,
         telemetry,

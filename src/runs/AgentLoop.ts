@@ -31,6 +31,7 @@ import { EventLog, fenced, runChange, type Writer } from "./EventLog.ts"
 import { Finalize } from "./Finalize.ts"
 import { completed, failed, Outcome } from "./Outcome.ts"
 import { Parking } from "./Parking.ts"
+import * as MediaMeter from "../media/MediaMeter.ts"
 import { RunTools } from "./RunTools.ts"
 import * as StepGuards from "./StepGuards.ts"
 import { runTool, StepLoop } from "./StepLoop.ts"
@@ -145,6 +146,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
               "pricing_unavailable"
             )
           }
+          const unpricedMedia = MediaMeter.unpricedRefusal(plan.media, limits)
+          if (unpricedMedia !== undefined) return failed("pricing_unavailable", unpricedMedia, "pricing_unavailable")
           const principal: Principal = { keyId: "", organizationId: row.organizationId, workspaceId: row.workspaceId }
           // A new run has no steps yet, and no history when its thread had no runs before it.
           const checkpoints = Option.isSome(fresh) ? [] : yield* repo.checkpoints(runId)
@@ -161,7 +164,8 @@ export class AgentLoop extends Context.Service<AgentLoop, {
             {
               resumed: row.park !== null,
               firstExecution: checkpoints.length === 0 && row.park === null,
-              snapshotUnavailable: (error) => Effect.sync(() => void (unstored.current = error))
+              snapshotUnavailable: (error) => Effect.sync(() => void (unstored.current = error)),
+              usage
             }
           )
           const system = systemPrompt(plan, yield* Clock.currentTimeMillis, row.run.config.timeZone, {

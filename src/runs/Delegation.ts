@@ -100,7 +100,9 @@ export const treeTotal = (own: UsageTotal, workers: ReadonlyArray<RunRow>): Usag
     totalTokens: sum("totalTokens"),
     costCents: sum("costCents"),
     steps: sum("steps"),
-    subagentRuns: rows
+    subagentRuns: rows,
+    // The root's own media lines (a worker's are in its own receipt; its cost is in its row).
+    ...(own.mediaGenerations === undefined ? {} : { mediaGenerations: own.mediaGenerations })
   }
 }
 

@@ -133,5 +133,7 @@ export const addUsage = (total: UsageTotal, step: StepResult["tokens"], price: P
   outputTokens: total.outputTokens + step.outputTokens,
   totalTokens: total.totalTokens + step.inputTokens + step.outputTokens,
   costCents: total.costCents + costCents(price, step.inputTokens, step.outputTokens, step.cachedInputTokens),
-  steps: total.steps + 1
+  steps: total.steps + 1,
+  // Media generations charged so far stay listed (src/media/MediaMeter.ts).
+  ...(total.mediaGenerations === undefined ? {} : { mediaGenerations: total.mediaGenerations })
 })

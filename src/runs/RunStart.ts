@@ -38,6 +38,7 @@ import { Threads } from "../threads/Threads.ts"
 import { isIanaZone, nowIso } from "../Time.ts"
 import { HttpConnections } from "../tools/HttpConnections.ts"
 import { ToolServers } from "../tools/ToolServers.ts"
+import * as MediaOffer from "../media/MediaOffer.ts"
 import { offerOf, strictRefusal } from "../web/WebTools.ts"
 import * as Attachments from "./Attachments.ts"
 import * as StructuredOutput from "./StructuredOutput.ts"
@@ -149,6 +150,17 @@ export class RunStart extends Context.Service<RunStart, {
         if (webStrict !== undefined) {
           return yield* InvalidRequest.forField("dataHandling", webStrict, "strict_data_handling_unavailable")
         }
+        // capabilities.media: the kinds the deployment has now (a route removed since is refused with its name).
+        const mediaOffer = MediaOffer.offerOf(config.media)
+        const media = MediaOffer.mediaRefusal(agent.capabilities.media, mediaOffer, dataHandling === "strict")
+        if (media !== undefined) {
+          return yield* InvalidRequest.forField(
+            media.code === "strict_data_handling_unavailable" ? "dataHandling" : media.field,
+            media.message,
+            media.code
+          )
+        }
+        const plannedMedia = MediaOffer.planned(agent.capabilities.media, mediaOffer)
         const timeZone = input.timeZone ?? thread.timeZone ?? "UTC"
         if (!isIanaZone(timeZone)) {
           return yield* InvalidRequest.forField("timeZone", `'${timeZone}' is not a valid IANA time zone.`)
@@ -211,6 +223,11 @@ export class RunStart extends Context.Service<RunStart, {
           ...(agent.capabilities.mediaView === undefined
             ? {}
             : { mediaView: agent.capabilities.mediaView.output ?? "auto" }),
+          ...(plannedMedia.length === 0 ? {} : { media: plannedMedia }),
+          ...(plannedMedia.length === 0 || exportHandler === undefined ||
+              agent.artifacts.exports?.include?.generatedDeliverables === false
+            ? {}
+            : { mediaResultHandlerId: exportHandler }),
           ...(agent.capabilities.codehost === undefined ? {} : { codehost: agent.capabilities.codehost }),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),

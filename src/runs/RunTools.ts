@@ -24,6 +24,12 @@ import * as SpecCache from "../tools/SpecCache.ts"
 import type { Archive } from "../tools/ToolFamily.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import * as WebTools from "../web/WebTools.ts"
+import { Files } from "../artifacts/Files.ts"
+import * as GenerationSource from "../media/GenerationSource.ts"
+import * as GenerationTools from "../media/GenerationTools.ts"
+import * as MediaMeter from "../media/MediaMeter.ts"
+import type { UsageTotal } from "../../domain/Run.ts"
+import * as Progress from "./Progress.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
@@ -75,6 +81,8 @@ export interface RunToolsOptions {
   readonly resumed: boolean
   readonly firstExecution: boolean
   readonly snapshotUnavailable: (error: SnapshotUnavailable) => Effect.Effect<void>
+  /** The run's running totals: media generations are charged to them (src/media/MediaMeter.ts). */
+  readonly usage: { current: UsageTotal }
 }
 
 export class RunTools extends Context.Service<RunTools, {
@@ -104,13 +112,14 @@ export class RunTools extends Context.Service<RunTools, {
       const artifacts = yield* Artifacts
       const config = yield* ServiceConfig
       const codehostTools = yield* CodehostTools
+      const uploads = yield* Files
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
         principal: Principal,
         plan: RunPlan,
         writer: Writer,
-        { firstExecution, resumed, snapshotUnavailable }: RunToolsOptions
+        { firstExecution, resumed, snapshotUnavailable, usage }: RunToolsOptions
       ) {
         const { runId, threadId } = run
         // The workspace first: a run whose sandbox cannot start ends before anything else is opened.
@@ -174,6 +183,35 @@ export class RunTools extends Context.Service<RunTools, {
         for (const { problem } of codehost) {
           if (problem !== undefined) yield* writer.emit({ type: "error", errorText: problem })
         }
+        // capabilities.media: the kinds frozen in the plan, their files delivered like exports (generatedDeliverables).
+        const store = config.artifacts.store.kind === "none" ? undefined : artifacts
+        const media = plan.media === undefined || plan.media.length === 0 ? [] : [
+          GenerationTools.family(plan.media.map((m) => m.kind), {
+            planned: plan.media,
+            endpoints: config.media,
+            delivery: {
+              artifacts: store,
+              dispatch,
+              run: { ...run, owner: principal },
+              handlerId: plan.mediaResultHandlerId,
+              signedUrls: plan.signedArtifactUrls === true
+            },
+            files,
+            sources: GenerationSource.reader({
+              principal,
+              files: uploads,
+              artifacts: store,
+              workspace: files,
+              maxBytes: config.artifacts.fileMaxBytes
+            }),
+            meter: MediaMeter.make(usage, {
+              budgetCents: plan.budgetCents,
+              maxRunCents: config.maxRunCents,
+              spendAllowanceCents: plan.spendAllowanceCents
+            }),
+            progress: Progress.make(runId, plan.streamProgress, writer).activity
+          })
+        ]
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
           families: [
@@ -193,7 +231,10 @@ export class RunTools extends Context.Service<RunTools, {
               })
             ]),
             ...codehost.map((c) => c.family),
-            ...(plan.web === true ? [WebTools.family(outbound, config.webSearch)] : [])
+            ...(plan.web === true
+              ? [WebTools.family(outbound, config.webSearch, { viewMedia: plan.mediaView !== undefined })]
+              : []),
+            ...media
           ],
           skills: plan.skills,
           userInteraction: plan.userInteraction,

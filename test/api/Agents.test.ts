@@ -380,7 +380,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured")
       yield* rejectsCreate(
         { capabilities: { media: { image: true } } },
-        "capabilities.media",
+        "capabilities.media.image",
         "media_runtime_unconfigured"
       )
       yield* rejectsCreate(

@@ -2,10 +2,13 @@ import { assert } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { BandStatus } from "../../domain/Band.ts"
 import { Page } from "../../domain/Page.ts"
-import { WebOffer } from "../../http/BandsApi.ts"
+import { MediaOffer, WebOffer } from "../../http/BandsApi.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const BandPage = Schema.Struct({ ...Page(BandStatus).fields, web: WebOffer })
+const BandPage = Schema.Struct({ ...Page(BandStatus).fields, web: WebOffer, media: MediaOffer })
+
+/** No SVC_MEDIA_*: capabilities.media has no kind to enable. */
+const noMedia = { image: null, video: null, speech: null, music: null, soundEffect: null }
 
 /** The built-in price of the scripted model. */
 const free = {
@@ -33,7 +36,8 @@ TestServer.suite()("bands", (it) => {
         nextCursor: null,
         limit: 3,
         // No SVC_WEB_SEARCH: capabilities.web gives web_fetch only.
-        web: { fetch: true, search: null, strictSearch: false }
+        web: { fetch: true, search: null, strictSearch: false },
+        media: noMedia
       })
       // The wire body is exactly that, with no extra keys.
       assert.deepStrictEqual(reply.json, page)
@@ -97,7 +101,8 @@ TestServer.suite({
         hasMore: false,
         nextCursor: null,
         limit: 3,
-        web: { fetch: true, search: null, strictSearch: false }
+        web: { fetch: true, search: null, strictSearch: false },
+        media: noMedia
       })
     }))
 

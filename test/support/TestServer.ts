@@ -17,6 +17,7 @@ import { noLimits } from "../../src/access/LimitsConfig.ts"
 import * as App from "../../src/App.ts"
 import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../../src/config/ServiceConfig.ts"
+import { noMedia } from "../../src/media/MediaConfig.ts"
 import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
 import { freePortNow } from "./FreePort.ts"
 import { testDatabase } from "./TestDatabase.ts"
@@ -123,7 +124,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   artifacts: defaultArtifactConfig,
   telemetry: noTelemetry,
   codehost: Option.none(),
-  webSearch: Option.none()
+  webSearch: Option.none(),
+  media: noMedia({ baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() })
 })
 
 export interface Reply {

@@ -19,7 +19,19 @@ const deployment: Deployment = {
   artifactStorage: false,
   codehost: false,
   allowPrivateUrls: false,
-  web: { fetch: true, search: null, strictSearch: false }
+  web: { fetch: true, search: null, strictSearch: false },
+  media: { image: null, video: null, speech: null, music: null, soundEffect: null }
+}
+
+/** A deployment with images (strict-capable, priced) and speech (unpriced, not strict). */
+const someMedia: Partial<Deployment> = {
+  media: {
+    image: { route: "openai:gpt-image-1", unit: "image", centsPerUnit: 4, strict: true },
+    video: null,
+    speech: { route: "openai:gpt-4o-mini-tts", unit: "1k_characters", centsPerUnit: null, strict: false },
+    music: null,
+    soundEffect: null
+  }
 }
 
 interface Refusal {
@@ -314,11 +326,44 @@ const rows: ReadonlyArray<Row> = [
       "The browser capability needs a workspace provisioned for the managed browser; none is configured on this deployment."
     )
   })),
-  ...[true, { image: false, video: true }].map((media): Row => ({
-    name: `media ${JSON.stringify(media)} has no generation runtime`,
-    body: { capabilities: { media } },
-    refused: noMediaRuntime("capabilities.media", "No media generation runtime is configured on this deployment.")
-  })),
+  {
+    name: "media: true on a deployment without media routes",
+    body: { capabilities: { media: true } },
+    refused: noMediaRuntime(
+      "capabilities.media",
+      "No media generation route is configured on this deployment (SVC_MEDIA_*)."
+    )
+  },
+  {
+    name: "a media kind the deployment lacks is named",
+    body: { capabilities: { media: { image: true, video: true } } },
+    deployment: someMedia,
+    refused: noMediaRuntime(
+      "capabilities.media.video",
+      "Media kind 'video' is not configured on this deployment (see GET /v1/bands media)."
+    )
+  },
+  { name: "media: true takes the kinds the deployment has", body: { capabilities: { media: true } }, deployment: someMedia },
+  {
+    name: "media kinds the deployment has, and false ones, are valid",
+    body: { capabilities: { media: { image: true, speech: true, video: false } } },
+    deployment: someMedia
+  },
+  {
+    name: "a strict agent gets only strict-capable media routes",
+    body: { capabilities: { media: { image: true, speech: true } }, policies: { dataHandling: "strict" } },
+    deployment: someMedia,
+    refused: unconfigured(
+      "capabilities.media.speech",
+      "strict_data_handling_unavailable",
+      "Strict data handling is required but this deployment's speech route (openai:gpt-4o-mini-tts) is not marked strict-capable (SVC_MEDIA_STRICT)."
+    )
+  },
+  {
+    name: "a strict agent with a strict-capable media route",
+    body: { capabilities: { media: { image: true } }, policies: { dataHandling: "strict" } },
+    deployment: someMedia
+  },
   {
     name: "mediaView, even empty, needs artifact storage for what the agent looks at",
     body: { capabilities: { mediaView: {} } },
