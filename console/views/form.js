@@ -176,7 +176,9 @@ export class Form {
     if (field.kind === "ids" || field.kind === "blocks") {
       return h("div", { class: "field" }, h("span", { class: "label" }, field.label), control.element, help, error)
     }
-    return h("div", { class: "field" }, h("label", {}, h("span", {}, field.label), control.element), help, error)
+    // Labelled by `for`, not by wrapping: a wrapped select's name would include its chosen option.
+    control.element.id = id
+    return h("div", { class: "field" }, h("label", { attrs: { for: id } }, field.label), control.element, help, error)
   }
 
   /** Shows only the groups whose condition holds. */

@@ -6,7 +6,7 @@
  * a composer whose message appends a new turn and follows it to its end.
  */
 import { confirmDialog, field, h, messageOf, replace } from "../dom.js"
-import { agentName, messageText, threadName } from "../names.js"
+import { agentName, firstLine, messageText, threadName } from "../names.js"
 import { follow } from "../sse.js"
 import { FilesPanel } from "./files.js"
 import { chunksOf, filesOf, turnsOf } from "./history.js"
@@ -102,14 +102,7 @@ export class ThreadPanel {
     this.error.hidden = true
     replace(this.transcript)
     try {
-      /** @type {Array<ThreadMessage>} */
-      const messages = []
-      let cursor
-      do {
-        const page = await this.api.messages(thread.id, cursor === undefined ? {} : { cursor })
-        messages.push(...page.data)
-        cursor = page.hasMore && page.nextCursor !== null ? page.nextCursor : undefined
-      } while (cursor !== undefined)
+      const messages = await this.messages(thread.id)
       const runs = new Map(
         (await this.api.runs({ threadId: thread.id, limit: 100 })).data.map((r) => [String(r.id), r])
       )
@@ -125,7 +118,12 @@ export class ThreadPanel {
       const turns = turnsOf(messages)
       for (const turn of turns) {
         const run = runs.get(turn.runId)
-        const view = this.addTurn(turn.runId, turn.user)
+        const user = turn.user
+        const view = this.addTurn(
+          turn.runId,
+          user === undefined ? undefined : messageText(user),
+          filesOf(user === undefined ? [] : [user]).map((f) => f.name)
+        )
         if (run !== undefined && !terminal.includes(run.status) && turn === turns.at(-1)) {
           void this.watch(view)
           continue
@@ -145,20 +143,40 @@ export class ThreadPanel {
   }
 
   /**
+   * The thread's whole conversation, oldest first (every page).
+   * @param {string} threadId
+   */
+  async messages(threadId) {
+    /** @type {Array<ThreadMessage>} */
+    const messages = []
+    let cursor
+    do {
+      const page = await this.api.messages(threadId, cursor === undefined ? {} : { cursor })
+      messages.push(...page.data)
+      cursor = page.hasMore && page.nextCursor !== null ? page.nextCursor : undefined
+    } while (cursor !== undefined)
+    return messages
+  }
+
+  /**
    * Appends a turn to the conversation.
    * @param {string} runId
-   * @param {ThreadMessage | string | undefined} user the user's message (its text and files)
+   * @param {string | undefined} text the user's message
+   * @param {ReadonlyArray<string>} files the names of its files
    */
-  addTurn(runId, user) {
+  addTurn(runId, text, files) {
     this.transcript.querySelector(":scope > .empty")?.remove()
-    const files = typeof user === "object" ? filesOf([user]) : []
     const view = new RunView({
       runId,
-      ...(user === undefined ? {} : { input: typeof user === "string" ? user : messageText(user) }),
-      files: files.map((f) => f.name),
+      ...(text === undefined ? {} : { input: text }),
+      files,
       onInputRequested: this.onInputRequested,
       onStatus: (status) => {
-        if (this.thread !== undefined) this.setStatus(status)
+        const thread = this.thread
+        if (thread === undefined) return
+        this.setStatus(status)
+        // The thread's list says it waits on a person too.
+        if (status.startsWith("waiting")) this.onChanged(thread)
       }
     })
     this.transcript.append(view.element)
@@ -193,10 +211,10 @@ export class ThreadPanel {
     this.attach.value = ""
     this.following?.abort()
     this.following = controller
-    const view = this.addTurn(
-      response.headers.get("svc-run-id") ?? "",
-      chosen.length === 0 ? text : `${text}\n[${chosen.map((f) => f.name).join(", ")}]`.trim()
-    )
+    if (this.transcript.querySelector(".run") === null && thread.metadata["name"] === undefined) {
+      this.title.firstChild?.replaceWith(firstLine(text) || "Thread with files")
+    }
+    const view = this.addTurn(response.headers.get("svc-run-id") ?? "", text, chosen.map((f) => f.name))
     view.element.scrollIntoView({ block: "start" })
     await this.watch(view, { first: response, controller })
   }
@@ -232,6 +250,7 @@ export class ThreadPanel {
       if (thread !== undefined && this.following === controller) {
         this.thread = await this.api.thread(thread.id)
         this.setStatus(this.thread.status)
+        this.files.show(this.thread, filesOf(await this.messages(thread.id)))
         this.onChanged(this.thread)
       }
     } catch (error) {

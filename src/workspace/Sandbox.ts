@@ -5,6 +5,7 @@
  * the service's contract; SandboxLive.ts builds it.
  */
 import { Context, type Effect, type Scope } from "effect"
+import type * as Bwrap from "./BwrapCommand.ts"
 import type { Limits } from "./ResourceClass.ts"
 import type * as WorkspaceRoot from "./WorkspaceRoot.ts"
 import type { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
@@ -42,6 +43,8 @@ export interface ExecRequest {
   readonly stdin?: string | undefined
   /** Bytes kept of each output; default the workspace's outputBytes. */
   readonly outputBytes?: number | undefined
+  /** Host directories bound read-only inside for this command (the document worker's code and libraries). */
+  readonly readOnly?: ReadonlyArray<Bwrap.ReadOnlyBinding> | undefined
 }
 
 export type LimitKind = "wall_time" | "cpu_time" | "file_size" | "disk"

@@ -134,7 +134,8 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
       cwd: cwd.inner,
       command: request.command,
       egress: workspace.egress,
-      ports: commandPorts(workspace.id)
+      ports: commandPorts(workspace.id),
+      readOnly: request.readOnly
     })
     // A workspace already over its limit (an earlier command's burst) may still run commands that
     // shrink it; what no command may do is grow the workspace past max(limit, its size before).
