@@ -2,8 +2,9 @@
  * web_fetch: a GET of a URL the model chose, through the guarded client's
  * untrusted mode (link-local and metadata addresses refused whatever the
  * settings, every redirect re-checked). HTML becomes readable Markdown (or
- * text, or stays HTML), a PDF text, JSON and text stay as they are; anything
- * else is refused. The result is third-party content: fenced as untrusted.
+ * text, or stays HTML), a PDF text, JSON and text stay as they are; an image,
+ * a video or an audio file is handed to view_media when the agent has it (the
+ * result names the URL to look at), refused otherwise, as is anything else. The result is third-party content: fenced as untrusted.
  */
 import { Effect, Schema } from "effect"
 import type { GuardedFetch } from "../outbound/Outbound.ts"
@@ -21,6 +22,22 @@ export interface WebContext {
   readonly fetchUntrusted: GuardedFetch
   /** The guarded client for the operator's search provider (Outbound.fetch). */
   readonly fetch: GuardedFetch
+  /** The agent has view_media (capabilities.mediaView): images, video and audio are handed to it. */
+  readonly viewMedia: boolean
+}
+
+/** What web_fetch answers for media when the agent can look at it: where to look, not the bytes. */
+const mediaTypes = /^(image\/(png|jpeg|webp|gif)|video\/|audio\/)/
+
+const handOff = (response: WebResponse): ToolOutcome.ToolOutcome => {
+  const type = response.contentType.split(";")[0].trim().toLowerCase()
+  const viewWith = { tool: "view_media", source: response.url }
+  return ToolOutcome.success(
+    { url: response.url, status: response.status, contentType: type, bytes: response.bytes.byteLength, viewWith },
+    `${response.url} is ${type} (${response.bytes.byteLength} bytes), not text: look at it with view_media ${
+      JSON.stringify({ source: response.url })
+    }.`
+  )
 }
 
 const Input = Schema.Struct({
@@ -82,9 +99,13 @@ const page = (response: WebResponse, title: string | null, format: string, conte
 
 const read = (
   response: WebResponse,
-  format: PageFormat
+  format: PageFormat,
+  viewMedia: boolean
 ): Effect.Effect<ToolOutcome.ToolOutcome, PageUnreadable> => {
   const kind = kindOf(response.contentType, response.bytes)
+  if (kind === "other" && viewMedia && mediaTypes.test(response.contentType.trim().toLowerCase())) {
+    return Effect.succeed(handOff(response))
+  }
   switch (kind) {
     case "html": {
       const { content, title } = readHtml(decodeText(response.contentType, response.bytes), response.url, format)
@@ -118,6 +139,6 @@ export const webFetch = ToolDef.make({
           status: response.status
         })
       }
-      return yield* read(response, input.format ?? "markdown")
+      return yield* read(response, input.format ?? "markdown", ctx.viewMedia)
     })
 })

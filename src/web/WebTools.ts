@@ -36,12 +36,20 @@ export const strictRefusal = (offer: WebOffer): string | undefined =>
     ? `Strict data handling is required but this deployment's web search provider (${offer.search}) is not marked strict-capable (SVC_WEB_SEARCH_STRICT).`
     : undefined
 
-/** The family of a run with `web: true`. */
-export const family = (outbound: Outbound["Service"], search: Option.Option<WebSearchConfig>): ToolFamily =>
+/** The family of a run with `web: true`; `viewMedia`: the run has view_media, which web_fetch hands media to. */
+export const family = (
+  outbound: Outbound["Service"],
+  search: Option.Option<WebSearchConfig>,
+  options: { readonly viewMedia?: boolean } = {}
+): ToolFamily =>
   ToolDef.family(
     [webFetch, ...Option.match(search, { onNone: () => [], onSome: (config) => [webSearch(config)] })],
     {
-      context: () => ({ fetch: outbound.fetch, fetchUntrusted: outbound.fetchUntrusted }),
+      context: () => ({
+        fetch: outbound.fetch,
+        fetchUntrusted: outbound.fetchUntrusted,
+        viewMedia: options.viewMedia === true
+      }),
       recover: (error) => ToolOutcome.failure(error.code, error.message)
     }
   )
