@@ -19,6 +19,7 @@ import { DefaultBand } from "../../domain/Band.ts"
 import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { mediaRefusal, type MediaOffer } from "../media/MediaOffer.ts"
+import { type HostRuntimes, runtimeRefusal } from "../documents/HostRuntimes.ts"
 import { strictRefusal, type WebOffer } from "../web/WebTools.ts"
 import { allowDomainRefusal } from "../workspace/NetworkPolicy.ts"
 import { previewPorts } from "../workspace/Previews.ts"
@@ -175,6 +176,8 @@ export interface Deployment {
   readonly allowPrivateUrls: boolean
   /** What capabilities.web gives here (src/web/WebTools.ts): web_fetch always, web_search with SVC_WEB_SEARCH. */
   readonly web: WebOffer
+  /** The host's document and media-editing runtimes, checked once at start (src/documents/HostRuntimes.ts). */
+  readonly runtimes: HostRuntimes
   /** The media kinds this deployment routes (SVC_MEDIA_*, src/media/MediaOffer.ts). */
   readonly media: MediaOffer
 }
@@ -188,7 +191,7 @@ export interface Deployment {
  */
 export const checkConfig = (
   config: AgentConfig,
-  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable, media: mediaOffer, web }: Deployment
+  { allowPrivateUrls, artifactStorage, codehost, isBandAvailable, media: mediaOffer, runtimes, web }: Deployment
 ): InvalidRequest | undefined => {
   if (!isBandAvailable(config.band)) {
     return InvalidRequest.forField(
@@ -219,20 +222,9 @@ export const checkConfig = (
         "remote_workspace_unconfigured"
       )
     }
-    if (ws.documents === true) {
-      return InvalidRequest.forField(
-        "workspace.documents",
-        "workspace.documents is set but no document runtime is configured on this deployment.",
-        "managed_documents_unconfigured"
-      )
-    }
-    if (ws.mediaEditing === true) {
-      return InvalidRequest.forField(
-        "workspace.mediaEditing",
-        "workspace.mediaEditing is set but no media-editing source is configured on this deployment.",
-        "managed_media_editing_unconfigured"
-      )
-    }
+    // Checked once at start (src/documents/HostRuntimes.ts): the host's LibreOffice, poppler, Node; ffmpeg, ImageMagick, sox.
+    const runtime = runtimeRefusal(ws, runtimes)
+    if (runtime !== undefined) return InvalidRequest.forField(runtime.field, runtime.message, runtime.code)
     const services = checkServices(ws)
     if (services !== undefined) return services
     const unreachable = checkAllowDomains(ws, allowPrivateUrls)

@@ -59,6 +59,7 @@ export class Agents extends Context.Service<Agents, {
         artifactStorage: (yield* ServiceConfig).artifacts.store.kind !== "none",
         codehost: Option.isSome((yield* ServiceConfig).codehost),
         allowPrivateUrls: (yield* ServiceConfig).allowPrivateUrls,
+        runtimes: (yield* ServiceConfig).hostRuntimes,
         web: offerOf((yield* ServiceConfig).webSearch),
         media: mediaOfferOf((yield* ServiceConfig).media)
       }

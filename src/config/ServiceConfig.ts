@@ -9,6 +9,7 @@ import { type LimitsConfig, parseCap, parseQuotas, parseRate } from "../access/L
 import { type ArtifactConfig, readArtifactConfig } from "../artifacts/ArtifactConfig.ts"
 import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostConfig.ts"
 import { type MediaConfig, readMediaConfig } from "../media/MediaConfig.ts"
+import * as HostRuntimes from "../documents/HostRuntimes.ts"
 import { readWebSearchConfig, type WebSearchConfig } from "../web/WebConfig.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { parseOrigin } from "./Origins.ts"
@@ -116,6 +117,8 @@ export interface ServiceConfigShape {
   readonly codehost: Option.Option<GitHubAppConfig>
   /** SVC_WEB_SEARCH (+ TAVILY_API_KEY / BRAVE_SEARCH_API_KEY, SVC_WEB_SEARCH_STRICT): web_search's provider; none: web_fetch only. */
   readonly webSearch: Option.Option<WebSearchConfig>
+  /** What the host gives workspace.documents and workspace.mediaEditing, looked at once at start (src/documents/HostRuntimes.ts). */
+  readonly hostRuntimes: HostRuntimes.HostRuntimes
   /** SVC_MEDIA_* (+ ELEVENLABS_*, SVC_MEDIA_PRICES, SVC_MEDIA_STRICT): the media routes of capabilities.media (src/media/MediaConfig.ts). */
   readonly media: MediaConfig
 }
@@ -252,10 +255,12 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       const telemetry = yield* readTelemetry
       const codehost = yield* readCodehostConfig
       const webSearch = yield* readWebSearchConfig
+      const hostRuntimes = HostRuntimes.probe()
       const media = yield* readMediaConfig(openai)
       return {
         codehost,
         webSearch,
+        hostRuntimes,
         media,
         limits,
         artifacts,

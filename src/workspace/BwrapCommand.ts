@@ -50,12 +50,15 @@ const etcEntries = [
   "ca-certificates",
   "ca-certificates.conf",
   "debian_version",
+  "fonts",
   "host.conf",
   "hosts",
+  "ImageMagick-6",
   "inputrc",
   "ld.so.cache",
   "ld.so.conf",
   "ld.so.conf.d",
+  "libreoffice",
   "localtime",
   "mime.types",
   "nsswitch.conf",
@@ -148,6 +151,12 @@ export interface PortsBinding {
   readonly connect: ReadonlyArray<number>
 }
 
+/** A host directory bound read-only inside the sandbox (never under /workspace). */
+export interface ReadOnlyBinding {
+  readonly host: string
+  readonly inside: string
+}
+
 /** NUL-separated, as bwrap reads `--args`. */
 const nulSeparated = (args: ReadonlyArray<string>): Uint8Array => Buffer.from(args.map((arg) => `${arg}\0`).join(""))
 
@@ -170,6 +179,8 @@ export const argv = (input: {
   /** The host path of the workspace's egress proxy socket; undefined: offline. */
   readonly egress: string | undefined
   readonly ports?: PortsBinding | undefined
+  /** Host directories bound read-only at `inside` (the document worker's code: src/documents/DocumentRuntime.ts). */
+  readonly readOnly?: ReadonlyArray<ReadOnlyBinding> | undefined
 }): Command => {
   const { limits, uid, ports } = input
   // pdeathsig: if the service process dies (even kill -9), the sandbox goes with it.
@@ -227,6 +238,7 @@ export const argv = (input: {
     mountPoint,
     ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
     ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
+    ...(input.readOnly ?? []).flatMap(({ host, inside }) => ["--ro-bind", host, inside]),
     "--remount-ro",
     "/",
     "--chdir",

@@ -217,7 +217,15 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
           resolve: outbound.resolve
         })
         return {
-          ...WorkspaceTools.make({ sandbox, workspace, shell: spec.shell === true, env, secrets: Object.values(env) }),
+          ...WorkspaceTools.make({
+            sandbox,
+            workspace,
+            shell: spec.shell === true,
+            documents: spec.documents === true,
+            mediaEditing: spec.mediaEditing === true,
+            env,
+            secrets: Object.values(env)
+          }),
           // Each git operation has a proxy of its own on the workspace's one git socket: one at a time.
           git: { exec: (operation: GitOperation) => gitLock.withPermits(1)(git.exec(operation)) }
         }

@@ -12,6 +12,9 @@
  * `.svc/artifacts/`), written through the sandbox like write_file.
  */
 import { Effect, Schema } from "effect"
+import type { ConverterFailed } from "../documents/DocumentRuntime.ts"
+import { documentTools } from "../documents/DocumentTools.ts"
+import { mediaTools } from "../documents/MediaTools.ts"
 import * as ToolDef from "../tools/ToolDef.ts"
 import { SpillFailed, type ToolFamily } from "../tools/ToolFamily.ts"
 import { Count, Flag, optional, Text } from "../tools/ToolInput.ts"
@@ -28,6 +31,10 @@ export interface WorkspaceToolsOptions {
   readonly workspace: Workspace
   /** `workspace.shell`: offer `bash` too. */
   readonly shell: boolean
+  /** `workspace.documents`: offer the document tools (src/documents/DocumentTools.ts). */
+  readonly documents?: boolean
+  /** `workspace.mediaEditing`: offer `media_probe` and `media_edit` (src/documents/MediaTools.ts). */
+  readonly mediaEditing?: boolean
   /** Set in the environment of every bash command (the workspace_env projections). */
   readonly env: Readonly<Record<string, string>>
   /** Values masked as `***` in everything the tools return (the secret ones among `env`). */
@@ -189,11 +196,19 @@ export const make = (options: WorkspaceToolsOptions): ToolFamily => {
   const { sandbox, workspace } = options
   const mask = (text: string, truncated = false) => maskSecrets(text, options.secrets, { truncated })
   const ctx: WorkspaceCall = { sandbox, workspace, env: options.env, mask }
-  return ToolDef.family([...fileTools, ...(options.shell ? [bash] : [])], {
+  const tools = [
+    ...fileTools,
+    ...(options.shell ? [bash] : []),
+    ...(options.documents === true ? documentTools : []),
+    ...(options.mediaEditing === true ? mediaTools : [])
+  ]
+  return ToolDef.family(tools, {
     context: () => ctx,
-    recover: (e) =>
+    recover: (e: Files.FileToolError | WorkspaceUnavailable | ConverterFailed) =>
       e._tag === "FileToolError"
         ? ToolOutcome.failure("workspace_error", mask(e.message))
+        : e._tag === "ConverterFailed"
+        ? ToolOutcome.failure(e.code, mask(e.message), e.details)
         : ToolOutcome.failure("workspace_unavailable", e.message),
     spill: (name, content) =>
       Files.writeFile(sandbox, workspace, { path: `${artifactsDir}/${name}`, content }).pipe(

@@ -23,6 +23,21 @@ export const testLimits: Limits = {
   outputBytes: 64 * 1024
 }
 
+/**
+ * Room for LibreOffice and Node (the document and media tools): a small class's memory, threads
+ * and time, on a loaded machine.
+ */
+export const documentLimits: Limits = {
+  ...testLimits,
+  cpuSeconds: 120,
+  memoryBytes: 1024 * MiB,
+  processes: 256,
+  diskBytes: 256 * MiB,
+  tmpBytes: 64 * MiB,
+  defaultTimeoutMs: 200_000,
+  maxTimeoutMs: 200_000
+}
+
 /** The sandbox on a root of its own; the root (every workspace in it) is deleted at the end. */
 export const sandboxLayer = Layer.unwrap(
   Effect.acquireRelease(

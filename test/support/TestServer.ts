@@ -19,6 +19,7 @@ import { defaultArtifactConfig } from "../../src/artifacts/ArtifactConfig.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../../src/config/ServiceConfig.ts"
 import { noMedia } from "../../src/media/MediaConfig.ts"
 import { noTelemetry } from "../../src/config/TelemetryConfig.ts"
+import * as HostRuntimes from "../../src/documents/HostRuntimes.ts"
 import { freePortNow } from "./FreePort.ts"
 import { testDatabase } from "./TestDatabase.ts"
 
@@ -125,6 +126,8 @@ export const baseConfig = (databaseUrl: string | undefined, runnerPort: number):
   telemetry: noTelemetry,
   codehost: Option.none(),
   webSearch: Option.none(),
+  // As a host without LibreOffice or ffmpeg: a test that needs them sets hostRuntimes: HostRuntimes.probe().
+  hostRuntimes: HostRuntimes.none,
   media: noMedia({ baseUrl: "http://127.0.0.1:9/v1", apiKey: Option.none() })
 })
 

@@ -11,6 +11,7 @@ import type { AgentCreate } from "../../../domain/Agent.ts"
 import { InvalidRequest } from "../../../domain/Errors.ts"
 import { CodehostConnectionId } from "../../../domain/Ids.ts"
 import { buildConfig, checkConfig, type Deployment } from "../../../src/agents/AgentConfigRules.ts"
+import * as HostRuntimes from "../../../src/documents/HostRuntimes.ts"
 import { forbiddenAddress } from "../../../src/outbound/UrlPolicy.ts"
 
 /** This deployment: lite and core have routes, frontier none; no artifact store, no code-hosting app. */
@@ -20,7 +21,13 @@ const deployment: Deployment = {
   codehost: false,
   allowPrivateUrls: false,
   web: { fetch: true, search: null, strictSearch: false },
-  media: { image: null, video: null, speech: null, music: null, soundEffect: null }
+  media: { image: null, video: null, speech: null, music: null, soundEffect: null },
+  runtimes: HostRuntimes.none
+}
+
+/** A host with the document runtime (LibreOffice, poppler, Node) and the media-editing one (ffmpeg, ImageMagick, sox). */
+const withRuntimes: Partial<Deployment> = {
+  runtimes: { documents: { available: true, missing: [] }, mediaEditing: { available: true, missing: [] } }
 }
 
 /** A deployment with images (strict-capable, priced) and speech (unpriced, not strict). */
@@ -127,21 +134,41 @@ const rows: ReadonlyArray<Row> = [
     )
   },
   {
-    name: "workspace.documents has no runtime",
+    name: "workspace.documents on a host without the document runtime",
     body: { workspace: { ...managed, documents: true } },
     refused: unconfigured(
       "workspace.documents",
       "managed_documents_unconfigured",
-      "workspace.documents is set but no document runtime is configured on this deployment."
+      "workspace.documents is set but this deployment's host lacks the document runtime: soffice, pdftoppm, pdftotext, node."
     )
   },
   {
-    name: "workspace.mediaEditing has no source",
+    name: "workspace.mediaEditing on a host without the media-editing runtime",
     body: { workspace: { ...managed, mediaEditing: true } },
     refused: unconfigured(
       "workspace.mediaEditing",
       "managed_media_editing_unconfigured",
-      "workspace.mediaEditing is set but no media-editing source is configured on this deployment."
+      "workspace.mediaEditing is set but this deployment's host lacks the media-editing runtime: ffmpeg, ffprobe, convert, sox."
+    )
+  },
+  {
+    name: "workspace.documents and mediaEditing on a host with both runtimes",
+    body: { workspace: { ...managed, documents: true, mediaEditing: true } },
+    deployment: withRuntimes
+  },
+  {
+    name: "the host lacks only LibreOffice: documents refused naming it, mediaEditing accepted",
+    body: { workspace: { ...managed, documents: true, mediaEditing: true } },
+    deployment: {
+      runtimes: {
+        documents: { available: false, missing: ["soffice (libreoffice-writer-nogui)"] },
+        mediaEditing: { available: true, missing: [] }
+      }
+    },
+    refused: unconfigured(
+      "workspace.documents",
+      "managed_documents_unconfigured",
+      "workspace.documents is set but this deployment's host lacks the document runtime: soffice (libreoffice-writer-nogui)."
     )
   },
   {
