@@ -76,3 +76,18 @@ export const make = (usage: { current: UsageTotal }, limits: Limits): Meter => (
       }
     })
 })
+
+/**
+ * `base` (the usage a park recorded, which a resumed step starts from) with the generations charged
+ * between `before` and `after` (by the calls the resume ran), so none goes unbilled.
+ */
+export const carried = (base: UsageTotal, before: UsageTotal, after: UsageTotal): UsageTotal => {
+  const added = (after.mediaGenerations ?? []).slice((before.mediaGenerations ?? []).length)
+  if (added.length === 0) return base
+  const cost = added.reduce((total, line) => total + line.costCents, 0)
+  return {
+    ...base,
+    costCents: Math.round((base.costCents + cost) * 10_000) / 10_000,
+    mediaGenerations: [...(base.mediaGenerations ?? []), ...added]
+  }
+}

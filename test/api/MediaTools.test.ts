@@ -17,6 +17,7 @@ import { createHash } from "node:crypto"
 import { IdGenerator } from "../../src/IdGenerator.ts"
 import type { MediaConfig } from "../../src/media/MediaConfig.ts"
 import { aimock, apiKey, redactedKey } from "../support/Aimock.ts"
+import * as Collection from "../support/Collection.ts"
 import {
   agentWithThread,
   callIdsOf,
@@ -32,6 +33,7 @@ import {
   toolStep
 } from "../support/Conversation.ts"
 import * as HookServer from "../support/HookServer.ts"
+import { approveAll } from "../support/Interactions.ts"
 import { fileServer, type RawRecorder, rawRecorder } from "../support/MediaPeers.ts"
 import { checkDispatch, createHandler, receivedSince } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
@@ -507,6 +509,31 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
         "budget_exceeded: 2 images on openai:gpt-image-1 would cost 8 cents and the run's cost limits leave 6; nothing was generated."
       ])
       assert.strictEqual((yield* sentTo("/v1/images/generations")).length - before, 1)
+    }))
+
+  it.effect("a generation approved after a park is billed: its line is in the receipt", () =>
+    Effect.gen(function*() {
+      const server = yield* HookServer.HookServer
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: Collection.uniqueName("media-review"),
+        url: `${server.origin}/review`,
+        secret: "whsec_media_review_secret"
+      })
+      yield* server.answerWith(HookServer.reply(200, { decision: "pause" }))
+      const { thread } = yield* agentWithThread({
+        capabilities: { media: { image: true } },
+        approvals: { toolExecution: { hookId: hook.id } }
+      })
+      const { runId } = yield* send(thread.id, `${toolStep("generate_image", { prompt: "a red fox" })}\n/text done`)
+      assert.strictEqual((yield* getRun(runId)).status, "waiting_for_approval")
+      assert.strictEqual((yield* approveAll(runId)).length, 1)
+      const stream = yield* streamOf(runId)
+      const usage = Schema.decodeUnknownSync(Usage)(firstDataOf(stream.chunks, "data-svc-usage"))
+      assert.strictEqual(usage.costCents, 4)
+      assert.strictEqual(usage.mediaGenerations?.length, 1)
+      const run = yield* getRun(runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.usage?.costCents, 4)
     }))
 
   it.effect("an unpriced media route under a cost limit fails the run before inference (pricing_unavailable)", () =>
