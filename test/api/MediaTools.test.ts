@@ -20,6 +20,7 @@ import { aimock, apiKey, redactedKey } from "../support/Aimock.ts"
 import * as Collection from "../support/Collection.ts"
 import {
   agentWithThread,
+  bashStep,
   callIdsOf,
   chunksUntil,
   failureTextsOf,
@@ -385,6 +386,54 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
       // generatedDeliverables false: none of them went to the handler.
       assert.strictEqual((yield* receivedSince(before)).length, 0)
     }))
+
+  it.effect(
+    "with a managed workspace each file is placed under media/ (its path returned), and edit_image reads a workspace path",
+    () =>
+      Effect.gen(function*() {
+        const { thread } = yield* agentWithThread({
+          capabilities: { media: { image: true } },
+          workspace: { type: "managed", shell: true, network: { mode: "offline" } }
+        })
+        const before = (yield* sentTo("/v1/images/edits")).length
+        const { parsed } = yield* send(
+          thread.id,
+          [
+            toolStep("generate_image", { prompt: "a lighthouse" }),
+            bashStep("cp media/image-*.png media/source.png && od -An -tx1 -N8 media/source.png"),
+            toolStep("edit_image", { source: "media/source.png", prompt: "add a red fox" }),
+            toolStep("edit_image", { source: "media/nope.png", prompt: "x" }),
+            "/text done"
+          ].join("\n")
+        )
+        const calls = callIdsOf(parsed.chunks)
+        const [image, copied] = outputsOf(parsed.chunks)
+        const { images } = Schema.decodeUnknownSync(Schema.Struct({
+          images: Schema.Array(Schema.Struct({ path: Schema.String }))
+        }))(image)
+        assert.deepStrictEqual(images.map((i) => i.path), [`media/image-${calls[0].slice(-8)}.png`])
+        // The PNG's signature, read back inside the sandbox.
+        assert.include(JSON.stringify(copied), "89 50 4e 47 0d 0a 1a 0a")
+        // The workspace file went to /images/edits as the image; a path the workspace lacks is a failure the model reads.
+        assert.deepStrictEqual(failureTextsOf(parsed.chunks), [
+          "media_source_unavailable: source 'media/nope.png' cannot be read: no such file: media/nope.png"
+        ])
+        const { recorder } = yield* Peers
+        const edit = recorder.requests().filter((r) => r.path === "/v1/images/edits").slice(before)
+        assert.strictEqual(edit.length, 1)
+        const form = yield* Effect.promise(() =>
+          new Response(edit[0].body, { headers: { "content-type": edit[0].contentType } }).formData()
+        )
+        const source = form.get("image")
+        assert.isTrue(source instanceof File)
+        if (source instanceof File) {
+          assert.strictEqual(source.name, "source.png")
+          assert.strictEqual(source.type, "image/png")
+          assert.deepStrictEqual(Buffer.from(yield* Effect.promise(() => source.arrayBuffer())), png)
+        }
+      }),
+    60_000
+  )
 
   it.effect("a handler that fails fails that export visibly (the native handle kept), not the run", () =>
     Effect.gen(function*() {
