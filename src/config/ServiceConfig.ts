@@ -11,6 +11,7 @@ import { type GitHubAppConfig, readCodehostConfig } from "../codehost/CodehostCo
 import { type MediaConfig, readMediaConfig } from "../media/MediaConfig.ts"
 import * as HostRuntimes from "../documents/HostRuntimes.ts"
 import { readWebSearchConfig, type WebSearchConfig } from "../web/WebConfig.ts"
+import { defaultAnthropicBaseUrl, defaultOpenAiBaseUrl, routeProblem } from "./BandRoutes.ts"
 import { ConfigurationError } from "./ConfigurationError.ts"
 import { parseOrigin } from "./Origins.ts"
 import { type PreviewConfig, readPreviewConfig } from "./PreviewConfig.ts"
@@ -144,6 +145,8 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
       for (const band of BandNames) {
         const raw = yield* Config.String(`SVC_BAND_${band.toUpperCase()}`).pipe(Config.withDefault("scripted"))
         const route = raw === "" || raw === "none" ? null : raw
+        const problem = route === null ? undefined : routeProblem(band, route)
+        if (problem !== undefined) return yield* new ConfigurationError({ message: problem })
         const strict = Option.match(strictBands, {
           // Without an explicit list, only the built-in scripted model is strict-capable:
           // it runs in-process, so nothing is retained or sent anywhere.
@@ -199,11 +202,11 @@ export class ServiceConfig extends Context.Service<ServiceConfig, ServiceConfigS
         }
       }
       const openai = {
-        baseUrl: yield* Config.String("OPENAI_BASE_URL").pipe(Config.withDefault("https://api.openai.com/v1")),
+        baseUrl: yield* Config.String("OPENAI_BASE_URL").pipe(Config.withDefault(defaultOpenAiBaseUrl)),
         apiKey: yield* Config.Redacted("OPENAI_API_KEY").pipe(Config.option)
       }
       const anthropic = {
-        baseUrl: yield* Config.String("ANTHROPIC_BASE_URL").pipe(Config.withDefault("https://api.anthropic.com/v1")),
+        baseUrl: yield* Config.String("ANTHROPIC_BASE_URL").pipe(Config.withDefault(defaultAnthropicBaseUrl)),
         apiKey: yield* Config.Redacted("ANTHROPIC_API_KEY").pipe(Config.option)
       }
       const runStallMs = yield* Config.Int("SVC_RUN_STALL_MS").pipe(Config.withDefault(120_000))

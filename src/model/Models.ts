@@ -10,6 +10,7 @@
  */
 import { Clock, Context, Data, Effect, Layer, Option } from "effect"
 import { BandNames } from "../../domain/Band.ts"
+import { routeWarnings } from "../config/BandRoutes.ts"
 import { ServiceConfig, type ServiceConfigShape } from "../config/ServiceConfig.ts"
 import { makeAnthropicModel } from "./AnthropicModel.ts"
 import type { ModelProvider } from "./ModelProvider.ts"
@@ -136,6 +137,9 @@ export class Models extends Context.Service<Models, {
           )
         }
       }
+      yield* Effect.forEach(routeWarnings(config.bands, config), (warning) => Effect.logWarning(warning), {
+        discard: true
+      })
       return { provider: (route) => providers.get(route), price }
     })
   )
