@@ -88,6 +88,10 @@ const Harness = Layer.unwrap(Effect.gen(function*() {
     m.onImage("a red fox", { image: { b64Json: b64(png), revisedPrompt: "a red fox in snow" } })
     m.onImage("a huge mural", { image: { b64Json: b64(largePng) } })
     m.onImage("a lighthouse", { image: { b64Json: b64(png) } })
+    m.on({ userMessage: "a forbidden scene", endpoint: "image" }, {
+      error: { message: "Your request was rejected by the safety system.", type: "invalid_request_error" },
+      status: 400
+    })
     m.onSpeech("The fox", { audio: b64(speechBytes), format: "mp3" })
     m.onSoundEffect("door creak", { audio: b64(soundBytes) })
     m.onMusic("calm piano", { audio: b64(musicBytes) })
@@ -435,6 +439,22 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
     60_000
   )
 
+  it.effect("a provider's refusal is a failure the model reads, in the provider's words; nothing is billed", () =>
+    Effect.gen(function*() {
+      const { thread } = yield* agentWithThread({ capabilities: { media: { image: true } } })
+      const { parsed, runId } = yield* send(
+        thread.id,
+        `${toolStep("generate_image", { prompt: "a forbidden scene" })}\n/text done`
+      )
+      assert.deepStrictEqual(failureTextsOf(parsed.chunks), [
+        "media_provider_error: openai:gpt-image-1 answered HTTP 400: Your request was rejected by the safety system."
+      ])
+      const run = yield* getRun(runId)
+      assert.strictEqual(run.status, "completed")
+      assert.strictEqual(run.usage?.costCents, 0)
+      assert.isUndefined(run.usage?.mediaGenerations)
+    }))
+
   it.effect("a handler that fails fails that export visibly (the native handle kept), not the run", () =>
     Effect.gen(function*() {
       const server = yield* HookServer.HookServer
@@ -630,6 +650,19 @@ TestServer.suite({
         )
         assert.deepStrictEqual(refused.details, { field: "capabilities.media.video" })
       }
+      // A strict thread: its runs are refused the kinds whose routes are not strict-capable.
+      const strict = yield* agentWithThread({ capabilities: { media: { image: true } } }, { dataHandling: "strict" })
+      const refusedRun = yield* expectError(
+        yield* request("POST", `/v1/threads/${strict.thread.id}/messages`, { body: { input: "hi" } }),
+        400,
+        "invalid_request_error",
+        "strict_data_handling_unavailable"
+      )
+      assert.strictEqual(
+        refusedRun.message,
+        "Strict data handling is required but this deployment's image route (openai:gpt-image-1) is not marked strict-capable (SVC_MEDIA_STRICT)."
+      )
+      assert.deepStrictEqual(refusedRun.details, { field: "dataHandling" })
       // media: true takes the kinds the deployment has, and their tools only.
       const { thread } = yield* agentWithThread({ capabilities: { media: true } })
       const { parsed } = yield* send(thread.id, "/show-tools")
