@@ -37,7 +37,10 @@ export const IdPrefix = {
   /** An uploaded file (Files API). */
   file: "file_",
   /** A stored artifact: an attachment, an export, an overflow (src/artifacts/). */
-  artifact: "art_"
+  artifact: "art_",
+  /** A remote workspace's environment (issue 31) and one call of a run to its runners. */
+  environment: "env_",
+  environmentCall: "envc_"
 } as const
 
 export type IdKind = keyof typeof IdPrefix
@@ -95,6 +98,9 @@ export type WorkerId = typeof WorkerId.Type
 export const ApiKeyId = Schema.String.pipe(Schema.brand("ApiKeyId"))
 export type ApiKeyId = typeof ApiKeyId.Type
 
+export const EnvironmentId = Schema.String.pipe(Schema.brand("EnvironmentId"))
+export type EnvironmentId = typeof EnvironmentId.Type
+
 /** The kinds whose ids are branded. */
 interface BrandedIds {
   readonly agent: AgentId
@@ -114,6 +120,7 @@ interface BrandedIds {
   readonly codehostConnection: CodehostConnectionId
   readonly worker: WorkerId
   readonly apiKey: ApiKeyId
+  readonly environment: EnvironmentId
 }
 
 /** The id type of a kind: its brand, or a plain string for kinds without one. */
@@ -157,5 +164,6 @@ export const ClientId = {
   secretContext: SecretContextId.check(isIdOf("secretContext", "secret_context")),
   file: FileId.check(isIdOf("file", "file")),
   artifact: ArtifactId.check(isIdOf("artifact", "artifact")),
-  apiKey: ApiKeyId.check(isIdOf("apiKey", "api_key"))
+  apiKey: ApiKeyId.check(isIdOf("apiKey", "api_key")),
+  environment: EnvironmentId.check(isIdOf("environment", "environment"))
 }

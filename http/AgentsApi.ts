@@ -32,7 +32,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
       payload: AgentCreate,
       headers: IdempotencyHeaders,
       success: Agent,
-      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
+      error: [ApiConflict, ApiForbidden, ApiPayloadTooLarge, ApiServiceUnavailable]
     })
       .annotateMerge(
         docWithBody(
@@ -50,7 +50,7 @@ export const AgentsApi = HttpApiGroup.make("agents")
     HttpApiEndpoint.post("validate", "/v1/agents/validate", {
       payload: AgentCreate,
       success: Schema.Struct({ valid: Schema.Literal(true) }),
-      error: [ApiPayloadTooLarge]
+      error: [ApiForbidden, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Check an agent configuration without saving it",

@@ -5,6 +5,7 @@ import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
 import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
+import { EnvironmentRunnersApi, EnvironmentsApi } from "./EnvironmentsApi.ts"
 import { ArtifactLinksApi, ArtifactsApi, FilesApi } from "./FilesApi.ts"
 import { HooksApi, ResultHandlersApi } from "./HooksApi.ts"
 import { InteractionsApi } from "./InteractionsApi.ts"
@@ -29,12 +30,15 @@ export const Api = HttpApi.make("agent-service")
   .add(FilesApi)
   .add(ArtifactsApi)
   .add(ApiKeysApi)
+  .add(EnvironmentsApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   // Signed artifact URLs carry their grant, not an API key.
   .add(ArtifactLinksApi)
   // GitHub's installation callback (the signed state) and webhooks (their signature).
   .add(CodehostCallbacksApi)
+  // Runners of environments: the environment's token, not an API key.
+  .add(EnvironmentRunnersApi)
   .middleware(ApiFailures)
   .annotate(HttpApi.PayloadParseOptions, { errors: "all", onExcessProperty: "error" })
   .annotate(HttpApi.QueryParseOptions, { errors: "all", onExcessProperty: "error" })

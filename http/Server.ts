@@ -19,6 +19,7 @@ import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.t
 import { BandsHandlers } from "./BandsHandlers.ts"
 import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
 import * as ConsoleRoute from "./ConsoleRoute.ts"
+import { EnvironmentRunnersHandlers, EnvironmentsHandlers } from "./EnvironmentsHandlers.ts"
 import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
 import { InteractionsHandlers } from "./InteractionsHandlers.ts"
@@ -63,7 +64,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     FilesHandlers,
     ArtifactsHandlers,
     ArtifactLinksHandlers,
-    ApiKeysHandlers
+    ApiKeysHandlers,
+    EnvironmentsHandlers,
+    EnvironmentRunnersHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

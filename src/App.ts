@@ -32,6 +32,10 @@ import { CodehostConnections } from "./codehost/Connections.ts"
 import { CodehostWebhooks } from "./codehost/ConnectionWebhooks.ts"
 import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.ts"
 import { SignedDelivery } from "./delivery/SignedDelivery.ts"
+import { EnvironmentRepo } from "./environments/EnvironmentRepo.ts"
+import { Environments } from "./environments/Environments.ts"
+import { EnvironmentSignals } from "./environments/EnvironmentSignals.ts"
+import { RunnerLink } from "./environments/RunnerLink.ts"
 import { IdGenerator } from "./IdGenerator.ts"
 import { Interactions } from "./interactions/Interactions.ts"
 import { ToolApprovalHooks } from "./interactions/ToolApprovalHooks.ts"
@@ -94,7 +98,15 @@ const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer,
   Layer.provideMerge(CodehostConnections.layer)
 )
 
+/** Environments of remote workspaces (issue 31): the resource, the runners' routes and the calls to runners. */
+const EnvironmentsLayer = RunnerLink.layer.pipe(
+  Layer.provideMerge(Environments.layer),
+  Layer.provideMerge(EnvironmentSignals.layer),
+  Layer.provideMerge(EnvironmentRepo.layer)
+)
+
 const Adapters = Layer.mergeAll(
+  EnvironmentsLayer,
   SecretContexts.layer,
   ToolApprovalHooks.layer,
   ResultHandlers.layer,

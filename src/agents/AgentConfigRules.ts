@@ -215,13 +215,10 @@ export const checkConfig = (
     if (ws.type === "remote" && ws.secretContexts !== undefined) {
       return InvalidRequest.forField("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
     }
-    if (ws.type === "remote") {
-      return InvalidRequest.forField(
-        "workspace.type",
-        "No remote workspace provider is configured on this deployment; use a managed workspace.",
-        "remote_workspace_unconfigured"
-      )
-    }
+  }
+  // A remote workspace (issue 31) runs on its environment's runners: its environmentId is checked with the
+  // references (AgentReferences.ts); what follows is of managed workspaces only.
+  if (ws !== null && ws.type === "managed") {
     // Checked once at start (src/documents/HostRuntimes.ts): the host's LibreOffice, poppler, Node; ffmpeg, ImageMagick, sox.
     const runtime = runtimeRefusal(ws, runtimes)
     if (runtime !== undefined) return InvalidRequest.forField(runtime.field, runtime.message, runtime.code)

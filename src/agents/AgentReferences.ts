@@ -3,14 +3,16 @@
  * references exists in the caller's workspace (400 naming the field), and
  * that the URL a managed workspace is seeded from passes the outbound URL
  * policy (400 url_not_allowed). A code-hosting grant's repositories must be
- * within its connection's grant (they only narrow it).
+ * within its connection's grant (they only narrow it). A remote workspace's
+ * environment must be one of the caller's workspace (403 when of another).
  */
 import { Effect, Option, Schema } from "effect"
 import type { AgentConfig } from "../../domain/Agent.ts"
 import { ConnectionState } from "../../domain/Codehost.ts"
-import { InvalidRequest } from "../../domain/Errors.ts"
+import { InvalidRequest, type PermissionDenied } from "../../domain/Errors.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import type { Outbound } from "../outbound/Outbound.ts"
+import { requireOwned } from "../Ownership.ts"
 import type { AdapterTable, ResourceStoreShape } from "../store/ResourceStore.ts"
 
 interface Reference {
@@ -104,7 +106,32 @@ const checkCodehostRepositories = (
 }
 
 export const checkReferences = (store: ResourceStoreShape, principal: Principal, config: AgentConfig) =>
-  Effect.andThen(checkReferenceIds(store, principal, config), checkCodehostRepositories(store, config))
+  Effect.andThen(
+    checkReferenceIds(store, principal, config),
+    Effect.andThen(checkEnvironment(store, principal, config), checkCodehostRepositories(store, config))
+  )
+
+/**
+ * `workspace.environmentId` (issue 31): 400 naming the field when no such environment exists,
+ * 403 when it belongs to another workspace (unlike the adapters above, which read 400 either way).
+ */
+const checkEnvironment = (
+  store: ResourceStoreShape,
+  principal: Principal,
+  config: AgentConfig
+): Effect.Effect<void, InvalidRequest | PermissionDenied> => {
+  if (config.workspace?.type !== "remote") return Effect.void
+  const id = config.workspace.environmentId
+  return Effect.flatMap(store.find("environments", id), (found) =>
+    Option.isNone(found)
+      ? Effect.fail(
+        InvalidRequest.forField(
+          "workspace.environmentId",
+          `workspace.environmentId: no environment '${id}' in this workspace.`
+        )
+      )
+      : Effect.asVoid(requireOwned(principal, "environment", id)(found)).pipe(Effect.catchTag("NotFound", Effect.die)))
+}
 
 const checkReferenceIds = (store: ResourceStoreShape, principal: Principal, config: AgentConfig) =>
   Effect.forEach(

@@ -23,11 +23,12 @@ import { applyPatch, buildConfig, checkConfig } from "./AgentConfigRules.ts"
 import { checkReferences, checkSeedUrl } from "./AgentReferences.ts"
 
 export class Agents extends Context.Service<Agents, {
-  readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest>
+  /** PermissionDenied: `workspace.environmentId` names an environment of another workspace. */
+  readonly create: (principal: Principal, input: AgentCreate) => Effect.Effect<Agent, InvalidRequest | PermissionDenied>
   readonly validate: (
     principal: Principal,
     input: AgentCreate
-  ) => Effect.Effect<{ readonly valid: true }, InvalidRequest>
+  ) => Effect.Effect<{ readonly valid: true }, InvalidRequest | PermissionDenied>
   readonly get: (principal: Principal, id: AgentId) => Effect.Effect<Agent, NotFound | PermissionDenied>
   /** The owned row (organization and workspace included), for other services. */
   readonly getRow: (principal: Principal, id: AgentId) => Effect.Effect<AgentRow, NotFound | PermissionDenied>
@@ -69,7 +70,7 @@ export class Agents extends Context.Service<Agents, {
         principal: Principal,
         config: AgentConfig | InvalidRequest,
         previous?: AgentConfig
-      ): Effect.Effect<AgentConfig, InvalidRequest> => {
+      ): Effect.Effect<AgentConfig, InvalidRequest | PermissionDenied> => {
         if (config instanceof InvalidRequest) return Effect.fail(config)
         const broken = checkConfig(config, deployment)
         if (broken !== undefined) return Effect.fail(broken)

@@ -37,6 +37,7 @@ import Migration0027 from "./migrations/0027_organization_ids.ts"
 import Migration0028 from "./migrations/0028_sealed_snapshots.ts"
 import Migration0029 from "./migrations/0029_blob_chunks.ts"
 import Migration0030 from "./migrations/0030_upload_slots.ts"
+import Migration0031 from "./migrations/0031_environments.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -67,7 +68,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [27, "organization_ids", Migration0027],
   [28, "sealed_snapshots", Migration0028],
   [29, "blob_chunks", Migration0029],
-  [30, "upload_slots", Migration0030]
+  [30, "upload_slots", Migration0030],
+  [31, "environments", Migration0031]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

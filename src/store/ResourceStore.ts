@@ -12,7 +12,7 @@ import type { adapterTables } from "./migrations/0002_adapters.ts"
 import type { Sealed } from "./Sealed.ts"
 
 /** The adapter-shaped tables: those of 0002_adapters, and code-hosting connections (0019_codehost). */
-export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections"
+export type AdapterTable = (typeof adapterTables)[number] | "codehost_connections" | "environments"
 
 /**
  * A stored row. The store reads every table's ids as plain strings; AdapterCrud

@@ -317,7 +317,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       )
     }))
 
-  it.effect("workspace rules: shell needs filesystem, a workspace opens, previews serve something, remote refuses secretContexts; remote, documents and mediaEditing are unconfigured", () =>
+  it.effect("workspace rules: shell needs filesystem, a workspace opens, previews serve something, remote refuses secretContexts and names an environment; documents and mediaEditing are unconfigured", () =>
     Effect.gen(function*() {
       const before = yield* listAll()
       yield* rejectsCreate({ workspace: { type: "managed", filesystem: false, shell: true } }, "workspace.shell")
@@ -344,11 +344,8 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         "workspace.mediaEditing",
         "managed_media_editing_unconfigured"
       )
-      yield* rejectsCreate(
-        { workspace: { type: "remote", environmentId: "env_1" } },
-        "workspace.type",
-        "remote_workspace_unconfigured"
-      )
+      // Remote workspaces (issue 31) name an environment of the caller's workspace (test/api/Environments.test.ts).
+      yield* rejectsCreate({ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.environmentId")
       yield* rejectsCreate(
         { workspace: { type: "managed", documents: true } },
         "workspace.documents",
@@ -411,8 +408,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
       yield* rejectsCreate({ capabilities: { codehost } }, "capabilities.codehost")
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "remote", environmentId: "env_1" } },
-        "workspace.type",
-        "remote_workspace_unconfigured"
+        "capabilities.codehost"
       )
       yield* rejectsCreate(
         { capabilities: { codehost }, workspace: { type: "managed", filesystem: false } },
@@ -500,7 +496,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           "workspace.mediaEditing"
         ],
         [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
-        [{ workspace: { type: "remote", environmentId: "env_1" } }, "remote_workspace_unconfigured", "workspace.type"],
+        [{ workspace: { type: "remote", environmentId: "env_1" } }, "invalid_request_error", "workspace.environmentId"],
         [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"],
         // allowDomains that could never be reached, even on this development deployment (SVC_ALLOW_PRIVATE_URLS).
         [restricted(["example.com", "169.254.169.254"]), "invalid_request_error", "workspace.network.allowDomains[1]"],
@@ -682,7 +678,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         [{ capabilities: { mediaView: { output: "auto" } } }, "capabilities.mediaView", "media_runtime_unconfigured"],
         [{ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured"],
         [{ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured"],
-        [{ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.type", "remote_workspace_unconfigured"],
+        [{ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.environmentId", "invalid_request_error"],
         [
           { capabilities: { codehost: { connectionId: "chc_1" } }, workspace: null },
           "capabilities.codehost",

@@ -107,7 +107,7 @@ const rows: ReadonlyArray<Row> = [
     refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
   },
   {
-    name: "a remote workspace with neither filesystem nor shell is refused before remote is",
+    name: "a remote workspace with neither filesystem nor shell is refused",
     body: { workspace: { ...remote, filesystem: false } },
     refused: refusal(
       "workspace.filesystem",
@@ -115,7 +115,7 @@ const rows: ReadonlyArray<Row> = [
     )
   },
   {
-    name: "shell needs filesystem on a remote workspace too (checked before remote is refused)",
+    name: "shell needs filesystem on a remote workspace too",
     body: { workspace: { ...remote, filesystem: false, shell: true } },
     refused: refusal("workspace.shell", "A workspace with shell enabled must also enable filesystem.")
   },
@@ -124,15 +124,8 @@ const rows: ReadonlyArray<Row> = [
     body: { workspace: { ...remote, secretContexts: [] } },
     refused: refusal("workspace.secretContexts", "Remote workspaces do not accept secretContexts.")
   },
-  {
-    name: "a remote workspace has no provider on this deployment",
-    body: { workspace: remote },
-    refused: unconfigured(
-      "workspace.type",
-      "remote_workspace_unconfigured",
-      "No remote workspace provider is configured on this deployment; use a managed workspace."
-    )
-  },
+  // Its environmentId is checked with the references (test/api/Environments.test.ts).
+  { name: "a remote workspace is valid (issue 31)", body: { workspace: remote } },
   {
     name: "workspace.documents on a host without the document runtime",
     body: { workspace: { ...managed, documents: true } },

@@ -1,0 +1,180 @@
+/**
+ * The runners connected to environments and the calls runs send them, in
+ * PostgreSQL (migration 0031_environments), so that a runner polling any node
+ * serves a run on any other. Every change that someone may be waiting for is
+ * announced on one NOTIFY channel (EnvironmentSignals): `call:<envId>` when a
+ * call is queued, `done:<callId>` when one is answered.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import type { EnvironmentRunner } from "../../domain/Environment.ts"
+
+export const channel = "svc_environments"
+
+/** A runner not heard of for this long is gone (it polls at least every `pollWindowMs`). */
+export const runnerStaleSeconds = 45
+
+const RunnerRow = Schema.Struct({
+  host_name: Schema.String,
+  version: Schema.String,
+  connected_at: Schema.String,
+  last_heartbeat_at: Schema.String
+})
+const CallRow = Schema.Struct({ id: Schema.String, tool: Schema.String, input: Schema.Unknown })
+const StateRow = Schema.Struct({ state: Schema.String, result: Schema.NullOr(Schema.Unknown) })
+const IdRow = Schema.Struct({ id: Schema.String })
+
+export interface Claimed {
+  readonly id: string
+  readonly tool: string
+  readonly input: unknown
+}
+
+export type CallState =
+  | { readonly state: "pending" | "claimed" }
+  | { readonly state: "done"; readonly result: unknown }
+  | { readonly state: "gone" }
+
+export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
+  /** Records that runner `id` of `environmentId` (connected with the token of `tokenHash`) is alive. */
+  readonly heartbeat: (runner: {
+    readonly id: string
+    readonly environmentId: string
+    readonly tokenHash: string
+    readonly hostName: string
+    readonly version: string
+  }) => Effect.Effect<void>
+  /** The environment whose current token has this SHA-256. */
+  readonly environmentOfToken: (tokenHash: string) => Effect.Effect<Option.Option<string>>
+  readonly runners: (environmentId: string) => Effect.Effect<ReadonlyArray<EnvironmentRunner>>
+  /**
+   * Removes a runner: its claimed calls that may run again (reads) are queued again, the others
+   * are answered `{ lost: true }` (their outcome is unknown); announced.
+   */
+  readonly dropRunner: (runnerId: string) => Effect.Effect<void>
+  /** Drops the runners of `environmentId` not heard of for `runnerStaleSeconds`, or not holding `tokenHash`. */
+  readonly dropStale: (environmentId: string, tokenHash?: string) => Effect.Effect<void>
+  readonly insertCall: (call: {
+    readonly id: string
+    readonly environmentId: string
+    readonly tool: string
+    readonly input: unknown
+    readonly retryable: boolean
+  }) => Effect.Effect<void>
+  /** Takes the oldest queued call of the environment for the runner, if any. */
+  readonly claim: (environmentId: string, runnerId: string) => Effect.Effect<Option.Option<Claimed>>
+  /** The runner's answer, kept only if the call is still the runner's (not given up, not re-queued). */
+  readonly complete: (
+    callId: string,
+    runnerId: string,
+    environmentId: string,
+    result: unknown
+  ) => Effect.Effect<boolean>
+  readonly callState: (callId: string) => Effect.Effect<CallState>
+  /** Forgets a call (answered, or its run stopped waiting). */
+  readonly forget: (callId: string) => Effect.Effect<void>
+}>()("svc/EnvironmentRepo") {
+  static readonly layer = Layer.effect(EnvironmentRepo)(
+    Effect.gen(function*() {
+      const sql = yield* PgClient.PgClient
+      const announce = (payload: string) => sql.notify(channel, payload).pipe(Effect.orDie)
+      const decode = <S extends Schema.Top>(schema: S) => Schema.decodeUnknownEffect(Schema.Array(schema))
+      const dropRunner = Effect.fn("EnvironmentRepo.dropRunner")(function*(runnerId: string) {
+        const requeued = yield* sql`UPDATE environment_calls SET state = 'pending', runner_id = NULL, claimed_at = NULL
+            WHERE runner_id = ${runnerId} AND state = 'claimed' AND retryable AND attempts < 3
+            RETURNING environment_id AS id`.pipe(Effect.flatMap(decode(IdRow)), Effect.orDie)
+        const lost = yield* sql`UPDATE environment_calls SET state = 'done', result = ${sql.json({ lost: true })}
+            WHERE runner_id = ${runnerId} AND state = 'claimed' RETURNING id`.pipe(
+          Effect.flatMap(decode(IdRow)),
+          Effect.orDie
+        )
+        yield* sql`DELETE FROM environment_runners WHERE id = ${runnerId}`.pipe(Effect.orDie)
+        for (const env of new Set(requeued.map((r) => r.id))) yield* announce(`call:${env}`)
+        for (const call of lost) yield* announce(`done:${call.id}`)
+      })
+      return {
+        heartbeat: Effect.fn("EnvironmentRepo.heartbeat")(function*(r) {
+          yield* sql`INSERT INTO environment_runners (id, environment_id, token_hash, host_name, version)
+              VALUES (${r.id}, ${r.environmentId}, ${r.tokenHash}, ${r.hostName}, ${r.version})
+              ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now(), host_name = EXCLUDED.host_name,
+                version = EXCLUDED.version
+              WHERE environment_runners.environment_id = EXCLUDED.environment_id
+                AND environment_runners.token_hash = EXCLUDED.token_hash`.pipe(Effect.orDie)
+        }),
+        environmentOfToken: Effect.fn("EnvironmentRepo.environmentOfToken")(function*(tokenHash: string) {
+          const rows = yield* sql`SELECT id FROM environments WHERE config->>'tokenHash' = ${tokenHash}`.pipe(
+            Effect.flatMap(decode(IdRow)),
+            Effect.orDie
+          )
+          return Option.map(Option.fromNullishOr(rows[0]), (r) => r.id)
+        }),
+        runners: Effect.fn("EnvironmentRepo.runners")(function*(environmentId: string) {
+          const rows = yield* sql`SELECT host_name, version,
+                to_char(connected_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS connected_at,
+                to_char(last_heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_heartbeat_at
+              FROM environment_runners WHERE environment_id = ${environmentId}
+                AND last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})
+              ORDER BY connected_at, id`.pipe(Effect.flatMap(decode(RunnerRow)), Effect.orDie)
+          return rows.map((r) => ({
+            hostName: r.host_name,
+            version: r.version,
+            connectedAt: r.connected_at,
+            lastHeartbeatAt: r.last_heartbeat_at
+          }))
+        }),
+        dropRunner,
+        dropStale: Effect.fn("EnvironmentRepo.dropStale")(function*(environmentId: string, tokenHash?: string) {
+          const stale = yield* sql`SELECT id FROM environment_runners WHERE environment_id = ${environmentId}
+              AND (last_heartbeat_at <= now() - make_interval(secs => ${runnerStaleSeconds})
+                OR (${tokenHash ?? null}::text IS NOT NULL AND token_hash <> ${tokenHash ?? null}::text))`.pipe(
+            Effect.flatMap(decode(IdRow)),
+            Effect.orDie
+          )
+          yield* Effect.forEach(stale, (r) => dropRunner(r.id), { discard: true })
+          // A rotation: the polls still waiting with the old token end (RunnerLink).
+          if (tokenHash !== undefined) yield* announce(`token:${environmentId}`)
+        }),
+        insertCall: Effect.fn("EnvironmentRepo.insertCall")(function*(c) {
+          yield* sql`INSERT INTO environment_calls (id, environment_id, tool, input, retryable, state)
+              VALUES (${c.id}, ${c.environmentId}, ${c.tool}, ${sql.json(c.input)}, ${c.retryable}, 'pending')`
+            .pipe(Effect.orDie)
+          yield* announce(`call:${c.environmentId}`)
+        }),
+        claim: Effect.fn("EnvironmentRepo.claim")(function*(environmentId: string, runnerId: string) {
+          const rows = yield* sql`UPDATE environment_calls SET state = 'claimed', runner_id = ${runnerId},
+                attempts = attempts + 1, claimed_at = now()
+              WHERE id = (SELECT id FROM environment_calls WHERE environment_id = ${environmentId} AND state = 'pending'
+                ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+              RETURNING id, tool, input`.pipe(Effect.flatMap(decode(CallRow)), Effect.orDie)
+          return Option.fromNullishOr(rows[0])
+        }),
+        complete: Effect.fn("EnvironmentRepo.complete")(
+          function*(callId: string, runnerId: string, environmentId: string, result: unknown) {
+            const rows = yield* sql`UPDATE environment_calls SET state = 'done', result = ${sql.json(result)}
+              WHERE id = ${callId} AND runner_id = ${runnerId} AND environment_id = ${environmentId}
+                AND state = 'claimed' RETURNING id`.pipe(
+              Effect.flatMap(decode(IdRow)),
+              Effect.orDie
+            )
+            if (rows.length > 0) yield* announce(`done:${callId}`)
+            return rows.length > 0
+          }
+        ),
+        callState: Effect.fn("EnvironmentRepo.callState")(function*(callId: string) {
+          const rows = yield* sql`SELECT state, result FROM environment_calls WHERE id = ${callId}`.pipe(
+            Effect.flatMap(decode(StateRow)),
+            Effect.orDie
+          )
+          const row = rows[0]
+          if (row === undefined) return { state: "gone" } as const
+          return row.state === "done"
+            ? { state: "done", result: row.result } as const
+            : { state: row.state === "claimed" ? "claimed" : "pending" } as const
+        }),
+        forget: Effect.fn("EnvironmentRepo.forget")(function*(callId: string) {
+          yield* sql`DELETE FROM environment_calls WHERE id = ${callId}`.pipe(Effect.orDie)
+        })
+      }
+    })
+  )
+}
