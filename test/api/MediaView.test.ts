@@ -1,7 +1,8 @@
 /**
  * `capabilities.mediaView` end to end on the scripted model: view_media looks
  * at an image from a URL, a PDF (pages rendered by pdftoppm), a short video
- * made by ffmpeg (frames sampled), a file id and an artifact id; what it
+ * made by ffmpeg (frames sampled), a file id, an artifact id and a path in
+ * the managed workspace; what it
  * renders is stored as `media` artifacts; `spatial` renders pages at twice
  * the DPI and three times the frames; a metadata address is a tool error, a
  * web page an unsupported type, audio on a route without a transcription
@@ -14,6 +15,7 @@ import { agentWithThread, failureTextsOf, getRun, outputsOf, send, textOf, toolS
 import { listen } from "../support/HttpPeer.ts"
 import { pdfOf, png, tone, video } from "../support/MediaFixtures.ts"
 import * as TestServer from "../support/TestServer.ts"
+import { parseWithAi } from "../support/UiStream.ts"
 import { upload } from "../support/Uploads.ts"
 
 const { expectOk, request } = TestServer
@@ -71,45 +73,52 @@ const script = (...steps: ReadonlyArray<string>) => [...steps, "/text Looked."].
 
 const artifactId = /^art_[0-9A-Za-z]+$/
 
+/** Rendering runs real ffmpeg and poppler processes (a few seconds; more on a loaded machine). */
+const renderTimeout = 60_000
+
 layer(Layer.merge(TestServer.layer(), SiteLayer), { timeout: TestServer.setupTimeout })("view_media", (it) => {
-  it.effect("auto: an image from a URL, a PDF's pages and a video's frames, each stored as run artifacts", () =>
-    Effect.gen(function*() {
-      const { base, red } = yield* Site
-      const { thread } = yield* agentWithThread({ capabilities: { mediaView: { output: "auto" } } })
-      const { parsed, runId } = yield* send(
-        thread.id,
-        script(
-          toolStep("view_media", { source: `${base}/red.png` }),
-          toolStep("view_media", { source: `${base}/report.pdf` }),
-          toolStep("view_media", { source: `${base}/clip.mp4` })
+  it.effect(
+    "auto: an image from a URL, a PDF's pages and a video's frames, each stored as run artifacts",
+    () =>
+      Effect.gen(function*() {
+        const { base, red } = yield* Site
+        const { thread } = yield* agentWithThread({ capabilities: { mediaView: { output: "auto" } } })
+        const { parsed, runId } = yield* send(
+          thread.id,
+          script(
+            toolStep("view_media", { source: `${base}/red.png` }),
+            toolStep("view_media", { source: `${base}/report.pdf` }),
+            toolStep("view_media", { source: `${base}/clip.mp4` })
+          )
         )
-      )
-      assert.strictEqual((yield* getRun(runId)).status, "completed")
-      assert.deepStrictEqual(failureTextsOf(parsed.chunks), [])
-      const [image, pdf, clip] = views(parsed.chunks)
-      assert.match(image.artifactId, artifactId)
-      assert.deepStrictEqual(image, {
-        source: `${base}/red.png`,
-        mediaType: "image/png",
-        bytes: red.byteLength,
-        artifactId: image.artifactId,
-        shown: `the image red.png (image/png, ${red.byteLength} bytes)`,
-        images: [image.artifactId]
-      })
-      assert.strictEqual(pdf.shown, "the PDF report.pdf: pages 1-2 of 2 at 96 DPI")
-      assert.strictEqual(pdf.images?.length, 2)
-      assert.strictEqual(clip.shown, "the video clip.mp4 (2.0 s): 4 frames at 0 s, 0.5 s, 1 s, 1.5 s")
-      assert.strictEqual(clip.images?.length, 4)
-      assert.deepStrictEqual(yield* metadataOf(image.artifactId), {
-        kind: "media",
-        mediaType: "image/png",
-        bytes: red.byteLength
-      })
-      const page = yield* metadataOf(pdf.images?.[0] ?? "")
-      assert.deepStrictEqual([page.kind, page.mediaType], ["media", "image/jpeg"])
-      assert.deepStrictEqual((yield* metadataOf(pdf.artifactId)).mediaType, "application/pdf")
-      assert.strictEqual(textOf(parsed.message), "Looked.")
-    }))
+        assert.strictEqual((yield* getRun(runId)).status, "completed")
+        assert.deepStrictEqual(failureTextsOf(parsed.chunks), [])
+        const [image, pdf, clip] = views(parsed.chunks)
+        assert.match(image.artifactId, artifactId)
+        assert.deepStrictEqual(image, {
+          source: `${base}/red.png`,
+          mediaType: "image/png",
+          bytes: red.byteLength,
+          artifactId: image.artifactId,
+          shown: `the image red.png (image/png, ${red.byteLength} bytes)`,
+          images: [image.artifactId]
+        })
+        assert.strictEqual(pdf.shown, "the PDF report.pdf: pages 1-2 of 2 at 96 DPI")
+        assert.strictEqual(pdf.images?.length, 2)
+        assert.strictEqual(clip.shown, "the video clip.mp4 (2.0 s): 4 frames at 0 s, 0.5 s, 1 s, 1.5 s")
+        assert.strictEqual(clip.images?.length, 4)
+        assert.deepStrictEqual(yield* metadataOf(image.artifactId), {
+          kind: "media",
+          mediaType: "image/png",
+          bytes: red.byteLength
+        })
+        const page = yield* metadataOf(pdf.images?.[0] ?? "")
+        assert.deepStrictEqual([page.kind, page.mediaType], ["media", "image/jpeg"])
+        assert.deepStrictEqual((yield* metadataOf(pdf.artifactId)).mediaType, "application/pdf")
+        assert.strictEqual(textOf(parsed.message), "Looked.")
+      }),
+    renderTimeout
+  )
 
   it.effect("spatial: PDF pages at 192 DPI and 12 video frames", () =>
     Effect.gen(function*() {
@@ -129,7 +138,7 @@ layer(Layer.merge(TestServer.layer(), SiteLayer), { timeout: TestServer.setupTim
       assert.strictEqual(pdf.shown, "the PDF report.pdf: pages 1-2 of 2 at 192 DPI")
       assert.strictEqual(clip.images?.length, 12)
       assert.match(clip.shown, /^the video clip\.mp4 \(2\.0 s\): 12 frames at 0 s, 0\.2 s, 0\.3 s, 0\.5 s, /)
-    }))
+    }), renderTimeout)
 
   it.effect("a file id and an artifact id are sources too", () =>
     Effect.gen(function*() {
@@ -144,6 +153,33 @@ layer(Layer.merge(TestServer.layer(), SiteLayer), { timeout: TestServer.setupTim
       const [fromArtifact] = views(again.parsed.chunks)
       assert.strictEqual(fromArtifact.artifactId, fromFile.artifactId)
       assert.deepStrictEqual(fromArtifact.images, [fromFile.artifactId])
+    }))
+
+  it.effect("a path in the managed workspace is a source: an attached image placed there", () =>
+    Effect.gen(function*() {
+      const { red } = yield* Site
+      const file = yield* upload({ filename: "photo.png", type: "image/png", data: red })
+      const { thread } = yield* agentWithThread({
+        capabilities: { mediaView: {} },
+        workspace: { type: "managed", network: { mode: "offline" } }
+      })
+      const reply = yield* request("POST", `/v1/threads/${thread.id}/messages`, {
+        body: {
+          input: {
+            text: script(toolStep("view_media", { source: "attachments/photo.png" })),
+            attachments: [{ fileId: file.id }]
+          }
+        }
+      })
+      const parsed = yield* Effect.orDie(parseWithAi(reply.text))
+      assert.deepStrictEqual(failureTextsOf(parsed.chunks), [])
+      const [view] = views(parsed.chunks)
+      assert.strictEqual(view.shown, `the image photo.png (image/png, ${red.byteLength} bytes)`)
+      assert.deepStrictEqual(yield* metadataOf(view.artifactId), {
+        kind: "media",
+        mediaType: "image/png",
+        bytes: red.byteLength
+      })
     }))
 
   it.effect("refusals are tool errors the model reads", () =>
