@@ -5,6 +5,7 @@
  * the service's contract; SandboxLive.ts builds it.
  */
 import { Context, type Effect, type Scope } from "effect"
+import type { Readable, Writable } from "node:stream"
 import type * as Bwrap from "./BwrapCommand.ts"
 import type { Limits } from "./ResourceClass.ts"
 import type * as WorkspaceRoot from "./WorkspaceRoot.ts"
@@ -78,6 +79,26 @@ export interface ServiceProcess {
   readonly ready: Effect.Effect<void>
 }
 
+/** A long-lived program with a channel to the service (the managed browser: src/browser/BrowserProcess.ts). */
+export interface PipedRequest {
+  /** Run with `bash -lc` in the workspace root; its fds 8 (read) and 9 (write) are the channel. */
+  readonly command: string
+  /** Its own limits instead of the workspace's command limits (a browser reserves address space: BrowserLimits). */
+  readonly limits: Bwrap.CommandLimits
+}
+
+export interface PipedProcess {
+  /** Ends when the program does: its exit code, and why its sandbox did not start if it did not. */
+  readonly wait: Effect.Effect<{ readonly exitCode: number; readonly startError: string | undefined }>
+  /** What the service writes to the program (its fd 8) and reads from it (its fd 9). */
+  readonly input: Writable
+  readonly output: Readable
+  /** The host pid of the sandbox's leader: its process tree is the program's (memory is measured over it). */
+  readonly pid: number
+  /** Kills the sandbox (and everything in it). */
+  readonly kill: Effect.Effect<void>
+}
+
 export class Sandbox extends Context.Service<Sandbox, {
   /** Creates the workspace's directory when new, and checks that a sandbox starts. */
   readonly open: (id: string, limits: Limits, options?: OpenOptions) => Effect.Effect<Workspace, WorkspaceUnavailable>
@@ -96,6 +117,15 @@ export class Sandbox extends Context.Service<Sandbox, {
     workspace: Workspace,
     request: ServiceRequest
   ) => Effect.Effect<ServiceProcess, WorkspaceUnavailable, Scope.Scope>
+  /**
+   * Starts a program in the workspace's sandbox (same uid, network through the workspace's egress
+   * proxy, the running services' ports on 127.0.0.1) that talks to the service on a channel; it is
+   * killed when the scope closes.
+   */
+  readonly startPiped: (
+    workspace: Workspace,
+    request: PipedRequest
+  ) => Effect.Effect<PipedProcess, WorkspaceUnavailable, Scope.Scope>
   /** The host directory of the workspace's port sockets (see PortSocket). */
   readonly portsDirOf: (id: string) => string
   /** Bytes the workspace's files take on disk. */

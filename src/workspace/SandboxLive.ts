@@ -30,6 +30,7 @@ import {
   type ExecResult,
   type LimitKind,
   type OpenOptions,
+  type PipedRequest,
   Sandbox,
   type ServiceRequest,
   type Workspace
@@ -272,6 +273,44 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     return { wait, ready }
   })
 
+  const startPiped = Effect.fn("Sandbox.startPiped")(function*(workspace: Workspace, request: PipedRequest) {
+    const layout = yield* root.layout
+    const command = Bwrap.argv({
+      uid: workspace.uid,
+      layout,
+      workspaceDir: workspace.dir,
+      limits: request.limits,
+      cwd: Bwrap.mountPoint,
+      command: request.command,
+      egress: workspace.egress,
+      ports: commandPorts(workspace.id)
+    })
+    const running = yield* Effect.acquireRelease(
+      SandboxProcess.start({
+        ...command,
+        reaper: workspace.uid !== undefined,
+        env: environment(workspace.egress !== undefined, {}),
+        stdin: undefined,
+        outputBytes: 16_384,
+        channel: true
+      }),
+      stop
+    )
+    if (running.channel === undefined || running.pid === undefined) {
+      const finished = yield* running.wait
+      return yield* new WorkspaceUnavailable({
+        message: `the sandbox could not start: ${finished.spawnError ?? `exit code ${finished.exitCode}`}`
+      })
+    }
+    const wait = Effect.map(running.wait, (finished) => ({
+      exitCode: finished.exitCode,
+      startError: finished.spawnError !== undefined || !finished.status.includes("child-pid")
+        ? finished.spawnError ?? (finished.stderr.trim() || `exit code ${finished.exitCode}`)
+        : undefined
+    }))
+    return { wait, ...running.channel, pid: running.pid, kill: stop(running) }
+  })
+
   const remove = Effect.fn("Sandbox.remove")(function*(id: string) {
     if (!WorkspaceRoot.validId.test(id)) return
     yield* Effect.promise(() => rm(root.dirOf(id), { recursive: true, force: true }))
@@ -283,6 +322,7 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
     egressSocketPath: root.egressSocketPath,
     exec,
     startService,
+    startPiped,
     portsDirOf: root.portsDirOf,
     diskUsage,
     remove

@@ -8,7 +8,7 @@ import { Deferred, Effect, Result } from "effect"
 import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { constants } from "node:os"
-import { Writable } from "node:stream"
+import { Readable, Writable } from "node:stream"
 
 export interface ProcessSpec {
   readonly file: string
@@ -22,6 +22,11 @@ export interface ProcessSpec {
   readonly reaper: boolean
   /** Written to fds 4, 5, ... of the process, each then closed (bwrap's options, its seccomp program, files). */
   readonly inputs?: ReadonlyArray<Uint8Array> | undefined
+  /**
+   * Two more descriptors after the inputs (fds 8 and 9 with bwrap's four): a channel the sandboxed
+   * program talks on (the managed browser's DevTools pipe, see src/browser/BrowserProcess.ts).
+   */
+  readonly channel?: boolean | undefined
 }
 
 export interface Finished {
@@ -47,6 +52,10 @@ export interface Running {
   readonly kill: Effect.Effect<void>
   /** SIGKILL to the whole process group. */
   readonly killGroup: Effect.Effect<void>
+  /** The leader's pid on the host (undefined when it could not be spawned). */
+  readonly pid: number | undefined
+  /** With `channel`: what the service writes to the program (`input`, the first fd) and reads from it (`output`). */
+  readonly channel: { readonly input: Writable; readonly output: Readable } | undefined
 }
 
 class Capture {
@@ -98,7 +107,8 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
         "pipe",
         "pipe",
         "pipe",
-        ...inputs.map(() => "pipe" as const)
+        ...inputs.map(() => "pipe" as const),
+        ...(spec.channel === true ? ["pipe" as const, "pipe" as const] : [])
       ]
     })
     const finish = (finished: Finished) => Deferred.doneUnsafe(done, Effect.succeed(finished))
@@ -130,6 +140,12 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
         spawnError: undefined
       }))
     const pid = child.pid
+    const toProgram = spec.channel === true ? child.stdio.at(4 + inputs.length) : undefined
+    const fromProgram = spec.channel === true ? child.stdio.at(5 + inputs.length) : undefined
+    const channel = toProgram instanceof Writable && fromProgram instanceof Readable
+      ? { input: toProgram, output: fromProgram }
+      : undefined
+    channel?.input.on("error", () => undefined) // the program may end while the service writes
     // Only while the leader is not reaped: after that its pid, and so the group id, may be reused.
     const alive = () => pid !== undefined && child.exitCode === null && child.signalCode === null
     const signalGroup = () => (alive() ? signal(-(pid ?? 0)) : Effect.void)
@@ -142,6 +158,8 @@ export const start = (spec: ProcessSpec): Effect.Effect<Running> =>
           ? signalGroup()
           : Effect.forEach(children, (child) => signal(child), { discard: true })
       }),
-      killGroup: Effect.suspend(signalGroup)
+      killGroup: Effect.suspend(signalGroup),
+      pid,
+      channel
     }
   })

@@ -1,0 +1,54 @@
+/**
+ * Screenshots and downloads as artifacts (spec 2.1.2): a screenshot is
+ * stored as a run artifact and dispatched to the export handler only when
+ * `exports.include.browserScreenshots` is true; a finished download stays in
+ * the workspace (`downloads/`) and is stored and dispatched only when
+ * `browserDownloads` is true. The handler's ref is projected onto what the
+ * model reads (`artifact.ref`, `artifact.block`), as for other exports.
+ */
+import { Effect } from "effect"
+import { deliver } from "../artifacts/Deliverable.ts"
+import { mediaTypeOf } from "../artifacts/MediaTypes.ts"
+import * as ToolOutcome from "../tools/ToolOutcome.ts"
+import type { BrowserCall } from "./BrowserCall.ts"
+import type { Download } from "./BrowserSession.ts"
+
+export const deliverScreenshot = (ctx: BrowserCall, png: Uint8Array, pageUrl: string) =>
+  Effect.map(
+    deliver(ctx.screenshots, {
+      toolName: "browser_take_screenshot",
+      call: ctx.call,
+      index: 0,
+      filename: `screenshot-${ctx.call.id}.png`,
+      mediaType: "image/png",
+      bytes: png
+    }),
+    (delivered) =>
+      ToolOutcome.success(
+        { pageUrl, ...delivered },
+        `Screenshot of ${pageUrl} (image/png, ${delivered.bytes} bytes). artifact: ${
+          JSON.stringify(delivered.artifact)
+        }`
+      )
+  )
+
+/** The downloads a call caused, exported when the agent exports browser downloads. */
+export const deliverDownloads = (ctx: BrowserCall, downloads: ReadonlyArray<Download>) =>
+  Effect.forEach(downloads, (download, i) => {
+    const files = ctx.files
+    if (download.state !== "completed" || ctx.downloads.handlerId === undefined || files === undefined) {
+      return Effect.succeed({ ...download })
+    }
+    return Effect.gen(function*() {
+      const file = yield* files.read(download.path, ctx.maxBytes)
+      const delivered = yield* deliver(ctx.downloads, {
+        toolName: "browser_download",
+        call: ctx.call,
+        index: i + 1,
+        filename: download.filename,
+        mediaType: mediaTypeOf(download.filename, file.bytes),
+        bytes: file.bytes
+      })
+      return { ...download, ...delivered }
+    })
+  })
