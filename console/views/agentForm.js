@@ -13,7 +13,7 @@ import { isRecord } from "./paths.js"
 const approval = /** @type {Options} */ ([["once", "once"], ["always", "always"], ["never", "never"]])
 
 /**
- * @param {{ toolServers: Options, httpConnections: Options, hooks: Options, resultHandlers: Options, secretContexts: Options, codehost: Options }} refs
+ * @param {{ bands: Options, toolServers: Options, httpConnections: Options, hooks: Options, resultHandlers: Options, secretContexts: Options, codehost: Options }} refs
  * @returns {ReadonlyArray<Group>}
  */
 export const agentGroups = (refs) => [
@@ -27,7 +27,7 @@ export const agentGroups = (refs) => [
         label: "Band",
         kind: "select",
         required: true,
-        options: [["core", "core"], ["lite", "lite"], ["frontier", "frontier"]]
+        options: refs.bands
       }
     ]
   },

@@ -137,8 +137,15 @@ export class AgentsView {
       ]
         .map((path) => optionsOf(this.api, path))
     )
+    const bands = await this.api.bands().then(
+      (page) =>
+        page.data.map((
+          band
+        ) => /** @type {const} */ ([band.name, band.available ? band.name : `${band.name} (unavailable)`])),
+      () => /** @type {Options} */ ([["core", "core"], ["lite", "lite"], ["frontier", "frontier"]])
+    )
     const form = new Form(
-      agentGroups({ toolServers, httpConnections, hooks, resultHandlers, secretContexts, codehost })
+      agentGroups({ bands, toolServers, httpConnections, hooks, resultHandlers, secretContexts, codehost })
     )
     form.write(agent ?? { band: "core", artifacts: { stream: { urls: "durable-only" } } })
     const title = agent === undefined ? "New agent" : `Edit ${agentName(agent)}`
