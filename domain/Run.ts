@@ -2,8 +2,8 @@
 import { Schema } from "effect"
 import { Band } from "./Band.ts"
 import { AgentId, FollowupId, RunId, ThreadId } from "./Ids.ts"
-import { Metadata } from "./Metadata.ts"
 import { MediaUsage } from "./Media.ts"
+import { Metadata } from "./Metadata.ts"
 
 const opt = Schema.optionalKey
 

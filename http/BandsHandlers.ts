@@ -2,8 +2,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { ServiceConfig } from "../src/config/ServiceConfig.ts"
-import { Bands } from "../src/model/Bands.ts"
 import { offerOf as mediaOfferOf } from "../src/media/MediaOffer.ts"
+import { Bands } from "../src/model/Bands.ts"
 import { offerOf } from "../src/web/WebTools.ts"
 import { Api } from "./Api.ts"
 
