@@ -138,73 +138,78 @@ TestServer.suite()("console", (it) => {
       assert.deepStrictEqual(browser.errors(), [])
     }).pipe(Effect.scoped))
 
-  it.effect("tool calls show their input and output (or their failure) as they happen; a message sent meanwhile is held, said so, and answered", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { gate, agent } = yield* toolAgent("tools")
-      const browser = yield* Browser.open
-      const runId = yield* Browser.on(browser, async (page) => {
-        await signIn(page, api.url, TestServer.Keys.a)
-        await newThread(page, agent.id)
-        await send(
-          page,
-          `/tool mcp__tools__echo ${
-            JSON.stringify({ text: hostile })
-          }\n/tool mcp__tools__fail {}\n/tool mcp__tools__wait {}`
+  it.effect(
+    "tool calls show their input and output (or their failure) as they happen; a message sent meanwhile is held, said so, and answered",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* TestServer.TestApi
+        const { gate, agent } = yield* toolAgent("tools")
+        const browser = yield* Browser.open
+        const runId = yield* Browser.on(browser, async (page) => {
+          await signIn(page, api.url, TestServer.Keys.a)
+          await newThread(page, agent.id)
+          await send(
+            page,
+            `/tool mcp__tools__echo ${
+              JSON.stringify({ text: hostile })
+            }\n/tool mcp__tools__fail {}\n/tool mcp__tools__wait {}`
+          )
+          await toolCard(page, "mcp__tools__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
+          return runIdOf(page)
+        })
+        // The run is blocked in `wait`: what the page shows now, it showed live.
+        yield* gate.waiting
+        assert.strictEqual((yield* getRun(runId)).status, "running")
+        const live = yield* Browser.on(browser, async (page) => ({
+          echoState: await toolCard(page, "mcp__tools__echo").getAttribute("data-state"),
+          echoInput: await toolCard(page, "mcp__tools__echo").getByLabel("Input").textContent(),
+          echoOutput: await toolCard(page, "mcp__tools__echo").getByLabel("Output").textContent(),
+          waitInput: await toolCard(page, "mcp__tools__wait").getByLabel("Input").textContent(),
+          failState: await toolCard(page, "mcp__tools__fail").getAttribute("data-state"),
+          failError: await toolCard(page, "mcp__tools__fail").locator(".tool-error").textContent(),
+          outcomes: await page.locator(".terminal .outcome").count()
+        }))
+        yield* browser.screenshot("tool-running")
+        // A message now is held for the run's next turn boundary (409 thread_busy): the page says so and keeps following the run.
+        const held = yield* Browser.on(browser, async (page) => {
+          await send(page, "hold this")
+          const alert = page.getByRole("region", { name: "Conversation" }).getByRole("alert").filter({ hasText: /./ })
+          await alert.waitFor()
+          return alert.textContent()
+        })
+        assert.strictEqual(
+          held,
+          "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it."
         )
-        await toolCard(page, "mcp__tools__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
-        return runIdOf(page)
-      })
-      // The run is blocked in `wait`: what the page shows now, it showed live.
-      yield* gate.waiting
-      assert.strictEqual((yield* getRun(runId)).status, "running")
-      const live = yield* Browser.on(browser, async (page) => ({
-        echoState: await toolCard(page, "mcp__tools__echo").getAttribute("data-state"),
-        echoInput: await toolCard(page, "mcp__tools__echo").getByLabel("Input").textContent(),
-        echoOutput: await toolCard(page, "mcp__tools__echo").getByLabel("Output").textContent(),
-        waitInput: await toolCard(page, "mcp__tools__wait").getByLabel("Input").textContent(),
-        failState: await toolCard(page, "mcp__tools__fail").getAttribute("data-state"),
-        failError: await toolCard(page, "mcp__tools__fail").locator(".tool-error").textContent(),
-        outcomes: await page.locator(".terminal .outcome").count()
-      }))
-      yield* browser.screenshot("tool-running")
-      // A message now is held for the run's next turn boundary (409 thread_busy): the page says so and keeps following the run.
-      const held = yield* Browser.on(browser, async (page) => {
-        await send(page, "hold this")
-        const alert = page.getByRole("region", { name: "Conversation" }).getByRole("alert").filter({ hasText: /./ })
-        await alert.waitFor()
-        return alert.textContent()
-      })
-      assert.strictEqual(
-        held,
-        "Another run is active on this thread; the message was held and will be delivered at its next turn boundary. Do not re-send it."
-      )
-      assert.deepStrictEqual((yield* getRun(runId)).queuedFollowups?.map((f) => f.text), ["hold this"])
-      yield* gate.open
-      const done = yield* Browser.on(browser, async (page) => ({
-        outcome: await outcomeOf(page),
-        texts: await textsOf(page),
-        notices: await page.locator(".run .notice").allTextContents(),
-        waitOutput: await toolCard(page, "mcp__tools__wait").getByLabel("Output").textContent()
-      }))
-      yield* browser.screenshot("tool-done")
-      const replay = yield* streamOf(runId)
-      const outputs = [...outputsById(replay.chunks).values()]
-      assert.strictEqual(live.echoState, "done")
-      assert.strictEqual(live.echoInput, pretty({ text: hostile }))
-      assert.strictEqual(live.echoOutput, pretty(outputs[0]))
-      assert.strictEqual(live.waitInput, pretty({}))
-      // An expected failure (tool-output-available, output.type 'tool-output-error') is shown as the call's error.
-      assert.strictEqual(live.failState, "failed")
-      assert.strictEqual(live.failError, "tool_error: it failed")
-      assert.strictEqual(live.outcomes, 0)
-      assert.strictEqual(done.outcome, "Run completed.")
-      // Delivered at the boundary after `wait`, the follow-up is the message the model answers.
-      assert.deepStrictEqual(done.notices, ["Follow-up delivered: hold this"])
-      assert.deepStrictEqual(done.texts, ["Echo: hold this"])
-      assert.strictEqual(done.waitOutput, pretty(outputs[2]))
-      assert.deepStrictEqual(browser.errors(), [])
-    }).pipe(Effect.scoped))
+        assert.deepStrictEqual((yield* getRun(runId)).queuedFollowups?.map((f) => f.text), ["hold this"])
+        yield* gate.open
+        const done = yield* Browser.on(browser, async (page) => ({
+          outcome: await outcomeOf(page),
+          texts: await textsOf(page),
+          notices: await page.locator(".run .notice").allTextContents(),
+          waitOutput: await toolCard(page, "mcp__tools__wait").getByLabel("Output").textContent()
+        }))
+        yield* browser.screenshot("tool-done")
+        const replay = yield* streamOf(runId)
+        const outputs = [...outputsById(replay.chunks).values()]
+        assert.strictEqual(live.echoState, "done")
+        assert.strictEqual(live.echoInput, pretty({ text: hostile }))
+        assert.strictEqual(live.echoOutput, pretty(outputs[0]))
+        assert.strictEqual(live.waitInput, pretty({}))
+        // An expected failure (tool-output-available, output.type 'tool-output-error') is shown as the call's error.
+        assert.strictEqual(live.failState, "failed")
+        assert.strictEqual(live.failError, "tool_error: it failed")
+        assert.strictEqual(live.outcomes, 0)
+        assert.strictEqual(done.outcome, "Run completed.")
+        // Delivered at the boundary after `wait`, the follow-up is the message the model answers.
+        assert.deepStrictEqual(done.notices, ["Follow-up delivered: hold this"])
+        assert.deepStrictEqual(done.texts, ["Echo: hold this"])
+        assert.strictEqual(done.waitOutput, pretty(outputs[2]))
+        assert.deepStrictEqual(browser.errors(), [])
+        // Three tool calls, a held message and its answer through the page: past 30 s when CI's cores are busy.
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
   it.effect("a stream the network cuts mid-run is resumed with Last-Event-ID: nothing lost, nothing twice", () =>
     Effect.gen(function*() {
