@@ -11,10 +11,23 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { Interaction } from "../../domain/Interaction.ts"
 import { analysisSystem } from "../../src/media/view/VisionAnalysis.ts"
 import { type Aimock, aimock, type RecordingProxy, recordingProxy, redactedKey } from "../support/Aimock.ts"
-import { agentWithThread, failureTextsOf, getRun, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
+import * as Collection from "../support/Collection.ts"
+import {
+  agentWithThread,
+  failureTextsOf,
+  getRun,
+  outputsOf,
+  send,
+  streamOf,
+  textOf,
+  toolStep
+} from "../support/Conversation.ts"
+import { HookServer, reply } from "../support/HookServer.ts"
 import { listen } from "../support/HttpPeer.ts"
+import { pendingOf } from "../support/Interactions.ts"
 import { png, tone } from "../support/MediaFixtures.ts"
 import * as TestServer from "../support/TestServer.ts"
 
@@ -95,6 +108,20 @@ const World = Layer.unwrap(Effect.gen(function*() {
       usage: { prompt_tokens: 100, completion_tokens: 5 }
     })
     mock.onToolResult("call_a1", { content: "Red, it says.", usage: { prompt_tokens: 20, completion_tokens: 4 } })
+    // The same after a person approved the call: the resumed step's analysis is metered too.
+    mock.on({ userMessage: "Ask after approval", hasToolResult: false }, {
+      toolCalls: [{
+        id: "call_p1",
+        name: "view_media",
+        arguments: JSON.stringify({ source: `${base}/ferry.png`, question: "Is the hull red?" })
+      }],
+      usage: { prompt_tokens: 10, completion_tokens: 3 }
+    })
+    mock.on({ userMessage: "Question: Is the hull red?" }, {
+      content: "Yes, red.",
+      usage: { prompt_tokens: 100, completion_tokens: 5 }
+    })
+    mock.onToolResult("call_p1", { content: "Red, once approved.", usage: { prompt_tokens: 20, completion_tokens: 4 } })
     mock.on({ userMessage: "Listen to the greeting", hasToolResult: false }, {
       toolCalls: [{ id: "call_t1", name: "view_media", arguments: JSON.stringify({ source: `${base}/welcome.wav` }) }]
     })
@@ -102,7 +129,7 @@ const World = Layer.unwrap(Effect.gen(function*() {
     mock.onTranscription({ transcription: { text: "Welcome aboard the island ferry." } })
   })
   const proxy = yield* recordingProxy(peer.url)
-  return Layer.merge(
+  return Layer.mergeAll(
     TestServer.layer({
       bands: {
         lite: { route: "scripted", strict: true },
@@ -115,7 +142,8 @@ const World = Layer.unwrap(Effect.gen(function*() {
       anthropic: { baseUrl: `${proxy.url}/v1`, apiKey: Option.some(redactedKey) },
       webSearch: Option.some({ provider: "searxng", baseUrl: base, apiKey: Option.none(), strictCapable: true })
     }),
-    Layer.succeed(Peers)({ base, red, peer, proxy })
+    Layer.succeed(Peers)({ base, red, peer, proxy }),
+    HookServer.layer
   )
 }))
 
@@ -248,6 +276,36 @@ layer(World, { timeout: TestServer.setupTimeout })("web and view_media in one ru
       assert.notInclude(JSON.stringify(after.at(-1)?.body), "image_url")
       assert.deepStrictEqual([run.usage?.inputTokens, run.usage?.outputTokens, run.usage?.steps], [130, 12, 2])
       assert.strictEqual(textOf(parsed.message), "Red, it says.")
+    }))
+
+  it.effect("aimock, analysis after an approval: the resumed call's analysis is metered as the run's", () =>
+    Effect.gen(function*() {
+      const hooks = yield* HookServer
+      const hook = yield* Collection.toolApprovalHooks.create({
+        name: "reviewer",
+        url: `${hooks.origin}/review`,
+        secret: "whsec_media_view_test"
+      })
+      const { thread } = yield* agentWithThread({
+        ...agentBody("core", "analysis"),
+        approvals: { toolExecution: { hookId: hook.id } }
+      })
+      yield* hooks.answerWith(reply(200, { decision: "pause", reason: "A person looks first." }))
+      const first = yield* send(thread.id, "Ask after approval")
+      assert.strictEqual((yield* getRun(first.runId)).status, "waiting_for_approval")
+      const [pending] = yield* pendingOf(first.runId)
+      yield* TestServer.expectOk(
+        yield* TestServer.request("POST", `/v1/interactions/${pending.id}/resolve`, {
+          body: { inputResponses: [{ requestId: pending.id, optionId: "approve" }] }
+        }),
+        200,
+        Interaction
+      )
+      const resumed = yield* streamOf(first.runId)
+      assert.strictEqual(textOf(resumed.message), "Red, once approved.")
+      const run = yield* getRun(first.runId)
+      assert.strictEqual(run.status, "completed")
+      assert.deepStrictEqual([run.usage?.inputTokens, run.usage?.outputTokens, run.usage?.steps], [130, 12, 2])
     }))
 
   it.effect("aimock, audio: transcribed through the OpenAI-compatible transcription endpoint", () =>
