@@ -8,7 +8,7 @@
  * (`managed_documents_unconfigured`, `managed_media_editing_unconfigured`),
  * naming what is missing; the tests set the result through the config.
  */
-import { accessSync, constants } from "node:fs"
+import { accessSync, constants, statSync } from "node:fs"
 import { join } from "node:path"
 import { workerBindings } from "./DocumentRuntime.ts"
 
@@ -49,10 +49,10 @@ const executable = (path: string) => {
   }
 }
 
-const readable = (path: string) => {
+/** Readable and searchable by other users: the workspaces' uids bind it, not the service's. */
+const readableByOthers = (path: string) => {
   try {
-    accessSync(path, constants.R_OK)
-    return true
+    return (statSync(path).mode & 0o005) === 0o005
   } catch {
     return false
   }
@@ -70,7 +70,9 @@ const check = (programs: Readonly<Record<string, string>>, more: ReadonlyArray<s
 
 /** Looks at the host once (synchronous: a few stat calls). */
 export const probe = (): HostRuntimes => {
-  const libraries = workerBindings().filter(({ host }) => !readable(host)).map(({ host }) => `${host} (readable)`)
+  const libraries = workerBindings().filter(({ host }) => !readableByOthers(host)).map(({ host }) =>
+    `${host} (readable by others)`
+  )
   return { documents: check(documentPrograms, libraries), mediaEditing: check(mediaPrograms) }
 }
 

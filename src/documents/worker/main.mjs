@@ -6,7 +6,7 @@ import { existsSync, mkdirSync, realpathSync, rmSync } from "node:fs"
 import { basename, dirname, extname, join } from "node:path"
 import { parse } from "./markdown.mjs"
 import { convert, exportFormats, pdfText, renderPages, scratchPdf } from "./office.mjs"
-import { DocumentError } from "./zip.mjs"
+import { DocumentError, openZip, readBytes } from "./zip.mjs"
 
 // Each library is loaded only by the requests that need it: a start of the worker stays short.
 const pdf = () => import("./pdf.mjs")
@@ -33,6 +33,14 @@ const rel = (path) => path.slice(root.length)
 /** @param {string} path */
 const existing = (path) => {
   if (!existsSync(confined(path))) throw new DocumentError(`no such file: ${rel(path)}`)
+  return path
+}
+
+/** Zip-based formats (OOXML, ODF) LibreOffice would inflate: their directory is checked first (zip bombs). */
+const zipped = new Set(["docx", "xlsx", "pptx", "odt", "ods", "odp", "docm", "xlsm", "pptm"])
+/** @param {string} path */
+const unzippable = async (path) => {
+  if (zipped.has(kindOf(path))) await openZip(readBytes(path), rel(path))
   return path
 }
 
@@ -132,14 +140,14 @@ const handle = async (req) => {
       throw new DocumentError(`cannot fill .${kind} files (pdf forms, docx templates)`)
     }
     case "export": {
-      const path = existing(req.path)
+      const path = await unzippable(existing(req.path))
       if (!exportFormats.includes(req.format)) throw new DocumentError(`cannot export to '${req.format}'`)
       const pdfSource = kindOf(path) === "pdf" ? ["--infilter=writer_pdf_import"] : []
       convert(path, req.format, confined(req.output), pdfSource)
       return {}
     }
     case "preview": {
-      const path = existing(req.path)
+      const path = await unzippable(existing(req.path))
       const pages = { first: req.first, last: req.last }
       const prefix = confined(req.prefix)
       if (kindOf(path) === "pdf") return { pages: renderPages(path, prefix, pages) }
@@ -157,8 +165,9 @@ const handle = async (req) => {
 
 const chunks = []
 for await (const chunk of process.stdin) chunks.push(chunk)
+const request = JSON.parse(Buffer.concat(chunks).toString("utf8"))
 try {
-  const answer = await handle(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+  const answer = await handle(request)
   // What a read returns is capped (the tool's answer travels on stdout); the model narrows with pages or sheet.
   if (typeof answer.text === "string" && answer.text.length > maxText) {
     answer.text = answer.text.slice(0, maxText)
@@ -170,7 +179,7 @@ try {
   // memory, a limit's signal) never gets here. Paths as the model gave them: relative to the root.
   const message = e instanceof DocumentError
     ? e.message
-    : `the document could not be processed: ${e instanceof Error ? e.message : String(e)}`
+    : `${request.path} could not be processed: ${e instanceof Error ? e.message : String(e)}`
   process.stdout.write(JSON.stringify({ error: message.replaceAll(root, "") }))
   process.exitCode = 3
 }

@@ -201,6 +201,11 @@ describe("document tools", () => {
         writeFileSync(hostFile(workspace, "bomb.docx"), yield* Effect.promise(() => docxBomb(300 * 1024 * 1024)))
         const bomb = failed(yield* call(tools, "document_read", { path: "bomb.docx" }), "document_error")
         assert.include(bomb, "would inflate to 314572800 bytes, over the limit of 268435456 bytes")
+        // Before LibreOffice would inflate it too.
+        assert.include(
+          failed(yield* call(tools, "document_export", { path: "bomb.docx", format: "pdf" }), "document_error"),
+          "bomb.docx would inflate to 314572800 bytes"
+        )
         writeFileSync(hostFile(workspace, "junk.docx"), Buffer.from("this is not a zip archive at all".repeat(10)))
         assert.include(
           failed(yield* call(tools, "document_read", { path: "junk.docx" }), "document_error"),
