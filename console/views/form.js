@@ -100,7 +100,9 @@ const controlOf = (field) => {
       return {
         element: select,
         read: () => select.value === "" ? undefined : field.kind === "tri" ? select.value === "true" : select.value,
-        write: (value) => void (select.value = value === undefined || value === null ? "" : String(value))
+        // A required select has no empty choice: nothing stored means its first option.
+        write: (value) =>
+          void (select.value = value === undefined || value === null ? (options[0]?.[0] ?? "") : String(value))
       }
     }
     case "ids": {

@@ -20,6 +20,20 @@ const cell = (
   value
 ) => (value === undefined || value === null ? "-" : typeof value === "object" ? JSON.stringify(value) : String(value))
 
+/**
+ * What an action answered, as one line (`connected: true · toolCount: 3 · tools: mcp__x__a, mcp__x__b`).
+ * @param {Record<string, unknown>} answer
+ */
+const summary = (answer) =>
+  Object.entries(answer).map(([key, value]) =>
+    `${key}: ${
+      Array.isArray(value)
+        ? value.map((v) => (isRecord(v) ? String(v["namespacedName"] ?? v["name"] ?? JSON.stringify(v)) : String(v)))
+          .join(", ")
+        : cell(value)
+    }`
+  ).join(" · ")
+
 export class ResourceView {
   /** @param {Api} api @param {ResourceSpec} spec */
   constructor(api, spec) {
@@ -124,7 +138,7 @@ export class ResourceView {
     this.status.textContent = `${action.label}…`
     try {
       const answer = await this.api.request("POST", `${this.spec.route}/${item.id}${action.path}`, body)
-      const shown = isRecord(answer) && action.secret === undefined ? JSON.stringify(answer) : "done."
+      const shown = isRecord(answer) && action.secret === undefined ? summary(answer) : "done."
       this.status.textContent = `${action.label} ${item.name ?? item.id}: ${shown}`
     } catch (error) {
       this.status.textContent = `${action.label} ${item.name ?? item.id}: ${statusOf(error)}`

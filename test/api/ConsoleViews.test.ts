@@ -293,10 +293,17 @@ TestServer.suite()("console views", (it) => {
           const name = page.getByLabel("Name", { exact: true })
           await name.and(page.locator("[aria-invalid=\"true\"]")).waitFor()
           const errorId = (await name.getAttribute("aria-describedby"))?.split(" ")[0] ?? ""
-          return { tested, error: await page.locator(`[id="${errorId}"]`).textContent() }
+          return {
+            tested,
+            error: await page.locator(`[id="${errorId}"]`).textContent(),
+            invalid: await page.locator("[aria-invalid=\"true\"]").count()
+          }
         })
         yield* browser.screenshot("tool-servers")
-        assert.include(tools.tested, "\"connected\":true")
+        // Only the name is refused: a required choice left as it was (Transport) is sent as its first option.
+        assert.strictEqual(tools.invalid, 1)
+        assert.include(tools.tested, "connected: true · latencyMs: ")
+        assert.include(tools.tested, "toolCount: 3 · tools: mcp__gate__echo, mcp__gate__fail, mcp__gate__wait")
         assert.strictEqual(
           tools.error,
           "name must be 1 to 56 letters, digits, '_' or '-', without the reserved separator '__'"
