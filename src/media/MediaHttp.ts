@@ -52,6 +52,32 @@ const wordsOf = (text: string): string =>
 
 const failed = (message: string) => new GenerationFailed({ code: "media_provider_error", message })
 
+/** The most bytes a provider's answer (a generated file) may have: a larger one is refused as it arrives. */
+export const MaxAnswerBytes = 200 * 1024 * 1024
+
+/** The whole body, or undefined past `MaxAnswerBytes` (the rest is not read). */
+const readCapped = async (response: Response): Promise<Uint8Array | undefined> => {
+  const declared = Number(response.headers.get("content-length") ?? "0")
+  if (declared > MaxAnswerBytes) {
+    await response.body?.cancel()
+    return undefined
+  }
+  const chunks: Array<Uint8Array> = []
+  let total = 0
+  const reader = response.body?.getReader()
+  while (reader !== undefined) {
+    const { done, value } = await reader.read()
+    if (done) break
+    total += value.byteLength
+    if (total > MaxAnswerBytes) {
+      await reader.cancel()
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return new Uint8Array(Buffer.concat(chunks))
+}
+
 /** Sends the request; a non-2xx answer fails with the provider's words. */
 export const send = (request: MediaRequest) =>
   Effect.gen(function*() {
@@ -75,10 +101,14 @@ export const send = (request: MediaRequest) =>
 export const json = <A>(request: MediaRequest, schema: Schema.Decoder<A>) =>
   Effect.gen(function*() {
     const response = yield* send(request)
-    const text = yield* Effect.tryPromise({
-      try: () => response.text(),
+    const data = yield* Effect.tryPromise({
+      try: () => readCapped(response),
       catch: (cause) => failed(`${request.route}'s answer could not be read: ${errorText(cause)}`)
     })
+    if (data === undefined) {
+      return yield* failed(`${request.route}'s answer is over ${MaxAnswerBytes} bytes; it was not kept`)
+    }
+    const text = new TextDecoder().decode(data)
     return yield* Schema.decodeUnknownEffect(Schema.fromJsonString(schema))(text).pipe(
       Effect.mapError((e) => failed(`${request.route} answered in an unexpected shape: ${e.message}`))
     )
@@ -89,11 +119,14 @@ export const bytes = (request: MediaRequest) =>
   Effect.gen(function*() {
     const response = yield* send(request)
     const data = yield* Effect.tryPromise({
-      try: () => response.arrayBuffer(),
+      try: () => readCapped(response),
       catch: (cause) => failed(`${request.route}'s answer could not be read: ${errorText(cause)}`)
     })
+    if (data === undefined) {
+      return yield* failed(`${request.route}'s answer is over ${MaxAnswerBytes} bytes; it was not kept`)
+    }
     return {
-      bytes: new Uint8Array(data),
+      bytes: data,
       contentType: (response.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase()
     }
   })

@@ -134,157 +134,161 @@ const videoProgress = (chunks: ReadonlyArray<{ readonly type: string }>) =>
   )
 
 TestServer.suiteWith(Harness)("media generation", (it) => {
-  it.effect("an image, a spoken summary and a sound effect in one run: each sent in its provider's shape, delivered signed to the handler, the model reading the handler's reference", () =>
-    Effect.gen(function*() {
-      const server = yield* HookServer.HookServer
-      const ids = yield* IdGenerator
-      const { handler, path, secret } = yield* createHandler()
-      yield* server.answerWith(HookServer.reply(200, {
-        artifactId: "drv-1",
-        url: "https://drive.example.com/drv-1",
-        ref: { kind: "drive", id: "drv-1", block: "[[drv-1]]" }
-      }))
-      const { agent, thread } = yield* agentWithThread({
-        capabilities: { media },
-        artifacts: { exports: { resultHandlerId: handler.id } }
-      })
-      const before = (yield* server.received).length
-      const sentAtMs = yield* Clock.currentTimeMillis
-      const summary = "The fox crossed the river at dawn."
-      const { parsed, runId } = yield* send(
-        thread.id,
-        [
-          toolStep("generate_image", { prompt: "a red fox", size: "1024x1024" }),
-          toolStep("generate_speech", { text: summary }),
-          toolStep("generate_sound_effect", { text: "door creak" })
-        ].join("\n")
-      )
-      assert.strictEqual((yield* getRun(runId)).status, "completed")
-      assert.deepStrictEqual(failureTextsOf(parsed.chunks), [])
-
-      // Each request in the provider's own wire shape.
-      assert.deepStrictEqual(yield* sentTo("/v1/images/generations"), [
-        { model: "gpt-image-1", prompt: "a red fox", n: 1, size: "1024x1024" }
-      ])
-      assert.deepStrictEqual(yield* sentTo("/v1/audio/speech"), [
-        { model: "gpt-4o-mini-tts", input: summary, voice: "alloy", response_format: "mp3" }
-      ])
-      assert.deepStrictEqual(yield* sentTo("/v1/sound-generation"), [
-        { text: "door creak", duration_seconds: 5, model_id: "eleven_text_to_sound_v2" }
-      ])
-
-      // One signed delivery per file, with the 6.1 body.
-      const calls = callIdsOf(parsed.chunks)
-      const received = yield* receivedSince(before)
-      assert.strictEqual(received.length, 3)
-      const expected = [
-        { tool: "generate_image", bytes: png, type: "image/png" },
-        { tool: "generate_speech", bytes: speechBytes, type: "audio/mpeg" },
-        { tool: "generate_sound_effect", bytes: soundBytes, type: "audio/mpeg" }
-      ]
-      for (const [i, want] of expected.entries()) {
-        const body = yield* checkDispatch(received[i], {
-          path,
-          secret,
-          sentAtMs,
-          requestId: ids.derive("request", `${runId}:${calls[i]}:export`),
-          organizationId: "org_acme",
-          agentId: agent.id,
-          runId,
-          handlerId: handler.id
+  it.effect(
+    "an image, a spoken summary and a sound effect in one run: each sent in its provider's shape, delivered signed to the handler, the model reading the handler's reference",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* HookServer.HookServer
+        const ids = yield* IdGenerator
+        const { handler, path, secret } = yield* createHandler()
+        yield* server.answerWith(HookServer.reply(200, {
+          artifactId: "drv-1",
+          url: "https://drive.example.com/drv-1",
+          ref: { kind: "drive", id: "drv-1", block: "[[drv-1]]" }
+        }))
+        const { agent, thread } = yield* agentWithThread({
+          capabilities: { media },
+          artifacts: { exports: { resultHandlerId: handler.id } }
         })
-        assert.deepStrictEqual(body, {
-          runId,
-          threadId: thread.id,
-          agentId: agent.id,
-          toolName: want.tool,
-          toolCallId: calls[i],
-          stepNumber: i + 1,
-          mediaType: want.type,
-          bytes: want.bytes.byteLength,
-          sha256: sha(want.bytes),
-          content: { kind: "base64", base64: b64(want.bytes), mimeType: want.type }
-        })
-      }
+        const before = (yield* server.received).length
+        const sentAtMs = yield* Clock.currentTimeMillis
+        const summary = "The fox crossed the river at dawn."
+        const { parsed, runId } = yield* send(
+          thread.id,
+          [
+            toolStep("generate_image", { prompt: "a red fox", size: "1024x1024" }),
+            toolStep("generate_speech", { text: summary }),
+            toolStep("generate_sound_effect", { text: "door creak" })
+          ].join("\n")
+        )
+        assert.strictEqual((yield* getRun(runId)).status, "completed")
+        assert.deepStrictEqual(failureTextsOf(parsed.chunks), [])
 
-      // What the stream shows and the model reads: the handler's locators and reference.
-      const delivered = {
-        export: { artifactId: "drv-1", url: "https://drive.example.com/drv-1" },
-        artifact: { ref: { kind: "drive", id: "drv-1", block: "[[drv-1]]" }, block: "[[drv-1]]" }
-      }
-      const [image, speech, sound] = outputsOf(parsed.chunks)
-      assert.deepStrictEqual(image, {
-        route: "openai:gpt-image-1",
-        images: [{
-          filename: `image-${calls[0].slice(-8)}.png`,
-          mediaType: "image/png",
-          bytes: png.byteLength,
-          sha256: sha(png),
-          ...delivered
-        }],
-        revisedPrompts: ["a red fox in snow"],
-        costCents: 4
-      })
-      assert.deepStrictEqual(speech, {
-        route: "openai:gpt-4o-mini-tts",
-        characters: summary.length,
-        filename: `speech-${calls[1].slice(-8)}.mp3`,
-        mediaType: "audio/mpeg",
-        bytes: speechBytes.byteLength,
-        sha256: sha(speechBytes),
-        ...delivered,
-        costCents: 0.051
-      })
-      assert.deepStrictEqual(sound, {
-        route: "elevenlabs:eleven_text_to_sound_v2",
-        durationSeconds: 5,
-        filename: `sound_effect-${calls[2].slice(-8)}.mp3`,
-        mediaType: "audio/mpeg",
-        bytes: soundBytes.byteLength,
-        sha256: sha(soundBytes),
-        ...delivered,
-        costCents: 1
-      })
-      // The scripted model answers with the last result it read: the handler's block is in it.
-      assert.include(textOf(parsed.message), "\"block\":\"[[drv-1]]\"")
+        // Each request in the provider's own wire shape.
+        assert.deepStrictEqual(yield* sentTo("/v1/images/generations"), [
+          { model: "gpt-image-1", prompt: "a red fox", n: 1, size: "1024x1024" }
+        ])
+        assert.deepStrictEqual(yield* sentTo("/v1/audio/speech"), [
+          { model: "gpt-4o-mini-tts", input: summary, voice: "alloy", response_format: "mp3" }
+        ])
+        assert.deepStrictEqual(yield* sentTo("/v1/sound-generation"), [
+          { text: "door creak", duration_seconds: 5, model_id: "eleven_text_to_sound_v2" }
+        ])
 
-      // Each generation is its own line of the usage receipt, its cost in the total.
-      const usage = Schema.decodeUnknownSync(Usage)(firstDataOf(parsed.chunks, "data-svc-usage"))
-      assert.deepStrictEqual(usage.mediaGenerations, [
-        {
-          type: "media_generation",
-          toolName: "generate_image",
-          toolCallId: calls[0],
-          kind: "image",
-          route: "openai:gpt-image-1",
-          unit: "image",
-          quantity: 1,
-          costCents: 4
-        },
-        {
-          type: "media_generation",
-          toolName: "generate_speech",
-          toolCallId: calls[1],
-          kind: "speech",
-          route: "openai:gpt-4o-mini-tts",
-          unit: "1k_characters",
-          quantity: summary.length / 1000,
-          costCents: 0.051
-        },
-        {
-          type: "media_generation",
-          toolName: "generate_sound_effect",
-          toolCallId: calls[2],
-          kind: "soundEffect",
-          route: "elevenlabs:eleven_text_to_sound_v2",
-          unit: "second",
-          quantity: 5,
-          costCents: 1
+        // One signed delivery per file, with the 6.1 body.
+        const calls = callIdsOf(parsed.chunks)
+        const received = yield* receivedSince(before)
+        assert.strictEqual(received.length, 3)
+        const expected = [
+          { tool: "generate_image", bytes: png, type: "image/png" },
+          { tool: "generate_speech", bytes: speechBytes, type: "audio/mpeg" },
+          { tool: "generate_sound_effect", bytes: soundBytes, type: "audio/mpeg" }
+        ]
+        for (const [i, want] of expected.entries()) {
+          const body = yield* checkDispatch(received[i], {
+            path,
+            secret,
+            sentAtMs,
+            requestId: ids.derive("request", `${runId}:${calls[i]}:export`),
+            organizationId: "org_acme",
+            agentId: agent.id,
+            runId,
+            handlerId: handler.id
+          })
+          assert.deepStrictEqual(body, {
+            runId,
+            threadId: thread.id,
+            agentId: agent.id,
+            toolName: want.tool,
+            toolCallId: calls[i],
+            stepNumber: i + 1,
+            mediaType: want.type,
+            bytes: want.bytes.byteLength,
+            sha256: sha(want.bytes),
+            content: { kind: "base64", base64: b64(want.bytes), mimeType: want.type }
+          })
         }
-      ])
-      assert.strictEqual(usage.costCents, 5.051)
-      assert.deepStrictEqual((yield* getRun(runId)).usage?.mediaGenerations, usage.mediaGenerations)
-    }))
+
+        // What the stream shows and the model reads: the handler's locators and reference.
+        const delivered = {
+          export: { artifactId: "drv-1", url: "https://drive.example.com/drv-1" },
+          artifact: { ref: { kind: "drive", id: "drv-1", block: "[[drv-1]]" }, block: "[[drv-1]]" }
+        }
+        const [image, speech, sound] = outputsOf(parsed.chunks)
+        assert.deepStrictEqual(image, {
+          route: "openai:gpt-image-1",
+          images: [{
+            filename: `image-${calls[0].slice(-8)}.png`,
+            mediaType: "image/png",
+            bytes: png.byteLength,
+            sha256: sha(png),
+            ...delivered
+          }],
+          revisedPrompts: ["a red fox in snow"],
+          costCents: 4
+        })
+        assert.deepStrictEqual(speech, {
+          route: "openai:gpt-4o-mini-tts",
+          characters: summary.length,
+          filename: `speech-${calls[1].slice(-8)}.mp3`,
+          mediaType: "audio/mpeg",
+          bytes: speechBytes.byteLength,
+          sha256: sha(speechBytes),
+          ...delivered,
+          costCents: 0.051
+        })
+        assert.deepStrictEqual(sound, {
+          route: "elevenlabs:eleven_text_to_sound_v2",
+          durationSeconds: 5,
+          filename: `sound_effect-${calls[2].slice(-8)}.mp3`,
+          mediaType: "audio/mpeg",
+          bytes: soundBytes.byteLength,
+          sha256: sha(soundBytes),
+          ...delivered,
+          costCents: 1
+        })
+        // The scripted model answers with the last result it read: the handler's block is in it.
+        assert.include(textOf(parsed.message), "\"block\":\"[[drv-1]]\"")
+
+        // Each generation is its own line of the usage receipt, its cost in the total.
+        const usage = Schema.decodeUnknownSync(Usage)(firstDataOf(parsed.chunks, "data-svc-usage"))
+        assert.deepStrictEqual(usage.mediaGenerations, [
+          {
+            type: "media_generation",
+            toolName: "generate_image",
+            toolCallId: calls[0],
+            kind: "image",
+            route: "openai:gpt-image-1",
+            unit: "image",
+            quantity: 1,
+            costCents: 4
+          },
+          {
+            type: "media_generation",
+            toolName: "generate_speech",
+            toolCallId: calls[1],
+            kind: "speech",
+            route: "openai:gpt-4o-mini-tts",
+            unit: "1k_characters",
+            quantity: summary.length / 1000,
+            costCents: 0.051
+          },
+          {
+            type: "media_generation",
+            toolName: "generate_sound_effect",
+            toolCallId: calls[2],
+            kind: "soundEffect",
+            route: "elevenlabs:eleven_text_to_sound_v2",
+            unit: "second",
+            quantity: 5,
+            costCents: 1
+          }
+        ])
+        assert.strictEqual(usage.costCents, 5.051)
+        assert.deepStrictEqual((yield* getRun(runId)).usage?.mediaGenerations, usage.mediaGenerations)
+      }),
+    60_000
+  )
 
   it.effect("a file over 1 MiB goes to the handler as a url transfer handle this service serves, with its svcArtifactId", () =>
     Effect.gen(function*() {
@@ -329,67 +333,73 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
       )
     }))
 
-  it.effect("without a handler: the native svc handle (with 'include-svc-signed' a signed URL), edit_image from it; generatedDeliverables false sends nothing", () =>
-    Effect.gen(function*() {
-      const server = yield* HookServer.HookServer
-      const { handler } = yield* createHandler()
-      const before = (yield* server.received).length
-      const { thread } = yield* agentWithThread({
-        capabilities: { media: true },
-        artifacts: {
-          stream: { urls: "include-svc-signed" },
-          exports: { resultHandlerId: handler.id, include: { generatedDeliverables: false } }
-        }
-      })
-      const first = yield* send(thread.id, toolStep("generate_music", { prompt: "calm piano" }))
-      assert.deepStrictEqual(failureTextsOf(first.parsed.chunks), [])
-      const music = Schema.decodeUnknownSync(Schema.Struct({
-        lengthMs: Schema.Number,
-        artifact: Schema.Struct({
-          ref: Schema.Struct({ kind: Schema.Literal("svc"), id: Schema.String }),
-          url: Schema.String
+  it.effect(
+    "without a handler: the native svc handle (with 'include-svc-signed' a signed URL), edit_image from it; generatedDeliverables false sends nothing",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* HookServer.HookServer
+        const { handler } = yield* createHandler()
+        const before = (yield* server.received).length
+        const { thread } = yield* agentWithThread({
+          capabilities: { media: true },
+          artifacts: {
+            stream: { urls: "include-svc-signed" },
+            exports: { resultHandlerId: handler.id, include: { generatedDeliverables: false } }
+          }
         })
-      }))(outputsOf(first.parsed.chunks)[0])
-      assert.strictEqual(music.lengthMs, 30_000)
-      assert.deepStrictEqual(yield* sentTo("/v1/music"), [{
-        prompt: "calm piano",
-        music_length_ms: 30_000,
-        model_id: "music_v1"
-      }])
-      const served = yield* Uploads.download(
-        new URL(music.artifact.url).pathname + new URL(music.artifact.url).search,
-        null
-      )
-      assert.strictEqual(served.status, 200)
-      assert.deepStrictEqual(Buffer.from(served.bytes), musicBytes)
+        const first = yield* send(thread.id, toolStep("generate_music", { prompt: "calm piano" }))
+        assert.deepStrictEqual(failureTextsOf(first.parsed.chunks), [])
+        const music = Schema.decodeUnknownSync(Schema.Struct({
+          lengthMs: Schema.Number,
+          artifact: Schema.Struct({
+            ref: Schema.Struct({ kind: Schema.Literal("svc"), id: Schema.String }),
+            url: Schema.String
+          })
+        }))(outputsOf(first.parsed.chunks)[0])
+        assert.strictEqual(music.lengthMs, 30_000)
+        assert.deepStrictEqual(yield* sentTo("/v1/music"), [{
+          prompt: "calm piano",
+          music_length_ms: 30_000,
+          model_id: "music_v1"
+        }])
+        const served = yield* Uploads.download(
+          new URL(music.artifact.url).pathname + new URL(music.artifact.url).search,
+          null
+        )
+        assert.strictEqual(served.status, 200)
+        assert.deepStrictEqual(Buffer.from(served.bytes), musicBytes)
 
-      // An image, then edit_image from its artifact id: the source goes to /images/edits as a file.
-      const image = yield* send(thread.id, toolStep("generate_image", { prompt: "a lighthouse" }))
-      const { images } = Schema.decodeUnknownSync(Schema.Struct({
-        images: Schema.Array(Schema.Struct({ artifact: Schema.Struct({ ref: Schema.Struct({ id: Schema.String }) }) }))
-      }))(outputsOf(image.parsed.chunks)[0])
-      const edited = yield* send(
-        thread.id,
-        toolStep("edit_image", { source: images[0].artifact.ref.id, prompt: "a red fox by the lighthouse" })
-      )
-      assert.deepStrictEqual(failureTextsOf(edited.parsed.chunks), [])
-      const { recorder } = yield* Peers
-      const edit = recorder.requests().filter((r) => r.path === "/v1/images/edits")
-      assert.strictEqual(edit.length, 1)
-      assert.match(edit[0].contentType, /^multipart\/form-data; boundary=/)
-      const form = yield* Effect.promise(() =>
-        new Response(edit[0].body, { headers: { "content-type": edit[0].contentType } }).formData()
-      )
-      assert.strictEqual(form.get("model"), "gpt-image-1")
-      assert.strictEqual(form.get("prompt"), "a red fox by the lighthouse")
-      const source = form.get("image")
-      assert.isTrue(source instanceof Blob)
-      if (source instanceof Blob) {
-        assert.deepStrictEqual(Buffer.from(yield* Effect.promise(() => source.arrayBuffer())), png)
-      }
-      // generatedDeliverables false: none of them went to the handler.
-      assert.strictEqual((yield* receivedSince(before)).length, 0)
-    }))
+        // An image, then edit_image from its artifact id: the source goes to /images/edits as a file.
+        const image = yield* send(thread.id, toolStep("generate_image", { prompt: "a lighthouse" }))
+        const { images } = Schema.decodeUnknownSync(Schema.Struct({
+          images: Schema.Array(
+            Schema.Struct({ artifact: Schema.Struct({ ref: Schema.Struct({ id: Schema.String }) }) })
+          )
+        }))(outputsOf(image.parsed.chunks)[0])
+        const edited = yield* send(
+          thread.id,
+          toolStep("edit_image", { source: images[0].artifact.ref.id, prompt: "a red fox by the lighthouse" })
+        )
+        assert.deepStrictEqual(failureTextsOf(edited.parsed.chunks), [])
+        const { recorder } = yield* Peers
+        const edit = recorder.requests().filter((r) => r.path === "/v1/images/edits")
+        assert.strictEqual(edit.length, 1)
+        assert.match(edit[0].contentType, /^multipart\/form-data; boundary=/)
+        const form = yield* Effect.promise(() =>
+          new Response(edit[0].body, { headers: { "content-type": edit[0].contentType } }).formData()
+        )
+        assert.strictEqual(form.get("model"), "gpt-image-1")
+        assert.strictEqual(form.get("prompt"), "a red fox by the lighthouse")
+        const source = form.get("image")
+        assert.isTrue(source instanceof Blob)
+        if (source instanceof Blob) {
+          assert.deepStrictEqual(Buffer.from(yield* Effect.promise(() => source.arrayBuffer())), png)
+        }
+        // generatedDeliverables false: none of them went to the handler.
+        assert.strictEqual((yield* receivedSince(before)).length, 0)
+      }),
+    60_000
+  )
 
   it.effect(
     "with a managed workspace each file is placed under media/ (its path returned), and edit_image reads a workspace path",
