@@ -15,6 +15,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { AttachmentRef } from "../../../domain/Conversation.ts"
+import { sha256Hex } from "../../artifacts/StoredBytes.ts"
 import type { ModelProvider } from "../../model/ModelProvider.ts"
 import * as ToolDef from "../../tools/ToolDef.ts"
 import type { ToolFamily } from "../../tools/ToolFamily.ts"
@@ -100,7 +101,7 @@ export const viewMedia = ToolDef.make({
           filename: source.filename,
           mediaType: source.mediaType,
           bytes: source.bytes.byteLength,
-          sha256: "",
+          sha256: sha256Hex(source.bytes),
           as: "image"
         }
       const view = yield* viewOf(kind, source, original, {
