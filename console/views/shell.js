@@ -90,7 +90,8 @@ export const shell = (api, header) => {
     const agent = list.agent
     if (agent !== undefined && conversation.thread?.id !== thread.id) await conversation.show(thread, agent)
   }
-  const onHash = () => void route()
+  // After following a link, focus goes to the view (its heading is read first), not back to the top.
+  const onHash = () => void route().finally(() => main.focus({ preventScroll: true }))
   window.addEventListener("hashchange", onHash)
   const timer = setInterval(() => void inbox.refresh(), inboxEveryMs)
   void route()
