@@ -27,7 +27,12 @@ export const ids = {
   run: checked(ClientId.run, "run id"),
   interaction: checked(ClientId.interaction, "interaction id"),
   file: checked(ClientId.file, "file id"),
-  apiKey: checked(ClientId.apiKey, "API key id")
+  apiKey: checked(ClientId.apiKey, "API key id"),
+  toolServer: checked(ClientId.toolServer, "tool server id"),
+  httpConnection: checked(ClientId.httpConnection, "HTTP connection id"),
+  secret: checked(ClientId.secret, "secret id"),
+  hook: checked(ClientId.hook, "hook id"),
+  resultHandler: checked(ClientId.resultHandler, "result handler id")
 }
 
 export interface PageOptions {

@@ -11,7 +11,8 @@ import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiServiceU
 import { IdempotencyHeaders } from "./Headers.ts"
 
 /** `metadata[<key>]=<value>` (any number of pairs, every one must match), keys as metadata keys are. */
-const MetadataFilterKey = Schema.String.check(
+// A template literal (not a plain string) so that the typed client's query keeps `limit` a number.
+const MetadataFilterKey = Schema.TemplateLiteral(["metadata[", Schema.String, "]"]).check(
   Schema.isPattern(/^metadata\[.{1,40}\]$/, {
     message: "metadata filters are metadata[<key of 1 to 40 characters>]=<value>"
   })

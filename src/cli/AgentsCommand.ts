@@ -1,15 +1,14 @@
 /**
- * `agents list` (newest first, one line each, or the page as JSON) and
- * `agents create` (a body from `--file`, with flags over it), through the typed client.
+ * `agents list|get|create|update|delete`, through the typed client. A body
+ * comes from `--file` / `--data` (the API's fields), with `--context`,
+ * `--band` and `--metadata` over it.
  */
-import { checked, normalized } from "agent-service/client"
-import { Effect, Option, Schema } from "effect"
-import { Command, Flag } from "effect/cli"
-import { type Agent, AgentCreate } from "../../domain/Agent.ts"
-import { Usage } from "./CommandFailure.ts"
-import { client } from "./Connection.ts"
-import { Output } from "./Output.ts"
-import { json, listCommand } from "./PagedList.ts"
+import { checked, ids } from "agent-service/client"
+import { Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { type Agent, AgentCreate, AgentPatch } from "../../domain/Agent.ts"
+import { asObject, type Body, bodyFlags, bodyOf, field, json, printed } from "./Flags.ts"
+import { type Api, resourceCommands, withApi } from "./ResourceCommands.ts"
 
 /** The first line of the agent's first context block, cut to 60 characters. */
 const summary = (agent: Agent) => {
@@ -19,51 +18,73 @@ const summary = (agent: Agent) => {
 
 const agentLine = (agent: Agent) => [agent.id, agent.band, agent.createdAt, summary(agent)].join("  ").trimEnd()
 
-const list = listCommand({
+const createBody = checked(AgentCreate, "agent")
+const patchBody = checked(AgentPatch, "agent change")
+
+const createAgent = (api: Api, body: Body) =>
+  Effect.flatMap(createBody(body), (payload) => api.agents.create({ payload, headers: {} }))
+const updateAgent = (api: Api, id: string, body: Body) =>
+  Effect.flatMap(
+    Effect.all([ids.agent(id), patchBody(body)]),
+    ([id, payload]) => api.agents.update({ params: { id }, payload })
+  )
+
+const commands = resourceCommands<Agent>({
+  command: "agents",
+  singular: "agent",
   plural: "agents",
-  command: "agents list",
-  description: "List agents, newest first",
-  fetch: (api, query) => api.agents.list({ query }),
-  line: agentLine
+  line: agentLine,
+  list: (api, query) => api.agents.list({ query }),
+  get: (api, id) => Effect.flatMap(ids.agent(id), (id) => api.agents.get({ params: { id } })),
+  create: createAgent,
+  update: updateAgent,
+  remove: (api, id) => Effect.flatMap(ids.agent(id), (id) => api.agents.delete({ params: { id } }))
 })
 
-const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
-const decodeObject = Schema.decodeUnknownOption(JsonObject)
-const agentBody = checked(AgentCreate, "agent")
-
-const create = Command.make("create", {
-  file: Flag.FileParse("file", { format: "json" }).pipe(
-    Flag.optional,
-    Flag.withDescription("A JSON file with the agent's body (POST /v1/agents)")
-  ),
+const settingFlags = {
   context: Flag.String("context").pipe(Flag.optional, Flag.withDescription("The agent's context (instructions)")),
   band: Flag.String("band").pipe(Flag.optional, Flag.withDescription("lite, core or frontier")),
-  metadata: Flag.KeyValuePair("metadata").pipe(Flag.optional, Flag.withDescription("key=value, repeatable")),
-  json
-}, (flags) =>
+  metadata: Flag.KeyValuePair("metadata").pipe(Flag.optional, Flag.withDescription("key=value, repeatable"))
+}
+
+/** The body of `--file` / `--data` with the setting flags over it (metadata merged key by key). */
+const withSettings = (flags: {
+  readonly file: Option.Option<unknown>
+  readonly data: Option.Option<string>
+  readonly stdin: Option.Option<string>
+  readonly context: Option.Option<string>
+  readonly band: Option.Option<string>
+  readonly metadata: Option.Option<Record<string, string>>
+}) =>
+  Effect.map(bodyOf(flags), (body): Body => ({
+    ...body,
+    ...field("context", flags.context),
+    ...field("band", flags.band),
+    ...field(
+      "metadata",
+      Option.map(flags.metadata, (m) => ({ ...Option.getOrElse(asObject(body["metadata"]), () => ({})), ...m }))
+    )
+  }))
+
+const create = Command.make("create", { ...bodyFlags, ...settingFlags, json }, (flags) =>
   Effect.gen(function*() {
-    const api = yield* client
-    const out = yield* Output
-    const file: Option.Option<Record<string, unknown>> = Option.isSome(flags.file)
-      ? decodeObject(flags.file.value)
-      : Option.some({})
-    if (Option.isNone(file)) return yield* new Usage({ message: "--file must hold a JSON object (the agent's body)" })
-    const fileMetadata = decodeObject(file.value["metadata"])
-    const body = {
-      ...file.value,
-      ...Option.match(flags.context, { onNone: () => ({}), onSome: (context) => ({ context }) }),
-      ...Option.match(flags.band, { onNone: () => ({}), onSome: (band) => ({ band }) }),
-      ...Option.match(flags.metadata, {
-        onNone: () => ({}),
-        onSome: (metadata) => ({ metadata: { ...Option.getOrElse(fileMetadata, () => ({})), ...metadata } })
-      })
-    }
-    const payload = yield* agentBody(body)
-    const agent = yield* normalized(api.agents.create({ payload, headers: {} }))
-    yield* out.line(flags.json ? JSON.stringify(agent, null, 2) : agent.id)
-  })).pipe(Command.withDescription("Create an agent from --file and/or flags; prints its id"))
+    const body = yield* withSettings(flags)
+    const agent = yield* withApi((api) => createAgent(api, body))
+    yield* printed(flags.json, agent, (a) => a.id)
+  })).pipe(Command.withDescription("Create an agent from --file / --data and the flags; prints its id"))
+
+const update = Command.make(
+  "update",
+  { id: Argument.String("id"), ...bodyFlags, ...settingFlags, json },
+  (flags) =>
+    Effect.gen(function*() {
+      const body = yield* withSettings(flags)
+      const agent = yield* withApi((api) => updateAgent(api, flags.id, body))
+      yield* printed(flags.json, agent, agentLine)
+    })
+).pipe(Command.withDescription("Change an agent: the fields of --file / --data and the flags (PATCH)"))
 
 export const agents = Command.make("agents").pipe(
-  Command.withDescription("List and create agents"),
-  Command.withSubcommands([list, create])
+  Command.withDescription("Agents: list, get, create, update, delete"),
+  Command.withSubcommands([commands.list, commands.get, create, update, commands.delete])
 )

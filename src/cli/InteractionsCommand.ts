@@ -1,14 +1,17 @@
 /**
- * `interactions list` (pending by default), `approve` / `deny` an approval
- * request, and `answer` a question with `--text` or `--option`.
+ * `interactions list` (pending by default), `get`, `approve` / `deny` an
+ * approval request, and `answer` a question with `--text` or `--option`
+ * (each a resolve, POST /v1/interactions/:id/resolve), with `--json`.
  */
-import { checked, filters, ids, normalized, pageQuery } from "agent-service/client"
+import { checked, filters, ids, normalized } from "agent-service/client"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type InputResponse, type Interaction, ResolveInteractionBody } from "../../domain/Interaction.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
+import { json, pageFlags, pageOf, printed, printPage } from "./Flags.ts"
 import { Output } from "./Output.ts"
+import { idArgument, withApi } from "./ResourceCommands.ts"
 import { brief, requestLines } from "./RunView.ts"
 
 const resolveBody = checked(ResolveInteractionBody, "resolution")
@@ -21,41 +24,47 @@ const interactionLine = (i: Interaction) =>
 const list = Command.make("list", {
   run: Flag.String("run").pipe(Flag.optional, Flag.withDescription("Only this run's interactions")),
   all: Flag.Boolean("all").pipe(Flag.withDefault(false), Flag.withDescription("Resolved and cancelled ones too")),
-  limit: Flag.Int("limit").pipe(Flag.optional),
-  cursor: Flag.String("cursor").pipe(Flag.optional),
-  json: Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("Print the page as JSON"))
+  ...pageFlags,
+  json
 }, (flags) =>
   Effect.gen(function*() {
-    const api = yield* client
-    const out = yield* Output
-    const page = yield* pageQuery({
-      limit: Option.getOrUndefined(flags.limit),
-      cursor: Option.getOrUndefined(flags.cursor)
-    })
+    const page = yield* pageOf(flags)
     const runId = yield* filters.runId(Option.getOrUndefined(flags.run))
-    const answer = yield* normalized(api.interactions.list({
-      query: {
-        ...page,
-        ...(runId === undefined ? {} : { runId }),
-        ...(flags.all ? {} : { status: "pending" as const })
-      }
-    }))
-    if (flags.json) return yield* out.line(JSON.stringify(answer, null, 2))
-    if (answer.data.length === 0) return yield* out.line(flags.all ? "no interactions" : "no pending interactions")
-    yield* Effect.forEach(answer.data, (i) => out.line(interactionLine(i)))
-    if (answer.nextCursor !== null) yield* out.line(`more: interactions list --cursor ${answer.nextCursor}`)
+    const query = {
+      ...page,
+      ...(runId === undefined ? {} : { runId }),
+      ...(flags.all ? {} : { status: "pending" as const })
+    }
+    const answer = yield* withApi((api) => api.interactions.list({ query }))
+    const command = [
+      "interactions list",
+      ...(flags.all ? ["--all"] : []),
+      ...(runId === undefined ? [] : [`--run ${runId}`])
+    ]
+    yield* printPage(flags.json, answer, {
+      plural: flags.all ? "interactions" : "pending interactions",
+      command: command.join(" "),
+      line: interactionLine
+    })
   })).pipe(Command.withDescription("List pending interactions (approvals and questions)"))
 
-const resolve = (id: string, body: unknown) =>
+const get = Command.make("get", { id: idArgument("interaction"), json }, (flags) =>
+  Effect.gen(function*() {
+    const interaction = yield* withApi((api) =>
+      Effect.flatMap(ids.interaction(flags.id), (id) => api.interactions.get({ params: { id } }))
+    )
+    yield* printed(flags.json, interaction, interactionLine)
+  })).pipe(Command.withDescription("Show an interaction"))
+
+const resolve = (id: string, body: unknown, asJson: boolean) =>
   Effect.gen(function*() {
     const api = yield* client
-    const out = yield* Output
     const interactionId = yield* ids.interaction(id)
     const payload = yield* resolveBody(body)
     const resolved = yield* normalized(
       api.interactions.resolve({ params: { id: interactionId }, payload, headers: {} })
     )
-    yield* out.line(`${resolved.id} ${resolved.status}${resolved.decision === null ? "" : `: ${resolved.decision}`}`)
+    yield* printed(asJson, resolved, (r) => `${r.id} ${r.status}${r.decision === null ? "" : `: ${r.decision}`}`)
   })
 
 const reason = Flag.String("reason").pipe(Flag.optional, Flag.withDescription("Why (passed on to the model)"))
@@ -65,9 +74,13 @@ const withReason = (r: Option.Option<string>) =>
 const decide = (name: "approve" | "deny") =>
   Command.make(
     name,
-    { id: Argument.String("interaction-id"), reason },
+    { id: Argument.String("interaction-id"), reason, json },
     (flags) =>
-      resolve(flags.id, { inputResponses: [{ requestId: flags.id, optionId: name }], ...withReason(flags.reason) })
+      resolve(
+        flags.id,
+        { inputResponses: [{ requestId: flags.id, optionId: name }], ...withReason(flags.reason) },
+        flags.json
+      )
   ).pipe(
     Command.withDescription(`${name === "approve" ? "Approve" : "Deny"} a pending tool call`)
   )
@@ -90,7 +103,8 @@ const answer = Command.make("answer", {
   ),
   text: Flag.String("text").pipe(Flag.optional, Flag.withDescription("A free-form answer")),
   option: Flag.String("option").pipe(Flag.atLeast(0), Flag.withDescription("An option's id (repeat for several)")),
-  reason
+  reason,
+  json
 }, (flags) =>
   Effect.gen(function*() {
     const api = yield* client
@@ -118,10 +132,10 @@ const answer = Command.make("answer", {
       ...Option.match(flags.text, { onNone: () => ({}), onSome: (text) => ({ text }) }),
       ...(options.length === 1 ? { optionId: options[0] } : options.length > 1 ? { optionIds: options } : {})
     }
-    return yield* resolve(flags.id, { inputResponses: [response], ...withReason(flags.reason) })
+    return yield* resolve(flags.id, { inputResponses: [response], ...withReason(flags.reason) }, flags.json)
   })).pipe(Command.withDescription("Answer a question with --text and/or --option"))
 
 export const interactions = Command.make("interactions").pipe(
   Command.withDescription("Pending approvals and questions"),
-  Command.withSubcommands([list, decide("approve"), decide("deny"), answer])
+  Command.withSubcommands([list, get, decide("approve"), decide("deny"), answer])
 )

@@ -9,8 +9,9 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { type ApiKey, ApiKeyCreate } from "../../domain/ApiKey.ts"
 import { client } from "./Connection.ts"
+import { json } from "./Flags.ts"
 import { Output } from "./Output.ts"
-import { json, listCommand } from "./PagedList.ts"
+import { listCommand } from "./PagedList.ts"
 
 const keyBody = checked(ApiKeyCreate, "key")
 

@@ -1,7 +1,10 @@
 /**
  * A run as the terminal shows it while it streams: answer text as it
  * arrives, one plain line per tool call, result, approval or question (with
- * the commands that answer it), and the run's final status and usage.
+ * the commands that answer it), and the run's final status and usage; or,
+ * with `--json`, one JSON line per event (`{"id","chunk"}`) and the run
+ * (`{"run"}`). A run that ended failed or cancelled fails the command
+ * (RunUnsuccessful: exit 3 or 4).
  */
 import type { ApiClient, Chunk, Failure, RunEvents } from "agent-service/client"
 import { normalized } from "agent-service/client"
@@ -9,6 +12,9 @@ import { Effect, Option, Schema, Stream } from "effect"
 import { ToolFailureOutput } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { QuestionRequest } from "../../domain/Interaction.ts"
+import type { Run } from "../../domain/Run.ts"
+import { cliName } from "./CliName.ts"
+import { RunUnsuccessful } from "./CommandFailure.ts"
 import { Output } from "./Output.ts"
 
 const maxJson = 200
@@ -35,8 +41,8 @@ export const requestLines = (interactionId: string, request: unknown): ReadonlyA
       r.kind === "approval_request"
         ? [
           `[approval] ${interactionId}: ${r.toolName} ${brief(r.input)}`,
-          `  approve: agent-service interactions approve ${interactionId}`,
-          `  deny:    agent-service interactions deny ${interactionId}`
+          `  approve: ${cliName} interactions approve ${interactionId}`,
+          `  deny:    ${cliName} interactions deny ${interactionId}`
         ]
         : [
           `[question] ${interactionId}: ${r.title}`,
@@ -45,7 +51,7 @@ export const requestLines = (interactionId: string, request: unknown): ReadonlyA
               q.options === undefined ? "" : ` (options: ${q.options.map((o) => o.id).join(", ")})`
             }`
           ),
-          `  answer:  agent-service interactions answer ${interactionId}${
+          `  answer:  ${cliName} interactions answer ${interactionId}${
             (r.questions ?? []).length === 1 ? "" : " --question <id>"
           } --text <answer> | --option <id>`
         ]
@@ -136,11 +142,9 @@ export const runView = Effect.gen(function*() {
     }
   }
 
-  /** The run as it stands once its stream ended: status, and usage or the reason it stopped. */
-  const end = (api: ApiClient, runId: RunId) =>
+  /** The run's line: status, and usage or the reason it stopped. */
+  const runLine = (run: Run) =>
     Effect.gen(function*() {
-      yield* out.progress(undefined)
-      const run = yield* normalized(api.runs.get({ params: { id: runId } }))
       const usage = run.usage === undefined
         ? ""
         : `: ${run.usage.inputTokens} in / ${run.usage.outputTokens} out tokens, ${run.usage.costCents} cents, ${
@@ -151,13 +155,33 @@ export const runView = Effect.gen(function*() {
         `[run] ${run.id} ${run.status}${usage}${reason === null || reason === undefined ? "" : ` (${reason})`}`
       )
       if (run.status === "waiting_for_approval" || run.status === "waiting_for_input") {
-        yield* out.line(`  follow:  agent-service runs tail ${run.id}`)
+        yield* out.line(`  follow:  ${cliName} runs tail ${run.id}`)
       }
     })
 
-  /** Shows every event of `events`, then the run's final line. */
-  const follow = (api: ApiClient, runId: RunId, events: Stream.Stream<RunEvents.RunEvent, Failure>) =>
-    Effect.andThen(Stream.runForEach(events, (event) => show(event.chunk)), end(api, runId))
+  /** The run as it stands once its stream ended; fails when it failed or was cancelled. */
+  const end = (api: ApiClient, runId: RunId, json: boolean) =>
+    Effect.gen(function*() {
+      yield* out.progress(undefined)
+      const run = yield* normalized(api.runs.get({ params: { id: runId } }))
+      yield* json ? out.line(JSON.stringify({ run })) : runLine(run)
+      if (run.status === "failed" || run.status === "cancelled") {
+        return yield* new RunUnsuccessful({ status: run.status })
+      }
+      return run
+    })
 
-  return { show, end, follow }
+  /** Shows every event of `events` (as JSON lines with `json`), then the run's final line. */
+  const follow = (
+    api: ApiClient,
+    runId: RunId,
+    events: Stream.Stream<RunEvents.RunEvent, Failure>,
+    json = false
+  ) =>
+    Effect.andThen(
+      Stream.runForEach(events, (event) => json ? out.line(JSON.stringify(event)) : show(event.chunk)),
+      end(api, runId, json)
+    )
+
+  return { show, runLine, end, follow }
 })

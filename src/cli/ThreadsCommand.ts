@@ -1,78 +1,90 @@
 /**
- * `threads history <thread-id>`: a thread's conversation, oldest first, in
- * the lines `send` and `runs tail` print while a run streams: each turn's run
- * id, the user's files and text, then what the agent thought, called and
- * answered.
+ * `threads list|get|create|delete|cancel|history`. `history` prints a
+ * thread's conversation, oldest first, in the lines `send` and `runs tail`
+ * print while a run streams (ThreadHistoryLines.ts), or the messages as JSON.
  */
-import { allMessages, normalized, type ThreadMessage } from "agent-service/client"
-import { Effect, Schema } from "effect"
-import { Argument, Command } from "effect/cli"
-import { ToolFailureOutput } from "../../domain/Chunk.ts"
-import { client } from "./Connection.ts"
+import { allMessages, checked, ids } from "agent-service/client"
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { type Thread, ThreadCreate } from "../../domain/Thread.ts"
+import { bodyFlags, bodyOf, field, json, pageFlags, pageOf, printed, printPage } from "./Flags.ts"
 import { Output } from "./Output.ts"
-import { brief } from "./RunView.ts"
+import { idArgument, withApi } from "./ResourceCommands.ts"
+import { messageLines } from "./ThreadHistoryLines.ts"
 
-const isToolFailure = Schema.is(ToolFailureOutput)
-const FollowupData = Schema.Struct({ text: Schema.String })
-const decodeFollowup = Schema.decodeUnknownOption(FollowupData)
+const threadLine = (t: Thread) => [t.id, t.agentId, t.status, t.createdAt].join("  ")
 
-type Part = ThreadMessage["parts"][number]
+const createBody = checked(ThreadCreate, "thread")
 
-/** A part's lines; text parts are the answer as it was streamed. */
-const partLines = (part: Part): ReadonlyArray<string> => {
-  switch (part.type) {
-    case "text":
-      return [part.text]
-    case "reasoning":
-      return [`[thinking] ${part.text}`]
-    case "file":
-      return [`[file] ${part.filename ?? ""} ${part.mediaType} ${part.url}`]
-    case "step-start":
-      return []
-  }
-  if (part.type.startsWith("data-")) {
-    if (part.type !== "data-svc-followup-replayed" || !("data" in part)) return []
-    const held = decodeFollowup(part.data)
-    return held._tag === "Some" ? [`[follow-up] ${held.value.text}`] : []
-  }
-  if (!("toolCallId" in part)) return []
-  const name = part.type.slice("tool-".length)
-  const call = "input" in part ? [`[tool] ${name} ${brief(part.input)}`] : [`[tool] ${name}`]
-  switch (part.state) {
-    case "output-available":
-      return [
-        ...call,
-        isToolFailure(part.output)
-          ? `[tool error] ${name}: ${part.output.error.code}: ${part.output.error.message}`
-          : `[result] ${name} ${brief(part.output)}`
-      ]
-    case "output-error":
-      return [...call, `[tool error] ${name}: ${part.errorText}`]
-    case "output-denied":
-      return [...call, `[denied] ${name}${part.approval.reason === undefined ? "" : `: ${part.approval.reason}`}`]
-    default:
-      return [...call, `[running] ${name}`]
-  }
-}
-
-/** A message's lines: the user's opens its turn with the run's id. */
-export const messageLines = (message: ThreadMessage): ReadonlyArray<string> => [
-  ...(message.role === "user" ? [`[turn] ${message.metadata.runId} ${message.metadata.createdAt}`] : []),
-  ...message.parts.flatMap((part) =>
-    message.role === "user" && part.type === "text" ? [`[user] ${part.text}`] : partLines(part)
-  )
-]
-
-const history = Command.make("history", { threadId: Argument.String("thread-id") }, (flags) =>
+const list = Command.make("list", {
+  agent: Flag.String("agent").pipe(Flag.withDescription("The agent whose threads to list")),
+  ...pageFlags,
+  json
+}, (flags) =>
   Effect.gen(function*() {
-    const api = yield* client
+    const query = yield* pageOf(flags)
+    const page = yield* withApi((api) =>
+      Effect.flatMap(ids.agent(flags.agent), (agentId) => api.threads.list({ query: { ...query, agentId } }))
+    )
+    yield* printPage(flags.json, page, {
+      plural: "threads",
+      command: `threads list --agent ${flags.agent}`,
+      line: threadLine
+    })
+  })).pipe(Command.withDescription("List an agent's threads, newest first: id  agent  status  createdAt"))
+
+const get = Command.make("get", { id: idArgument("thread"), json }, (flags) =>
+  Effect.gen(function*() {
+    const thread = yield* withApi((api) =>
+      Effect.flatMap(ids.thread(flags.id), (id) => api.threads.get({ params: { id } }))
+    )
+    yield* printed(flags.json, thread, threadLine)
+  })).pipe(Command.withDescription("Show a thread"))
+
+const create = Command.make("create", {
+  agent: Flag.String("agent").pipe(Flag.withDescription("The thread's agent")),
+  metadata: Flag.KeyValuePair("metadata").pipe(Flag.optional, Flag.withDescription("key=value, repeatable")),
+  ...bodyFlags,
+  json
+}, (flags) =>
+  Effect.gen(function*() {
+    const body = { ...(yield* bodyOf(flags)), agentId: flags.agent, ...field("metadata", flags.metadata) }
+    const thread = yield* withApi((api) =>
+      Effect.flatMap(createBody(body), (payload) => api.threads.create({ payload, headers: {} }))
+    )
+    yield* printed(flags.json, thread, (t) => t.id)
+  })).pipe(Command.withDescription("Create a thread on --agent (more fields from --file / --data); prints its id"))
+
+const remove = Command.make("delete", { id: idArgument("thread"), json }, (flags) =>
+  Effect.gen(function*() {
+    const deleted = yield* withApi((api) =>
+      Effect.flatMap(ids.thread(flags.id), (id) => api.threads.delete({ params: { id } }))
+    )
+    yield* printed(flags.json, deleted, (d) => `${d.id} deleted`)
+  })).pipe(Command.withDescription("Delete a thread (its runs are cancelled)"))
+
+const cancel = Command.make("cancel", { id: idArgument("thread"), json }, (flags) =>
+  Effect.gen(function*() {
+    const cancelled = yield* withApi((api) =>
+      Effect.flatMap(ids.thread(flags.id), (id) => api.runs.cancelThread({ params: { id }, headers: {} }))
+    )
+    yield* printed(
+      flags.json,
+      cancelled,
+      (c) => `${c.id}: ${c.cancelledRunId === null ? "no active run" : `cancelled ${c.cancelledRunId}`}`
+    )
+  })).pipe(Command.withDescription("Cancel the thread's active run"))
+
+const history = Command.make("history", { id: idArgument("thread"), json }, (flags) =>
+  Effect.gen(function*() {
     const out = yield* Output
-    const messages = yield* normalized(allMessages(api, flags.threadId))
+    const messages = yield* withApi((api) => allMessages(api, flags.id))
+    if (flags.json) return yield* out.line(JSON.stringify(messages, null, 2))
     if (messages.length === 0) return yield* out.line("no messages")
     for (const message of messages) yield* Effect.forEach(messageLines(message), out.line)
   })).pipe(Command.withDescription("Print a thread's conversation, oldest first"))
 
 export const threads = Command.make("threads").pipe(
-  Command.withDescription("Read threads"),
-  Command.withSubcommands([history])
+  Command.withDescription("Threads: list, get, create, delete, cancel, history"),
+  Command.withSubcommands([list, get, create, remove, cancel, history])
 )

@@ -36,9 +36,10 @@ export const stop = (p: Pick<Launched, "child">, signal: NodeJS.Signals = "SIGTE
   })
 
 /** Starts `node <script> args` with the given environment; interrupted or closed scopes kill it. */
-export const run = (script: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+export const run = (script: string, args: ReadonlyArray<string>, env: Record<string, string>, stdin?: string) =>
   Effect.callback<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }>((resume) => {
     const child = spawn(process.execPath, [script, ...args], { cwd: root, env: { ...process.env, ...env } })
+    if (stdin !== undefined) child.stdin.end(stdin)
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))

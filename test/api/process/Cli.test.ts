@@ -4,7 +4,9 @@
  * tools that need approval): exact stdout lines and exit codes of
  * `agents list|create`, `send`, `runs tail` (through a park, and through a
  * proxy that cuts its connection), `interactions list|approve|deny|answer`,
- * `keys create|list|revoke`, and the failures (the envelope's message and code; usage mistakes).
+ * `keys create|list|revoke`, an approval given by sending `yes` (followed to the
+ * run's end), the exit codes of a run that failed (3) or was cancelled (4), and
+ * the failures (the envelope's message and code; usage mistakes).
  * Each test has a workspace (an API key) of its own.
  */
 import { assert, layer } from "@effect/vitest"
@@ -21,7 +23,7 @@ import { gateServer } from "../../support/GateMcpServer.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { freePort } from "../../support/TestServer.ts"
 
-const workspaces = ["agents", "send", "question", "approval", "failures", "keys"] as const
+const workspaces = ["agents", "send", "question", "approval", "message", "ends", "failures", "keys"] as const
 type Workspace = (typeof workspaces)[number]
 const keyOf = (w: Workspace) => `sk_cli_${w}`
 /** Workspace `keys` has an admin key (it manages the organization's keys). */
@@ -98,7 +100,7 @@ const finished = (tail: ServiceProcess.Launched) =>
     () => ({ code: tail.child.exitCode, stdout: tail.stdout(), stderr: "" })
   )
 
-layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a process", (it) => {
+layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a process", (it) => {
   it.effect(
     "agents list and create: one line per agent; a body from --file with flags over it; a bad field exits 2",
     () =>
@@ -295,6 +297,89 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
   )
 
   it.effect(
+    "approving by message: `send <thread> yes` to a thread waiting for approval resolves it and follows the resumed run to its end",
+    () =>
+      Effect.gen(function*() {
+        const { url } = yield* Service
+        const gate = yield* gateServer
+        const created = yield* ServiceProcess.request(url, "POST", "/v1/tool-servers", keyOf("message"), {
+          name: "msggate",
+          transport: "http",
+          url: gate.url,
+          approval: "always"
+        })
+        const server = ServiceProcess.decodeJson(ToolServer, created.text)
+        const file = yield* jsonFile("msg-gated.json", { capabilities: { mcp: { toolServerIds: [server.id] } } })
+        const [agentId] = ok(yield* cli("message", ["agents", "create", "--file", file]))
+        const sent = ok(
+          yield* cli("message", ["send", "--agent", agentId, "/tool mcp__msggate__echo {\"text\":\"three\"}"])
+        )
+        const threadId = sent[0].replace("[thread] ", "")
+        const runId = runIdIn(sent)
+        const interactionId = sent.find((l) => l.startsWith("[approval] "))?.slice(11, 37) ?? ""
+        assert.match(interactionId, /^tar_[0-9A-Za-z]{22}$/)
+        assert.strictEqual((yield* get("message", `/v1/runs/${runId}`, Run)).status, "waiting_for_approval")
+
+        const yes = yield* cli("message", ["send", threadId, "yes"])
+        assert.strictEqual(yes.code, 0, yes.stderr)
+        assert.notInclude(yes.stderr, "error")
+        const done = yield* get("message", `/v1/runs/${runId}`, Run)
+        assert.strictEqual(done.status, "completed")
+        // The answer as the thread's history has it: the lines after the call's result.
+        const history = ok(yield* cli("message", ["threads", "history", threadId]))
+        const answer = history.slice(history.findIndex((l) => l.startsWith("[result] ")) + 1)
+        assert.isAbove(answer.length, 0)
+        assert.deepStrictEqual(ok(yes), [
+          `[resolved] ${interactionId}: allow`,
+          `[tool] mcp__msggate__echo {"text":"three"}`,
+          `[result] mcp__msggate__echo [{"type":"text","text":"three"}]`,
+          ...answer,
+          runLine(done)
+        ])
+        const json = ok(yield* cli("message", ["interactions", "get", interactionId, "--json"]))
+        const resolved = JSON.parse(json.join("\n")) as { readonly status: string; readonly decision: string }
+        assert.deepStrictEqual([resolved.status, resolved.decision], ["resolved", "allow"])
+      }).pipe(Effect.scoped),
+    600_000
+  )
+
+  it.effect(
+    "exit codes of a followed run: 3 when it failed (send, runs tail, --json), 4 when it was cancelled",
+    () =>
+      Effect.gen(function*() {
+        const [agentId] = ok(
+          yield* cli("ends", ["agents", "create", "--data", "{\"capabilities\":{\"userInteraction\":true}}"])
+        )
+        const failed = yield* cli("ends", ["send", "--agent", agentId, "/fail"])
+        assert.strictEqual(failed.code, 3, failed.stderr)
+        const lines = failed.stdout.split("\n").slice(0, -1)
+        const runId = runIdIn(lines)
+        const run = yield* get("ends", `/v1/runs/${runId}`, Run)
+        assert.strictEqual(run.status, "failed")
+        assert.strictEqual(lines[lines.length - 1], `${runLine(run)} (${run.error?.message})`)
+        assert.notInclude(failed.stderr, "error:")
+        const tailed = yield* cli("ends", ["runs", "tail", runId])
+        assert.strictEqual(tailed.code, 3)
+        const asJson = yield* cli("ends", ["runs", "tail", runId, "--json"])
+        assert.strictEqual(asJson.code, 3)
+        const jsonLines = asJson.stdout.split("\n").slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>)
+        assert.deepStrictEqual(Object.keys(jsonLines[0]), ["id", "chunk"])
+        assert.deepStrictEqual(jsonLines[jsonLines.length - 1], { run: JSON.parse(JSON.stringify(run)) })
+
+        const parked = ok(yield* cli("ends", ["send", "--agent", agentId, ask]))
+        const parkedRun = runIdIn(parked)
+        const cancelled = ok(yield* cli("ends", ["runs", "cancel", parkedRun]))
+        const afterCancel = yield* get("ends", `/v1/runs/${parkedRun}`, Run)
+        assert.strictEqual(afterCancel.status, "cancelled")
+        assert.match(cancelled[0] ?? "", new RegExp(`^${parkedRun}  cancelled  ${agentId}  thread_\\w+  \\S+`))
+        const tailCancelled = yield* cli("ends", ["runs", "tail", parkedRun])
+        assert.strictEqual(tailCancelled.code, 4, tailCancelled.stderr)
+        assert.match(tailCancelled.stdout, new RegExp(`\\[run\\] ${parkedRun} cancelled`))
+      }),
+    600_000
+  )
+
+  it.effect(
     "keys create, list and revoke: the key alone on stdout, once; one line per key; a revoked key is refused",
     () =>
       Effect.gen(function*() {
@@ -325,7 +410,7 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
           ]
             .join("  ")
         ])
-        assert.match(listed[1] ?? "", /^more: keys list --cursor \S+$/)
+        assert.match(listed[1] ?? "", /^more: agent-service keys list --cursor \S+$/)
 
         const revoked = ok(yield* cli("keys", ["keys", "revoke", id!]))
         assert.strictEqual(revoked.length, 1)
@@ -380,7 +465,8 @@ layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli as a pr
         const noKey = yield* ServiceProcess.run("src/cli.ts", ["agents", "list"], { SVC_URL: url })
         assert.deepStrictEqual([noKey.code, noKey.stderr], [
           2,
-          "error: no API key: pass --api-key or set SVC_API_KEY (an admin creates one with `keys create`)\n"
+          "error: no API key: pass --api-key or set SVC_API_KEY (the development key the service printed at its first " +
+          "start, a key of SVC_API_KEYS, or one an admin made with `agent-service keys create`)\n"
         ])
         const oneArgument = yield* cli("failures", ["send", "thread_x"])
         assert.deepStrictEqual([oneArgument.code, oneArgument.stderr], [
