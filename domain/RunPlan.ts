@@ -32,6 +32,18 @@ export const PlannedHttpConnection = Schema.Struct({
 })
 export type PlannedHttpConnection = typeof PlannedHttpConnection.Type
 
+/** capabilities.browser as the run started, with the export handler of each surface whose flag is on (spec 2.1.2). */
+export const BrowserPlan = Schema.Struct({
+  tabs: Schema.Boolean,
+  files: Schema.Boolean,
+  profileKey: Schema.optionalKey(Schema.String),
+  /** exports.include.browserScreenshots is true: screenshots go to the export handler. */
+  screenshotResultHandlerId: Schema.optionalKey(ResultHandlerId),
+  /** exports.include.browserDownloads is true: downloads go to the export handler. */
+  downloadResultHandlerId: Schema.optionalKey(ResultHandlerId)
+})
+export type BrowserPlan = typeof BrowserPlan.Type
+
 export const RunPlan = Schema.Struct({
   /** The user's text for this turn. */
   input: Schema.String,
@@ -68,6 +80,8 @@ export const RunPlan = Schema.Struct({
   subagents: Schema.optionalKey(Schema.Boolean),
   /** capabilities.web: web_fetch, and web_search where the deployment has a provider (src/web/WebTools.ts). */
   web: Schema.optionalKey(Schema.Boolean),
+  /** capabilities.browser: the managed browser in the thread's workspace (src/browser/), and where its artifacts go. */
+  browser: Schema.optionalKey(BrowserPlan),
   /** capabilities.mediaView: view_media, its images shown to the model (`auto`) or answered about by a vision call (`analysis`). */
   mediaView: Schema.optionalKey(Schema.Literals(["analysis", "auto"])),
   /** capabilities.media: the kinds the run may generate, each with its route and price as the run started (src/media/). */

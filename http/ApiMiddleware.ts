@@ -35,5 +35,7 @@ export class ApiFailures extends HttpApiMiddleware.Service<ApiFailures>()("svc/A
 
 export class Authentication extends HttpApiMiddleware.Service<Authentication, { provides: CurrentPrincipal }>()(
   "svc/Authentication",
-  { security: { bearer: HttpApiSecurity.bearer }, error: [ApiUnauthorized, ApiTooManyRequests] }
+  // Lowercase as OpenAPI writes it (Effect's `bearer` says "Bearer", which renderers such as /docs read as Basic);
+  // the header's scheme is matched without regard to case either way.
+  { security: { bearer: HttpApiSecurity.http({ scheme: "bearer" }) }, error: [ApiUnauthorized, ApiTooManyRequests] }
 ) {}

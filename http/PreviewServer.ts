@@ -30,7 +30,7 @@ const routesLayer = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
     const metrics = yield* ServiceMetrics
-    const observe = RequestTelemetry.observerOf(metrics, config.quiet)
+    const observe = RequestTelemetry.observerOf(metrics, config)
     return Layer.mergeAll(
       PreviewRoute.layer,
       RouterMiddleware.layer(noApi, {

@@ -1,12 +1,13 @@
 /**
  * What every answered request leaves behind: a count and a latency in the
- * metrics (by route template, never the raw path), a line in the access log
+ * metrics (by route template, never the raw path), one line in the access log
  * (unless SVC_QUIET=1; preview URLs never, their path is the grant), and the
  * name of its server span, `<METHOD> <route>` as the OTel HTTP conventions
  * name it (the router adds `http.route` and the status code).
  */
 import { Effect } from "effect"
 import type { HttpServerRequest } from "effect/http"
+import type { ServiceConfigShape } from "../src/config/ServiceConfig.ts"
 import type { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 import { prefix as previewPrefix } from "./PreviewRoute.ts"
 import type { Answered } from "./RouterMiddleware.ts"
@@ -18,17 +19,34 @@ import type { RouteMatcher } from "./RouteTable.ts"
  */
 export const observerOf = (
   metrics: ServiceMetrics["Service"],
-  quiet: boolean
+  config: Pick<ServiceConfigShape, "quiet" | "telemetry">
 ): ((answered: Answered) => Effect.Effect<void>) | undefined =>
-  metrics.enabled || !quiet ? observer(metrics, { accessLog: !quiet, unlogged: [previewPrefix] }) : undefined
+  metrics.enabled || !config.quiet
+    ? observer(metrics, {
+      accessLog: !config.quiet,
+      json: config.telemetry.logFormat === "json",
+      unlogged: [previewPrefix]
+    })
+    : undefined
 
+/** `GET /v1/agents/:id 200 3.2 ms req_...`: the route template, or the path when none matched. */
+export const accessLine = (answered: Answered): string =>
+  `${answered.method} ${answered.route === "unmatched" ? answered.path : answered.route} ${answered.status} ${
+    Math.round(answered.seconds * 1e4) / 10
+  } ms ${answered.requestId}`
+
+/**
+ * One line per answered request. As text, everything is in the line itself (annotations
+ * would print as a multi-line object); as JSON, the same facts are fields a shipper reads.
+ */
 export const observer = (
   metrics: ServiceMetrics["Service"],
-  options: { readonly accessLog: boolean; readonly unlogged: ReadonlyArray<string> }
+  options: { readonly accessLog: boolean; readonly json: boolean; readonly unlogged: ReadonlyArray<string> }
 ) =>
 (answered: Answered): Effect.Effect<void> => {
   metrics.recordRequest(answered.method, answered.route, answered.status, answered.seconds)
   if (!options.accessLog || options.unlogged.some((prefix) => answered.path.startsWith(prefix))) return Effect.void
+  if (!options.json) return Effect.log(accessLine(answered))
   return Effect.log("Sent HTTP response").pipe(
     // The first three in the order Effect's own access log used (log readers match on them).
     Effect.annotateLogs({

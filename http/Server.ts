@@ -2,14 +2,14 @@
  * The HTTP application: the API routes, `GET /healthz`, 404 on the paths of
  * preview URLs (`/v1/previews/...`: previews have a listener and an origin of
  * their own, http/PreviewServer.ts), the OpenAPI document
- * at `GET /v1/openapi.json`, the reference page at `GET /docs`, the browser
- * console at `GET /console`, `GET /metrics` when SVC_METRICS=on, and the
+ * at `GET /v1/openapi.json`, the reference page at `GET /docs` (http/DocsRoute.ts), the browser
+ * console at `GET /console` (`GET /` leads there), `GET /metrics` when SVC_METRICS=on, and the
  * global middleware (with the request metrics and the access log). Requires
  * the application services.
  */
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServerResponse } from "effect/http"
-import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { HttpApiBuilder } from "effect/http-api"
 import { ServiceConfig, type ServiceConfigShape } from "../src/config/ServiceConfig.ts"
 import { ServiceMetrics } from "../src/telemetry/ServiceMetrics.ts"
 import { AgentsHandlers } from "./AgentsHandlers.ts"
@@ -19,6 +19,7 @@ import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.t
 import { BandsHandlers } from "./BandsHandlers.ts"
 import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
 import * as ConsoleRoute from "./ConsoleRoute.ts"
+import * as DocsRoute from "./DocsRoute.ts"
 import { EnvironmentRunnersHandlers, EnvironmentsHandlers } from "./EnvironmentsHandlers.ts"
 import { ArtifactLinksHandlers, ArtifactsHandlers, FilesHandlers } from "./FilesHandlers.ts"
 import { HooksHandlers, ResultHandlersHandlers } from "./HooksHandlers.ts"
@@ -37,7 +38,8 @@ import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts
 const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string, string]> => [
   ["GET", "/healthz"],
   ["GET", "/v1/openapi.json"],
-  ["GET", "/docs"],
+  ["GET", "/"],
+  ...DocsRoute.routes,
   ...ConsoleRoute.routes,
   ["*", `${PreviewRoute.prefix}*`],
   ...(config.telemetry.metrics.enabled ? [["GET", MetricsRoute.path] as const] : [])
@@ -73,17 +75,19 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
 
 const Health = HttpRouter.add("GET", "/healthz", HttpServerResponse.jsonUnsafe({ status: "ok" }))
 
-const Docs = HttpApiScalar.layer(Api, { path: "/docs" })
+/** `/` leads to the console. */
+const Root = HttpRouter.add("GET", "/", HttpServerResponse.redirect(ConsoleRoute.path, { status: 302 }))
 
 export const layer = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* ServiceConfig
     const metrics = yield* ServiceMetrics
-    const observe = RequestTelemetry.observerOf(metrics, config.quiet)
+    const observe = RequestTelemetry.observerOf(metrics, config)
     return Layer.mergeAll(
       ApiRoutes,
       Health,
-      Docs,
+      Root,
+      DocsRoute.layer,
       ConsoleRoute.layer,
       PreviewRoute.elsewhere,
       MetricsRoute.layer,

@@ -20,6 +20,7 @@ import { normalizeContext } from "../../domain/Context.ts"
 import { InvalidRequest } from "../../domain/Errors.ts"
 import { type HostRuntimes, runtimeRefusal } from "../documents/HostRuntimes.ts"
 import { type MediaOffer, mediaRefusal } from "../media/MediaOffer.ts"
+import { browserRefusal } from "../browser/BrowserRuntime.ts"
 import { strictRefusal, type WebOffer } from "../web/WebTools.ts"
 import { allowDomainRefusal } from "../workspace/NetworkPolicy.ts"
 import { previewPorts } from "../workspace/Previews.ts"
@@ -249,11 +250,10 @@ export const checkConfig = (
     }
   }
   if (caps.browser !== undefined && browserRequested(caps.browser)) {
-    return InvalidRequest.forField(
-      "capabilities.browser",
-      "The browser capability needs a workspace provisioned for the managed browser; none is configured on this deployment.",
-      "managed_browser_unconfigured"
-    )
+    const refused = browserRefusal(ws)
+    if (refused !== undefined) {
+      return InvalidRequest.forField("capabilities.browser", refused, "managed_browser_unconfigured")
+    }
   }
   const media = mediaRefusal(caps.media, mediaOffer, config.policies.dataHandling === "strict")
   if (media !== undefined) return InvalidRequest.forField(media.field, media.message, media.code)

@@ -35,24 +35,19 @@ const GiB = 1024 * MiB
 /** The address space a browser reserves: effectively no bound (see the header). */
 export const addressSpaceBytes = 1024 * GiB
 
-export const browserLimitsOf: Record<ResourceClass, BrowserLimits> = {
-  small: {
-    command: {
-      cpuSeconds: 120,
-      memoryBytes: addressSpaceBytes,
-      processes: 256,
-      fileSizeBytes: 1 * GiB,
-      tmpBytes: 256 * MiB
-    },
-    rssBytes: 1 * GiB,
-    checkIntervalMs: 500,
-    actionTimeoutMs: 30_000
-  },
+/** The classes a browser runs on (see the header). */
+export type BrowserClass = Exclude<ResourceClass, "small">
+
+/** The browser's class of a workspace's `resources` (default standard); undefined on `small`. */
+export const browserClass = (resources: ResourceClass | undefined): BrowserClass | undefined =>
+  resources === "small" ? undefined : resources ?? "standard"
+
+export const browserLimitsOf: Record<BrowserClass, BrowserLimits> = {
   standard: {
     command: {
       cpuSeconds: 600,
       memoryBytes: addressSpaceBytes,
-      processes: 512,
+      processes: 256,
       fileSizeBytes: 5 * GiB,
       tmpBytes: 512 * MiB
     },
@@ -64,7 +59,7 @@ export const browserLimitsOf: Record<ResourceClass, BrowserLimits> = {
     command: {
       cpuSeconds: 1_800,
       memoryBytes: addressSpaceBytes,
-      processes: 1024,
+      processes: 512,
       fileSizeBytes: 20 * GiB,
       tmpBytes: 1 * GiB
     },

@@ -25,6 +25,17 @@ export interface OutboundOptions {
 }
 
 /**
+ * The settings that allow a URL the policy refused, named in the refusal when
+ * they would: a development server (http, localhost, a private address) is
+ * the usual case.
+ */
+const developmentHint = (reason: string): string =>
+  /must use https|loopback|private|fully qualified hostname|resolves to/.test(reason)
+    ? " For a development server set SVC_ALLOW_PRIVATE_URLS=1 (http and private addresses, never in production);" +
+      " SVC_TRUSTED_ORIGINS lists origins allowed as they are."
+    : ""
+
+/**
  * Shaped like the global fetch, so SDKs (MCP) can take it as their `fetch`. Bodies are strings.
  * `credentialHeaders` names further headers that carry a credential (an OpenAPI apiKey header):
  * like Authorization and Cookie, they are dropped when a redirect changes origin.
@@ -177,7 +188,7 @@ export class Outbound extends Context.Service<Outbound, {
     const refuse = (field: string, raw: string, reason: string) =>
       new InvalidRequest({
         code: "url_not_allowed",
-        message: `${field} '${raw}' ${reason}.`,
+        message: `${field} '${raw}' ${reason}.${options.allowPrivate ? "" : developmentHint(reason)}`,
         details: { field }
       })
 

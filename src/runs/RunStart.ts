@@ -7,7 +7,7 @@
  * (the thread's context is a cached prefix: ../threads/ContextPrefix.ts).
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
-import type { ManagedWorkspace } from "../../domain/Agent.ts"
+import type { AgentConfig, ManagedWorkspace } from "../../domain/Agent.ts"
 import {
   type Conflict,
   type InsufficientQuota,
@@ -22,6 +22,7 @@ import type { ThreadId } from "../../domain/Ids.ts"
 import type { Principal } from "../../domain/Principal.ts"
 import { type MessageInput, ZeroUsage } from "../../domain/Run.ts"
 import {
+  type BrowserPlan,
   DefaultMaxSteps,
   type PlannedHttpConnection,
   type PlannedToolServer,
@@ -70,6 +71,27 @@ const isPlainText = (input: MessageInput): boolean => {
 }
 
 /** A managed workspace the run opens: one whose spec offers the file tools or the shell. */
+/** capabilities.browser as the plan carries it; screenshots and downloads go to the export handler only when their flag is true. */
+const browserPlanOf = (
+  browser: AgentConfig["capabilities"]["browser"],
+  exports: AgentConfig["artifacts"]["exports"]
+): { readonly browser?: BrowserPlan } => {
+  if (browser === undefined || browser === false) return {}
+  const options = browser === true ? {} : browser
+  const handler = exports?.resultHandlerId
+  return {
+    browser: {
+      tabs: options.tabs === true,
+      files: options.files === true,
+      ...(options.authenticated === undefined ? {} : { profileKey: options.authenticated.profileKey }),
+      ...(handler !== undefined && exports?.include?.browserScreenshots === true
+        ? { screenshotResultHandlerId: handler }
+        : {}),
+      ...(handler !== undefined && exports?.include?.browserDownloads === true ? { downloadResultHandlerId: handler } : {})
+    }
+  }
+}
+
 const workspaceWithTools = (spec: ManagedWorkspace | null): spec is ManagedWorkspace =>
   spec !== null && (spec.filesystem !== false || spec.shell === true)
 
@@ -220,6 +242,7 @@ export class RunStart extends Context.Service<RunStart, {
           streamReasoning: input.streamReasoning === true,
           ...(agent.capabilities.subagents === true ? { subagents: true } : {}),
           ...(agent.capabilities.web === true ? { web: true } : {}),
+          ...browserPlanOf(agent.capabilities.browser, agent.artifacts.exports),
           ...(agent.capabilities.mediaView === undefined
             ? {}
             : { mediaView: agent.capabilities.mediaView.output ?? "auto" }),

@@ -10,6 +10,7 @@ import type { Principal } from "../../domain/Principal.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
+import * as BrowserRun from "../browser/BrowserRun.ts"
 import * as ExportTool from "../artifacts/ExportTool.ts"
 import { Files } from "../artifacts/Files.ts"
 import { CodehostTools } from "../codehost/CodehostTools.ts"
@@ -30,6 +31,7 @@ import type { Archive } from "../tools/ToolFamily.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import * as WebTools from "../web/WebTools.ts"
 import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
+import { Sandbox } from "../workspace/Sandbox.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import * as AttachmentFiles from "./AttachmentFiles.ts"
@@ -107,6 +109,7 @@ export class RunTools extends Context.Service<RunTools, {
       const secrets = yield* Secrets
       const sessions = yield* McpSessions
       const workspaces = yield* ThreadWorkspaces
+      const sandbox = yield* Sandbox
       const specs = SpecCache.make(outbound.fetch)
       const dispatch = yield* ResultDispatch
       const artifacts = yield* Artifacts
@@ -212,6 +215,23 @@ export class RunTools extends Context.Service<RunTools, {
             progress: Progress.make(runId, plan.streamProgress, writer).activity
           })
         ]
+        // The managed browser: started in the workspace's sandbox on the run's first browser call.
+        const browser = plan.browser === undefined || workspace[0] === undefined || plan.workspace === undefined
+          ? []
+          : yield* BrowserRun.open({
+            sandbox,
+            opened: workspace[0],
+            spec: plan.workspace,
+            plan: plan.browser,
+            delivery: {
+              artifacts: config.artifacts.store.kind === "none" ? undefined : artifacts,
+              dispatch,
+              run: { ...run, owner: principal },
+              signedUrls: plan.signedArtifactUrls === true
+            },
+            maxBytes: config.artifacts.fileMaxBytes,
+            profile: undefined
+          })
         const handlerId = plan.oversizedResultHandlerId
         return Toolset.make({
           families: [
@@ -231,6 +251,7 @@ export class RunTools extends Context.Service<RunTools, {
               })
             ]),
             ...codehost.map((c) => c.family),
+            ...browser,
             ...(plan.web === true
               ? [WebTools.family(outbound, config.webSearch, { viewMedia: plan.mediaView !== undefined })]
               : []),

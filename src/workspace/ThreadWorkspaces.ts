@@ -37,7 +37,7 @@ import * as WorkspaceSnapshotRepo from "../store/WorkspaceSnapshotRepo.ts"
 import { nowIso } from "../Time.ts"
 import type { GitOperation, ToolFamily } from "../tools/ToolFamily.ts"
 import * as EgressProxy from "./EgressProxy.ts"
-import type { NetworkMode } from "./NetworkPolicy.ts"
+import type { EgressRules, NetworkMode } from "./NetworkPolicy.ts"
 import { type Limits, limitsOf } from "./ResourceClass.ts"
 import { Sandbox, type Workspace } from "./Sandbox.ts"
 import * as SandboxLive from "./SandboxLive.ts"
@@ -68,6 +68,11 @@ interface OnNode {
   readonly gitLock: Semaphore.Semaphore
 }
 
+/** The workspace tools of a run, and the sandbox they run in (the managed browser starts there: src/browser/). */
+export type OpenedWorkspace = ToolFamily & {
+  readonly sandboxed: { readonly workspace: Workspace; readonly rules: EgressRules }
+}
+
 export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
   /**
    * The workspace tools of a run of `threadId`; the sandbox's network lives as long as the scope, and
@@ -78,7 +83,7 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
     principal: Principal,
     spec: ManagedWorkspace,
     report: SnapshotReport
-  ) => Effect.Effect<ToolFamily, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
+  ) => Effect.Effect<OpenedWorkspace, WorkspaceUnavailable | SnapshotUnavailable, Scope.Scope>
   /** Deletes the workspace files of these threads (they were deleted). */
   readonly remove: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
   /** The threads of an agent that have a managed workspace (read before the agent's threads are deleted with it). */
@@ -227,8 +232,9 @@ export class ThreadWorkspaces extends Context.Service<ThreadWorkspaces, {
             secrets: Object.values(env)
           }),
           // Each git operation has a proxy of its own on the workspace's one git socket: one at a time.
-          git: { exec: (operation: GitOperation) => gitLock.withPermits(1)(git.exec(operation)) }
-        }
+          git: { exec: (operation: GitOperation) => gitLock.withPermits(1)(git.exec(operation)) },
+          sandboxed: { workspace, rules: { network, allowPrivate: config.allowPrivateUrls, serviceHosts: [] } }
+        } satisfies OpenedWorkspace
       })
 
       return {

@@ -338,12 +338,12 @@ const rows: ReadonlyArray<Row> = [
     )
   },
   ...[true, { tabs: false }].map((browser): Row => ({
-    name: `browser ${JSON.stringify(browser)} needs a managed browser (an options object asks for one)`,
+    name: `browser ${JSON.stringify(browser)} needs a managed workspace (an options object asks for one)`,
     body: { capabilities: { browser } },
     refused: unconfigured(
       "capabilities.browser",
       "managed_browser_unconfigured",
-      "The browser capability needs a workspace provisioned for the managed browser; none is configured on this deployment."
+      "The browser capability needs a managed workspace with a filesystem (workspace: { type: 'managed' }): the browser runs in its sandbox."
     )
   })),
   {
