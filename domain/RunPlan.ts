@@ -44,6 +44,18 @@ export const BrowserPlan = Schema.Struct({
 })
 export type BrowserPlan = typeof BrowserPlan.Type
 
+/** capabilities.browser as the run started, with the export handler of each surface whose flag is on (spec 2.1.2). */
+export const BrowserPlan = Schema.Struct({
+  tabs: Schema.Boolean,
+  files: Schema.Boolean,
+  profileKey: Schema.optionalKey(Schema.String),
+  /** exports.include.browserScreenshots is true: screenshots go to the export handler. */
+  screenshotResultHandlerId: Schema.optionalKey(ResultHandlerId),
+  /** exports.include.browserDownloads is true: downloads go to the export handler. */
+  downloadResultHandlerId: Schema.optionalKey(ResultHandlerId)
+})
+export type BrowserPlan = typeof BrowserPlan.Type
+
 export const RunPlan = Schema.Struct({
   /** The user's text for this turn. */
   input: Schema.String,
@@ -80,6 +92,8 @@ export const RunPlan = Schema.Struct({
   subagents: Schema.optionalKey(Schema.Boolean),
   /** capabilities.web: web_fetch, and web_search where the deployment has a provider (src/web/WebTools.ts). */
   web: Schema.optionalKey(Schema.Boolean),
+  /** capabilities.browser: the managed browser in the thread's workspace (src/browser/), and where its artifacts go. */
+  browser: Schema.optionalKey(BrowserPlan),
   /** capabilities.browser: the managed browser in the thread's workspace (src/browser/), and where its artifacts go. */
   browser: Schema.optionalKey(BrowserPlan),
   /** capabilities.mediaView: view_media, its images shown to the model (`auto`) or answered about by a vision call (`analysis`). */

@@ -35,7 +35,8 @@ export const shell = (api, header) => {
   })
   const conversation = new ThreadPanel(api, {
     onInputRequested: () => void inbox.refresh(),
-    onChanged: () => void list.loadThreads()
+    onChanged: () => void list.loadThreads(),
+    onNamed: (threadId, name) => list.named(threadId, name)
   })
   const side = h("div", { class: "side" })
   const panes = h("div", { class: "panes" }, list.element, conversation.element, side)

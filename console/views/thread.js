@@ -23,13 +23,14 @@ const terminal = ["completed", "failed", "cancelled"]
 export class ThreadPanel {
   /**
    * @param {Api} api
-   * @param {{ onInputRequested: () => void, onChanged: (thread: Thread) => void }} listeners
-   *   a run in view parked on a person; the thread's state changed (a run ended, a rename, a delete)
+   * @param {{ onInputRequested: () => void, onChanged: (thread: Thread) => void, onNamed: (threadId: string, name: string) => void }} listeners
+   *   a run in view parked on a person; the thread's state changed (a run ended, a rename, a delete); its name is known
    */
-  constructor(api, { onInputRequested, onChanged }) {
+  constructor(api, { onInputRequested, onChanged, onNamed }) {
     this.api = api
     this.onInputRequested = onInputRequested
     this.onChanged = onChanged
+    this.onNamed = onNamed
     /** @type {Thread | undefined} */
     this.thread = undefined
     /** @type {Agent | undefined} */
@@ -107,9 +108,11 @@ export class ThreadPanel {
         (await this.api.runs({ threadId: thread.id, limit: 100 })).data.map((r) => [String(r.id), r])
       )
       if (this.thread !== thread) return
+      const name = threadName(thread, messages[0])
+      if (messages.length > 0) this.onNamed(thread.id, name)
       replace(
         this.title,
-        threadName(thread, messages[0]),
+        name,
         " ",
         h("code", {}, thread.id),
         h("span", { class: "meta" }, ` with ${agentName(agent)}`)
@@ -212,7 +215,9 @@ export class ThreadPanel {
     this.following?.abort()
     this.following = controller
     if (this.transcript.querySelector(".run") === null && thread.metadata["name"] === undefined) {
-      this.title.firstChild?.replaceWith(firstLine(text) || "Thread with files")
+      const name = firstLine(text) || "Thread with files"
+      this.title.firstChild?.replaceWith(name)
+      this.onNamed(thread.id, name)
     }
     const view = this.addTurn(response.headers.get("svc-run-id") ?? "", text, chosen.map((f) => f.name))
     view.element.scrollIntoView({ block: "start" })

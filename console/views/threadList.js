@@ -27,6 +27,8 @@ export class ThreadList {
     this.agent = undefined
     /** @type {string | undefined} the thread in view */
     this.threadId = undefined
+    /** @type {Map<string, string>} names from first messages already read (by the conversation or this list) */
+    this.names = new Map()
     this.agentList = h("ul", { class: "list", attrs: { "aria-label": "Agents" } })
     this.threadList = h("ul", { class: "list", attrs: { "aria-label": "Threads" } })
     this.error = h("p", { class: "error", attrs: { role: "alert", hidden: "" } })
@@ -115,7 +117,7 @@ export class ThreadList {
       for (const run of runs.data) if (!newest.has(run.threadId)) newest.set(run.threadId, run)
       const firsts = await Promise.all(
         page.data.map((thread) =>
-          thread.metadata["name"] !== undefined
+          thread.metadata["name"] !== undefined || this.names.has(thread.id)
             ? undefined
             : this.api.messages(thread.id, { limit: 1 }).then((p) => p.data[0], () => undefined)
         )
@@ -140,7 +142,7 @@ export class ThreadList {
                 },
                 on: { click: () => this.open(thread, agent) }
               },
-              h("span", { class: "name" }, threadName(thread, firsts[i])),
+              h("span", { class: "name" }, this.names.get(thread.id) ?? threadName(thread, firsts[i])),
               statusBadge(status),
               time(thread.updatedAt)
             )
@@ -150,6 +152,17 @@ export class ThreadList {
     } catch (error) {
       this.fail(error)
     }
+  }
+
+  /**
+   * A thread's name as the conversation learned it (its first message), shown at once and kept.
+   * @param {string} threadId
+   * @param {string} name
+   */
+  named(threadId, name) {
+    this.names.set(threadId, name)
+    const shown = this.threadList.querySelector(`[data-thread-id="${CSS.escape(threadId)}"] .name`)
+    if (shown !== null) shown.textContent = name
   }
 
   /**

@@ -3,6 +3,7 @@
  * `browser`, 7 `managed_browser_unconfigured`): the host has Debian's
  * Chromium (read once when the service starts), and the agent has a managed
  * workspace with a filesystem on a class the browser fits in (BrowserLimits).
+ * `authenticated` (stored profiles) is refused until profiles are built.
  */
 import { existsSync } from "node:fs"
 import type { AgentConfig } from "../../domain/Agent.ts"
@@ -25,6 +26,10 @@ export const browserRefusal = (
   }
   if (browserClass(workspace.resources) === undefined) {
     return "The managed browser needs workspace.resources 'standard' or 'large': on 'small' its threads would take the workspace's whole process limit."
+  }
+  // Stored profiles (PUT /v1/browser-profiles/:profileKey) are not built yet: refused rather than ignored.
+  if (typeof browser === "object" && browser.authenticated !== undefined) {
+    return "Authenticated browser profiles (capabilities.browser.authenticated) are not available on this deployment yet; use the browser without a profile."
   }
   return undefined
 }

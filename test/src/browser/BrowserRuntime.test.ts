@@ -7,7 +7,9 @@ import { assert, describe, it } from "@effect/vitest"
 import type { AgentConfig } from "../../../domain/Agent.ts"
 import { browserRefusal } from "../../../src/browser/BrowserRuntime.ts"
 
-const rows: ReadonlyArray<readonly [string, AgentConfig["workspace"], boolean, string | undefined]> = [
+const rows: ReadonlyArray<
+  readonly [string, AgentConfig["workspace"], boolean, string | undefined, AgentConfig["capabilities"]["browser"]?]
+> = [
   ["a managed workspace on a host with Chromium", { type: "managed" }, true, undefined],
   ["a large managed workspace", { type: "managed", resources: "large" }, true, undefined],
   [
@@ -35,6 +37,13 @@ const rows: ReadonlyArray<readonly [string, AgentConfig["workspace"], boolean, s
     "The browser capability needs a managed workspace with a filesystem (workspace: { type: 'managed' }): the browser runs in its sandbox."
   ],
   [
+    "an authenticated profile (not built yet)",
+    { type: "managed" },
+    true,
+    "Authenticated browser profiles (capabilities.browser.authenticated) are not available on this deployment yet; use the browser without a profile.",
+    { authenticated: { profileKey: "p" }, files: true }
+  ],
+  [
     "a small workspace",
     { type: "managed", resources: "small" },
     true,
@@ -43,7 +52,10 @@ const rows: ReadonlyArray<readonly [string, AgentConfig["workspace"], boolean, s
 ]
 
 describe("browserRefusal", () => {
-  for (const [name, workspace, installed, refused] of rows) {
-    it(name, () => assert.strictEqual(browserRefusal(workspace, installed), refused))
+  for (const [name, workspace, installed, refused, browser] of rows) {
+    it(
+      name,
+      () => assert.strictEqual(browserRefusal(browser ?? { tabs: true, files: true }, workspace, installed), refused)
+    )
   }
 })
