@@ -52,6 +52,8 @@ export interface Deliverable {
 
 /** How the model and the stream refer to a deliverable. */
 export interface Delivered {
+  /** The stored artifact (absent with SVC_ARTIFACT_STORE=none): what `GET /v1/artifacts/:id` and view_media take. */
+  readonly svcArtifactId?: string
   readonly mediaType: string
   readonly bytes: number
   readonly sha256: string
@@ -86,7 +88,9 @@ export const deliver = (
       ? { url: (yield* artifacts.signedLink(stored.id)).url }
       : {}
     const svcRef = stored === undefined ? undefined : { kind: "svc", id: stored.id }
+    const storedId = stored === undefined ? {} : { svcArtifactId: stored.id }
     const native: Delivered = {
+      ...storedId,
       ...described,
       artifact: { ...(svcRef === undefined ? {} : { ref: svcRef }), ...signed }
     }
@@ -123,6 +127,7 @@ export const deliver = (
     const ref = answer.ref ?? svcRef
     const block = answer.ref?.block === undefined ? {} : { block: answer.ref.block }
     return {
+      ...storedId,
       ...described,
       export: durable,
       artifact: { ...(ref === undefined ? {} : { ref }), ...block, ...signed }

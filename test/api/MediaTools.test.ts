@@ -215,9 +215,24 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
           artifact: { ref: { kind: "drive", id: "drv-1", block: "[[drv-1]]" }, block: "[[drv-1]]" }
         }
         const [image, speech, sound] = outputsOf(parsed.chunks)
+        // Each file is also a stored artifact of the run, by its id (what GET /v1/artifacts/:id and view_media take).
+        const idOf = (o: unknown) =>
+          Schema.decodeUnknownSync(Schema.Struct({ svcArtifactId: Schema.String }))(o).svcArtifactId
+        const artifactIds = [
+          idOf(Schema.decodeUnknownSync(Schema.Struct({ images: Schema.Array(Schema.Unknown) }))(image).images[0]),
+          idOf(speech),
+          idOf(sound)
+        ]
+        for (const [i, id] of artifactIds.entries()) {
+          assert.match(id, /^art_/)
+          const stored = yield* Uploads.download(`/v1/artifacts/${id}`)
+          assert.strictEqual(stored.status, 200)
+          assert.deepStrictEqual(Buffer.from(stored.bytes), expected[i].bytes)
+        }
         assert.deepStrictEqual(image, {
           route: "openai:gpt-image-1",
           images: [{
+            svcArtifactId: artifactIds[0],
             filename: `image-${calls[0].slice(-8)}.png`,
             mediaType: "image/png",
             bytes: png.byteLength,
@@ -230,6 +245,7 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
         assert.deepStrictEqual(speech, {
           route: "openai:gpt-4o-mini-tts",
           characters: summary.length,
+          svcArtifactId: artifactIds[1],
           filename: `speech-${calls[1].slice(-8)}.mp3`,
           mediaType: "audio/mpeg",
           bytes: speechBytes.byteLength,
@@ -240,6 +256,7 @@ TestServer.suiteWith(Harness)("media generation", (it) => {
         assert.deepStrictEqual(sound, {
           route: "elevenlabs:eleven_text_to_sound_v2",
           durationSeconds: 5,
+          svcArtifactId: artifactIds[2],
           filename: `sound_effect-${calls[2].slice(-8)}.mp3`,
           mediaType: "audio/mpeg",
           bytes: soundBytes.byteLength,
