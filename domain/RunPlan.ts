@@ -3,7 +3,7 @@
  * the agent or thread apply to the next run, never to this one.
  */
 import { Schema } from "effect"
-import { AgentApprovals, AgentSkill, CodehostCapability, ManagedWorkspace } from "./Agent.ts"
+import { AgentApprovals, AgentSkill, CodehostCapability, ManagedWorkspace, RemoteWorkspace } from "./Agent.ts"
 import { AttachmentRef } from "./Conversation.ts"
 import { HttpConnectionConfig } from "./HttpConnection.ts"
 import { HttpConnectionId, ResultHandlerId, ToolServerId } from "./Ids.ts"
@@ -44,18 +44,6 @@ export const BrowserPlan = Schema.Struct({
 })
 export type BrowserPlan = typeof BrowserPlan.Type
 
-/** capabilities.browser as the run started, with the export handler of each surface whose flag is on (spec 2.1.2). */
-export const BrowserPlan = Schema.Struct({
-  tabs: Schema.Boolean,
-  files: Schema.Boolean,
-  profileKey: Schema.optionalKey(Schema.String),
-  /** exports.include.browserScreenshots is true: screenshots go to the export handler. */
-  screenshotResultHandlerId: Schema.optionalKey(ResultHandlerId),
-  /** exports.include.browserDownloads is true: downloads go to the export handler. */
-  downloadResultHandlerId: Schema.optionalKey(ResultHandlerId)
-})
-export type BrowserPlan = typeof BrowserPlan.Type
-
 export const RunPlan = Schema.Struct({
   /** The user's text for this turn. */
   input: Schema.String,
@@ -80,6 +68,8 @@ export const RunPlan = Schema.Struct({
   streamReasoning: Schema.Boolean,
   /** The thread's managed workspace (its spec pinned at thread creation), when it has one with tools. */
   workspace: Schema.optionalKey(ManagedWorkspace),
+  /** The agent's remote workspace at run start (issue 31): its tools go to the environment's runners. */
+  remoteWorkspace: Schema.optionalKey(RemoteWorkspace),
   /** artifacts.oversizedToolResults.resultHandlerId: archives over-cap results when there is no workspace to keep them. */
   oversizedResultHandlerId: Schema.optionalKey(ResultHandlerId),
   /** artifacts.exports.resultHandlerId, when workspace exports go to it (exports.include.workspaceExports is not false). */
@@ -92,8 +82,6 @@ export const RunPlan = Schema.Struct({
   subagents: Schema.optionalKey(Schema.Boolean),
   /** capabilities.web: web_fetch, and web_search where the deployment has a provider (src/web/WebTools.ts). */
   web: Schema.optionalKey(Schema.Boolean),
-  /** capabilities.browser: the managed browser in the thread's workspace (src/browser/), and where its artifacts go. */
-  browser: Schema.optionalKey(BrowserPlan),
   /** capabilities.browser: the managed browser in the thread's workspace (src/browser/), and where its artifacts go. */
   browser: Schema.optionalKey(BrowserPlan),
   /** capabilities.mediaView: view_media, its images shown to the model (`auto`) or answered about by a vision call (`analysis`). */
