@@ -13,7 +13,7 @@ import { Context, Effect, Layer, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 import { agentWithThread, failureTextsOf, getRun, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { listen } from "../support/HttpPeer.ts"
-import { pdfOf, png, tone, video } from "../support/MediaFixtures.ts"
+import { noisyPng, pdfOf, png, tone, video } from "../support/MediaFixtures.ts"
 import * as TestServer from "../support/TestServer.ts"
 import { parseWithAi } from "../support/UiStream.ts"
 import { upload } from "../support/Uploads.ts"
@@ -25,6 +25,7 @@ interface Fixtures {
   readonly red: Uint8Array
   readonly pdf: Uint8Array
   readonly clip: Uint8Array
+  readonly noise: Uint8Array
 }
 
 class Site extends Context.Service<Site, Fixtures>()("test/MediaSite") {}
@@ -33,11 +34,14 @@ const SiteLayer = Layer.effect(Site)(Effect.gen(function*() {
   const red = yield* png("red", 64, 48)
   const clip = yield* video(2)
   const wav = yield* tone(1)
+  // Over the 5,000,000 bytes an image is sent as it is.
+  const noise = yield* noisyPng(1600, 1100)
   const pdf = pdfOf(["First page of the report", "Second page: revenue grew 12 percent"])
   const files: Record<string, readonly [string, Uint8Array | string]> = {
     "/red.png": ["image/png", red],
     "/report.pdf": ["application/pdf", pdf],
     "/clip.mp4": ["video/mp4", clip],
+    "/noise.png": ["image/png", noise],
     "/tone.wav": ["audio/wav", wav],
     "/page.html": ["text/html", "<html><body>hello</body></html>"]
   }
@@ -50,7 +54,7 @@ const SiteLayer = Layer.effect(Site)(Effect.gen(function*() {
     res.writeHead(200, { "content-type": file[0] })
     res.end(file[1])
   })
-  return { base: `http://127.0.0.1:${port}`, red, pdf, clip }
+  return { base: `http://127.0.0.1:${port}`, red, pdf, clip, noise }
 }))
 
 const View = Schema.Struct({
@@ -139,6 +143,27 @@ layer(Layer.merge(TestServer.layer(), SiteLayer), { timeout: TestServer.setupTim
       assert.strictEqual(clip.images?.length, 12)
       assert.match(clip.shown, /^the video clip\.mp4 \(2\.0 s\): 12 frames at 0 s, 0\.2 s, 0\.3 s, 0\.5 s, /)
     }), renderTimeout)
+
+  it.effect(
+    "an image over 5,000,000 bytes is re-encoded as a smaller JPEG, stored beside the original",
+    () =>
+      Effect.gen(function*() {
+        const { base, noise } = yield* Site
+        assert.isAbove(noise.byteLength, 5_000_000)
+        const { thread } = yield* agentWithThread({ capabilities: { mediaView: {} } })
+        const { parsed } = yield* send(thread.id, script(toolStep("view_media", { source: `${base}/noise.png` })))
+        const [view] = views(parsed.chunks)
+        assert.strictEqual(
+          view.shown,
+          `the image noise.png (${noise.byteLength} bytes, re-encoded as JPEG at most 768 px on its long edge)`
+        )
+        assert.deepStrictEqual((yield* metadataOf(view.artifactId)).bytes, noise.byteLength)
+        const sent = yield* metadataOf(view.images?.[0] ?? "")
+        assert.strictEqual(sent.mediaType, "image/jpeg")
+        assert.isBelow(sent.bytes, 5_000_000)
+      }),
+    renderTimeout
+  )
 
   it.effect("a file id and an artifact id are sources too", () =>
     Effect.gen(function*() {

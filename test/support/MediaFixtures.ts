@@ -1,11 +1,12 @@
 /**
  * Real media for view_media's tests: made by ffmpeg in the test (a coloured
- * PNG, a short video, a tone), and a PDF of one page per text with a correct
+ * PNG, a PNG of noise, a short video, a tone), and a PDF of one page per text with a correct
  * cross-reference table (poppler renders it).
  */
 import { Effect } from "effect"
 import { execFile } from "node:child_process"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
+import { randomBytes } from "node:crypto"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
@@ -27,6 +28,20 @@ export const ffmpegMade = (args: ReadonlyArray<string>, name: string): Effect.Ef
 /** A `width`x`height` PNG of one colour. */
 export const png = (color: string, width: number, height: number) =>
   ffmpegMade(["-f", "lavfi", "-i", `color=c=${color}:s=${width}x${height}`, "-frames:v", "1"], "image.png")
+
+/** A `width`x`height` PNG of random pixels: it does not compress, so it is about 3 bytes a pixel. */
+export const noisyPng = (width: number, height: number): Effect.Effect<Uint8Array> =>
+  Effect.promise(async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-media-test-"))
+    try {
+      await writeFile(join(dir, "noise.raw"), randomBytes(width * height * 3))
+      const input = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", `${width}x${height}`, "-i", join(dir, "noise.raw")]
+      await run("ffmpeg", ["-v", "error", ...input, "-frames:v", "1", "-y", join(dir, "noise.png")])
+      return new Uint8Array(await readFile(join(dir, "noise.png")))
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 
 /** A `seconds` long MP4 of ffmpeg's test pattern, 320x240 at 10 frames a second. */
 export const video = (seconds: number) =>
