@@ -211,51 +211,56 @@ TestServer.suite()("console", (it) => {
     60_000
   )
 
-  it.effect("a stream the network cuts mid-run is resumed with Last-Event-ID: nothing lost, nothing twice", () =>
-    Effect.gen(function*() {
-      const api = yield* TestServer.TestApi
-      const { gate, agent } = yield* toolAgent("flaky")
-      const proxy = yield* cutProxy(api.url)
-      const browser = yield* Browser.open
-      const runId = yield* Browser.on(browser, async (page) => {
-        await signIn(page, proxy.url, TestServer.Keys.a)
-        await newThread(page, agent.id)
-        await send(
-          page,
-          "/tool mcp__flaky__echo {\"text\":\"before\"}\n/tool mcp__flaky__wait {}\n/text After the cut."
+  it.effect(
+    "a stream the network cuts mid-run is resumed with Last-Event-ID: nothing lost, nothing twice",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* TestServer.TestApi
+        const { gate, agent } = yield* toolAgent("flaky")
+        const proxy = yield* cutProxy(api.url)
+        const browser = yield* Browser.open
+        const runId = yield* Browser.on(browser, async (page) => {
+          await signIn(page, proxy.url, TestServer.Keys.a)
+          await newThread(page, agent.id)
+          await send(
+            page,
+            "/tool mcp__flaky__echo {\"text\":\"before\"}\n/tool mcp__flaky__wait {}\n/text After the cut."
+          )
+          await toolCard(page, "mcp__flaky__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
+          return runIdOf(page)
+        })
+        yield* gate.waiting
+        const before = proxy.requests().length
+        yield* proxy.cut
+        // The page asks again at once, after the last frame it read.
+        yield* proxy.received(before + 1)
+        const request = proxy.requests()[before]
+        yield* gate.open
+        const seen = yield* Browser.on(browser, async (page) => ({
+          outcome: await outcomeOf(page),
+          texts: await textsOf(page),
+          cards: await page.locator(".run article.tool").count(),
+          steps: await page.locator(".run section.step").count()
+        }))
+        yield* browser.screenshot("resumed-after-cut")
+        const replay = yield* streamOf(runId)
+        assert.strictEqual(request.method, "GET")
+        assert.strictEqual(request.path, `/v1/runs/${runId}/stream`)
+        // What came after the last frame it had: one the service sent before the cut.
+        const lastEventId = Number(request.lastEventId)
+        assert.isTrue(
+          Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length,
+          String(request.lastEventId)
         )
-        await toolCard(page, "mcp__flaky__wait").and(page.locator("[data-state=\"running\"]")).waitFor()
-        return runIdOf(page)
-      })
-      yield* gate.waiting
-      const before = proxy.requests().length
-      yield* proxy.cut
-      // The page asks again at once, after the last frame it read.
-      yield* proxy.received(before + 1)
-      const request = proxy.requests()[before]
-      yield* gate.open
-      const seen = yield* Browser.on(browser, async (page) => ({
-        outcome: await outcomeOf(page),
-        texts: await textsOf(page),
-        cards: await page.locator(".run article.tool").count(),
-        steps: await page.locator(".run section.step").count()
-      }))
-      yield* browser.screenshot("resumed-after-cut")
-      const replay = yield* streamOf(runId)
-      assert.strictEqual(request.method, "GET")
-      assert.strictEqual(request.path, `/v1/runs/${runId}/stream`)
-      // What came after the last frame it had: one the service sent before the cut.
-      const lastEventId = Number(request.lastEventId)
-      assert.isTrue(
-        Number.isInteger(lastEventId) && lastEventId > 0 && lastEventId < replay.ids.length,
-        String(request.lastEventId)
-      )
-      assert.strictEqual(seen.outcome, "Run completed.")
-      assert.deepStrictEqual(seen.texts, ["After the cut."])
-      assert.strictEqual(seen.cards, 2)
-      assert.strictEqual(seen.steps, replay.chunks.filter((c) => c.type === "start-step").length)
-      assert.deepStrictEqual(browser.errors(), [])
-    }).pipe(Effect.scoped))
+        assert.strictEqual(seen.outcome, "Run completed.")
+        assert.deepStrictEqual(seen.texts, ["After the cut."])
+        assert.strictEqual(seen.cards, 2)
+        assert.strictEqual(seen.steps, replay.chunks.filter((c) => c.type === "start-step").length)
+        assert.deepStrictEqual(browser.errors(), [])
+        // Two tool calls, a cut and a resumed stream through the page: 28 s alone on a loaded machine.
+      }).pipe(Effect.scoped),
+    60_000
+  )
 
   it.effect("Cancel run cancels the run in view: the stream ends with abort and the terminal state says cancelled", () =>
     Effect.gen(function*() {
