@@ -250,7 +250,7 @@ export const checkConfig = (
     }
   }
   if (caps.browser !== undefined && browserRequested(caps.browser)) {
-    const refused = browserRefusal(ws)
+    const refused = browserRefusal(caps.browser, ws)
     if (refused !== undefined) {
       return InvalidRequest.forField("capabilities.browser", refused, "managed_browser_unconfigured")
     }

@@ -15,6 +15,7 @@ export const browserInstalled: boolean = existsSync(executable)
 
 /** Why `capabilities.browser` cannot be served for this workspace here, or undefined. */
 export const browserRefusal = (
+  browser: NonNullable<AgentConfig["capabilities"]["browser"]>,
   workspace: AgentConfig["workspace"],
   installed = browserInstalled
 ): string | undefined => {
