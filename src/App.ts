@@ -34,6 +34,7 @@ import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.t
 import { SignedDelivery } from "./delivery/SignedDelivery.ts"
 import { EnvironmentRepo } from "./environments/EnvironmentRepo.ts"
 import { Environments } from "./environments/Environments.ts"
+import { RemoteWorkspaces } from "./environments/RemoteWorkspaces.ts"
 import { EnvironmentSignals } from "./environments/EnvironmentSignals.ts"
 import { RunnerLink } from "./environments/RunnerLink.ts"
 import { IdGenerator } from "./IdGenerator.ts"
@@ -99,7 +100,7 @@ const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer,
 )
 
 /** Environments of remote workspaces (issue 31): the resource, the runners' routes and the calls to runners. */
-const EnvironmentsLayer = RunnerLink.layer.pipe(
+const EnvironmentsLayer = Layer.mergeAll(RunnerLink.layer, RemoteWorkspaces.layer).pipe(
   Layer.provideMerge(Environments.layer),
   Layer.provideMerge(EnvironmentSignals.layer),
   Layer.provideMerge(EnvironmentRepo.layer)

@@ -15,6 +15,7 @@ import { Command } from "effect/cli"
 import pkg from "../package.json" with { type: "json" }
 import { agents } from "./cli/AgentsCommand.ts"
 import { reported } from "./cli/CommandFailure.ts"
+import { environment } from "./cli/EnvironmentCommand.ts"
 import { ApiKey, Url } from "./cli/Connection.ts"
 import { hooks } from "./cli/HooksCommand.ts"
 import { httpConnections } from "./cli/HttpConnectionsCommand.ts"
@@ -41,7 +42,8 @@ const cli = Command.make("agent-service").pipe(
     secrets,
     hooks,
     resultHandlers,
-    keys
+    keys,
+    environment
   ]),
   Command.withGlobalFlags([Url, ApiKey])
 )

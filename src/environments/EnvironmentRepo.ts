@@ -36,14 +36,14 @@ export type CallState =
   | { readonly state: "gone" }
 
 export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
-  /** Records that runner `id` of `environmentId` (connected with the token of `tokenHash`) is alive. */
+  /** Records that runner `id` of `environmentId` (connected with the token of `tokenHash`) is alive; true when new. */
   readonly heartbeat: (runner: {
     readonly id: string
     readonly environmentId: string
     readonly tokenHash: string
     readonly hostName: string
     readonly version: string
-  }) => Effect.Effect<void>
+  }) => Effect.Effect<boolean>
   /** The environment whose current token has this SHA-256. */
   readonly environmentOfToken: (tokenHash: string) => Effect.Effect<Option.Option<string>>
   readonly runners: (environmentId: string) => Effect.Effect<ReadonlyArray<EnvironmentRunner>>
@@ -54,6 +54,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
   readonly dropRunner: (runnerId: string) => Effect.Effect<void>
   /** Drops the runners of `environmentId` not heard of for `runnerStaleSeconds`, or not holding `tokenHash`. */
   readonly dropStale: (environmentId: string, tokenHash?: string) => Effect.Effect<void>
+  /** Queues a call; a call of this id already there (a replay) is left as it is. */
   readonly insertCall: (call: {
     readonly id: string
     readonly environmentId: string
@@ -71,14 +72,26 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
     result: unknown
   ) => Effect.Effect<boolean>
   readonly callState: (callId: string) => Effect.Effect<CallState>
-  /** Forgets a call (answered, or its run stopped waiting). */
-  readonly forget: (callId: string) => Effect.Effect<void>
+  /** Withdraws a call no runner has taken: true when it was still waiting (it will never run). */
+  readonly withdraw: (callId: string) => Effect.Effect<boolean>
 }>()("svc/EnvironmentRepo") {
   static readonly layer = Layer.effect(EnvironmentRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
       const announce = (payload: string) => sql.notify(channel, payload).pipe(Effect.orDie)
       const decode = <S extends Schema.Top>(schema: S) => Schema.decodeUnknownEffect(Schema.Array(schema))
+      /** The `thread.workspace.status` of the environment's agents' threads: active while a runner is connected. */
+      const markThreads = (environmentId: string) =>
+        sql`WITH live AS (SELECT EXISTS (SELECT 1 FROM environment_runners WHERE environment_id = ${environmentId}
+              AND last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})) AS up)
+            UPDATE threads t SET workspace = jsonb_build_object(
+                'status', CASE WHEN live.up THEN 'active' ELSE 'unavailable' END,
+                'updatedAt', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+            FROM agents a, live
+            WHERE t.agent_id = a.id AND t.workspace IS NOT NULL AND a.config->'workspace'->>'type' = 'remote'
+              AND a.config->'workspace'->>'environmentId' = ${environmentId}
+              AND t.workspace->>'status' IS DISTINCT FROM CASE WHEN live.up THEN 'active' ELSE 'unavailable' END`
+          .pipe(Effect.asVoid, Effect.orDie)
       const dropRunner = Effect.fn("EnvironmentRepo.dropRunner")(function*(runnerId: string) {
         const requeued = yield* sql`UPDATE environment_calls SET state = 'pending', runner_id = NULL, claimed_at = NULL
             WHERE runner_id = ${runnerId} AND state = 'claimed' AND retryable AND attempts < 3
@@ -88,18 +101,28 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
           Effect.flatMap(decode(IdRow)),
           Effect.orDie
         )
-        yield* sql`DELETE FROM environment_runners WHERE id = ${runnerId}`.pipe(Effect.orDie)
+        const gone = yield* sql`DELETE FROM environment_runners WHERE id = ${runnerId} RETURNING environment_id AS id`
+          .pipe(Effect.flatMap(decode(IdRow)), Effect.orDie)
         for (const env of new Set(requeued.map((r) => r.id))) yield* announce(`call:${env}`)
         for (const call of lost) yield* announce(`done:${call.id}`)
+        // Apart from the calls: a running run may hold its thread's row, and waits for the announcements above.
+        yield* Effect.forkDetach(Effect.forEach(gone, (r) => markThreads(r.id), { discard: true }))
       })
       return {
         heartbeat: Effect.fn("EnvironmentRepo.heartbeat")(function*(r) {
-          yield* sql`INSERT INTO environment_runners (id, environment_id, token_hash, host_name, version)
+          const rows = yield* sql`INSERT INTO environment_runners (id, environment_id, token_hash, host_name, version)
               VALUES (${r.id}, ${r.environmentId}, ${r.tokenHash}, ${r.hostName}, ${r.version})
               ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now(), host_name = EXCLUDED.host_name,
                 version = EXCLUDED.version
               WHERE environment_runners.environment_id = EXCLUDED.environment_id
-                AND environment_runners.token_hash = EXCLUDED.token_hash`.pipe(Effect.orDie)
+                AND environment_runners.token_hash = EXCLUDED.token_hash
+              RETURNING (xmax = 0) AS fresh`.pipe(
+            Effect.flatMap(decode(Schema.Struct({ fresh: Schema.Boolean }))),
+            Effect.orDie
+          )
+          const fresh = rows[0]?.fresh === true
+          if (fresh) yield* Effect.forkDetach(markThreads(r.environmentId))
+          return fresh
         }),
         environmentOfToken: Effect.fn("EnvironmentRepo.environmentOfToken")(function*(tokenHash: string) {
           const rows = yield* sql`SELECT id FROM environments WHERE config->>'tokenHash' = ${tokenHash}`.pipe(
@@ -135,9 +158,12 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
           if (tokenHash !== undefined) yield* announce(`token:${environmentId}`)
         }),
         insertCall: Effect.fn("EnvironmentRepo.insertCall")(function*(c) {
+          // Answered calls are kept a day (a run replayed after its node died finds its answers), then dropped.
+          yield* sql`DELETE FROM environment_calls WHERE environment_id = ${c.environmentId} AND state = 'done'
+              AND created_at < now() - interval '1 day'`.pipe(Effect.orDie)
           yield* sql`INSERT INTO environment_calls (id, environment_id, tool, input, retryable, state)
-              VALUES (${c.id}, ${c.environmentId}, ${c.tool}, ${sql.json(c.input)}, ${c.retryable}, 'pending')`
-            .pipe(Effect.orDie)
+              VALUES (${c.id}, ${c.environmentId}, ${c.tool}, ${sql.json(c.input)}, ${c.retryable}, 'pending')
+              ON CONFLICT (id) DO NOTHING`.pipe(Effect.orDie)
           yield* announce(`call:${c.environmentId}`)
         }),
         claim: Effect.fn("EnvironmentRepo.claim")(function*(environmentId: string, runnerId: string) {
@@ -146,7 +172,9 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
               WHERE id = (SELECT id FROM environment_calls WHERE environment_id = ${environmentId} AND state = 'pending'
                 ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
               RETURNING id, tool, input`.pipe(Effect.flatMap(decode(CallRow)), Effect.orDie)
-          return Option.fromNullishOr(rows[0])
+          const claimed = Option.fromNullishOr(rows[0])
+          if (Option.isSome(claimed)) yield* announce(`taken:${claimed.value.id}`)
+          return claimed
         }),
         complete: Effect.fn("EnvironmentRepo.complete")(
           function*(callId: string, runnerId: string, environmentId: string, result: unknown) {
@@ -171,8 +199,10 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
             ? { state: "done", result: row.result } as const
             : { state: row.state === "claimed" ? "claimed" : "pending" } as const
         }),
-        forget: Effect.fn("EnvironmentRepo.forget")(function*(callId: string) {
-          yield* sql`DELETE FROM environment_calls WHERE id = ${callId}`.pipe(Effect.orDie)
+        withdraw: Effect.fn("EnvironmentRepo.withdraw")(function*(callId: string) {
+          const rows = yield* sql`DELETE FROM environment_calls WHERE id = ${callId} AND state = 'pending' RETURNING id`
+            .pipe(Effect.flatMap(decode(IdRow)), Effect.orDie)
+          return rows.length > 0
         })
       }
     })

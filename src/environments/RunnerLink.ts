@@ -5,7 +5,8 @@
  * load balancer or HTTP proxy and goes through the API's usual stack, and no
  * node holds state a runner depends on: the calls live in PostgreSQL
  * (EnvironmentRepo), so a node dying loses at most one poll, which the runner
- * sends again. A poll is the runner's heartbeat; it waits up to
+ * sends again. A poll is the runner's heartbeat (a new runner's first one is
+ * answered at once, so it knows it is connected); it waits up to
  * `pollWindowMs` for a call of the runner's own environment (the token names
  * it; nothing else can). A runner whose poll connection closes before its
  * answer is gone: its claimed calls are settled at once (reads queued again,
@@ -76,8 +77,15 @@ export class RunnerLink extends Context.Service<RunnerLink, {
         poll: Effect.fn("RunnerLink.poll")(function*(authorization, hello, until) {
           const grant = yield* grantOf(authorization)
           const { environmentId } = grant
-          yield* repo.heartbeat({ ...hello, id: hello.runnerId, environmentId, tokenHash: grant.tokenHash })
+          const fresh = yield* repo.heartbeat({
+            ...hello,
+            id: hello.runnerId,
+            environmentId,
+            tokenHash: grant.tokenHash
+          })
           yield* repo.dropStale(environmentId)
+          // A runner's first poll is answered at once (with a call if one waits): it then knows it is connected.
+          if (fresh) return yield* repo.claim(environmentId, hello.runnerId)
           const check = Effect.flatMap(stillValid(grant), (valid) =>
             valid
               ? Effect.map(repo.claim(environmentId, hello.runnerId), Option.map(Option.some))

@@ -253,6 +253,9 @@ export class RunStart extends Context.Service<RunStart, {
             : { mediaResultHandlerId: exportHandler }),
           ...(agent.capabilities.codehost === undefined ? {} : { codehost: agent.capabilities.codehost }),
           ...(workspaceWithTools(threadRow.workspaceSpec) ? { workspace: threadRow.workspaceSpec } : {}),
+          ...(agent.workspace?.type === "remote" && agent.workspace.filesystem !== false
+            ? { remoteWorkspace: agent.workspace }
+            : {}),
           ...(oversizedHandler === undefined ? {} : { oversizedResultHandlerId: oversizedHandler }),
           ...(exportHandler === undefined || agent.artifacts.exports?.include?.workspaceExports === false
             ? {}

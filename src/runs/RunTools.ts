@@ -15,6 +15,7 @@ import * as ExportTool from "../artifacts/ExportTool.ts"
 import { Files } from "../artifacts/Files.ts"
 import { CodehostTools } from "../codehost/CodehostTools.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
+import { RemoteWorkspaces } from "../environments/RemoteWorkspaces.ts"
 import * as GenerationSource from "../media/GenerationSource.ts"
 import * as GenerationTools from "../media/GenerationTools.ts"
 import * as MediaMeter from "../media/MediaMeter.ts"
@@ -109,6 +110,7 @@ export class RunTools extends Context.Service<RunTools, {
       const secrets = yield* Secrets
       const sessions = yield* McpSessions
       const workspaces = yield* ThreadWorkspaces
+      const remoteWorkspaces = yield* RemoteWorkspaces
       const sandbox = yield* Sandbox
       const specs = SpecCache.make(outbound.fetch)
       const dispatch = yield* ResultDispatch
@@ -233,9 +235,17 @@ export class RunTools extends Context.Service<RunTools, {
             profile: undefined
           })
         const handlerId = plan.oversizedResultHandlerId
+        // A remote workspace's tools go to its environment's runners (src/environments/RemoteWorkspaces.ts).
+        const remote = plan.remoteWorkspace === undefined ? [] : [
+          remoteWorkspaces.family({
+            workspace: plan.remoteWorkspace,
+            progress: Progress.make(runId, plan.streamProgress, writer).activity
+          })
+        ]
         return Toolset.make({
           families: [
             ...workspace,
+            ...remote,
             ...(exporter === undefined ? [] : [exporter]),
             mcp,
             http,

@@ -7,6 +7,7 @@ import { ContextBlock } from "../../domain/Context.ts"
 import { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
+import { runnerStaleSeconds } from "../environments/EnvironmentRepo.ts"
 import type { PreviousTurn } from "../threads/ContextPrefix.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
@@ -76,6 +77,15 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
   }
 })
 
+/**
+ * A remote workspace's status (issue 31) as the thread shows it: `active` while a runner of the
+ * agent's environment is connected, else `unavailable` (kept up to date by EnvironmentRepo).
+ */
+const remoteStatus = (sql: PgClient.PgClient) =>
+  sql`jsonb_build_object('status', CASE WHEN EXISTS (SELECT 1 FROM environment_runners r
+    WHERE r.environment_id = a.config->'workspace'->>'environmentId'
+      AND r.last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})) THEN 'active' ELSE 'unavailable' END)`
+
 export class ThreadRepo extends Context.Service<ThreadRepo, {
   /**
    * Inserts the thread when its agent exists in the row's workspace, in one
@@ -117,7 +127,9 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
               data_handling, time_zone, status, workspace, workspace_spec, metadata, created_at, updated_at)
             SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
               ${row.contextRefreshAt}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
-              CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb ELSE NULL END,
+              CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb
+                WHEN a.config->'workspace'->>'type' = 'remote' THEN ${remoteStatus(sql)}
+                ELSE NULL END,
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN a.config->'workspace' ELSE NULL END,
               ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}
             FROM agents a WHERE a.id = ${t.agentId} AND a.organization_id = ${row.organizationId} AND a.workspace_id = ${row.workspaceId}

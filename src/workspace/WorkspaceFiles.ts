@@ -12,7 +12,8 @@
  * resolve every path with `realpath` and refuse one that lands outside
  * /workspace, so the tools keep their contract (paths relative to the root).
  * Arguments travel in environment variables and content on stdin, never
- * spliced into the script. A failing script exits 3 (path refused), 4 (not
+ * spliced into the script; the root is `$SVC_ROOT` (/workspace here; an
+ * environment's runner runs the same scripts in its own root, issue 31). A failing script exits 3 (path refused), 4 (not
  * found) or 5 (wrong kind) with the reason on stderr. A write replaces its
  * file at once (replaceScript): the runs of a tree share the workspace.
  */
@@ -40,9 +41,9 @@ export const maxGlobResults = 1_000
 export const confine = `confine() {
   local r
   r=$(realpath -m -- "$1") || { echo "cannot resolve '$SVC_REL'" >&2; exit 3; }
-  case "$r" in ${mountPoint}|${mountPoint}/*) printf '%s' "$r" ;; *) echo "'$SVC_REL' resolves outside the workspace" >&2; exit 3 ;; esac
+  case "$r" in "$SVC_ROOT"|"$SVC_ROOT"/*) printf '%s' "$r" ;; *) echo "'$SVC_REL' resolves outside the workspace" >&2; exit 3 ;; esac
 }
-R=$(confine "$SVC_PATH") || exit 3
+R=$(confine "$SVC_ROOT/$SVC_REL") || exit 3
 `
 
 const readScript = `${confine}[ -e "$R" ] || { echo "no such file: $SVC_REL" >&2; exit 4; }
@@ -72,7 +73,7 @@ cd -- "$R" && shopt -s globstar nullglob extglob && IFS= && export LC_ALL=C
 for f in $SVC_PATTERN; do if [ -d "$f" ]; then printf '%s/\\0' "$f"; else printf '%s\\0' "$f"; fi; done
 `
 const grepScript = `${confine}[ -e "$R" ] || { echo "no such file or directory: $SVC_REL" >&2; exit 4; }
-cd ${mountPoint} && rel=$(realpath --relative-to=${mountPoint} -- "$R")
+cd -- "$SVC_ROOT" && rel=$(realpath --relative-to="$SVC_ROOT" -- "$R")
 if [ -n "$SVC_GLOB" ]; then set -- --include="$SVC_GLOB"; else set --; fi
 LC_ALL=C grep -rnIZE --color=never --exclude-dir=.git "$@" -e "$SVC_PATTERN" -- "$rel"
 `
@@ -83,7 +84,7 @@ export const run = (
   script: string,
   env: Record<string, string>,
   extra: { stdin?: string; outputBytes?: number } = {}
-) => sandbox.exec(workspace, { command: script, env, timeoutMs: 60_000, ...extra })
+) => sandbox.exec(workspace, { command: script, env: { SVC_ROOT: mountPoint, ...env }, timeoutMs: 60_000, ...extra })
 
 /** A result of a script as a failure when it did not succeed (`okCodes` also count as success). */
 export const checked = (
@@ -103,10 +104,8 @@ export const resolved = (
   return "error" in r ? Effect.fail(FileToolError.of(r.error)) : Effect.succeed(r)
 }
 
-export const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({
-  SVC_PATH: p.inner,
-  SVC_REL: p.relative
-})
+/** The path as the scripts take it: relative to `$SVC_ROOT` (the sandbox's mount point, or a runner's root). */
+export const pathEnv = (p: { readonly inner: string; readonly relative: string }) => ({ SVC_REL: p.relative })
 
 export interface ReadResult {
   readonly path: string

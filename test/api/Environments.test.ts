@@ -127,15 +127,13 @@ TestServer.suite()("environments", (it) => {
   it.effect("a runner's poll connects it; rotating the token ends the old token's poll with 401", () =>
     Effect.gen(function*() {
       const env = yield* create({ name: "rotating" })
+      // A new runner's first poll is answered at once (nothing to do yet): it knows it is connected.
+      const first = yield* poll(env.token, "runner-aaaaaaaa")
+      assert.deepStrictEqual([first.status, first.json], [200, { call: null }])
+      const connected = yield* expectOk(yield* request("GET", `/v1/environments/${env.id}`), 200, Environment)
+      assert.strictEqual(connected.status, "connected")
+      // Its next poll waits for a call.
       const polling = yield* Effect.forkChild(poll(env.token, "runner-aaaaaaaa"))
-      // The poll records the runner before it waits for a call.
-      const connected = yield* Effect.gen(function*() {
-        for (;;) {
-          const read = yield* expectOk(yield* request("GET", `/v1/environments/${env.id}`), 200, Environment)
-          if (read.status === "connected") return read
-          yield* Effect.yieldNow
-        }
-      })
       assert.deepStrictEqual(connected.runners.map((r) => [r.hostName, r.version]), [["build-box.local", "1.2.3"]])
       const rotated = yield* expectOk(
         yield* request("POST", `/v1/environments/${env.id}/rotate-token`),
@@ -147,16 +145,11 @@ TestServer.suite()("environments", (it) => {
       yield* expectError(yield* poll(env.token, "runner-aaaaaaaa"), 401, "authentication_error", "invalid_api_key")
       const after = yield* expectOk(yield* request("GET", `/v1/environments/${env.id}`), 200, Environment)
       assert.strictEqual(after.status, "disconnected")
-      // The new token works (its poll waits for a call: it is not answered 401 at once).
+      // The new token works.
+      assert.strictEqual((yield* poll(rotated.token, "runner-bbbbbbbb")).status, 200)
       const fresh = yield* Effect.forkChild(poll(rotated.token, "runner-bbbbbbbb"))
-      const reconnected = yield* Effect.gen(function*() {
-        for (;;) {
-          const read = yield* expectOk(yield* request("GET", `/v1/environments/${env.id}`), 200, Environment)
-          if (read.status === "connected") return read
-          yield* Effect.yieldNow
-        }
-      })
-      assert.strictEqual(reconnected.runners.length, 1)
+      const reconnected = yield* expectOk(yield* request("GET", `/v1/environments/${env.id}`), 200, Environment)
+      assert.deepStrictEqual([reconnected.status, reconnected.runners.length], ["connected", 1])
       // Deleting the environment ends its runners' polls too.
       assert.strictEqual((yield* request("DELETE", `/v1/environments/${env.id}`)).status, 200)
       yield* expectError(yield* Fiber.join(fresh), 401, "authentication_error", "invalid_api_key")
