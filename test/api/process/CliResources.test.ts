@@ -161,8 +161,8 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli resourc
         const page = okJson(yield* cli("threads", ["runs", "list", "--limit", "1", "--json"]), Page(Run))
         assert.deepStrictEqual(page.data.map((r) => r.id), [runId])
 
-        const notActive = yield* cli("threads", ["runs", "cancel", runId])
-        assert.match(failed(notActive, 1), /\(run_not_active, HTTP 409, request req_[0-9A-Za-z]{22}\)\n$/)
+        // Cancel is idempotent: a finished run is printed as it is.
+        assert.deepStrictEqual(ok(yield* cli("threads", ["runs", "cancel", runId])), [line])
         const badStatus = yield* cli("threads", ["runs", "list", "--status", "done"])
         assert.strictEqual(badStatus.code, 2)
         const noAgent = yield* cli("threads", ["threads", "list"])
@@ -290,7 +290,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli resourc
             "result-handlers",
             "create",
             "--data",
-            "{\"name\":\"exports\",\"url\":\"http://127.0.0.1:9/exports\"}",
+            "{\"kind\":\"artifact\",\"name\":\"exports\",\"url\":\"http://127.0.0.1:9/exports\"}",
             "--stdin",
             "secret"
           ], signing)
@@ -308,7 +308,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli resourc
           "result-handlers",
           "create",
           "--data",
-          "{\"name\":\"x\",\"url\":\"http://127.0.0.1:9/x\"}"
+          "{\"kind\":\"artifact\",\"name\":\"x\",\"url\":\"http://127.0.0.1:9/x\"}"
         ])
         assert.match(failed(noSecret, 1), /\(result_handler_secret_missing, HTTP 400, request req_[0-9A-Za-z]{22}\)\n$/)
       }),
