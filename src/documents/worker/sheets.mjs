@@ -11,8 +11,23 @@ import { DocumentError, openZip, readBytes } from "./zip.mjs"
 /** @param {string | number | boolean | null} value */
 const cellValue = (value) => typeof value === "string" && value.startsWith("=") ? { formula: value.slice(1) } : value
 
-/** Saves and has LibreOffice recalculate every formula (the file it writes keeps their results). @param {ExcelJS.Workbook} workbook @param {string} output */
+/**
+ * Saves and has LibreOffice recalculate every formula (the file it writes keeps their results).
+ * The formulas' cached results are dropped first: LibreOffice computes a formula without one on
+ * load, but trusts one it finds (a result from before an edit would stay).
+ * @param {ExcelJS.Workbook} workbook @param {string} output
+ */
 const save = async (workbook, output) => {
+  workbook.eachSheet((ws) =>
+    ws.eachRow((row) =>
+      row.eachCell((cell) => {
+        const v = cell.value
+        if (v === null || typeof v !== "object") return
+        if ("formula" in v) cell.value = { formula: v.formula }
+        else if ("sharedFormula" in v) cell.value = { sharedFormula: v.sharedFormula }
+      })
+    )
+  )
   mkdirSync(dirname(output), { recursive: true })
   await workbook.xlsx.writeFile(output)
   convert(output, "xlsx", output)

@@ -101,6 +101,38 @@ describe("document tools", () => {
     )
 
     it.effect(
+      "document_fill lists a DOCX template's placeholders and fills them; mammoth reads the text",
+      () =>
+        Effect.gen(function*() {
+          const { tools, workspace } = yield* opened
+          ok(
+            yield* call(tools, "document_create", {
+              path: "letter.docx",
+              format: "docx",
+              content: "Dear {{name}},\n\nYour order **{{order}}** has shipped."
+            })
+          )
+          const listed = ok(yield* call(tools, "document_fill", { path: "letter.docx" }))
+          assert.deepStrictEqual(listed.output, {
+            path: "letter.docx",
+            fields: [{ name: "name", type: "placeholder" }, { name: "order", type: "placeholder" }]
+          })
+          ok(
+            yield* call(tools, "document_fill", {
+              path: "letter.docx",
+              fields: { name: "Ada", order: "A-17" },
+              output: "letter-ada.docx"
+            })
+          )
+          const text = yield* Effect.promise(() =>
+            mammoth.extractRawText({ buffer: readFileSync(hostFile(workspace, "letter-ada.docx")) })
+          )
+          assert.strictEqual(text.value, "Dear Ada,\n\nYour order A-17 has shipped.\n\n")
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.effect(
       "document_fill lists a PDF form's fields, fills them; pdf-lib reads the values",
       () =>
         Effect.gen(function*() {
@@ -169,6 +201,17 @@ describe("document tools", () => {
           })
           const read = ok(yield* call(tools, "document_read", { path: "totals.xlsx" }))
           assert.include(read.text, "| 4 | Total | 10 (=SUM(B2:B3)*2) |")
+          // A cell write is recomputed the same way.
+          const edited = ok(
+            yield* call(tools, "document_edit", { path: "totals.xlsx", edits: [{ cell: "B2", value: 5 }] })
+          )
+          assert.deepStrictEqual(edited.output, { path: "totals.xlsx", cells: 1 })
+          const again = new ExcelJS.Workbook()
+          yield* Effect.promise(() => again.xlsx.readFile(hostFile(workspace, "totals.xlsx")))
+          assert.deepStrictEqual(again.getWorksheet("Data")?.getCell("B4").value, {
+            formula: "SUM(B2:B3)*2",
+            result: 16
+          })
         }),
       slow
     )
