@@ -1,6 +1,7 @@
 /**
  * Screenshots and downloads as artifacts (spec 2.1.2): a screenshot is
- * stored as a run artifact and dispatched to the export handler only when
+ * stored as a run artifact, shown to the model as an image part (the
+ * ToolOutcome's `media`, as view_media's images) and dispatched to the export handler only when
  * `exports.include.browserScreenshots` is true; a finished download stays in
  * the workspace (`downloads/`) and is stored and dispatched only when
  * `browserDownloads` is true. The handler's ref is projected onto what the
@@ -13,24 +14,40 @@ import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import type { BrowserCall } from "./BrowserCall.ts"
 import type { Download } from "./BrowserSession.ts"
 
-export const deliverScreenshot = (ctx: BrowserCall, png: Uint8Array, pageUrl: string) =>
-  Effect.map(
+export const deliverScreenshot = (ctx: BrowserCall, png: Uint8Array, pageUrl: string) => {
+  const filename = `screenshot-${ctx.call.id}.png`
+  return Effect.map(
     deliver(ctx.screenshots, {
       toolName: "browser_take_screenshot",
       call: ctx.call,
       index: 0,
-      filename: `screenshot-${ctx.call.id}.png`,
+      filename,
       mediaType: "image/png",
       bytes: png
     }),
-    (delivered) =>
-      ToolOutcome.success(
+    (delivered): ToolOutcome.ToolOutcome => {
+      const outcome = ToolOutcome.success(
         { pageUrl, ...delivered },
         `Screenshot of ${pageUrl} (image/png, ${delivered.bytes} bytes). artifact: ${
           JSON.stringify(delivered.artifact)
         }`
       )
+      // The model sees it as an image part (as view_media's images) when it was stored.
+      const stored = delivered.svcArtifactId
+      return stored === undefined ? outcome : {
+        ...outcome,
+        media: [{
+          artifactId: stored,
+          filename,
+          mediaType: "image/png",
+          bytes: delivered.bytes,
+          sha256: delivered.sha256,
+          as: "image"
+        }]
+      }
+    }
   )
+}
 
 /** The downloads a call caused, exported when the agent exports browser downloads. */
 export const deliverDownloads = (ctx: BrowserCall, downloads: ReadonlyArray<Download>) =>
