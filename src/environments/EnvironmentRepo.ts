@@ -51,7 +51,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
    * Removes a runner: its claimed calls that may run again (reads) are queued again, the others
    * are answered `{ lost: true }` (their outcome is unknown); announced.
    */
-  readonly dropRunner: (runnerId: string) => Effect.Effect<void>
+  readonly dropRunner: (runnerId: string, environmentId: string) => Effect.Effect<void>
   /** Drops the runners of `environmentId` not heard of for `runnerStaleSeconds`, or not holding `tokenHash`. */
   readonly dropStale: (environmentId: string, tokenHash?: string) => Effect.Effect<void>
   /** Queues a call; a call of this id already there (a replay) is left as it is. */
@@ -92,7 +92,11 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
               AND a.config->'workspace'->>'environmentId' = ${environmentId}
               AND t.workspace->>'status' IS DISTINCT FROM CASE WHEN live.up THEN 'active' ELSE 'unavailable' END`
           .pipe(Effect.asVoid, Effect.orDie)
-      const dropRunner = Effect.fn("EnvironmentRepo.dropRunner")(function*(runnerId: string) {
+      /** Only a runner of `environmentId`: a poll with another environment's token cannot drop it. */
+      const dropRunner = Effect.fn("EnvironmentRepo.dropRunner")(function*(runnerId: string, environmentId: string) {
+        const mine = yield* sql`SELECT id FROM environment_runners WHERE id = ${runnerId}
+            AND environment_id = ${environmentId}`.pipe(Effect.flatMap(decode(IdRow)), Effect.orDie)
+        if (mine.length === 0) return
         const requeued = yield* sql`UPDATE environment_calls SET state = 'pending', runner_id = NULL, claimed_at = NULL
             WHERE runner_id = ${runnerId} AND state = 'claimed' AND retryable AND attempts < 3
             RETURNING environment_id AS id`.pipe(Effect.flatMap(decode(IdRow)), Effect.orDie)
@@ -153,7 +157,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
             Effect.flatMap(decode(IdRow)),
             Effect.orDie
           )
-          yield* Effect.forEach(stale, (r) => dropRunner(r.id), { discard: true })
+          yield* Effect.forEach(stale, (r) => dropRunner(r.id, environmentId), { discard: true })
           // A rotation: the polls still waiting with the old token end (RunnerLink).
           if (tokenHash !== undefined) yield* announce(`token:${environmentId}`)
         }),

@@ -77,28 +77,31 @@ export class RunnerLink extends Context.Service<RunnerLink, {
         poll: Effect.fn("RunnerLink.poll")(function*(authorization, hello, until) {
           const grant = yield* grantOf(authorization)
           const { environmentId } = grant
-          const fresh = yield* repo.heartbeat({
-            ...hello,
-            id: hello.runnerId,
-            environmentId,
-            tokenHash: grant.tokenHash
-          })
-          yield* repo.dropStale(environmentId)
-          // A runner's first poll is answered at once (with a call if one waits): it then knows it is connected.
-          if (fresh) return yield* repo.claim(environmentId, hello.runnerId)
-          const check = Effect.flatMap(stillValid(grant), (valid) =>
-            valid
-              ? Effect.map(repo.claim(environmentId, hello.runnerId), Option.map(Option.some))
-              : Effect.succeed(Option.some(Option.none<Claimed>())))
-          const answer = yield* Effect.raceFirst(
-            signals.waitFor([`call:${environmentId}`, `token:${environmentId}`], check, pollWindowMs),
-            Effect.as(until, Option.none())
-          ).pipe(
+          const served = Effect.gen(function*() {
+            const fresh = yield* repo.heartbeat({
+              ...hello,
+              id: hello.runnerId,
+              environmentId,
+              tokenHash: grant.tokenHash
+            })
+            yield* repo.dropStale(environmentId)
+            // A runner's first poll is answered at once (with a call if one waits): it then knows it is connected.
+            if (fresh) return Option.map(yield* repo.claim(environmentId, hello.runnerId), Option.some)
+            const check = Effect.flatMap(stillValid(grant), (valid) =>
+              valid
+                ? Effect.map(repo.claim(environmentId, hello.runnerId), Option.map(Option.some))
+                : Effect.succeed(Option.some(Option.none<Claimed>())))
+            return yield* Effect.raceFirst(
+              signals.waitFor([`call:${environmentId}`, `token:${environmentId}`], check, pollWindowMs),
+              Effect.as(until, Option.none())
+            )
+          }).pipe(
             // The runner's connection closed before its answer: the runner is gone (killed, or its network).
-            Effect.onInterrupt(() => repo.dropRunner(hello.runnerId))
+            Effect.onInterrupt(() => repo.dropRunner(hello.runnerId, environmentId))
           )
+          const answer = yield* served
           if (Option.isSome(answer) && Option.isNone(answer.value)) {
-            yield* repo.dropRunner(hello.runnerId)
+            yield* repo.dropRunner(hello.runnerId, environmentId)
             return yield* refused
           }
           return Option.flatten(answer)
