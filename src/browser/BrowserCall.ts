@@ -11,10 +11,13 @@ export interface BrowserCall {
   readonly rules: EgressRules
   /** The workspace's files (uploads, exported downloads); undefined without `files`. */
   readonly files: FileAccess | undefined
-  /** Screenshots are stored; `handlerId` is set only when exports.include.browserScreenshots is true. */
-  readonly screenshots: DeliveryOptions
+  /**
+   * Screenshots are stored; `handlerId` is set only when exports.include.browserScreenshots is true.
+   * Undefined: there is nowhere to keep them (the PNG is described, not stored).
+   */
+  readonly screenshots: DeliveryOptions | undefined
   /** Downloads are exported when exports.include.browserDownloads is true (`handlerId` set). */
-  readonly downloads: DeliveryOptions
+  readonly downloads: DeliveryOptions | undefined
   /** The largest file uploaded or exported. */
   readonly maxBytes: number
 }

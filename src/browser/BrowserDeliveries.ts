@@ -10,14 +10,22 @@
 import { Effect } from "effect"
 import { deliver } from "../artifacts/Deliverable.ts"
 import { mediaTypeOf } from "../artifacts/MediaTypes.ts"
+import { sha256Hex } from "../artifacts/StoredBytes.ts"
 import * as ToolOutcome from "../tools/ToolOutcome.ts"
 import type { BrowserCall } from "./BrowserCall.ts"
 import type { Download } from "./BrowserSession.ts"
 
 export const deliverScreenshot = (ctx: BrowserCall, png: Uint8Array, pageUrl: string) => {
   const filename = `screenshot-${ctx.call.id}.png`
+  const options = ctx.screenshots
+  if (options === undefined) {
+    const described = { pageUrl, mediaType: "image/png", bytes: png.byteLength, sha256: sha256Hex(png) }
+    return Effect.succeed(
+      ToolOutcome.success(described, `Screenshot of ${pageUrl} (image/png, ${png.byteLength} bytes), not stored.`)
+    )
+  }
   return Effect.map(
-    deliver(ctx.screenshots, {
+    deliver(options, {
       toolName: "browser_take_screenshot",
       call: ctx.call,
       index: 0,
@@ -53,12 +61,13 @@ export const deliverScreenshot = (ctx: BrowserCall, png: Uint8Array, pageUrl: st
 export const deliverDownloads = (ctx: BrowserCall, downloads: ReadonlyArray<Download>) =>
   Effect.forEach(downloads, (download, i) => {
     const files = ctx.files
-    if (download.state !== "completed" || ctx.downloads.handlerId === undefined || files === undefined) {
+    const options = ctx.downloads
+    if (download.state !== "completed" || options?.handlerId === undefined || files === undefined) {
       return Effect.succeed({ ...download })
     }
     return Effect.gen(function*() {
       const file = yield* files.read(download.path, ctx.maxBytes)
-      const delivered = yield* deliver(ctx.downloads, {
+      const delivered = yield* deliver(options, {
         toolName: "browser_download",
         call: ctx.call,
         index: i + 1,

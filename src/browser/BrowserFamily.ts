@@ -24,8 +24,9 @@ export interface BrowserOptions {
   readonly tabs: boolean
   /** The workspace's files with `files` (uploads and downloads), else undefined. */
   readonly files: FileAccess | undefined
-  readonly screenshots: DeliveryOptions
-  readonly downloads: DeliveryOptions
+  /** Where screenshots and downloads go (BrowserCall); undefined: nowhere. */
+  readonly screenshots: DeliveryOptions | undefined
+  readonly downloads: DeliveryOptions | undefined
   readonly maxBytes: number
   readonly profile?: BrowserSession.SessionOptions["profile"]
 }

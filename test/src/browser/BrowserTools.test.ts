@@ -121,13 +121,6 @@ const opened = (id: string, limits = browserLimitsOf.standard) =>
     // Commands and the browser share the uid's process limit: room for both (BrowserLimits).
     const workspace = yield* sandbox.open(id, { ...testLimits, processes: 256 }, { network: "proxy" })
     const files = WorkspaceTools.make({ sandbox, workspace, shell: false, env: {}, secrets: [] }).files
-    const delivery = {
-      artifacts: undefined,
-      dispatch: undefined as never,
-      run: undefined as never,
-      handlerId: undefined,
-      signedUrls: false
-    }
     const family = yield* BrowserFamily.open({
       sandbox,
       workspace,
@@ -135,8 +128,8 @@ const opened = (id: string, limits = browserLimitsOf.standard) =>
       rules,
       tabs: true,
       files,
-      screenshots: delivery,
-      downloads: delivery,
+      screenshots: undefined,
+      downloads: undefined,
       maxBytes: 1024 * 1024
     })
     return { family, workspace }
