@@ -14,6 +14,14 @@ export const channel = "svc_environments"
 /** A runner not heard of for this long is gone (it polls at least every `pollWindowMs`). */
 export const runnerStaleSeconds = 45
 
+/** A runner handed a call polls again at once; not within this, it is gone (migration 0033). */
+export const repollSeconds = 5
+
+/** The condition of a live runner (`environment_runners` row): heard of lately, and not late for its next poll. */
+export const alive = (sql: PgClient.PgClient, table = "environment_runners") =>
+  sql`(${sql(table)}.last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})
+    AND (${sql(table)}.repoll_by IS NULL OR ${sql(table)}.repoll_by > now()))`
+
 const RunnerRow = Schema.Struct({
   host_name: Schema.String,
   version: Schema.String,
@@ -83,7 +91,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
       /** The `thread.workspace.status` of the environment's agents' threads: active while a runner is connected. */
       const markThreads = (environmentId: string) =>
         sql`WITH live AS (SELECT EXISTS (SELECT 1 FROM environment_runners WHERE environment_id = ${environmentId}
-              AND last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})) AS up)
+              AND ${alive(sql)}) AS up)
             UPDATE threads t SET workspace = jsonb_build_object(
                 'status', CASE WHEN live.up THEN 'active' ELSE 'unavailable' END,
                 'updatedAt', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
@@ -116,7 +124,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
         heartbeat: Effect.fn("EnvironmentRepo.heartbeat")(function*(r) {
           const rows = yield* sql`INSERT INTO environment_runners (id, environment_id, token_hash, host_name, version)
               VALUES (${r.id}, ${r.environmentId}, ${r.tokenHash}, ${r.hostName}, ${r.version})
-              ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now(), host_name = EXCLUDED.host_name,
+              ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now(), repoll_by = NULL, host_name = EXCLUDED.host_name,
                 version = EXCLUDED.version
               WHERE environment_runners.environment_id = EXCLUDED.environment_id
                 AND environment_runners.token_hash = EXCLUDED.token_hash
@@ -140,7 +148,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
                 to_char(connected_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS connected_at,
                 to_char(last_heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_heartbeat_at
               FROM environment_runners WHERE environment_id = ${environmentId}
-                AND last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})
+                AND ${alive(sql)}
               ORDER BY connected_at, id`.pipe(Effect.flatMap(decode(RunnerRow)), Effect.orDie)
           return rows.map((r) => ({
             hostName: r.host_name,
@@ -152,7 +160,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
         dropRunner,
         dropStale: Effect.fn("EnvironmentRepo.dropStale")(function*(environmentId: string, tokenHash?: string) {
           const stale = yield* sql`SELECT id FROM environment_runners WHERE environment_id = ${environmentId}
-              AND (last_heartbeat_at <= now() - make_interval(secs => ${runnerStaleSeconds})
+              AND (NOT ${alive(sql)}
                 OR (${tokenHash ?? null}::text IS NOT NULL AND token_hash <> ${tokenHash ?? null}::text))`.pipe(
             Effect.flatMap(decode(IdRow)),
             Effect.orDie
@@ -177,12 +185,19 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
                 ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
               RETURNING id, tool, input`.pipe(Effect.flatMap(decode(CallRow)), Effect.orDie)
           const claimed = Option.fromNullishOr(rows[0])
-          if (Option.isSome(claimed)) yield* announce(`taken:${claimed.value.id}`)
+          if (Option.isSome(claimed)) {
+            yield* sql`UPDATE environment_runners SET repoll_by = now() + make_interval(secs => ${repollSeconds})
+                WHERE id = ${runnerId}`.pipe(Effect.orDie)
+            yield* announce(`taken:${claimed.value.id}`)
+          }
           return claimed
         }),
         complete: Effect.fn("EnvironmentRepo.complete")(
           function*(callId: string, runnerId: string, environmentId: string, result: unknown) {
-            const rows = yield* sql`UPDATE environment_calls SET state = 'done', result = ${sql.json(result)}
+            // Kept as its JSON text (a jsonb string): jsonb would reorder the output's keys.
+            const rows = yield* sql`UPDATE environment_calls SET state = 'done', result = ${
+              sql.json(JSON.stringify(result))
+            }
               WHERE id = ${callId} AND runner_id = ${runnerId} AND environment_id = ${environmentId}
                 AND state = 'claimed' RETURNING id`.pipe(
               Effect.flatMap(decode(IdRow)),

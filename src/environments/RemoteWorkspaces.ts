@@ -41,9 +41,10 @@ const maxCallMs = 15 * 60_000
 /** Reads: safe to run again on another runner when the first was lost. */
 const retryable = new Set(["read_file", "glob", "grep"])
 
+/** `{ lost: true }`, or the runner's outcome as the JSON text it sent (key order kept). */
 const Answer = Schema.Union([
   Schema.Struct({ lost: Schema.Literal(true) }),
-  Schema.Struct({ output: Schema.Unknown, text: Schema.String, isError: Schema.Boolean })
+  Schema.fromJsonString(Schema.Struct({ output: Schema.Unknown, text: Schema.String, isError: Schema.Boolean }))
 ])
 const decodeAnswer = Schema.decodeUnknownOption(Answer)
 

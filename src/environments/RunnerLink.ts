@@ -86,7 +86,12 @@ export class RunnerLink extends Context.Service<RunnerLink, {
             })
             yield* repo.dropStale(environmentId)
             // A runner's first poll is answered at once (with a call if one waits): it then knows it is connected.
-            if (fresh) return Option.map(yield* repo.claim(environmentId, hello.runnerId), Option.some)
+            // (Unless the token was rotated meanwhile: then refused like any poll of the old token.)
+            if (fresh) {
+              return (yield* stillValid(grant))
+                ? Option.map(yield* repo.claim(environmentId, hello.runnerId), Option.some)
+                : Option.some(Option.none<Claimed>())
+            }
             const check = Effect.flatMap(stillValid(grant), (valid) =>
               valid
                 ? Effect.map(repo.claim(environmentId, hello.runnerId), Option.map(Option.some))

@@ -38,6 +38,7 @@ import Migration0028 from "./migrations/0028_sealed_snapshots.ts"
 import Migration0029 from "./migrations/0029_blob_chunks.ts"
 import Migration0030 from "./migrations/0030_upload_slots.ts"
 import Migration0031 from "./migrations/0031_environments.ts"
+import Migration0033 from "./migrations/0033_runner_repoll.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -69,7 +70,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [28, "sealed_snapshots", Migration0028],
   [29, "blob_chunks", Migration0029],
   [30, "upload_slots", Migration0030],
-  [31, "environments", Migration0031]
+  [31, "environments", Migration0031],
+  [33, "runner_repoll", Migration0033]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

@@ -7,7 +7,7 @@ import { ContextBlock } from "../../domain/Context.ts"
 import { AgentId, ThreadId } from "../../domain/Ids.ts"
 import { Metadata } from "../../domain/Metadata.ts"
 import { type Thread, ThreadStatus, ThreadWorkspace } from "../../domain/Thread.ts"
-import { runnerStaleSeconds } from "../environments/EnvironmentRepo.ts"
+import { alive } from "../environments/EnvironmentRepo.ts"
 import type { PreviousTurn } from "../threads/ContextPrefix.ts"
 import { type AgentRow, agentRowOf } from "./AgentRepo.ts"
 import type { Position } from "./Cursor.ts"
@@ -83,8 +83,8 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
  */
 const remoteStatus = (sql: PgClient.PgClient) =>
   sql`jsonb_build_object('status', CASE WHEN EXISTS (SELECT 1 FROM environment_runners r
-    WHERE r.environment_id = a.config->'workspace'->>'environmentId'
-      AND r.last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})) THEN 'active' ELSE 'unavailable' END)`
+    WHERE r.environment_id = a.config->'workspace'->>'environmentId' AND ${alive(sql, "r")})
+    THEN 'active' ELSE 'unavailable' END)`
 
 export class ThreadRepo extends Context.Service<ThreadRepo, {
   /**

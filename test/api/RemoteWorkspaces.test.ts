@@ -131,6 +131,12 @@ TestServer.suite()("remote workspaces", (it) => {
         ))
         yield* untilExists(join(root, "started.txt"))
         runner.child.kill("SIGKILL")
+        // Its open poll's connection closes (settled at once); killed between two polls, it is late for its next
+        // poll (5 s), seen by the run's liveness check (every 15 s of the service's clock).
+        while (running.pollUnsafe() === undefined) {
+          yield* TestClock.adjust("15 seconds")
+          yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 250)))
+        }
         const { parsed } = yield* Fiber.join(running)
         const [failure] = failuresOf(parsed.chunks)
         assert.strictEqual(failure?.error.code, "outcome_unknown")
