@@ -90,7 +90,8 @@ export const run = (options: RunnerOptions) =>
     const post = (path: string, body: unknown) =>
       Effect.tryPromise({
         try: (signal) => fetch(`${base}${path}`, { method: "POST", headers, body: JSON.stringify(body), signal }),
-        catch: (e) => new PollFailed({ message: e instanceof Error ? e.message : String(e) })
+        // The cause names what failed (ECONNREFUSED, or a certificate Node could not verify: the runner goes no further).
+        catch: (e) => new PollFailed({ message: describeFailure(e) })
       }).pipe(
         Effect.flatMap((response) =>
           Effect.map(Effect.promise(() => response.text()), (text) => ({ status: response.status, text }))
@@ -144,6 +145,16 @@ export const run = (options: RunnerOptions) =>
     )
     return yield* Effect.forever(resilient)
   })
+
+/** `fetch failed (SELF_SIGNED_CERT_IN_CHAIN)`: the error and its cause's code or message. */
+const describeFailure = (e: unknown): string => {
+  if (!(e instanceof Error)) return String(e)
+  const cause: unknown = e.cause
+  const detail = cause instanceof Error
+    ? ("code" in cause && typeof cause.code === "string" ? cause.code : cause.message)
+    : undefined
+  return detail === undefined ? e.message : `${e.message} (${detail})`
+}
 
 /** 0.5 s doubling to 30 s, jittered. */
 const backoff = Schedule.exponential("500 millis").pipe(
