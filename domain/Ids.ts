@@ -40,7 +40,9 @@ export const IdPrefix = {
   artifact: "art_",
   /** A remote workspace's environment (issue 31) and one call of a run to its runners. */
   environment: "env_",
-  environmentCall: "envc_"
+  environmentCall: "envc_",
+  /** A browser profile's row (its page cursor; clients name profiles by key). */
+  browserProfile: "bprof_"
 } as const
 
 export type IdKind = keyof typeof IdPrefix

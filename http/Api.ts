@@ -4,6 +4,7 @@ import { AgentsApi } from "./AgentsApi.ts"
 import { ApiKeysApi } from "./ApiKeysApi.ts"
 import { ApiFailures, Authentication } from "./ApiMiddleware.ts"
 import { BandsApi } from "./BandsApi.ts"
+import { BrowserProfilesApi } from "./BrowserProfilesApi.ts"
 import { CodehostApi, CodehostCallbacksApi } from "./CodehostApi.ts"
 import { EnvironmentRunnersApi, EnvironmentsApi } from "./EnvironmentsApi.ts"
 import { ArtifactLinksApi, ArtifactsApi, FilesApi } from "./FilesApi.ts"
@@ -31,6 +32,7 @@ export const Api = HttpApi.make("agent-service")
   .add(ArtifactsApi)
   .add(ApiKeysApi)
   .add(EnvironmentsApi)
+  .add(BrowserProfilesApi)
   // API middleware attaches to the endpoints added before it: keep these last.
   .middleware(Authentication)
   // Signed artifact URLs carry their grant, not an API key.

@@ -17,6 +17,7 @@ import { Api } from "./Api.ts"
 import { ApiKeysHandlers } from "./ApiKeysHandlers.ts"
 import { layerApiFailures, layerAuthentication } from "./ApiMiddlewareHandlers.ts"
 import { BandsHandlers } from "./BandsHandlers.ts"
+import { BrowserProfilesHandlers } from "./BrowserProfilesHandlers.ts"
 import { CodehostCallbacksHandlers, CodehostHandlers } from "./CodehostHandlers.ts"
 import * as ConsoleRoute from "./ConsoleRoute.ts"
 import * as DocsRoute from "./DocsRoute.ts"
@@ -68,7 +69,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
     ArtifactLinksHandlers,
     ApiKeysHandlers,
     EnvironmentsHandlers,
-    EnvironmentRunnersHandlers
+    EnvironmentRunnersHandlers,
+    BrowserProfilesHandlers
   ]),
   Layer.provide([layerApiFailures, layerAuthentication])
 )

@@ -24,6 +24,7 @@ import { UploadSlots } from "./access/UploadSlots.ts"
 import { Agents } from "./agents/Agents.ts"
 import { Artifacts } from "./artifacts/Artifacts.ts"
 import { Files } from "./artifacts/Files.ts"
+import { BrowserProfiles } from "./browser/BrowserProfiles.ts"
 import * as Cluster from "./cluster/Cluster.ts"
 import * as DeadRunners from "./cluster/DeadRunners.ts"
 import { CodehostTools } from "./codehost/CodehostTools.ts"
@@ -109,6 +110,7 @@ const EnvironmentsLayer = Layer.mergeAll(RunnerLink.layer, RemoteWorkspaces.laye
 const Adapters = Layer.mergeAll(
   EnvironmentsLayer,
   SecretContexts.layer,
+  BrowserProfiles.layer,
   ToolApprovalHooks.layer,
   ResultHandlers.layer,
   ToolServers.layer,

@@ -66,6 +66,7 @@ const typed: { readonly [K in IdKind]: (raw: string) => IdOf<K> } = {
   apiKey: (raw) => ApiKeyId.make(raw),
   environment: (raw) => EnvironmentId.make(raw),
   environmentCall: unbranded,
+  browserProfile: unbranded,
   textPart: unbranded,
   reasoningPart: unbranded,
   request: unbranded,

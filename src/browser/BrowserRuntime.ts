@@ -3,7 +3,8 @@
  * `browser`, 7 `managed_browser_unconfigured`): the host has Debian's
  * Chromium (read once when the service starts), and the agent has a managed
  * workspace with a filesystem on a class the browser fits in (BrowserLimits).
- * `authenticated` (stored profiles) is refused until profiles are built.
+ * `authenticated.profileKey` names a stored profile (BrowserProfiles); one
+ * that does not exist is a tool error at the run's first browser call.
  */
 import { existsSync } from "node:fs"
 import type { AgentConfig } from "../../domain/Agent.ts"
@@ -15,7 +16,7 @@ export const browserInstalled: boolean = existsSync(executable)
 
 /** Why `capabilities.browser` cannot be served for this workspace here, or undefined. */
 export const browserRefusal = (
-  browser: NonNullable<AgentConfig["capabilities"]["browser"]>,
+  _browser: NonNullable<AgentConfig["capabilities"]["browser"]>,
   workspace: AgentConfig["workspace"],
   installed = browserInstalled
 ): string | undefined => {
@@ -27,10 +28,6 @@ export const browserRefusal = (
   }
   if (browserClass(workspace.resources) === undefined) {
     return "The managed browser needs workspace.resources 'standard' or 'large': on 'small' its threads would take the workspace's whole process limit."
-  }
-  // Stored profiles (PUT /v1/browser-profiles/:profileKey) are not built yet: refused rather than ignored.
-  if (typeof browser === "object" && browser.authenticated !== undefined) {
-    return "Authenticated browser profiles (capabilities.browser.authenticated) are not available on this deployment yet; use the browser without a profile."
   }
   return undefined
 }

@@ -10,9 +10,10 @@ import type { Principal } from "../../domain/Principal.ts"
 import type { UsageTotal } from "../../domain/Run.ts"
 import type { RunPlan } from "../../domain/RunPlan.ts"
 import { Artifacts } from "../artifacts/Artifacts.ts"
-import * as BrowserRun from "../browser/BrowserRun.ts"
 import * as ExportTool from "../artifacts/ExportTool.ts"
 import { Files } from "../artifacts/Files.ts"
+import { BrowserProfiles } from "../browser/BrowserProfiles.ts"
+import * as BrowserRun from "../browser/BrowserRun.ts"
 import { CodehostTools } from "../codehost/CodehostTools.ts"
 import { ServiceConfig } from "../config/ServiceConfig.ts"
 import { RemoteWorkspaces } from "../environments/RemoteWorkspaces.ts"
@@ -31,8 +32,8 @@ import * as SpecCache from "../tools/SpecCache.ts"
 import type { Archive } from "../tools/ToolFamily.ts"
 import * as Toolset from "../tools/Toolset.ts"
 import * as WebTools from "../web/WebTools.ts"
-import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import { Sandbox } from "../workspace/Sandbox.ts"
+import type { SnapshotUnavailable } from "../workspace/SnapshotUnavailable.ts"
 import { ThreadWorkspaces } from "../workspace/ThreadWorkspaces.ts"
 import type { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 import * as AttachmentFiles from "./AttachmentFiles.ts"
@@ -118,6 +119,7 @@ export class RunTools extends Context.Service<RunTools, {
       const config = yield* ServiceConfig
       const codehostTools = yield* CodehostTools
       const uploads = yield* Files
+      const browserProfiles = yield* BrowserProfiles
 
       const open = Effect.fn("RunTools.open")(function*(
         run: RunRef,
@@ -232,7 +234,10 @@ export class RunTools extends Context.Service<RunTools, {
               signedUrls: plan.signedArtifactUrls === true
             },
             maxBytes: config.artifacts.fileMaxBytes,
-            profile: undefined
+            // The agent's authenticated profile: loaded when the browser starts, saved back when it closes.
+            profile: plan.browser.profileKey === undefined
+              ? undefined
+              : browserProfiles.forRun(principal, plan.browser.profileKey)
           })
         const handlerId = plan.oversizedResultHandlerId
         // A remote workspace's tools go to its environment's runners (src/environments/RemoteWorkspaces.ts).

@@ -39,6 +39,7 @@ import Migration0029 from "./migrations/0029_blob_chunks.ts"
 import Migration0030 from "./migrations/0030_upload_slots.ts"
 import Migration0031 from "./migrations/0031_environments.ts"
 import Migration0033 from "./migrations/0033_runner_repoll.ts"
+import Migration0034 from "./migrations/0034_browser_profiles.ts"
 
 type Migration = Effect.Effect<void, unknown, SqlClient.SqlClient>
 
@@ -71,7 +72,8 @@ export const manifest: ReadonlyArray<readonly [id: number, name: string, migrati
   [29, "blob_chunks", Migration0029],
   [30, "upload_slots", Migration0030],
   [31, "environments", Migration0031],
-  [33, "runner_repoll", Migration0033]
+  [33, "runner_repoll", Migration0033],
+  [34, "browser_profiles", Migration0034]
 ]
 
 /** The manifest keyed `NNNN_name`, as `Migrator.fromRecord` reads it (it parses the id and the name back). */

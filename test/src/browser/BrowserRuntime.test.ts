@@ -37,10 +37,10 @@ const rows: ReadonlyArray<
     "The browser capability needs a managed workspace with a filesystem (workspace: { type: 'managed' }): the browser runs in its sandbox."
   ],
   [
-    "an authenticated profile (not built yet)",
+    "an authenticated profile on a managed workspace (the profile is looked up at the run's first browser call)",
     { type: "managed" },
     true,
-    "Authenticated browser profiles (capabilities.browser.authenticated) are not available on this deployment yet; use the browser without a profile.",
+    undefined,
     { authenticated: { profileKey: "p" }, files: true }
   ],
   [

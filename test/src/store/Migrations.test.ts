@@ -38,7 +38,10 @@ const released: ReadonlyArray<readonly [number, string]> = [
   [27, "organization_ids"],
   [28, "sealed_snapshots"],
   [29, "blob_chunks"],
-  [30, "upload_slots"]
+  [30, "upload_slots"],
+  [31, "environments"],
+  [33, "runner_repoll"],
+  [34, "browser_profiles"]
 ]
 
 const Recorded = Schema.Array(Schema.Struct({ migration_id: Schema.Number, name: Schema.String }))
