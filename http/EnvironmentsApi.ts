@@ -118,11 +118,13 @@ export const EnvironmentRunnersApi = HttpApiGroup.make("environmentRunners")
       success: RunnerPoll,
       error: [ApiUnauthorized, ApiPayloadTooLarge]
     }).annotateMerge(
-      doc(
+      docWithBody(
         "Poll for an environment's next call (runners)",
         "Sent by `agent-service environment run` with `Authorization: Bearer <environment token>`: records the runner as " +
           "connected (its heartbeat) and answers the next tool call of the environment as soon as there is one, or " +
-          "`{ call: null }` after 20 s."
+          "`{ call: null }` after 20 s.",
+        RunnerHello,
+        { runnerId: "runner_7Kd2LmQ9", hostName: "build-box-1", version: "1.0.0" }
       )
     )
   )
@@ -134,9 +136,16 @@ export const EnvironmentRunnersApi = HttpApiGroup.make("environmentRunners")
       success: Schema.Struct({ accepted: Schema.Boolean }),
       error: [ApiUnauthorized, ApiPayloadTooLarge]
     }).annotateMerge(
-      doc(
+      docWithBody(
         "Answer a call (runners)",
-        "The result of a call the runner took. `accepted: false`: the call is no longer this runner's (it was given up)."
+        "The result of a call the runner took. `accepted: false`: the call is no longer this runner's (it was given up).",
+        RunnerOutcome,
+        {
+          runnerId: "runner_7Kd2LmQ9",
+          output: { path: "README.md", content: "# Hello" },
+          text: "1\t# Hello",
+          isError: false
+        }
       )
     )
   )

@@ -380,18 +380,14 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
         "capabilities.media.image",
         "media_runtime_unconfigured"
       )
-      yield* rejectsCreate(
-        { capabilities: { mediaView: { output: "analysis" } } },
-        "capabilities.mediaView",
-        "media_runtime_unconfigured"
-      )
-      yield* rejectsCreate({ capabilities: { mediaView: {} } }, "capabilities.mediaView", "media_runtime_unconfigured")
-      yield* rejectsCreate(
-        { policies: { mediaFidelity: "spatial" } },
-        "policies.mediaFidelity",
-        "media_runtime_unconfigured"
-      )
       assert.deepStrictEqual(yield* listAll(), before)
+      // Media viewing and spatial fidelity have their runtime here (view_media, docs/guide/media-view.md).
+      const viewing = yield* createAgent({
+        capabilities: { mediaView: { output: "analysis" } },
+        policies: { mediaFidelity: "spatial" }
+      })
+      assert.deepStrictEqual(viewing.capabilities, { mediaView: { output: "analysis" } })
+      assert.strictEqual(viewing.policies.mediaFidelity, "spatial")
       // The same flags switched off are accepted and echoed.
       const off = { web: false, browser: false, media: false, subagents: false, userInteraction: false }
       assert.deepStrictEqual((yield* createAgent({ capabilities: off })).capabilities, off)
@@ -495,7 +491,7 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           "managed_media_editing_unconfigured",
           "workspace.mediaEditing"
         ],
-        [{ capabilities: { mediaView: { output: "auto" } } }, "media_runtime_unconfigured", "capabilities.mediaView"],
+        [{ capabilities: { media: { speech: true } } }, "media_runtime_unconfigured", "capabilities.media.speech"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "invalid_request_error", "workspace.environmentId"],
         [{ metadata: { k: repeat("v", 501) } }, "invalid_request_error", "metadata.k"],
         // allowDomains that could never be reached, even on this development deployment (SVC_ALLOW_PRIVATE_URLS).
@@ -673,10 +669,8 @@ TestServer.suite({ maxBodyBytes: 1_048_576 })("agents", (it) => {
           "workspace.shell",
           "invalid_request_error"
         ],
-        [{ capabilities: { browser: true } }, "capabilities.browser", "managed_browser_unconfigured"],
+        [{ capabilities: { browser: true }, workspace: null }, "capabilities.browser", "managed_browser_unconfigured"],
         [{ capabilities: { media: true } }, "capabilities.media", "media_runtime_unconfigured"],
-        [{ capabilities: { mediaView: { output: "auto" } } }, "capabilities.mediaView", "media_runtime_unconfigured"],
-        [{ policies: { mediaFidelity: "spatial" } }, "policies.mediaFidelity", "media_runtime_unconfigured"],
         [{ workspace: { type: "managed", documents: true } }, "workspace.documents", "managed_documents_unconfigured"],
         [{ workspace: { type: "remote", environmentId: "env_1" } }, "workspace.environmentId", "invalid_request_error"],
         [
