@@ -363,7 +363,11 @@ const rows: ReadonlyArray<Row> = [
       "Media kind 'video' is not configured on this deployment (see GET /v1/bands media)."
     )
   },
-  { name: "media: true takes the kinds the deployment has", body: { capabilities: { media: true } }, deployment: someMedia },
+  {
+    name: "media: true takes the kinds the deployment has",
+    body: { capabilities: { media: true } },
+    deployment: someMedia
+  },
   {
     name: "media kinds the deployment has, and false ones, are valid",
     body: { capabilities: { media: { image: true, speech: true, video: false } } },
