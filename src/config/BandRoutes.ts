@@ -4,7 +4,7 @@
  * the configuration is read, before anything is created; a route that will
  * be refused by its provider (no key for the public API) is a warning.
  */
-import { Option, type Redacted } from "effect"
+import { Option, Redacted } from "effect"
 import { type Band, BandNames } from "../../domain/Band.ts"
 
 export const defaultOpenAiBaseUrl = "https://api.openai.com/v1"
@@ -44,7 +44,8 @@ export const routeWarnings = (
     if (route === null) return []
     const check = (kind: "openai" | "anthropic", key: string, base: string, defaultUrl: string) => {
       const provider = providers[kind]
-      return route.startsWith(`${kind}:`) && Option.isNone(provider.apiKey) && provider.baseUrl === defaultUrl
+      const keyless = Option.isNone(provider.apiKey) || Redacted.value(provider.apiKey.value) === ""
+      return route.startsWith(`${kind}:`) && keyless && provider.baseUrl === defaultUrl
         ? [
           `${setting(band)}='${route}' has no ${key}: every run on the ${band} band will be refused by the provider. ` +
           `Set ${key} (or ${base} for a server that needs no key).`
