@@ -10,7 +10,15 @@ import { Environment, EnvironmentCreate, EnvironmentPatch, EnvironmentWithToken 
 import { ClientId } from "../domain/Ids.ts"
 import { Deleted, Page, PageQuery } from "../domain/Page.ts"
 import { doc, docWithBody } from "./ApiDocs.ts"
-import { ApiConflict, ApiForbidden, ApiNotFound, ApiPayloadTooLarge, ApiUnauthorized } from "./ErrorEnvelope.ts"
+import {
+  ApiConflict,
+  ApiForbidden,
+  ApiNotFound,
+  ApiPayloadTooLarge,
+  ApiServiceUnavailable,
+  ApiUnauthorized
+} from "./ErrorEnvelope.ts"
+import { IdempotencyHeaders } from "./Headers.ts"
 
 const params = { id: ClientId.environment }
 
@@ -23,13 +31,15 @@ export const EnvironmentsApi = HttpApiGroup.make("environments")
   .add(
     HttpApiEndpoint.post("create", "/v1/environments", {
       payload: EnvironmentCreate,
+      headers: IdempotencyHeaders,
       success: EnvironmentWithToken,
-      error: [ApiPayloadTooLarge]
+      error: [ApiConflict, ApiPayloadTooLarge, ApiServiceUnavailable]
     }).annotateMerge(
       docWithBody(
         "Create an environment",
         "A place where remote workspaces run: machines you run `agent-service environment run` on dial out to the service " +
-          "with the `token` answered here (shown once, stored hashed; so this route does not replay Idempotency-Key). Agents use it through " +
+          "with the `token` answered here (shown once, stored hashed; a retry with the same `Idempotency-Key` answers it again, " +
+          "from a record that keeps it sealed under the master key). Agents use it through " +
           "`workspace: { type: 'remote', environmentId }`.",
         EnvironmentCreate,
         { name: "build-box", metadata: { team: "platform" } }
@@ -75,12 +85,14 @@ export const EnvironmentsApi = HttpApiGroup.make("environments")
   .add(
     HttpApiEndpoint.post("rotateToken", "/v1/environments/:id/rotate-token", {
       params,
+      headers: IdempotencyHeaders,
       success: EnvironmentWithToken,
-      error: [ApiForbidden, ApiNotFound, ApiConflict]
+      error: [ApiForbidden, ApiNotFound, ApiConflict, ApiServiceUnavailable]
     }).annotateMerge(
       doc(
         "Rotate an environment's token",
-        "Answers a new `token` (shown once). The old one stops working at once: runners using it are disconnected."
+        "Answers a new `token` (shown once). The old one stops working at once: runners using it are disconnected. " +
+          "A retry with the same `Idempotency-Key` answers the same token and rotates nothing."
       )
     )
   )

@@ -35,8 +35,8 @@ import { ServiceConfig, type ServiceConfigShape } from "./config/ServiceConfig.t
 import { SignedDelivery } from "./delivery/SignedDelivery.ts"
 import { EnvironmentRepo } from "./environments/EnvironmentRepo.ts"
 import { Environments } from "./environments/Environments.ts"
-import { RemoteWorkspaces } from "./environments/RemoteWorkspaces.ts"
 import { EnvironmentSignals } from "./environments/EnvironmentSignals.ts"
+import { RemoteWorkspaces } from "./environments/RemoteWorkspaces.ts"
 import { RunnerLink } from "./environments/RunnerLink.ts"
 import { IdGenerator } from "./IdGenerator.ts"
 import { Interactions } from "./interactions/Interactions.ts"
@@ -103,8 +103,8 @@ const Codehost = Layer.mergeAll(CodehostAuthorize.layer, CodehostWebhooks.layer,
 /** Environments of remote workspaces (issue 31): the resource, the runners' routes and the calls to runners. */
 const EnvironmentsLayer = Layer.mergeAll(RunnerLink.layer, RemoteWorkspaces.layer).pipe(
   Layer.provideMerge(Environments.layer),
-  Layer.provideMerge(EnvironmentSignals.layer),
-  Layer.provideMerge(EnvironmentRepo.layer)
+  Layer.provideMerge(EnvironmentRepo.layer),
+  Layer.provideMerge(EnvironmentSignals.layer)
 )
 
 const Adapters = Layer.mergeAll(

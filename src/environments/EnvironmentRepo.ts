@@ -2,14 +2,13 @@
  * The runners connected to environments and the calls runs send them, in
  * PostgreSQL (migration 0031_environments), so that a runner polling any node
  * serves a run on any other. Every change that someone may be waiting for is
- * announced on one NOTIFY channel (EnvironmentSignals): `call:<envId>` when a
+ * announced (EnvironmentSignals: NOTIFY, or in memory when embedded): `call:<envId>` when a
  * call is queued, `done:<callId>` when one is answered.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { EnvironmentRunner } from "../../domain/Environment.ts"
-
-export const channel = "svc_environments"
+import { EnvironmentSignals } from "./EnvironmentSignals.ts"
 
 /** A runner not heard of for this long is gone (it polls at least every `pollWindowMs`). */
 export const runnerStaleSeconds = 45
@@ -86,7 +85,7 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
   static readonly layer = Layer.effect(EnvironmentRepo)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
-      const announce = (payload: string) => sql.notify(channel, payload).pipe(Effect.orDie)
+      const { announce } = yield* EnvironmentSignals
       const decode = <S extends Schema.Top>(schema: S) => Schema.decodeUnknownEffect(Schema.Array(schema))
       /** The `thread.workspace.status` of the environment's agents' threads: active while a runner is connected. */
       const markThreads = (environmentId: string) =>

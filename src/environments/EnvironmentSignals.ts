@@ -1,14 +1,22 @@
 /**
- * One LISTEN per process on the environments' channel (EnvironmentRepo),
- * fanned out in memory: a runner's poll waits for `call:<envId>`, a run for
- * `done:<callId>`. `waitFor` subscribes before it checks, so nothing announced
- * between the check and the wait is missed; its timeout is on the Clock.
+ * The environments' announcements (EnvironmentRepo), fanned out in memory: a
+ * runner's poll waits for `call:<envId>`, a run for `done:<callId>`. On
+ * PostgreSQL they travel as NOTIFY on one channel, one LISTEN per process; on
+ * the embedded database (one process, one connection, which a LISTEN would
+ * hold for good) they are published in memory directly. `waitFor` subscribes
+ * before it checks, so nothing announced between the check and the wait is
+ * missed; its timeout is on the Clock.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Cause, Context, Duration, Effect, Layer, Option, PubSub, Queue } from "effect"
-import { channel } from "./EnvironmentRepo.ts"
+import { ServiceConfig } from "../config/ServiceConfig.ts"
+
+/** The NOTIFY channel of the environments' announcements. */
+export const channel = "svc_environments"
 
 export class EnvironmentSignals extends Context.Service<EnvironmentSignals, {
+  /** Tells every waiter of every process (NOTIFY, or in memory on the embedded database). */
+  readonly announce: (payload: string) => Effect.Effect<void>
   /**
    * Runs `check` until it answers Some: again on each announcement of one of `payloads`, at most
    * `timeout` in all (then None).
@@ -22,18 +30,24 @@ export class EnvironmentSignals extends Context.Service<EnvironmentSignals, {
   static readonly layer = Layer.effect(EnvironmentSignals)(
     Effect.gen(function*() {
       const sql = yield* PgClient.PgClient
+      const config = yield* ServiceConfig
       const hub = yield* PubSub.unbounded<string>()
-      const listened = yield* sql.listen(channel).pipe(Effect.orDie)
-      yield* Effect.forkScoped(
-        Effect.forever(Effect.flatMap(Queue.take(listened), (n) => PubSub.publish(hub, n.payload))).pipe(
-          Effect.catchCause((cause) =>
-            Cause.hasInterruptsOnly(cause)
-              ? Effect.void
-              : Effect.logError("environment notifications stopped: the LISTEN connection failed", cause)
+      const shared = Option.isSome(config.databaseUrl)
+      if (shared) {
+        const listened = yield* sql.listen(channel).pipe(Effect.orDie)
+        yield* Effect.forkScoped(
+          Effect.forever(Effect.flatMap(Queue.take(listened), (n) => PubSub.publish(hub, n.payload))).pipe(
+            Effect.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause)
+                ? Effect.void
+                : Effect.logError("environment notifications stopped: the LISTEN connection failed", cause)
+            )
           )
         )
-      )
+      }
       return {
+        announce: (payload: string) =>
+          shared ? sql.notify(channel, payload).pipe(Effect.orDie) : PubSub.publish(hub, payload).pipe(Effect.asVoid),
         waitFor: <A>(
           payloads: ReadonlyArray<string>,
           check: Effect.Effect<Option.Option<A>>,

@@ -15,6 +15,7 @@ import { OpenApi } from "effect/http-api"
 import { TestClock } from "effect/testing"
 import { FileObject } from "../../domain/Artifact.ts"
 import { CodehostConnection } from "../../domain/Codehost.ts"
+import { Environment } from "../../domain/Environment.ts"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Run } from "../../domain/Run.ts"
 import { Secret } from "../../domain/Secret.ts"
@@ -73,6 +74,7 @@ const count = <A>(collection: Collection.Collection<A>) => Effect.map(collection
 
 const codehostConnections = Collection.collection("/v1/codehost-connections", CodehostConnection)
 const files = Collection.collection("/v1/files", FileObject)
+const environments = Collection.collection("/v1/environments", Environment)
 
 const configVersion = <A extends { readonly configVersion: number }>(
   collection: Collection.Collection<A>,
@@ -127,6 +129,26 @@ const cases: ReadonlyArray<PostCase> = [
         { name: uniqueName("idem-secret"), value: "other-value" },
         count(Collection.secrets)
       )
+    )
+  },
+  {
+    route: "POST /v1/environments",
+    prepare: Effect.sync(() =>
+      json("/v1/environments", { name: uniqueName("idem-env") }, { name: uniqueName("idem-env") }, count(environments))
+    )
+  },
+  {
+    // The replay answers the first token again (from the sealed record) and rotates nothing.
+    route: "POST /v1/environments/{id}/rotate-token",
+    prepare: Effect.map(
+      environments.create({ name: uniqueName("idem-env-rotate") }),
+      (environment) =>
+        json(
+          `/v1/environments/${environment.id}/rotate-token`,
+          undefined,
+          undefined,
+          configVersion(environments, environment.id)
+        )
     )
   },
   {
