@@ -87,7 +87,9 @@ const browserPlanOf = (
       ...(handler !== undefined && exports?.include?.browserScreenshots === true
         ? { screenshotResultHandlerId: handler }
         : {}),
-      ...(handler !== undefined && exports?.include?.browserDownloads === true ? { downloadResultHandlerId: handler } : {})
+      ...(handler !== undefined && exports?.include?.browserDownloads === true
+        ? { downloadResultHandlerId: handler }
+        : {})
     }
   }
 }
