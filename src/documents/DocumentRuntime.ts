@@ -8,7 +8,7 @@
  * fails, crashes or hits a limit fails the tool call (`document_error`,
  * `media_error`, `workspace_limit`), never the service.
  */
-import { Data, Effect } from "effect"
+import { Data, Effect, Option, Schema } from "effect"
 import { createRequire } from "node:module"
 import { dirname } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -110,14 +110,9 @@ export const worker = (
     return answer
   })
 
-const parse = (text: string): Record<string, unknown> | undefined => {
-  try {
-    const value: unknown = JSON.parse(text)
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? { ...value } : undefined
-  } catch {
-    return undefined
-  }
-}
+/** The worker's answer: one JSON object (each tool reads its own fields of it); anything else is none. */
+const parse = (text: string): Record<string, unknown> | undefined => Option.getOrUndefined(decodeAnswer(text))
+const decodeAnswer = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown)))
 
 /** A string for bash, single-quoted. */
 export const quote = (text: string): string => `'${text.replaceAll("'", `'\\''`)}'`

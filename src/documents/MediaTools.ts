@@ -52,16 +52,40 @@ const media = (ctx: DocumentCall, command: string, stdin?: string) =>
         )
   )
 
-const num = (v: unknown): number | undefined => {
-  const n = typeof v === "string" ? Number(v) : typeof v === "number" ? v : Number.NaN
+/** A number ffprobe writes as a string ("12.5") or a number; anything else is left out. */
+const num = (v: string | number | undefined): number | undefined => {
+  const n = typeof v === "string" ? Number(v) : v ?? Number.NaN
   return Number.isFinite(n) ? n : undefined
 }
-const rate = (v: unknown): number | undefined => {
-  const [a, b] = typeof v === "string" ? v.split("/").map(Number) : []
+/** A frame rate as ffprobe writes it ("30000/1001"), rounded to two decimals. */
+const rate = (v: string | undefined): number | undefined => {
+  const [a, b] = v === undefined ? [] : v.split("/").map(Number)
   return a !== undefined && b !== undefined && b > 0 ? Math.round((a / b) * 100) / 100 : undefined
 }
-const field = (o: unknown, key: string): unknown =>
-  typeof o === "object" && o !== null ? Object.getOwnPropertyDescriptor(o, key)?.value : undefined
+
+const Numeric = Schema.optional(Schema.Union([Schema.String, Schema.Number]))
+
+/** What media_probe reads of `ffprobe -print_format json -show_format -show_streams` (other fields ignored). */
+const Probe = Schema.Struct({
+  format: Schema.optional(Schema.Struct({
+    format_name: Schema.optional(Schema.String),
+    duration: Numeric,
+    size: Numeric,
+    bit_rate: Numeric
+  })),
+  streams: Schema.optional(Schema.Array(Schema.Struct({
+    index: Schema.optional(Schema.Number),
+    codec_type: Schema.optional(Schema.String),
+    codec_name: Schema.optional(Schema.String),
+    width: Schema.optional(Schema.Number),
+    height: Schema.optional(Schema.Number),
+    avg_frame_rate: Schema.optional(Schema.String),
+    sample_rate: Numeric,
+    channels: Schema.optional(Schema.Number),
+    duration: Numeric
+  })))
+})
+const decodeProbe = Schema.decodeUnknownEffect(Schema.fromJsonString(Probe))
 
 export const mediaProbe = tool({
   name: "media_probe",
@@ -75,28 +99,26 @@ export const mediaProbe = tool({
         ctx,
         `exec ffprobe -v error -print_format json -show_format -show_streams -- ${quote(p.inner)}`
       )
-      const probed: unknown = yield* Effect.try({
-        try: () => JSON.parse(stdout),
-        catch: () => new ConverterFailed({ code: "media_error", message: "ffprobe's answer could not be read" })
-      })
-      const format = field(probed, "format")
-      const streams = field(probed, "streams")
+      const probed = yield* decodeProbe(stdout).pipe(
+        Effect.mapError(() =>
+          new ConverterFailed({ code: "media_error", message: "ffprobe's answer could not be read" })
+        )
+      )
+      const format = probed.format
       const output = {
         path: p.relative,
-        format: field(format, "format_name"),
-        duration: num(field(format, "duration")),
-        sizeBytes: num(field(format, "size")),
-        bitRate: num(field(format, "bit_rate")),
-        streams: (Array.isArray(streams) ? streams : []).map((s: unknown) => ({
-          index: field(s, "index"),
-          type: field(s, "codec_type"),
-          codec: field(s, "codec_name"),
-          ...(field(s, "width") === undefined ? {} : { width: field(s, "width"), height: field(s, "height") }),
-          ...(rate(field(s, "avg_frame_rate")) === undefined ? {} : { frameRate: rate(field(s, "avg_frame_rate")) }),
-          ...(num(field(s, "sample_rate")) === undefined
-            ? {}
-            : { sampleRate: num(field(s, "sample_rate")), channels: field(s, "channels") }),
-          ...(num(field(s, "duration")) === undefined ? {} : { duration: num(field(s, "duration")) })
+        format: format?.format_name,
+        duration: num(format?.duration),
+        sizeBytes: num(format?.size),
+        bitRate: num(format?.bit_rate),
+        streams: (probed.streams ?? []).map((s) => ({
+          index: s.index,
+          type: s.codec_type,
+          codec: s.codec_name,
+          ...(s.width === undefined ? {} : { width: s.width, height: s.height }),
+          ...(rate(s.avg_frame_rate) === undefined ? {} : { frameRate: rate(s.avg_frame_rate) }),
+          ...(num(s.sample_rate) === undefined ? {} : { sampleRate: num(s.sample_rate), channels: s.channels }),
+          ...(num(s.duration) === undefined ? {} : { duration: num(s.duration) })
         }))
       }
       return ToolOutcome.success(output)
