@@ -99,8 +99,15 @@ export const request = (
     })
   )
 
+/** Node's and OpenSSL's codes for a server certificate that failed verification (untrusted, expired, another name). */
+const certificateCodes = /CERT|UNABLE_TO_VERIFY|INVALID_CA|HOSTNAME_MISMATCH/
+
 const reasonOf = (cause: unknown): string => {
   if (!(cause instanceof Error)) return String(cause)
-  const inner = cause.cause instanceof Error ? `: ${cause.cause.message}` : ""
-  return `${cause.message}${inner}`
+  const inner = cause.cause instanceof Error ? cause.cause : undefined
+  const code = inner !== undefined && "code" in inner && typeof inner.code === "string" ? inner.code : ""
+  if (inner !== undefined && certificateCodes.test(code)) {
+    return `its TLS certificate could not be verified (${inner.message}).`
+  }
+  return `${cause.message}${inner === undefined ? "" : `: ${inner.message}`}`
 }
