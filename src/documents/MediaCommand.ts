@@ -116,10 +116,11 @@ export const build = (
       }
     }
     case "overlay_image":
+      // format=auto: RGB inputs stay RGB (the default yuv420 shifts an image's colours, red 255 to 253).
       if (r.image === undefined) return { error: "image: overlay_image needs the image" }
       return {
         command: `${ffmpeg} -i ${input} -i ${quote(r.image)} -filter_complex ${
-          quote(`[0:v][1:v]overlay=${r.x ?? 0}:${r.y ?? 0}`)
+          quote(`[0:v][1:v]overlay=${r.x ?? 0}:${r.y ?? 0}:format=auto`)
         }${still(r.output)} ${out}`
       }
   }

@@ -8,7 +8,9 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import ExcelJS from "exceljs"
+import JSZip from "jszip"
 import mammoth from "mammoth"
+import { execFileSync } from "node:child_process"
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { PDFDocument } from "pdf-lib"
@@ -96,6 +98,37 @@ describe("document tools", () => {
           assert.include(read.text, "# Orders")
           assert.include(read.text, "| apples | 3 |")
           assert.include(read.text, "-   checked")
+        }),
+      { timeout: 120_000 }
+    )
+
+    it.effect(
+      "document_create embeds a workspace image of Markdown's ![alt](path) in a DOCX at its pixel size",
+      () =>
+        Effect.gen(function*() {
+          const { tools, workspace } = yield* opened
+          execFileSync("convert", ["-size", "40x30", "xc:blue", hostFile(workspace, "logo.png")])
+          const png = readFileSync(hostFile(workspace, "logo.png"))
+          ok(
+            yield* call(tools, "document_create", {
+              path: "with-logo.docx",
+              format: "docx",
+              content: "# Report\n\n![Our logo](logo.png)\n\nAfter the logo."
+            })
+          )
+          const zip = yield* Effect.promise(() => JSZip.loadAsync(readFileSync(hostFile(workspace, "with-logo.docx"))))
+          const media = Object.keys(zip.files).filter((name) => name.startsWith("word/media/"))
+          assert.strictEqual(media.length, 1, media.join(", "))
+          const embedded = yield* Effect.promise(() =>
+            zip.file(media[0] ?? "")?.async("nodebuffer") ?? Promise.resolve(undefined)
+          )
+          assert.deepStrictEqual(embedded, png)
+          const xml = (yield* Effect.promise(() =>
+            zip.file("word/document.xml")?.async("string") ?? Promise.resolve("")
+          )) ?? ""
+          // 40 x 30 px at 9525 EMU a pixel; the alt text as the picture's description.
+          assert.include(xml, "<wp:extent cx=\"381000\" cy=\"285750\"/>")
+          assert.match(xml, /descr="Our logo"/)
         }),
       { timeout: 120_000 }
     )
