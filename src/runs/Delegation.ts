@@ -51,11 +51,12 @@ export interface Spawned {
 
 /**
  * A worker's plan: its delegator's snapshot with the task as input, and its place in the tree. It
- * works in the same managed workspace; it may delegate in turn while its depth is below `maxDepth`
- * (SVC_MAX_DELEGATION_DEPTH): at that depth it is not offered delegate_task at all.
+ * works in the same managed or remote workspace (an advisor in none); it may delegate in turn while
+ * its depth is below `maxDepth` (SVC_MAX_DELEGATION_DEPTH): at that depth it is not offered
+ * delegate_task at all.
  */
 export const workerPlan = (from: RunPlan, task: DelegateTaskInput, worker: WorkerPlan, maxDepth: number): RunPlan => {
-  const { subagents, workspace, threadContext: _threadContext, worker: _worker, ...inherited } = from
+  const { subagents, workspace, remoteWorkspace, threadContext: _threadContext, worker: _worker, ...inherited } = from
   const advisor = worker.role === "advisor"
   return {
     ...inherited,
@@ -67,6 +68,8 @@ export const workerPlan = (from: RunPlan, task: DelegateTaskInput, worker: Worke
     skills: advisor ? [] : from.skills,
     userInteraction: advisor ? false : from.userInteraction,
     ...(advisor || workspace === undefined ? {} : { workspace }),
+    // A remote workspace (issue 31) too: a worker sends its calls to the same environment's runners.
+    ...(advisor || remoteWorkspace === undefined ? {} : { remoteWorkspace }),
     ...(!advisor && subagents === true && (worker.depth ?? 1) < maxDepth ? { subagents: true } : {}),
     worker
   }
