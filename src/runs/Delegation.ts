@@ -56,10 +56,31 @@ export interface Spawned {
  * delegate_task at all.
  */
 export const workerPlan = (from: RunPlan, task: DelegateTaskInput, worker: WorkerPlan, maxDepth: number): RunPlan => {
-  const { subagents, workspace, remoteWorkspace, threadContext: _threadContext, worker: _worker, ...inherited } = from
+  const {
+    subagents,
+    workspace,
+    remoteWorkspace,
+    web,
+    browser,
+    mediaView,
+    media,
+    codehost,
+    threadContext: _threadContext,
+    worker: _worker,
+    ...inherited
+  } = from
   const advisor = worker.role === "advisor"
+  // The capabilities that bring tools: a worker has its root's, an advisor none.
+  const tooled = advisor ? {} : {
+    ...(web === undefined ? {} : { web }),
+    ...(browser === undefined ? {} : { browser }),
+    ...(mediaView === undefined ? {} : { mediaView }),
+    ...(media === undefined ? {} : { media }),
+    ...(codehost === undefined ? {} : { codehost })
+  }
   return {
     ...inherited,
+    ...tooled,
     input: task.prompt,
     outputSchema: task.outputSchema ?? null,
     // An advisor only answers: no tools (no workspace either), no skills to load, no questions.
