@@ -12,15 +12,13 @@
  */
 import { Effect } from "effect"
 import { join } from "node:path"
+import * as ExecCheck from "../workspace/ExecCheck.ts"
 import type { ExecRequest, ExecResult, Sandbox, Workspace } from "../workspace/Sandbox.ts"
 import * as SandboxProcess from "../workspace/SandboxProcess.ts"
-import * as WorkspacePath from "../workspace/WorkspacePath.ts"
 import { WorkspaceUnavailable } from "../workspace/WorkspaceUnavailable.ts"
 
 /** Variables of the runner's environment commands never see. */
 export const hiddenVariables = ["SVC_ENVIRONMENT_TOKEN"]
-
-const validEnvName = /^[A-Za-z_][A-Za-z0-9_]*$/
 
 const notOnRunner = (what: string) =>
   Effect.fail(new WorkspaceUnavailable({ message: `${what} is not available in a remote workspace` }))
@@ -32,18 +30,9 @@ export const make = (root: string, baseEnv: Readonly<Record<string, string | und
   const exec = (workspace: Workspace, request: ExecRequest): Effect.Effect<ExecResult> =>
     Effect.gen(function*() {
       const { limits } = workspace
-      const timeoutMs = Math.max(1, Math.min(request.timeoutMs ?? limits.defaultTimeoutMs, limits.maxTimeoutMs))
-      const cwd = WorkspacePath.resolve(request.cwd ?? ".")
-      if ("error" in cwd) return { exitCode: 2, stdout: "", stderr: `cwd: ${cwd.error}\n`, truncated: false }
-      const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
-      if (badName !== undefined) {
-        return {
-          exitCode: 2,
-          stdout: "",
-          stderr: `env: '${badName}' is not a valid environment variable name\n`,
-          truncated: false
-        }
-      }
+      const timeoutMs = ExecCheck.wallTime(workspace, request.timeoutMs)
+      const cwd = ExecCheck.place(request)
+      if ("error" in cwd) return ExecCheck.refused(cwd.error)
       // The working directory is confined like a file tool's path (cd refuses one leading out).
       const script = `${confineCwd}cd -- "$D" && exec bash -c "$SVC_COMMAND"`
       const running = yield* SandboxProcess.start({

@@ -23,6 +23,7 @@ import { rm } from "node:fs/promises"
 import { join } from "node:path"
 import { isReservedEnvName } from "../../domain/SecretContext.ts"
 import * as Bwrap from "./BwrapCommand.ts"
+import * as ExecCheck from "./ExecCheck.ts"
 import * as PortSocket from "./PortSocket.ts"
 import type { Limits } from "./ResourceClass.ts"
 import {
@@ -37,7 +38,6 @@ import {
 } from "./Sandbox.ts"
 import * as SandboxProcess from "./SandboxProcess.ts"
 import * as ServiceScript from "./ServiceScript.ts"
-import * as WorkspacePath from "./WorkspacePath.ts"
 import * as WorkspaceRoot from "./WorkspaceRoot.ts"
 import { WorkspaceUnavailable } from "./WorkspaceUnavailable.ts"
 
@@ -45,7 +45,6 @@ export interface SandboxOptions extends WorkspaceRoot.RootOptions {
   readonly diskCheckIntervalMs?: number
 }
 
-const validEnvName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const baseEnv = { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: Bwrap.mountPoint, LANG: "C.UTF-8", USER: "sandbox" }
 /**
  * The environment of a sandboxed process: the caller's variables (workspace_env secrets), never
@@ -115,18 +114,9 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
   const exec = Effect.fn("Sandbox.exec")(function*(workspace: Workspace, request: ExecRequest) {
     const layout = yield* root.layout
     const { limits } = workspace
-    const timeoutMs = Math.max(1, Math.min(request.timeoutMs ?? limits.defaultTimeoutMs, limits.maxTimeoutMs))
-    const cwd = WorkspacePath.resolve(request.cwd ?? ".")
-    if ("error" in cwd) return { exitCode: 2, stdout: "", stderr: `cwd: ${cwd.error}\n`, truncated: false }
-    const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
-    if (badName !== undefined) {
-      return {
-        exitCode: 2,
-        stdout: "",
-        stderr: `env: '${badName}' is not a valid environment variable name\n`,
-        truncated: false
-      }
-    }
+    const timeoutMs = ExecCheck.wallTime(workspace, request.timeoutMs)
+    const cwd = ExecCheck.place(request)
+    if ("error" in cwd) return ExecCheck.refused(cwd.error)
     const command = Bwrap.argv({
       uid: workspace.uid,
       layout,
@@ -219,12 +209,8 @@ export const make = Effect.fn("Sandbox.make")(function*(options: SandboxOptions)
 
   const startService = Effect.fn("Sandbox.startService")(function*(workspace: Workspace, request: ServiceRequest) {
     const layout = yield* root.layout
-    const cwd = WorkspacePath.resolve(request.cwd ?? ".")
-    if ("error" in cwd) return yield* new WorkspaceUnavailable({ message: `cwd: ${cwd.error}` })
-    const badName = Object.keys(request.env ?? {}).find((name) => !validEnvName.test(name))
-    if (badName !== undefined) {
-      return yield* new WorkspaceUnavailable({ message: `env: '${badName}' is not a valid environment variable name` })
-    }
+    const cwd = ExecCheck.place(request)
+    if ("error" in cwd) return yield* new WorkspaceUnavailable({ message: cwd.error })
     const dir = yield* root.ensurePortsDir(workspace.id, workspace.uid)
     const port = request.port
     // A socket left by an earlier run of the service is in the way (unlink never follows a link).
