@@ -19,7 +19,7 @@ export const BrowserProfilesApi = HttpApiGroup.make("browserProfiles")
       params,
       payload: BrowserProfilePut,
       success: BrowserProfile,
-      error: [ApiPayloadTooLarge]
+      error: [ApiNotFound, ApiPayloadTooLarge]
     }).annotateMerge(
       docWithBody(
         "Store a browser profile",

@@ -58,7 +58,7 @@ describe("the error statuses of the OpenAPI document", () => {
       // A hook agents still use is 409 resource_in_use.
       ["DELETE /v1/tool-approval-hooks/{id}", [400, 401, 403, 404, 409, 429]],
       // A body: 413 over the limit; an idempotency key: 409 another body under it, 503 the first still running.
-      ["POST /v1/agents", [400, 401, 409, 413, 429, 503]],
+      ["POST /v1/agents", [400, 401, 403, 409, 413, 429, 503]],
       ["PATCH /v1/agents/{id}", [400, 401, 403, 404, 413, 429]],
       ["POST /v1/threads/{id}/messages", [400, 401, 403, 404, 409, 413, 429, 503]],
       // Tests reach a peer: 502 when it fails; they take an idempotency key too.
@@ -96,7 +96,10 @@ describe("the error statuses of the OpenAPI document", () => {
   })
 
   it("lists 400 everywhere, 401 and 429 behind an API key, 404 with an id in the path, 413 with a body", () => {
-    const missing = operations.flatMap(({ name, path, op }) => {
+    // The runners' routes authenticate with an environment's token (401 when it is not one), and answer a call
+    // that is no longer the runner's `accepted: false` rather than 404 (docs/guide/remote-workspaces.md).
+    const runnerRoutes = ["/v1/environments/connect", "/v1/environments/calls/{callId}/result"]
+    const missing = operations.filter(({ path }) => !runnerRoutes.includes(path)).flatMap(({ name, path, op }) => {
       const listed = errorStatuses(op)
       const keyed = op.security.length > 0
       const wanted = [
