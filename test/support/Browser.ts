@@ -34,7 +34,7 @@ export const open: Effect.Effect<BrowserPage, never, Scope.Scope> = Effect.gen(f
   )
   const page = yield* Effect.promise(() => browser.newPage({ viewport: { width: 1400, height: 900 } }))
   // Below the test's own timeout, so a step that waits in vain says which one.
-  page.setDefaultTimeout(10_000)
+  page.setDefaultTimeout(20_000)
   const errors: Array<string> = []
   page.on("pageerror", (error) => errors.push(`page error: ${error.message}`))
   page.on("console", (message) => {
