@@ -28,7 +28,7 @@ const listening = (output: string) =>
 /** Workers (by index) whose access log shows a POST of a message. */
 const servedMessages = (output: string) =>
   new Set(
-    [...output.matchAll(/worker: '(\d+)',\s+'http\.method': 'POST',\s+'http\.url': '\/v1\/threads\/\w+\/messages'/g)]
+    [...output.matchAll(/POST \/v1\/threads\/\S+\/messages \d{3} [\d.]+ ms \S+ \{ worker: '(\d+)' \}/g)]
       .map((m) => m[1])
   )
 
