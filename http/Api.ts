@@ -14,10 +14,12 @@ import { RunsApi } from "./RunsApi.ts"
 import { SecretContextsApi, SecretsApi } from "./SecretsApi.ts"
 import { ThreadsApi } from "./ThreadsApi.ts"
 import { HttpConnectionsApi, ToolServersApi } from "./ToolsApi.ts"
+import { WorkspaceFilesApi } from "./WorkspaceFilesApi.ts"
 
 export const Api = HttpApi.make("agent-service")
   .add(AgentsApi)
   .add(ThreadsApi)
+  .add(WorkspaceFilesApi)
   .add(BandsApi)
   .add(SecretsApi)
   .add(SecretContextsApi)

@@ -34,6 +34,7 @@ import { RunsHandlers } from "./RunsHandlers.ts"
 import { SecretContextsHandlers, SecretsHandlers } from "./SecretsHandlers.ts"
 import { ThreadsHandlers } from "./ThreadsHandlers.ts"
 import { HttpConnectionsHandlers, ToolServersHandlers } from "./ToolsHandlers.ts"
+import { WorkspaceFilesHandlers } from "./WorkspaceFilesHandlers.ts"
 
 /** Routes outside the HttpApi; `/metrics` only when it is served. */
 const extraRoutes = (config: ServiceConfigShape): ReadonlyArray<readonly [string, string]> => [
@@ -53,6 +54,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: "/v1/openapi.json" })
   Layer.provide([
     AgentsHandlers,
     ThreadsHandlers,
+    WorkspaceFilesHandlers,
     BandsHandlers,
     SecretsHandlers,
     SecretContextsHandlers,

@@ -76,6 +76,7 @@ import * as Otlp from "./telemetry/Otlp.ts"
 import { MetricsRegistry, ServiceMetrics } from "./telemetry/ServiceMetrics.ts"
 import { History } from "./threads/History.ts"
 import { Threads } from "./threads/Threads.ts"
+import { WorkspaceBrowser } from "./threads/WorkspaceBrowser.ts"
 import { HttpConnections } from "./tools/HttpConnections.ts"
 import { McpSessions } from "./tools/McpSessions.ts"
 import { ToolServers } from "./tools/ToolServers.ts"
@@ -121,6 +122,7 @@ const Adapters = Layer.mergeAll(
 const Services = Layer.mergeAll(
   Agents.layer,
   Threads.layer,
+  WorkspaceBrowser.layer.pipe(Layer.provide(Threads.layer)),
   History.layer,
   Idempotency.layer,
   Idempotency.layerPurge,

@@ -49,6 +49,11 @@ export interface SnapshotReport {
   readonly unavailable: (error: SnapshotUnavailable) => Effect.Effect<void>
 }
 
+export type LocalCopy =
+  | { readonly _tag: "Local"; readonly dir: string }
+  | { readonly _tag: "Empty" }
+  | { readonly _tag: "Elsewhere" }
+
 /** Which snapshot the local copy started from, and its tree's fingerprint then. */
 interface Marker {
   readonly version: number
@@ -85,6 +90,12 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
   readonly forget: (threadIds: ReadonlyArray<ThreadId>) => Effect.Effect<void>
   /** Use of the workspace other than a run (preview traffic): it postpones hibernation. At most one write a minute per workspace. */
   readonly touch: (threadId: ThreadId) => Effect.Effect<void>
+  /**
+   * Where the workspace's files can be read on this node (the API's file browser): its local copy
+   * when it is at least as new as the latest snapshot; `empty` when there are no files anywhere
+   * (never opened, or archived); `elsewhere` when only the snapshot, or another node, holds them.
+   */
+  readonly localCopy: (threadId: ThreadId) => Effect.Effect<LocalCopy>
 }>()("svc/WorkspaceLifecycle") {
   static readonly layer = Layer.effect(WorkspaceLifecycle)(Effect.gen(function*() {
     const config = yield* ServiceConfig
@@ -298,11 +309,23 @@ export class WorkspaceLifecycle extends Context.Service<WorkspaceLifecycle, {
       )
     )
 
+    const localCopy = Effect.fn("WorkspaceLifecycle.localCopy")(function*(threadId: ThreadId) {
+      const dir = join(workspacesDir, threadId)
+      const head = yield* store.head(threadId)
+      const local = existsSync(dir)
+      if (Option.isNone(head)) return local ? { _tag: "Local", dir } as const : { _tag: "Empty" } as const
+      const marker = yield* readMarker(threadId)
+      return local && marker !== undefined && marker.version >= head.value.version
+        ? { _tag: "Local", dir } as const
+        : { _tag: "Elsewhere" } as const
+    })
+
     return {
       prepare,
       restore,
       release,
       sweep,
+      localCopy,
       forget: (threadIds) =>
         Effect.forEach(threadIds, (id) => Effect.promise(() => rm(markerPath(id), { force: true })), { discard: true }),
       touch: (threadId) =>

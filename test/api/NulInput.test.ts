@@ -27,7 +27,9 @@ const idRoutes: ReadonlyArray<PathCase> = [
   ...cases("agent_not_found", resourceRoutes("/v1/agents", { band: "lite" })),
   ...cases("thread_not_found", [
     ...resourceRoutes("/v1/threads", { timeZone: "UTC" }, [["messages", { input: "hi" }], ["cancel"]]),
-    idRoute("GET", (id) => `/v1/threads/${id}/messages?warm=1`)
+    idRoute("GET", (id) => `/v1/threads/${id}/messages?warm=1`),
+    idRoute("GET", (id) => `/v1/threads/${id}/workspace/files`),
+    idRoute("GET", (id) => `/v1/threads/${id}/workspace/files/content?path=a.txt`)
   ]),
   ...cases("run_not_found", [
     idRoute("GET", (id) => `/v1/runs/${id}`),

@@ -55,6 +55,9 @@ describe("the error statuses of the OpenAPI document", () => {
       // One resource by id: another workspace's is 403, an unknown one 404.
       ["GET /v1/agents/{id}", [400, 401, 403, 404, 429]],
       ["DELETE /v1/agents/{id}", [400, 401, 403, 404, 429]],
+      // A thread's workspace files: 409 workspace_unavailable without a workspace (or its files on another node).
+      ["GET /v1/threads/{id}/workspace/files", [400, 401, 403, 404, 409, 429]],
+      ["GET /v1/threads/{id}/workspace/files/content", [400, 401, 403, 404, 409, 429]],
       // A hook agents still use is 409 resource_in_use.
       ["DELETE /v1/tool-approval-hooks/{id}", [400, 401, 403, 404, 409, 429]],
       // A body: 413 over the limit; an idempotency key: 409 another body under it, 503 the first still running.

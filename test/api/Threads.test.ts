@@ -27,7 +27,9 @@ const { create: createThread, read: getThread, update: patchThread } = Collectio
 const threadRoutes = [
   ...resourceRoutes(Collection.threads.path, { metadata: { x: "y" } }),
   idRoute("GET", (id) => `${Collection.threads.path}/${id}/messages`),
-  idRoute("GET", (id) => `${Collection.threads.path}/${id}/messages?warm=1`)
+  idRoute("GET", (id) => `${Collection.threads.path}/${id}/messages?warm=1`),
+  idRoute("GET", (id) => `${Collection.threads.path}/${id}/workspace/files`),
+  idRoute("GET", (id) => `${Collection.threads.path}/${id}/workspace/files/content?path=a.txt`)
 ]
 
 /** The thread routes that address an agent by id. */

@@ -77,12 +77,34 @@ const pathValue = fc.oneof(
 const queryString = fc.array(
   fc.tuple(
     fc.oneof(
-      fc.constantFrom("limit", "cursor", "status", "agentId", "threadId", "runId", "kind", "createdSince", "rootRunId"),
+      fc.constantFrom(
+        "limit",
+        "cursor",
+        "status",
+        "agentId",
+        "threadId",
+        "runId",
+        "kind",
+        "createdSince",
+        "rootRunId",
+        "path"
+      ),
       fc.string({ maxLength: 10 })
     ),
     fc.oneof(
       fc.string({ maxLength: 30 }),
-      fc.constantFrom("0", "101", "-5", "1e3", "%00", "true", "2026-13-45T99:00:00Z", "a".repeat(3000))
+      fc.constantFrom(
+        "0",
+        "101",
+        "-5",
+        "1e3",
+        "%00",
+        "true",
+        "2026-13-45T99:00:00Z",
+        "a".repeat(3000),
+        "../../etc/passwd",
+        "/etc/passwd"
+      )
     )
   ),
   { maxLength: 4 }
