@@ -6,8 +6,8 @@
 import { makeServiceClient } from "agent-service/client"
 import { Config, Effect, Option } from "effect"
 import { Flag, GlobalFlag } from "effect/cli"
-import { cliName } from "./CliName.ts"
 import { Usage } from "./CommandFailure.ts"
+import { Invocation } from "./Invocation.ts"
 
 const defaultUrl = "http://127.0.0.1:8080"
 
@@ -32,6 +32,7 @@ export const client = Effect.gen(function*() {
   const baseUrl = yield* Url
   const apiKey = yield* ApiKey
   if (Option.isNone(apiKey)) {
+    const cliName = (yield* Invocation).name
     return yield* new Usage({
       message: `no API key: pass --api-key or set SVC_API_KEY (the development key the service printed at its ` +
         `first start, a key of SVC_API_KEYS, or one an admin made with \`${cliName} keys create\`)`

@@ -8,8 +8,8 @@ import { pageQuery } from "agent-service/client"
 import { Effect, Option, Schema } from "effect"
 import { Flag } from "effect/cli"
 import { text } from "node:stream/consumers"
-import { cliName } from "./CliName.ts"
 import { Usage } from "./CommandFailure.ts"
+import { Invocation } from "./Invocation.ts"
 import { Output } from "./Output.ts"
 
 export const json = Flag.Boolean("json").pipe(Flag.withDefault(false), Flag.withDescription("Print the answer as JSON"))
@@ -38,10 +38,11 @@ export const bodyFlags = {
 }
 
 /** Standard input as text, one final line break dropped. */
-const stdinText = Effect.tryPromise({
-  try: () => text(process.stdin),
-  catch: (cause) => new Usage({ message: `could not read stdin: ${String(cause)}` })
-}).pipe(Effect.map((t) => t.replace(/\r?\n$/, "")))
+const stdinText = Effect.flatMap(Invocation, ({ stdin }) =>
+  Effect.tryPromise({
+    try: () => text(stdin),
+    catch: (cause) => new Usage({ message: `could not read stdin: ${String(cause)}` })
+  })).pipe(Effect.map((t) => t.replace(/\r?\n$/, "")))
 
 const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 const decodeObject = Schema.decodeUnknownOption(JsonObject)
@@ -84,6 +85,7 @@ export const printPage = <A>(
 ) =>
   Effect.gen(function*() {
     const out = yield* Output
+    const cliName = (yield* Invocation).name
     if (asJson) return yield* out.line(JSON.stringify(page, null, 2))
     if (page.data.length === 0) return yield* out.line(`no ${options.plural}`)
     yield* Effect.forEach(page.data, (item) => out.line(options.line(item)))

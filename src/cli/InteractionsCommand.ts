@@ -10,6 +10,7 @@ import { type InputResponse, type Interaction, ResolveInteractionBody } from "..
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
 import { json, pageFlags, pageOf, printed, printPage } from "./Flags.ts"
+import { Invocation } from "./Invocation.ts"
 import { Output } from "./Output.ts"
 import { idArgument, withApi } from "./ResourceCommands.ts"
 import { brief, requestLines } from "./RunView.ts"
@@ -113,7 +114,7 @@ const answer = Command.make("answer", {
     const interaction = yield* normalized(api.interactions.get({ params: { id: interactionId } }))
     if (interaction.kind !== "question") {
       yield* Effect.forEach(
-        requestLines(interaction.id, {
+        requestLines((yield* Invocation).name, interaction.id, {
           kind: interaction.kind,
           toolName: interaction.toolName,
           input: interaction.input

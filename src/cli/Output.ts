@@ -23,7 +23,10 @@ export interface OutputShape {
 const frames = ["|", "/", "-", "\\"]
 const erase = "\r\x1b[K"
 
-const make = (stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream) =>
+/** A stream the CLI writes to: the process's stdout or stderr, or a test's. */
+export type Sink = NodeJS.WritableStream & { readonly isTTY?: boolean }
+
+const make = (stdout: Sink, stderr: Sink) =>
   Effect.gen(function*() {
     const tty = stderr.isTTY === true
     let atLineStart = true
@@ -82,5 +85,5 @@ const make = (stdout: NodeJS.WriteStream, stderr: NodeJS.WriteStream) =>
   })
 
 export class Output extends Context.Service<Output, OutputShape>()("svc/cli/Output") {
-  static readonly layer = Layer.effect(Output)(make(process.stdout, process.stderr))
+  static readonly layer = (stdout: Sink, stderr: Sink) => Layer.effect(Output)(make(stdout, stderr))
 }

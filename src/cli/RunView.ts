@@ -13,8 +13,8 @@ import { ToolFailureOutput } from "../../domain/Chunk.ts"
 import type { RunId } from "../../domain/Ids.ts"
 import { QuestionRequest } from "../../domain/Interaction.ts"
 import type { Run } from "../../domain/Run.ts"
-import { cliName } from "./CliName.ts"
 import { RunUnsuccessful } from "./CommandFailure.ts"
+import { Invocation } from "./Invocation.ts"
 import { Output } from "./Output.ts"
 
 const maxJson = 200
@@ -33,8 +33,8 @@ const ApprovalRequest = Schema.Struct({
 const Question = Schema.Struct({ kind: Schema.Literal("question"), ...QuestionRequest.fields })
 const decodeRequest = Schema.decodeUnknownOption(Schema.Union([ApprovalRequest, Question]))
 
-/** The lines that present an interaction and how to answer it. */
-export const requestLines = (interactionId: string, request: unknown): ReadonlyArray<string> =>
+/** The lines that present an interaction and how to answer it (with the CLI's `cliName`). */
+export const requestLines = (cliName: string, interactionId: string, request: unknown): ReadonlyArray<string> =>
   Option.match(decodeRequest(request), {
     onNone: () => [`[input needed] ${interactionId}: ${brief(request)}`],
     onSome: (r) =>
@@ -64,6 +64,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`
 /** Renders chunks as they come; `end` prints the run's final line. */
 export const runView = Effect.gen(function*() {
   const out = yield* Output
+  const cliName = (yield* Invocation).name
   const toolNames = new Map<string, string>()
   const nameOf = (toolCallId: string) => toolNames.get(toolCallId) ?? toolCallId
   const deniedWithReason = new Set<string>()
@@ -114,7 +115,7 @@ export const runView = Effect.gen(function*() {
       case "data-svc-input-requested":
         return Effect.andThen(
           out.progress(undefined),
-          Effect.forEach(requestLines(chunk.data.interactionId, chunk.data.request), out.line)
+          Effect.forEach(requestLines(cliName, chunk.data.interactionId, chunk.data.request), out.line)
         )
       case "data-svc-progress":
         return out.progress(chunk.data.text)

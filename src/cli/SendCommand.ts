@@ -13,10 +13,10 @@ import { Argument, Command, Flag } from "effect/cli"
 import { isStreamEnd } from "../../domain/Chunk.ts"
 import { RunId } from "../../domain/Ids.ts"
 import { MessageInput } from "../../domain/Run.ts"
-import { cliName } from "./CliName.ts"
 import { Usage } from "./CommandFailure.ts"
 import { client } from "./Connection.ts"
 import { field, json } from "./Flags.ts"
+import { Invocation } from "./Invocation.ts"
 import { Output } from "./Output.ts"
 import { type Api } from "./ResourceCommands.ts"
 import { runView } from "./RunView.ts"
@@ -74,7 +74,7 @@ const taken = (api: Api, details: typeof BusyDetails.Type, asJson: boolean, fail
     if (details.queued === true && details.followup_id !== undefined) {
       if (asJson) return yield* out.line(JSON.stringify({ queued: { followupId: details.followup_id, runId } }))
       yield* out.line(`[queued] ${details.followup_id}: held for ${runId}, read at its next turn`)
-      return yield* out.line(`  follow:  ${cliName} runs tail ${runId}`)
+      return yield* out.line(`  follow:  ${(yield* Invocation).name} runs tail ${runId}`)
     }
     return yield* Effect.fail(failure)
   })

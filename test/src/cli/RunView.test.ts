@@ -6,7 +6,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
+import { Readable } from "node:stream"
 import type { Chunk } from "../../../domain/Chunk.ts"
+import { Invocation } from "../../../src/cli/Invocation.ts"
 import { Output } from "../../../src/cli/Output.ts"
 import { runView } from "../../../src/cli/RunView.ts"
 
@@ -24,7 +26,10 @@ const linesOf = (chunks: ReadonlyArray<Chunk>) => {
     const view = yield* runView
     yield* Effect.forEach(chunks, view.show, { discard: true })
     return lines
-  }).pipe(Effect.provide(output))
+  }).pipe(
+    Effect.provide(output),
+    Effect.provideService(Invocation, { name: "agent-service", stdin: Readable.from([]) })
+  )
 }
 
 const call = (toolCallId: string, toolName: string): Chunk => ({
