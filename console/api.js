@@ -131,6 +131,15 @@ export const createApi = (key) => {
      */
     messages: (threadId, page = {}) => get(`/v1/threads/${threadId}/messages`, { limit: 100, ...page }),
     /**
+     * One folder of the thread's managed workspace (`""`: its root), a page at a time.
+     * @param {string} threadId
+     * @param {string} path
+     * @param {string} [cursor]
+     * @returns {Promise<Page<import("../domain/WorkspaceEntry.ts").WorkspaceEntry>>}
+     */
+    workspaceFiles: (threadId, path, cursor) =>
+      get(`/v1/threads/${threadId}/workspace/files`, { path, limit: 100, cursor }),
+    /**
      * Runs, newest first.
      * @param {{ threadId?: string, agentId?: string, status?: string, createdSince?: string, cursor?: string, limit?: number }} query
      * @returns {Promise<Page<Run>>}

@@ -2,17 +2,16 @@
  * A thread's files and previews: the files its conversation holds
  * (attachments and the artifacts tool calls made, fetched with the key:
  * Download saves one, Preview shows an image or the start of a text), and
- * its managed workspace's state with its preview URLs (signed, expiring:
- * opened in a new tab).
+ * its managed workspace's state, its preview URLs (signed, expiring:
+ * opened in a new tab) and its files (workspaceFiles.js).
  */
-import { h, replace, statusOf, time } from "../dom.js"
+import { h, replace, time } from "../dom.js"
+import { fileActions, Previewer } from "./preview.js"
+import { WorkspaceFiles } from "./workspaceFiles.js"
 
 /** @typedef {import("../api.js").Api} Api */
 /** @typedef {import("../api.js").Thread} Thread */
 /** @typedef {import("./history.js").FileRef} FileRef */
-
-/** How much of a text file a preview shows (characters). */
-const textPreview = 20_000
 
 export class FilesPanel {
   /** @param {Api} api */
@@ -21,21 +20,26 @@ export class FilesPanel {
     this.files = h("ul", { class: "list files", attrs: { "aria-label": "Files" } })
     this.workspace = h("div", { class: "workspace" })
     this.preview = h("div", { class: "preview", attrs: { "aria-live": "polite" } })
-    /** @type {Array<string>} object URLs to let go of */
-    this.urls = []
+    this.previewer = new Previewer(api, this.preview)
+    this.workspaceFiles = new WorkspaceFiles(api, this.previewer)
     this.element = h(
       "details",
       { class: "files-panel" },
       h("summary", {}, "Files and previews"),
-      h("section", { attrs: { "aria-label": "Files and previews" } }, this.workspace, this.files, this.preview)
+      h(
+        "section",
+        { attrs: { "aria-label": "Files and previews" } },
+        this.workspace,
+        h("h4", {}, "Files in the conversation"),
+        this.files,
+        this.preview
+      )
     )
   }
 
   /** @param {Thread} thread @param {ReadonlyArray<FileRef>} files */
   show(thread, files) {
-    for (const url of this.urls) URL.revokeObjectURL(url)
-    this.urls = []
-    replace(this.preview)
+    this.previewer.clear()
     const workspace = thread.workspace
     replace(
       this.workspace,
@@ -66,9 +70,12 @@ export class FilesPanel {
                   time(preview.expiresAt)
                 )
               )
-            )
+            ),
+          h("h4", {}, "Files in the workspace"),
+          this.workspaceFiles.element
         ]
     )
+    if (workspace !== null) this.workspaceFiles.show(thread.id)
     replace(
       this.files,
       files.length === 0
@@ -87,52 +94,7 @@ export class FilesPanel {
       " ",
       h("span", { class: "meta" }, file.mediaType ?? ""),
       " ",
-      h("button", {
-        attrs: { type: "button", "aria-label": `Preview ${file.name}` },
-        on: { click: () => void this.show1(file) }
-      }, "Preview"),
-      h("button", {
-        attrs: { type: "button", "aria-label": `Download ${file.name}` },
-        on: { click: () => void this.download(file) }
-      }, "Download")
+      fileActions(this.previewer, file.path, file.name, file.mediaType)
     )
-  }
-
-  /** @param {FileRef} file */
-  async blobUrl(file) {
-    const blob = await this.api.blob(file.path)
-    const url = URL.createObjectURL(blob)
-    this.urls.push(url)
-    return { blob, url }
-  }
-
-  /** @param {FileRef} file */
-  async show1(file) {
-    try {
-      const { blob, url } = await this.blobUrl(file)
-      const type = blob.type || (file.mediaType ?? "")
-      replace(
-        this.preview,
-        h("h4", {}, file.name),
-        type.startsWith("image/")
-          ? h("img", { attrs: { src: url, alt: `Preview of ${file.name}` } })
-          : type.startsWith("text/") || type.includes("json")
-          ? h("pre", { class: "json" }, (await blob.text()).slice(0, textPreview))
-          : h("p", {}, `No preview for ${type || "this kind of file"}: download it.`)
-      )
-    } catch (error) {
-      replace(this.preview, h("p", { class: "error", attrs: { role: "alert" } }, statusOf(error)))
-    }
-  }
-
-  /** @param {FileRef} file */
-  async download(file) {
-    try {
-      const { url } = await this.blobUrl(file)
-      const a = h("a", { attrs: { href: url, download: file.name } })
-      a.click()
-    } catch (error) {
-      replace(this.preview, h("p", { class: "error", attrs: { role: "alert" } }, statusOf(error)))
-    }
   }
 }
