@@ -1,6 +1,5 @@
-/** Handlers of a thread's workspace files: the listing, and a file streamed from the descriptor that was checked. */
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Stream } from "effect"
+/** Handlers of a thread's workspace files: the listing, and a file streamed as it is read. */
+import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { WorkspaceBrowser } from "../src/threads/WorkspaceBrowser.ts"
 import { Api } from "./Api.ts"
@@ -15,13 +14,5 @@ export const WorkspaceFilesHandlers = HttpApiBuilder.group(
       handlers
         .handle("list", ({ params, query }) => authed((p) => browser.list(p, params.id, query)))
         .handle("content", ({ params, query }) =>
-          authed((p) =>
-            Effect.map(browser.open(p, params.id, query.path), (file) =>
-              streamResponse(
-                file.size === 0
-                  ? Stream.fromEffect(file.close).pipe(Stream.drain)
-                  : NodeStream.fromReadable({ evaluate: file.stream }),
-                file
-              ))
-          )))
+          authed((p) => Effect.map(browser.open(p, params.id, query.path), (file) => streamResponse(file.body, file)))))
 )

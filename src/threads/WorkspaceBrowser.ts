@@ -7,8 +7,7 @@
  * snapshot, or on another node, is 409 `workspace_unavailable` until a run
  * opens it here again.
  */
-import { Context, Effect, Layer, Option } from "effect"
-import type { Readable } from "node:stream"
+import { type Cause, Context, Effect, Layer, Option, type Stream } from "effect"
 import { Conflict, InvalidRequest, NotFound, type PermissionDenied } from "../../domain/Errors.ts"
 import type { ThreadId } from "../../domain/Ids.ts"
 import { PageLimits, type PageOf } from "../../domain/Page.ts"
@@ -24,8 +23,8 @@ export interface WorkspaceFile {
   readonly filename: string
   readonly mediaType: string
   readonly size: number
-  readonly stream: () => Readable
-  readonly close: Effect.Effect<void>
+  /** The bytes, read when the stream runs (a file gone by then ends it with an error). */
+  readonly body: Stream.Stream<Uint8Array, WorkspaceReader.ReadRefused | Cause.UnknownError>
 }
 
 type Failure = NotFound | PermissionDenied | Conflict | InvalidRequest
@@ -36,7 +35,7 @@ export class WorkspaceBrowser extends Context.Service<WorkspaceBrowser, {
     threadId: ThreadId,
     query: { readonly path?: string; readonly limit?: number; readonly cursor?: string }
   ) => Effect.Effect<PageOf<WorkspaceEntry>, Failure>
-  /** The file, opened: its stream closes it, or `close` does when it is not read. */
+  /** The file's name, media type, size and bytes. */
   readonly open: (principal: Principal, threadId: ThreadId, path: string) => Effect.Effect<WorkspaceFile, Failure>
 }>()("svc/WorkspaceBrowser") {
   static readonly layer = Layer.effect(WorkspaceBrowser)(Effect.gen(function*() {
@@ -96,16 +95,15 @@ export class WorkspaceBrowser extends Context.Service<WorkspaceBrowser, {
       const limit = query.limit ?? PageLimits.default
       // No files anywhere yet (never opened): an empty root.
       if (dir === undefined && components.length > 0) yield* Effect.fail(refused(path)(notFound))
-      const entries = dir === undefined ? [] : yield* WorkspaceReader.list(dir, components).pipe(
-        Effect.mapError(refused(path))
-      )
       const after = query.cursor === undefined ? undefined : Option.getOrUndefined(cursorName(query.cursor))
-      const rest = after === undefined ? entries : entries.filter((e) => e.name > after)
-      const data = rest.slice(0, limit).map((e): WorkspaceEntry => ({
+      const page = dir === undefined
+        ? { entries: [], hasMore: false }
+        : yield* WorkspaceReader.list(dir, components, { after, limit }).pipe(Effect.mapError(refused(path)))
+      const data = page.entries.map((e): WorkspaceEntry => ({
         ...e,
         path: relative === "." ? e.name : `${relative}/${e.name}`
       }))
-      const hasMore = rest.length > limit
+      const hasMore = page.hasMore
       const last = data.at(-1)
       return {
         object: "list",
@@ -121,14 +119,13 @@ export class WorkspaceBrowser extends Context.Service<WorkspaceBrowser, {
       if (dir === undefined || components.length === 0) {
         return yield* Effect.fail(refused(path)(components.length === 0 ? notAFile : notFound))
       }
-      const file = yield* WorkspaceReader.openFile(dir, components).pipe(Effect.mapError(refused(path)))
+      const file = yield* WorkspaceReader.inspect(dir, components).pipe(Effect.mapError(refused(path)))
       const filename = components.at(-1) ?? "file"
       return {
         filename,
         mediaType: mediaTypeOf(filename, file.head),
         size: file.size,
-        stream: file.stream,
-        close: file.close
+        body: WorkspaceReader.read(dir, components, file.size)
       } satisfies WorkspaceFile
     })
 

@@ -8,13 +8,15 @@
  * use). So a path is walked one component at a time, each opened with
  * O_NOFOLLOW below the descriptor of its parent (through
  * `/proc/self/fd/<fd>/<name>`, which is `openat` for Node): no symbolic link
- * is ever followed, anywhere in the path, and what is read is what was
- * opened. A link shows in a listing as `symlink`; reading one, or going
- * through one, is refused (`Symlink`). A file is opened non-blocking and
- * read only when it is a regular file (a FIFO cannot hold the request).
+ * is ever followed, anywhere in the path. A link shows in a listing as
+ * `symlink`; reading one, or going through one, is refused (`symlink`). A
+ * file is opened non-blocking and read only when its descriptor is a
+ * regular file (a FIFO cannot hold the request); a download opens it again,
+ * the same way, when its body is read.
  */
-import { Data, Effect } from "effect"
-import { constants, type ReadStream } from "node:fs"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { type Cause, Data, Effect, Stream } from "effect"
+import { constants } from "node:fs"
 import { type FileHandle, lstat, open, readdir } from "node:fs/promises"
 
 export interface Entry {
@@ -45,23 +47,26 @@ const refusal = (error: unknown, at: string): ReadRefused => {
 const typeOf = (stats: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }): Entry["type"] =>
   stats.isSymbolicLink() ? "symlink" : stats.isDirectory() ? "directory" : stats.isFile() ? "file" : "other"
 
+/** Opens `path` with `flags`; a refusal says why (O_DIRECTORY on a link is ENOTDIR: lstat tells it is a link). */
+const openOne = (path: string, flags: number, at: string): Promise<FileHandle> =>
+  open(path, flags).catch(async (e: unknown) => {
+    const kind = await lstat(path).then(typeOf, () => undefined)
+    return Promise.reject(kind === "symlink" ? new ReadRefused({ reason: "symlink", at }) : refusal(e, at))
+  })
+
 /** Opens `components` (already checked lexically: no `.`, `..` or empty names) below `root`, never through a link. */
 const walk = async (root: string, components: ReadonlyArray<string>, last: "directory" | "file") => {
   const directory = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW
-  let handle = await open(root, directory).catch((e: unknown) => Promise.reject(refusal(e, ".")))
+  let handle = await openOne(root, directory, ".")
   for (const [i, name] of components.entries()) {
-    const at = components.slice(0, i + 1).join("/")
     const final = i === components.length - 1
     const flags = final && last === "file"
       ? constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK
       : directory
     const parent = handle
-    const next = await open(fdPath(parent, name), flags).catch(async (e: unknown) => {
-      // ENOTDIR also answers a link opened with O_DIRECTORY: say which it is.
-      const kind = await lstat(fdPath(parent, name)).then(typeOf, () => undefined)
-      return Promise.reject(kind === "symlink" ? new ReadRefused({ reason: "symlink", at }) : refusal(e, at))
-    }).finally(() => parent.close())
-    handle = next
+    handle = await openOne(fdPath(parent, name), flags, components.slice(0, i + 1).join("/")).finally(() =>
+      parent.close()
+    )
   }
   return handle
 }
@@ -69,21 +74,31 @@ const walk = async (root: string, components: ReadonlyArray<string>, last: "dire
 const asRefused = (error: unknown) =>
   error instanceof ReadRefused ? error : new ReadRefused({ reason: "unreadable", at: "." })
 
-/** The entries of a directory (every one, sorted by name); links are listed, not followed. */
-export const list = (root: string, components: ReadonlyArray<string>): Effect.Effect<Array<Entry>, ReadRefused> =>
+/**
+ * A page of a directory's entries, sorted by name: up to `limit` after the name `after`; links are
+ * listed, not followed. Only the page's entries are looked at (a large directory costs its names).
+ */
+export const list = (
+  root: string,
+  components: ReadonlyArray<string>,
+  page: { readonly after: string | undefined; readonly limit: number }
+): Effect.Effect<{ readonly entries: Array<Entry>; readonly hasMore: boolean }, ReadRefused> =>
   Effect.tryPromise({
     try: async () => {
       const handle = await walk(root, components, "directory")
       try {
         const names = (await readdir(fdPath(handle))).sort()
+        const rest = page.after === undefined ? names : names.filter((name) => name > (page.after ?? ""))
         const entries: Array<Entry> = []
-        for (const name of names) {
+        let i = 0
+        for (; i < rest.length && entries.length < page.limit; i++) {
+          const name = rest[i] ?? ""
           // Gone between the listing and its lstat: not listed.
           const stats = await lstat(fdPath(handle, name)).catch(() => undefined)
           if (stats === undefined) continue
           entries.push({ name, type: typeOf(stats), size: stats.size, modifiedAt: stats.mtime.toISOString() })
         }
-        return entries
+        return { entries, hasMore: i < rest.length }
       } finally {
         await handle.close()
       }
@@ -94,37 +109,57 @@ export const list = (root: string, components: ReadonlyArray<string>): Effect.Ef
 /** How much of a file's start is read to tell its media type (MediaSniff). */
 const headBytes = 8_192
 
-export interface OpenedFile {
+/** A regular file's descriptor, or why the path is not one; never through a link. */
+const openRegular = async (root: string, components: ReadonlyArray<string>): Promise<FileHandle | ReadRefused> => {
+  const handle = await walk(root, components, "file")
+  const stats = await handle.stat()
+  if (stats.isFile()) return handle
+  await handle.close()
+  return new ReadRefused({ reason: stats.isDirectory() ? "not_file" : "unreadable", at: components.join("/") })
+}
+
+const regular = (root: string, components: ReadonlyArray<string>) =>
+  Effect.tryPromise({ try: () => openRegular(root, components), catch: asRefused }).pipe(
+    Effect.flatMap((opened) => (opened instanceof ReadRefused ? Effect.fail(opened) : Effect.succeed(opened)))
+  )
+
+export interface FileHead {
   readonly size: number
   /** Its first bytes (up to 8 KiB). */
   readonly head: Uint8Array
-  /** The file's first `size` bytes from the descriptor that was checked (closed when the stream ends or is destroyed). */
-  readonly stream: () => ReadStream
-  readonly close: Effect.Effect<void>
 }
 
-/** A regular file, opened for reading; never through a link. */
-export const openFile = (root: string, components: ReadonlyArray<string>): Effect.Effect<OpenedFile, ReadRefused> =>
-  Effect.tryPromise({
-    try: async (): Promise<OpenedFile | ReadRefused> => {
-      const handle = await walk(root, components, "file")
-      const stats = await handle.stat()
-      if (!stats.isFile()) {
-        await handle.close()
-        return new ReadRefused({ reason: stats.isDirectory() ? "not_file" : "unreadable", at: components.join("/") })
-      }
-      const { bytesRead, buffer } = await handle.read({ buffer: Buffer.alloc(headBytes), position: 0 })
-      let taken = false
-      return {
-        size: stats.size,
-        head: buffer.subarray(0, bytesRead),
-        stream: () => {
-          taken = true
-          // Exactly the size announced (Content-Length), even when a command is appending to the file.
-          return handle.createReadStream({ start: 0, end: Math.max(0, stats.size - 1), autoClose: true })
+/** A regular file's size and first bytes (the file is closed again). */
+export const inspect = (root: string, components: ReadonlyArray<string>): Effect.Effect<FileHead, ReadRefused> =>
+  Effect.acquireUseRelease(
+    regular(root, components),
+    (handle) =>
+      Effect.tryPromise({
+        try: async () => {
+          const stats = await handle.stat()
+          const { bytesRead, buffer } = await handle.read({ buffer: Buffer.alloc(headBytes), position: 0 })
+          return { size: stats.size, head: buffer.subarray(0, bytesRead) }
         },
-        close: Effect.promise(() => (taken ? Promise.resolve() : handle.close()))
-      }
-    },
-    catch: asRefused
-  }).pipe(Effect.flatMap((opened) => (opened instanceof ReadRefused ? Effect.fail(opened) : Effect.succeed(opened))))
+        catch: asRefused
+      }),
+    (handle) => Effect.promise(() => handle.close())
+  )
+
+/**
+ * The file's first `size` bytes (what `inspect` announced, even while a command appends to it),
+ * opened again the same way when the stream runs and closed when it ends, fails or is interrupted:
+ * a download never read holds no descriptor.
+ */
+export const read = (root: string, components: ReadonlyArray<string>, size: number): Stream.Stream<
+  Uint8Array,
+  ReadRefused | Cause.UnknownError
+> =>
+  size === 0 ? Stream.empty : Stream.unwrap(
+    Effect.map(
+      Effect.acquireRelease(regular(root, components), (handle) => Effect.promise(() => handle.close())),
+      (handle) =>
+        NodeStream.fromReadable({
+          evaluate: () => handle.createReadStream({ start: 0, end: size - 1, autoClose: false })
+        })
+    )
+  )

@@ -51,7 +51,7 @@ TestServer.suite()("console: a thread's workspace files", (it) => {
           await files.getByRole("button", { name: "Open folder reports" }).focus()
           await page.keyboard.press("Enter")
           await files.locator("[data-path=\"reports/summary.md\"]").waitFor()
-          const focused = await page.evaluate(() => document.activeElement?.getAttribute("aria-label"))
+          const focused = await page.locator(":focus").getAttribute("aria-label")
           const crumbs = await panel.getByRole("navigation", { name: "Workspace folder" }).textContent()
           await files.getByRole("button", { name: "Preview summary.md" }).click()
           const preview = panel.locator(".preview pre")

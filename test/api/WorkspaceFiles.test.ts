@@ -27,7 +27,7 @@ const content = (threadId: string, path: string) =>
   download(`/v1/threads/${threadId}/workspace/files/content?path=${encodeURIComponent(path)}`)
 const names = (page: typeof EntryPage.Type) => page.data.map((e) => `${e.type} ${e.path}`)
 
-/** A thread whose agent wrote a text file, a binary file two directories down, and three symbolic links. */
+/** A thread whose agent wrote a text file, a binary file two directories down, three symbolic links and a FIFO. */
 const populated = Effect.gen(function*() {
   const { thread } = yield* agentWithThread({ workspace: offline })
   const command = [
@@ -35,7 +35,8 @@ const populated = Effect.gen(function*() {
     "printf '\\000\\001\\377' > docs/deep/bin.dat",
     "ln -s /etc/passwd passwd-link",
     "ln -s /etc etc-link",
-    "ln -s notes notes-link"
+    "ln -s notes notes-link",
+    "mkfifo pipe"
   ].join(" && ")
   const { parsed } = yield* send(
     thread.id,
@@ -59,7 +60,8 @@ TestServer.suite()("a thread's workspace files", (it) => {
         "symlink etc-link",
         "directory notes",
         "symlink notes-link",
-        "symlink passwd-link"
+        "symlink passwd-link",
+        "other pipe"
       ])
       assert.deepStrictEqual(root.data.find((e) => e.name === "passwd-link")?.size, "/etc/passwd".length)
       assert.isFalse(root.hasMore)
@@ -117,6 +119,8 @@ TestServer.suite()("a thread's workspace files", (it) => {
       yield* expectInvalid(replyOf(yield* content(threadId, "notes")), "path")
       yield* expectInvalid(replyOf(yield* content(threadId, "")), "path")
       yield* expectInvalid(yield* list(threadId, "?path=notes/hello.txt"), "path")
+      // A FIFO no one writes to is refused at once, never waited on.
+      yield* expectInvalid(replyOf(yield* content(threadId, "pipe")), "path")
       yield* expectNotFound(replyOf(yield* content(threadId, "notes/missing.txt")), "file_not_found")
       yield* expectNotFound(yield* list(threadId, "?path=missing"), "file_not_found")
       yield* expectInvalid(yield* list(threadId, "?cursor=not-a-cursor%2F"), "cursor")
