@@ -1,13 +1,16 @@
 /**
- * The CLI as a process (`node src/cli.ts ...`) against a service process
- * started here (embedded storage, the scripted model, a real MCP server for
- * tools that need approval): exact stdout lines and exit codes of
- * `agents list|create`, `send`, `runs tail` (through a park, and through a
- * proxy that cuts its connection), `interactions list|approve|deny|answer`,
- * `keys create|list|revoke`, an approval given by sending `yes` (followed to the
- * run's end), the exit codes of a run that failed (3) or was cancelled (4), and
- * the failures (the envelope's message and code; usage mistakes).
- * Each test has a workspace (an API key) of its own.
+ * The CLI (run in this process through `runCli`, test/support/InProcessCli.ts)
+ * against a service process started here (embedded storage, the scripted
+ * model, a real MCP server for tools that need approval): exact stdout lines
+ * and exit codes of `agents list|create`, `send`, `runs tail` (through a
+ * park, and through a proxy that cuts its connection), `interactions
+ * list|approve|deny|answer`, `keys create|list|revoke`, an approval given by
+ * sending `yes` (followed to the run's end), the exit codes of a run that
+ * failed (3) or was cancelled (4), and the failures (the envelope's message
+ * and code; usage mistakes).
+ * A failed run (exit 3) and a refused one (exit 1) go through the bin as a
+ * process (`node src/cli.mjs`): its exit code, stdout and stderr are the
+ * process's own. Each test has a workspace (an API key) of its own.
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -20,6 +23,7 @@ import { Run } from "../../../domain/Run.ts"
 import { ToolServer } from "../../../domain/ToolServer.ts"
 import { cutProxy } from "../../support/CutProxy.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import * as InProcessCli from "../../support/InProcessCli.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { freePort } from "../../support/TestServer.ts"
 
@@ -48,12 +52,13 @@ const ServiceLive = Layer.effect(Service)(
   })
 )
 
-/** `node src/cli.ts ...args` as key `w`: exit code, stdout, stderr. */
+/** `agent-service ...args` as key `w`: exit code, stdout, stderr. */
 const cli = (w: Workspace, args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
-  Effect.flatMap(
-    Service,
-    ({ url }) => ServiceProcess.run("src/cli.ts", args, { SVC_URL: url, SVC_API_KEY: keyOf(w), ...env })
-  )
+  Effect.flatMap(Service, ({ url }) => InProcessCli.cli(args, { SVC_URL: url, SVC_API_KEY: keyOf(w), ...env }))
+
+/** The same, through the bin as a process (`node src/cli.mjs ...args`). */
+const bin = (w: Workspace, args: ReadonlyArray<string>) =>
+  Effect.flatMap(Service, ({ url }) => ServiceProcess.run("src/cli.mjs", args, { SVC_URL: url, SVC_API_KEY: keyOf(w) }))
 
 /** Asserts the exit code and returns stdout's lines. */
 const ok = (result: { readonly code: number | null; readonly stdout: string; readonly stderr: string }) => {
@@ -93,14 +98,7 @@ const ask = `/tool ask_question ${
   })
 }\n/text resumed`
 
-/** Follows `runs tail` started in the background until it exits. */
-const finished = (tail: ServiceProcess.Launched) =>
-  Effect.map(
-    ServiceProcess.waitForExit(tail.child),
-    () => ({ code: tail.child.exitCode, stdout: tail.stdout(), stderr: "" })
-  )
-
-layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a process", (it) => {
+layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli against a service process", (it) => {
   it.effect(
     "agents list and create: one line per agent; a body from --file with flags over it; a bad field exits 2",
     () =>
@@ -192,17 +190,17 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
           `${interactionId}  pending  question  ask_question  ${runId}  Go on?`
         ])
         const { url } = yield* Service
-        const tail = yield* ServiceProcess.launchScript("src/cli.ts", ["runs", "tail", runId], {
+        const tail = yield* InProcessCli.launchCli(["runs", "tail", runId], {
           SVC_URL: url,
           SVC_API_KEY: keyOf("question")
         })
         // The tail has replayed the turn up to the park and waits for what comes next.
-        yield* ServiceProcess.waitForOutput(tail, (out) => out.includes("  answer:  "), 60_000)
+        yield* tail.waitForOutput((out) => out.includes("  answer:  "))
         assert.deepStrictEqual(
           ok(yield* cli("question", ["interactions", "answer", interactionId, "--option", "yes"])),
           [`${interactionId} resolved`]
         )
-        const tailed = ok(yield* finished(tail))
+        const tailed = ok(yield* tail.finished)
         const done = yield* get("question", `/v1/runs/${runId}`, Run)
         assert.strictEqual(done.status, "completed")
         assert.deepStrictEqual(tailed, [
@@ -262,7 +260,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
         const second = parkedOn(again)
         const runId = runIdIn(again)
         const proxy = yield* cutProxy(url)
-        const tail = yield* ServiceProcess.launchScript("src/cli.ts", ["runs", "tail", runId], {
+        const tail = yield* InProcessCli.launchCli(["runs", "tail", runId], {
           SVC_URL: proxy.url,
           SVC_API_KEY: keyOf("approval")
         })
@@ -273,7 +271,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
         assert.deepStrictEqual(ok(yield* cli("approval", ["interactions", "approve", second])), [
           `${second} resolved: allow`
         ])
-        const tailed = ok(yield* finished(tail))
+        const tailed = ok(yield* tail.finished)
         assert.deepStrictEqual(tailed, [
           ...asked(second, "two"),
           `[tool] mcp__cligate__echo {"text":"two"}`,
@@ -350,7 +348,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
         const [agentId] = ok(
           yield* cli("ends", ["agents", "create", "--data", "{\"capabilities\":{\"userInteraction\":true}}"])
         )
-        const failed = yield* cli("ends", ["send", "--agent", agentId, "/fail"])
+        const failed = yield* bin("ends", ["send", "--agent", agentId, "/fail"])
         assert.strictEqual(failed.code, 3, failed.stderr)
         const lines = failed.stdout.split("\n").slice(0, -1)
         const runId = runIdIn(lines)
@@ -440,7 +438,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
       Effect.gen(function*() {
         const { url } = yield* Service
         const requestId = "req_[0-9A-Za-z]{22}"
-        const missing = yield* cli("failures", ["runs", "tail", "run_doesnotexist"])
+        const missing = yield* bin("failures", ["runs", "tail", "run_doesnotexist"])
         assert.strictEqual(missing.code, 1)
         assert.match(
           missing.stderr,
@@ -462,7 +460,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli as a pr
           /^error: Transport error \(GET http:\/\/127\.0\.0\.1:\d+\/v1\/agents\): connect ECONNREFUSED 127\.0\.0\.1:\d+ \(connection\)\n$/
         )
 
-        const noKey = yield* ServiceProcess.run("src/cli.ts", ["agents", "list"], { SVC_URL: url })
+        const noKey = yield* InProcessCli.cli(["agents", "list"], { SVC_URL: url })
         assert.deepStrictEqual([noKey.code, noKey.stderr], [
           2,
           "error: no API key: pass --api-key or set SVC_API_KEY (the development key the service printed at its first " +

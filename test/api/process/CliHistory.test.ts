@@ -1,9 +1,10 @@
 /**
- * `threads history` as a process (`node src/cli.ts threads history <id>`)
- * against a service process (embedded storage, the scripted model): a
- * thread's turns read back in the lines `send` printed (the user's text, an
- * expected tool failure, reasoning, the answers), a thread without runs, and
- * an unknown thread's envelope with exit code 1.
+ * `threads history` (run in this process through `runCli`,
+ * test/support/InProcessCli.ts) against a service process (embedded
+ * storage, the scripted model): a thread's turns read back in the lines
+ * `send` printed (the user's text, an expected tool failure, reasoning, the
+ * answers), a thread without runs, and an unknown thread's envelope with
+ * exit code 1.
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -11,6 +12,7 @@ import { join } from "node:path"
 import { Page } from "../../../domain/Page.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
+import * as InProcessCli from "../../support/InProcessCli.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { freePort } from "../../support/TestServer.ts"
 
@@ -33,7 +35,7 @@ const ServiceLive = Layer.effect(Service)(
 )
 
 const cli = (args: ReadonlyArray<string>) =>
-  Effect.flatMap(Service, ({ url }) => ServiceProcess.run("src/cli.ts", args, { SVC_URL: url, SVC_API_KEY: key }))
+  Effect.flatMap(Service, ({ url }) => InProcessCli.cli(args, { SVC_URL: url, SVC_API_KEY: key }))
 
 /** Asserts exit code 0 and returns stdout's lines. */
 const ok = (result: { readonly code: number | null; readonly stdout: string; readonly stderr: string }) => {
@@ -41,7 +43,7 @@ const ok = (result: { readonly code: number | null; readonly stdout: string; rea
   return result.stdout.split("\n").slice(0, -1)
 }
 
-layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli threads history as a process", (it) => {
+layer(ServiceLive, { timeout: 120_000, excludeTestServices: true })("cli threads history", (it) => {
   it.effect(
     "prints each turn: its run, the user's text, the calls and their results, the reasoning, the answer",
     () =>

@@ -1,11 +1,14 @@
 /**
- * The CLI's resource commands as processes (`node src/cli.ts ...`) against
- * one service process (embedded storage, the scripted model, a real MCP
- * server): agents, threads and runs (list with filters, get, cancel),
+ * The CLI's resource commands (run in this process through `runCli`,
+ * test/support/InProcessCli.ts) against one service process (embedded
+ * storage, the scripted model, a real MCP server): agents, threads and runs
+ * (list with filters, get, cancel),
  * tool servers (with `test` against the MCP server), HTTP connections,
  * secrets (a value read from stdin, never printed), hooks and result
  * handlers: each family's happy path with its exact lines, `--json`
  * answers as the API's shapes, and its failures with their exit codes.
+ * A secret's value read from stdin goes through the bin as a process
+ * (`node src/cli.mjs`): the process's own standard input.
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
@@ -20,6 +23,7 @@ import { Thread } from "../../../domain/Thread.ts"
 import { ToolApprovalHook } from "../../../domain/ToolApprovalHook.ts"
 import { ToolServer } from "../../../domain/ToolServer.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
+import * as InProcessCli from "../../support/InProcessCli.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { freePort } from "../../support/TestServer.ts"
 
@@ -46,10 +50,15 @@ const ServiceLive = Layer.effect(Service)(
 
 type Result = { readonly code: number | null; readonly stdout: string; readonly stderr: string }
 
+/** `agent-service ...args` as key `w`, `stdin` on its standard input. */
 const cli = (w: Workspace, args: ReadonlyArray<string>, stdin?: string) =>
+  Effect.flatMap(Service, ({ url }) => InProcessCli.cli(args, { SVC_URL: url, SVC_API_KEY: keyOf(w) }, stdin))
+
+/** The same, through the bin as a process (`node src/cli.mjs ...args`). */
+const bin = (w: Workspace, args: ReadonlyArray<string>, stdin: string) =>
   Effect.flatMap(
     Service,
-    ({ url }) => ServiceProcess.run("src/cli.ts", args, { SVC_URL: url, SVC_API_KEY: keyOf(w) }, stdin)
+    ({ url }) => ServiceProcess.run("src/cli.mjs", args, { SVC_URL: url, SVC_API_KEY: keyOf(w) }, stdin)
   )
 
 /** Asserts exit code 0 and returns stdout's lines. */
@@ -237,7 +246,7 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli resourc
   it.effect("secrets: the value from stdin, never printed; rotate; list --json; delete", () =>
     Effect.gen(function*() {
       const [id] = ok(
-        yield* cli("secrets", ["secrets", "create", "--data", "{\"name\":\"gh\"}", "--stdin", "value"], "tok_1\n")
+        yield* bin("secrets", ["secrets", "create", "--data", "{\"name\":\"gh\"}", "--stdin", "value"], "tok_1\n")
       )
       assert.match(id, /^sec_[0-9A-Za-z]{22}$/)
       const secret = okJson(yield* cli("secrets", ["secrets", "get", id, "--json"]), Secret)
