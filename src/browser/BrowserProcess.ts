@@ -6,8 +6,8 @@
  * `@playwright/mcp` inside the sandbox: docs/design/browser.md.
  *
  * Chromium's own sandbox is off (`--no-sandbox`): it needs user namespaces or
- * a setuid helper, and bwrap refuses both inside the workspace
- * (`--disable-userns`, no_new_privs). The workspace's sandbox (namespaces,
+ * a setuid helper, and the workspace's sandbox refuses both (no nested user
+ * namespaces, no_new_privs). The workspace's sandbox (namespaces,
  * seccomp, its uid, read-only system) is the browser's; a page that escaped
  * the renderer would stand where a shell command of the workspace stands.
  *

@@ -1,40 +1,44 @@
 /**
- * The command line of one sandboxed command. As root: `unshare` makes an
- * outer pid namespace whose init is bwrap itself, `setpriv` drops to the
- * workspace's host uid (no groups, no capabilities, no_new_privs), `prlimit`
- * sets the resource limits, then `bwrap` builds the sandbox and runs
- * `bash -lc <command>` in it. The outer namespace is there so that nothing
- * outlives the command, not even bwrap's own helper: it would otherwise be
- * left to the host's init to reap, and a zombie still counts against the
- * uid's process limit. Not as root: `prlimit` and `bwrap` as the service.
+ * The command line of one sandboxed command. As root: `setpriv` (no groups,
+ * death with the service), `prlimit` sets the resource limits, a small root
+ * script makes the user namespace the command will end in (`userNamespace`),
+ * `unshare` makes an outer pid namespace whose init is bwrap itself, then
+ * `bwrap`, still the host's root, builds the sandbox, joins that namespace and
+ * runs `setpriv` to uid 1000 (the workspace's host uid) and `bash -lc
+ * <command>`. The outer namespace is there so that nothing outlives the
+ * command, not even bwrap's own helper: it would otherwise be left to the
+ * host's init to reap. Not as root: `prlimit` and `bwrap` as the service,
+ * bwrap making its own user namespaces.
  *
  * Inside: a fresh root (read-only once built), the host's /usr read-only with
  * the merged-usr links (/bin, /lib, ...), a few selected /etc entries (no
  * shadow, no keys) and a passwd and group of the sandbox's own, a private /proc,
- * a minimal /dev, a size-capped tmpfs /tmp and /dev/shm, and the workspace
- * directory bound read-write at /workspace, the only writable tree that
- * outlives the command. Every namespace is new (user, pid, ipc, uts, net,
+ * a minimal /dev, a size-capped tmpfs /tmp and /dev/shm (mode 1777), and the
+ * workspace directory bound read-write at /workspace, the only writable tree
+ * that outlives the command. Every namespace is new (user, pid, ipc, uts, net,
  * cgroup): no network interface but `lo`, no view of host processes, no nested
- * user namespaces. bwrap itself already runs as the workspace's unprivileged
- * host uid, so inside it is uid 1000 with no capabilities, and on the host it
- * can touch only what that uid may. Every process inside runs under the
- * seccomp filter of SeccompFilter (bwrap installs it on its init and on the
- * command, after building the sandbox).
+ * user namespaces. The command is uid 1000 with no capabilities, on the host the
+ * workspace's unprivileged uid, so it can touch only what that uid may. Every
+ * process inside runs under the seccomp filter of SeccompFilter (bwrap installs
+ * it on its init and on the command, after building the sandbox).
  *
  * What the inside can read of the outside: bwrap's options (every host path)
  * reach it on a descriptor (`--args`), never its command line, so the sandbox's
- * pid 1, bwrap's reaper, shows only `bwrap --args 4 -- bash ...` in
+ * pid 1, bwrap's reaper, shows only `bwrap --args 4 -- setpriv ... bash ...` in
  * /proc/1/cmdline; passwd and group are written into the sandbox's root from
- * descriptors rather than bound from a host file. The kernel still prints, in
- * /proc/self/mountinfo, a bind mount's path within its filesystem and a tmpfs
- * owner's host uid (see docs/operations/sandbox.md).
+ * descriptors rather than bound from a host file; as root the tmpfs mounts are
+ * the host root's, which the kernel prints no owner for. The kernel still prints,
+ * in /proc/self/mountinfo, a bind mount's path within its filesystem, and (not
+ * as root) the tmpfs owner's host uid (see docs/operations/sandbox.md).
  *
  * Descriptors: bwrap reports on fd 3 (`--json-status-fd`) once the command
  * started, which tells a sandbox that could not be built from a command that
  * failed; it reads its options on fd 4, the seccomp program on fd 5, passwd
- * and group on fds 6 and 7 (`inputs`, in that order).
+ * and group on fds 6 and 7 (`inputs`, in that order); as root, the user
+ * namespace to join on fd 10.
  */
 import { lstatSync, readlinkSync } from "node:fs"
+import { dirname } from "node:path"
 
 /** Where the workspace appears inside the sandbox. */
 export const mountPoint = "/workspace"
@@ -72,7 +76,7 @@ const etcEntries = [
 ]
 
 /** The descriptors bwrap reads or writes (see the header); the process's `inputs` go to 4, 5, ... in order. */
-const fds = { status: 3, args: 4, seccomp: 5, passwd: 6, group: 7 } as const
+const fds = { status: 3, args: 4, seccomp: 5, passwd: 6, group: 7, userns: 10 } as const
 
 export interface HostLayout {
   readonly args: ReadonlyArray<string>
@@ -85,6 +89,14 @@ const kindOf = (path: string): "dir" | "file" | "link" | undefined => {
   return stat === undefined ? undefined : stat.isSymbolicLink() ? "link" : stat.isDirectory() ? "dir" : "file"
 }
 
+/**
+ * `--dir` (mode 0755) for the directories the binds at `insides` go in: bubblewrap 0.8 makes a bind's
+ * missing parents mode 0700, which the sandbox user (not their owner when bwrap runs as root) could
+ * not pass.
+ */
+const parentsOf = (insides: ReadonlyArray<string>): Array<string> =>
+  [...new Set(insides.map((inside) => dirname(inside)).filter((dir) => dir !== "/"))].flatMap((dir) => ["--dir", dir])
+
 /** Reads the host once: which system directories exist and which are links. */
 export const hostLayout = (seccomp: Uint8Array): HostLayout => {
   const args: Array<string> = []
@@ -93,10 +105,10 @@ export const hostLayout = (seccomp: Uint8Array): HostLayout => {
     if (kind === "dir") args.push("--ro-bind", dir, dir)
     else if (kind === "link") args.push("--symlink", readlinkSync(dir), dir)
   }
-  for (const entry of etcEntries) {
-    // ro-bind follows a link (os-release, localtime), so the target's content appears.
-    if (kindOf(`/etc/${entry}`) !== undefined) args.push("--ro-bind-try", `/etc/${entry}`, `/etc/${entry}`)
-  }
+  const etc = etcEntries.map((entry) => `/etc/${entry}`).filter((path) => kindOf(path) !== undefined)
+  args.push(...parentsOf(etc))
+  // ro-bind follows a link (os-release, localtime), so the target's content appears.
+  for (const path of etc) args.push("--ro-bind-try", path, path)
   args.push("--perms", "0444", "--file", String(fds.passwd), "/etc/passwd")
   args.push("--perms", "0444", "--file", String(fds.group), "/etc/group")
   return { args, seccomp }
@@ -167,9 +179,43 @@ export interface Command {
   readonly inputs: ReadonlyArray<Uint8Array>
 }
 
+/**
+ * As root: the user namespace the command ends in, made before bwrap starts and handed to it on fd 10
+ * (`--userns2`). A holder process, as the workspace's host uid, makes a namespace P whose root is that
+ * uid and raises no more than one namespace in it (so nothing inside can nest one), then a child U of
+ * P whose uid 1000 is P's root; bwrap opens U once the holder says it is ready, and the holder ends.
+ * bwrap itself stays the host's root until its mounts are made, so the kernel prints no `uid=` for
+ * the tmpfs mounts (it does for any owner but root), then joins U, where the command drops to uid
+ * 1000: the host uid on the disk, and `/proc/self/uid_map` reads `1000 0 1`. Runs under `bash -p`
+ * (no BASH_ENV, ENV or imported functions); the descriptors 3-9 stay bwrap's.
+ */
+const userNamespace = [
+  `w=$1; shift`,
+  `coproc holder { exec 3>&- 4<&- 5<&- 6<&- 7<&- 8<&- 9<&- setpriv --reuid="$w" --regid="$w" --clear-groups -- ` +
+  `unshare --user --map-root-user -- sh -c 'echo 1 >/proc/sys/user/max_user_namespaces && ` +
+  `exec unshare --user --map-user=${innerUid} --map-group=${innerUid} -- sh -c "echo ready && exec sleep 60"'; }`,
+  `r=\${holder[0]}; o=\${holder[1]}; p=$holder_PID`,
+  `IFS= read -r ready <&"$r"`,
+  `[ "$ready" = ready ] && exec ${fds.userns}</proc/"$p"/ns/user || { echo "svc-sandbox: could not make the sandbox's user namespace" >&2; exit 125; }`,
+  `exec {r}<&- {o}>&-; { kill -KILL "$p"; wait "$p"; } 2>/dev/null`,
+  `exec "$@"`
+].join("\n")
+
+/** As root, the first program inside: drops from the host's root (no capabilities but these three, in U only) to uid 1000 for good. */
+const dropToSandboxUser = [
+  "setpriv",
+  `--reuid=${innerUid}`,
+  `--regid=${innerUid}`,
+  "--keep-groups",
+  "--inh-caps=-all",
+  "--ambient-caps=-all",
+  "--bounding-set=-all",
+  "--"
+]
+
 /** Runs `command` with bash in `cwd` (absolute, inside); a missing cwd exits 2 with a clear message. */
 export const argv = (input: {
-  /** Host uid (and gid) to drop to; undefined: stay the service's own (not root). */
+  /** Host uid (and gid) of the workspace (the service runs as root); undefined: the service's own (not root). */
   readonly uid: number | undefined
   readonly layout: HostLayout
   readonly workspaceDir: string
@@ -183,33 +229,57 @@ export const argv = (input: {
   readonly readOnly?: ReadonlyArray<ReadOnlyBinding> | undefined
 }): Command => {
   const { limits, uid, ports } = input
+  // prlimit first, so that the holder's namespaces carry the limits too: the kernel counts RLIMIT_NPROC at
+  // each user namespace up to the host against the limit its creator had, so the workspace's uid has
+  // `processes` on the whole host, across its sandboxes (bwrap and the root chain are exempt as root).
+  const limit = [
+    "prlimit",
+    `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
+    `--as=${limits.memoryBytes}`,
+    `--nproc=${limits.processes}`,
+    `--fsize=${limits.fileSizeBytes}`,
+    "--core=0",
+    "--nofile=1024",
+    "--"
+  ]
   // pdeathsig: if the service process dies (even kill -9), the sandbox goes with it.
-  const identity = uid === undefined
-    ? []
+  const [file = "prlimit", ...before] = uid === undefined ? limit : [
+    "setpriv",
+    "--pdeathsig=KILL",
+    "--clear-groups",
+    "--",
+    ...limit,
+    "bash",
+    "--noprofile",
+    "--norc",
+    "-p",
+    "-c",
+    userNamespace,
+    "svc-userns",
+    String(uid),
+    "unshare",
+    "--pid",
+    "--fork",
+    "--kill-child",
+    "--"
+  ]
+  const namespaces = uid === undefined
+    ? ["--unshare-all", "--unshare-user", "--disable-userns", "--uid", String(innerUid), "--gid", String(innerUid)]
     : [
-      "setpriv",
-      "--pdeathsig=KILL",
-      "--",
-      "unshare",
-      "--pid",
-      "--fork",
-      "--kill-child",
-      "--",
-      "setpriv",
-      `--reuid=${uid}`,
-      `--regid=${uid}`,
-      "--clear-groups",
-      "--no-new-privs"
+      "--unshare-ipc",
+      "--unshare-pid",
+      "--unshare-net",
+      "--unshare-uts",
+      "--unshare-cgroup-try",
+      "--userns2",
+      String(fds.userns),
+      "--assert-userns-disabled",
+      "--cap-drop",
+      "ALL",
+      ...["CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP"].flatMap((cap) => ["--cap-add", cap])
     ]
-  const [file = "prlimit", ...before] = [...identity, "prlimit"]
   const options = [
-    "--unshare-all",
-    "--unshare-user",
-    "--disable-userns",
-    "--uid",
-    String(innerUid),
-    "--gid",
-    String(innerUid),
+    ...namespaces,
     "--hostname",
     "workspace",
     "--die-with-parent",
@@ -225,45 +295,49 @@ export const argv = (input: {
     "/dev",
     "--size",
     String(Math.min(limits.tmpBytes, 64 * 1024 * 1024)),
+    "--perms",
+    "1777",
     "--tmpfs",
     "/dev/shm",
     "--remount-ro",
     "/dev",
     "--size",
     String(limits.tmpBytes),
+    "--perms",
+    "1777",
     "--tmpfs",
     "/tmp",
     "--bind",
     input.workspaceDir,
     mountPoint,
+    ...parentsOf([
+      ...(input.egress === undefined ? [] : [egressSocket]),
+      ...(ports === undefined ? [] : [portsMount]),
+      ...(input.readOnly ?? []).map(({ inside }) => inside)
+    ]),
     ...(input.egress === undefined ? [] : ["--ro-bind", input.egress, egressSocket]),
     ...(ports === undefined ? [] : [ports.writable ? "--bind" : "--ro-bind", ports.dir, portsMount]),
     ...(input.readOnly ?? []).flatMap(({ host, inside }) => ["--ro-bind", host, inside]),
     "--remount-ro",
     "/",
+    // As root bwrap cannot enter the workspace (the workspace's uid only); the command's shell changes there.
     "--chdir",
-    mountPoint
+    "/"
   ]
   return {
     file,
     args: [
       ...before,
-      `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
-      `--as=${limits.memoryBytes}`,
-      `--nproc=${limits.processes}`,
-      `--fsize=${limits.fileSizeBytes}`,
-      "--core=0",
-      "--nofile=1024",
-      "--",
       "bwrap",
       "--args",
       String(fds.args),
       "--",
+      ...(uid === undefined ? [] : dropToSandboxUser),
       "bash",
       "--noprofile",
       "--norc",
       "-c",
-      `${
+      `${uid === undefined ? "" : `exec ${fds.userns}<&-\n`}${
         bridges([
           ...(input.egress === undefined ? [] : [{ port: proxyPort, socket: egressSocket }]),
           ...(ports?.connect ?? []).map((port) => ({ port, socket: `${portsMount}/${port}.sock` }))

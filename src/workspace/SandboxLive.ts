@@ -4,10 +4,10 @@
  * it through bubblewrap (see BwrapCommand for what the sandbox contains).
  *
  * Identity: when the service runs as root, each workspace has its own
- * unprivileged host uid (WorkspaceRoot) and bwrap starts as that uid. A user
- * namespace made by root would map back to root; made by an unprivileged uid
- * it has no power on the host, and RLIMIT_NPROC, which the kernel counts per
- * host uid, becomes a per-workspace process limit. A service not running as
+ * unprivileged host uid (WorkspaceRoot), which its commands run as. Their user
+ * namespace is made by that uid (BwrapCommand), so it has no power on the
+ * host, and RLIMIT_NPROC, which the kernel counts per host uid, becomes a
+ * per-workspace process limit. A service not running as
  * root runs sandboxes as itself (the process limit then counts the service's
  * own processes too).
  *
