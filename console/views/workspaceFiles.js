@@ -3,7 +3,8 @@
  * a directory at a time: a path bar to go back up, folders that open, files
  * with Preview and Download (the artifacts' preview code, preview.js), links
  * shown as links (the service never follows them), "Show more" for the next
- * page. A workspace whose files are not on the node that answered says so.
+ * page, "Refresh files" for what a run wrote since. A workspace whose files
+ * are not on the node that answered says so.
  */
 import { h, replace, statusOf, time } from "../dom.js"
 import { fileActions } from "./preview.js"
@@ -33,7 +34,15 @@ export class WorkspaceFiles {
     this.element = h(
       "section",
       { class: "workspace-files", attrs: { "aria-label": "Workspace files" } },
-      this.crumbs,
+      h(
+        "div",
+        { class: "actions" },
+        this.crumbs,
+        h("button", {
+          attrs: { type: "button" },
+          on: { click: () => void this.open(this.path, false) }
+        }, "Refresh files")
+      ),
       this.list
     )
   }

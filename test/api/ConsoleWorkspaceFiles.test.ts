@@ -3,8 +3,9 @@
  * Chromium against the real service and sandbox: after the agent wrote files
  * in its managed workspace, the thread's "Files and previews" panel lists the
  * workspace's root; a folder opens from the keyboard, the path bar leads back,
- * and a file the agent wrote is previewed with the artifacts' preview. The
- * screenshot `workspace-files.png` goes to test-artifacts/console/.
+ * a file the agent wrote is previewed with the artifacts' preview, and
+ * "Refresh files" shows what a later run wrote. The screenshot
+ * `workspace-files.png` goes to test-artifacts/console/.
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
@@ -67,6 +68,16 @@ TestServer.suite()("console: a thread's workspace files", (it) => {
           await panel.getByRole("list", { name: "Workspace files" }).locator("[data-path=\"data.csv\"]").waitFor()
           return panel.getByRole("list", { name: "Workspace files" }).locator(":scope > li").count()
         })
+        // A later run writes a file: "Refresh files" shows it.
+        yield* send(thread.id, toolStep("write_file", { path: "later.txt", content: "later\n" }))
+        const refreshed = yield* Browser.on(browser, async (page) => {
+          const panel = page.locator(".files-panel")
+          await panel.getByRole("button", { name: "Refresh files" }).click()
+          const files = panel.getByRole("list", { name: "Workspace files" })
+          await files.locator("[data-path=\"later.txt\"]").waitFor()
+          return files.locator(":scope > li").evaluateAll((items) => items.map((li) => li.getAttribute("data-path")))
+        })
+        assert.deepStrictEqual(refreshed, ["data.csv", "later.txt", "reports"])
         assert.deepStrictEqual(seen, {
           root: ["data.csv", "reports"],
           focused: "Workspace files",
