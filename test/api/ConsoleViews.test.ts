@@ -12,6 +12,7 @@
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
+import { TestClock } from "effect/testing"
 import type { Page } from "playwright-core"
 import * as Browser from "../support/Browser.ts"
 import * as Collection from "../support/Collection.ts"
@@ -58,11 +59,17 @@ TestServer.suite()("console views", (it) => {
         const { agent } = yield* toolAgent("notes", TestServer.Keys.a)
         const first = `/tool mcp__notes__echo {"text":"first"}`
         const browser = yield* Browser.open
-        const seen = yield* Browser.on(browser, async (page) => {
+        const threadId = yield* Browser.on(browser, async (page) => {
           await signIn(page, api.url, TestServer.Keys.a)
           const threadId = await newThread(page, agent.id)
           await send(page, first)
           await outcomeOf(page)
+          return threadId
+        })
+        // The service runs on TestClock: without this both runs have the same createdAt, and the
+        // history (oldest first by createdAt, then id) would order them by their random ids.
+        yield* TestClock.adjust("1 second")
+        const seen = yield* Browser.on(browser, async (page) => {
           await page.getByLabel("Attach files").setInputFiles({
             name: "notes.txt",
             mimeType: "text/plain",
