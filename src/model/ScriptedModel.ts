@@ -13,13 +13,21 @@
  *   /steps <n>                  take n steps: n-1 calls of the absent tool `noop`, then an answer
  *   /fail                       behave as an unavailable provider
  *
- * Without directives it answers `Echo: <message>`. After tool steps with no
- * final directive it answers `Result: <last tool output>`. Text streams in
- * word-sized deltas; tokens are estimated at four characters each.
+ * Without directives it answers `Echo: <message>`; the first answer of a
+ * thread (no assistant message before it) opens with `introduction` and a
+ * blank line. After tool steps with no final directive it answers
+ * `Result: <last tool output>`, the output without its untrusted-data
+ * envelope (the model's input keeps it). Text streams in word-sized deltas;
+ * tokens are estimated at four characters each.
  */
 import { Data, Option, Schema, Stream } from "effect"
 import type { Message } from "../../domain/Conversation.ts"
+import { unwrap } from "../tools/ToolResults.ts"
 import { estimateTokens, ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
+
+/** What the scripted model says before its first echo in a thread. */
+export const introduction = "This is the scripted development model, which only echoes: for a real model, set " +
+  "SVC_BAND_CORE=openai:<model> or anthropic:<model> with its key (see docs/guide/models.md)."
 
 type Action = Data.TaggedEnum<{
   Tool: { readonly calls: ReadonlyArray<{ readonly name: string; readonly input: unknown }> }
@@ -41,7 +49,8 @@ const decodeJson = Schema.decodeUnknownOption(Schema.fromJsonString(Schema.Unkno
 const parseInput = (raw: string): unknown =>
   raw.trim() === "" ? {} : Option.getOrElse(decodeJson(raw), () => ({ unparsed: raw }))
 
-export const parseScript = (message: string): Script => {
+/** The script of `message`; `first` when no answer precedes it in the thread (the echo then opens with `introduction`). */
+export const parseScript = (message: string, first = false): Script => {
   const actions: Array<Action> = []
   let reasoning: string | undefined
   for (const line of message.split("\n")) {
@@ -76,7 +85,9 @@ export const parseScript = (message: string): Script => {
       actions.push(Action.Text({ text: `Finished after ${n} steps.` }))
     }
   }
-  if (actions.length === 0) actions.push(Action.Text({ text: `Echo: ${message}` }))
+  if (actions.length === 0) {
+    actions.push(Action.Text({ text: `${first ? `${introduction}\n\n` : ""}Echo: ${message}` }))
+  }
   return { actions, reasoning }
 }
 
@@ -95,7 +106,8 @@ const turnState = (messages: ReadonlyArray<Message>) => {
   return {
     text: user?.role === "user" ? user.content : "",
     step: after.filter((m) => m.role === "assistant").length,
-    lastToolOutput: lastTool?.role === "tool" ? lastTool.content : undefined
+    lastToolOutput: lastTool?.role === "tool" ? unwrap(lastTool.content) : undefined,
+    first: !messages.some((m) => m.role === "assistant")
   }
 }
 
@@ -106,7 +118,7 @@ export const ScriptedModel: ModelProvider = {
   stream: (request: ModelRequest) =>
     Stream.suspend(() => {
       const state = turnState(request.messages)
-      const script = parseScript(state.text)
+      const script = parseScript(state.text, state.first)
       const action = script.actions[state.step] ??
         Action.Text({ text: state.lastToolOutput === undefined ? "Done." : `Result: ${state.lastToolOutput}` })
       const inputTokens = estimateTokens(

@@ -21,6 +21,16 @@ export const envelope = (toolName: string, text: string): string =>
     text.replaceAll(`</${UntrustedTag}`, `<\\/${UntrustedTag}`)
   }\n</${UntrustedTag}>`
 
+const envelopes = new RegExp(`<${UntrustedTag} source="[^"]*">\\n([\\s\\S]*?)\\n</${UntrustedTag}>`, "g")
+
+/**
+ * `text` with every envelope replaced by the text it wraps, for an answer that
+ * quotes a result to a person (the scripted model's `Result:`); what a model
+ * reads stays enveloped.
+ */
+export const unwrap = (text: string): string =>
+  text.replace(envelopes, (_, inner: string) => inner.replaceAll(`<\\/${UntrustedTag}`, `</${UntrustedTag}`))
+
 const encoder = new TextEncoder()
 const byteLength = (text: string): number => encoder.encode(text).byteLength
 

@@ -42,9 +42,8 @@ const hookFor = (origin: string, extra: Record<string, unknown> = {}) =>
   Collection.toolApprovalHooks.create({ name: "reviewer", url: `${origin}/review`, secret: hookSecret, ...extra })
 
 const echo = (server: string, text: string) => `/tool mcp__${server}__echo ${JSON.stringify({ text })}`
-/** The scripted model's answer after the echo tool: the result as it read it, in the untrusted envelope (servers are untrusted by default). */
-const echoed = (server: string, text: string) =>
-  `Result: <untrusted_data source="mcp__${server}__echo">\n${text}\n</untrusted_data>`
+/** The scripted model's answer after the echo tool: the result it read (the untrusted envelope left out of the answer). */
+const echoed = (text: string) => `Result: ${text}`
 
 const Harness = Layer.mergeAll(TestServer.layer(), HookServer.layer)
 
@@ -57,7 +56,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       yield* hooks.answerWith(reply(200, { decision: "allow" }))
       const before = (yield* hooks.received).length
       const { runId, parsed } = yield* send(thread.id, echo("allowed", "hi"))
-      assert.strictEqual(textOf(parsed.message), echoed("allowed", "hi"))
+      assert.strictEqual(textOf(parsed.message), echoed("hi"))
       const delivery = (yield* hooks.received)[before]
       const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const signature = String(delivery.headers["svc-signature"])
@@ -92,7 +91,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       })
       const before = (yield* hooks.received).length
       const { parsed } = yield* send(thread.id, echo("trusted", "free"))
-      assert.strictEqual(textOf(parsed.message), echoed("trusted", "free"))
+      assert.strictEqual(textOf(parsed.message), echoed("free"))
       assert.strictEqual((yield* hooks.received).length, before)
     }).pipe(Effect.scoped))
 
@@ -168,7 +167,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       assert.strictEqual(approved.decision, "allow")
       assert.strictEqual(approved.reason, "ok by me")
       const resumed = yield* streamOf(first.runId)
-      assert.strictEqual(textOf(resumed.message), echoed("paused", "one"))
+      assert.strictEqual(textOf(resumed.message), echoed("one"))
       assert.strictEqual((yield* getRun(first.runId)).status, "completed")
 
       const second = yield* send(thread.id, echo("paused", "two"))
@@ -477,13 +476,13 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const never = yield* setup("never1", { approval: "never" })
       assert.strictEqual(
         textOf((yield* send(never.thread.id, echo("never1", "n"))).parsed.message),
-        echoed("never1", "n")
+        echoed("n")
       )
 
       const gated = yield* setup("gated1", { approval: "always", gatedTools: ["fail"] })
       assert.strictEqual(
         textOf((yield* send(gated.thread.id, echo("gated1", "g"))).parsed.message),
-        echoed("gated1", "g")
+        echoed("g")
       )
       const gatedFail = yield* send(gated.thread.id, "/tool mcp__gated1__fail {}")
       assert.strictEqual((yield* getRun(gatedFail.runId)).status, "waiting_for_approval")
@@ -496,7 +495,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       })
       yield* streamOf(firstOnce.runId)
       const remembered = yield* send(once.thread.id, echo("once1", "same"))
-      assert.strictEqual(textOf(remembered.parsed.message), echoed("once1", "same"))
+      assert.strictEqual(textOf(remembered.parsed.message), echoed("same"))
       assert.strictEqual((yield* getRun(remembered.runId)).status, "completed")
       const other = yield* send(once.thread.id, echo("once1", "different"))
       assert.strictEqual((yield* getRun(other.runId)).status, "waiting_for_approval")
@@ -510,7 +509,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const open = yield* setup("offhook1", {}, { approvals: { toolExecution: { hookId: hook.id } } })
       assert.strictEqual(
         textOf((yield* send(open.thread.id, echo("offhook1", "o"))).parsed.message),
-        echoed("offhook1", "o")
+        echoed("o")
       )
       const gated = yield* setup("offhook2", { approval: "always" }, {
         approvals: { toolExecution: { hookId: hook.id } }
@@ -533,7 +532,7 @@ TestServer.suiteWith(Harness)("approvals", (it) => {
       const busy = yield* TestServer.expectError(reply, 409, "api_error", "thread_busy")
       assert.deepStrictEqual(busy.details, { active_run_id: parked.runId, resolved_interaction_id: pending.id })
       const resumed = yield* streamOf(parked.runId)
-      assert.strictEqual(textOf(resumed.message), echoed("texty", "t"))
+      assert.strictEqual(textOf(resumed.message), echoed("t"))
     }).pipe(Effect.scoped))
 
   it.effect("every delivery this suite's hook server received carries a valid Stripe-compatible signature", () =>

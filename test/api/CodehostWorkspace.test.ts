@@ -25,6 +25,7 @@ import {
 import { gitRun } from "../support/github/FakeState.ts"
 import * as Harness from "../support/github/Harness.ts"
 import { approveAll, pendingOf } from "../support/Interactions.ts"
+import { toolReadsOf } from "../support/ModelReads.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const { request } = TestServer
@@ -179,14 +180,13 @@ layer(Harness.layer(), { timeout: TestServer.setupTimeout })("the code host at r
           workspace: { type: "managed", network },
           capabilities: { codehost: { connectionId: id } }
         })
-        const { parsed } = yield* send(
+        const { runId, parsed } = yield* send(
           thread.id,
           toolStep("codehost_get_issue", { repository: "fence/one", number: 1 })
         )
-        assert.match(
-          textOf(parsed.message),
-          /^Result: <untrusted_data source="codehost_get_issue">\n\{"number":1,"title":"T"/
-        )
+        const [read] = yield* toolReadsOf(runId)
+        assert.match(read, /^<untrusted_data source="codehost_get_issue">\n\{"number":1,"title":"T"/)
+        assert.match(textOf(parsed.message), /^Result: \{"number":1,"title":"T"/)
         for (const file of ["AGENTS.md", "agents.md", "CLAUDE.md", "claude.md"]) {
           assert.include(gh.requests, `GET /api/v3/repos/fence/one/contents/${file}`)
         }

@@ -102,9 +102,7 @@ TestServer.suite()("console inbox", (it) => {
       assert.strictEqual(approved.cardStatus, "Approved. (resolved)")
       assert.strictEqual(approved.count, "0")
       assert.strictEqual(approved.outcome, "Run completed.")
-      assert.deepStrictEqual(approved.texts, [
-        `Result: <untrusted_data source="mcp__gated__echo">\nneeds a yes\n</untrusted_data>`
-      ])
+      assert.deepStrictEqual(approved.texts, ["Result: needs a yes"])
       assert.strictEqual(approved.toolState, "done")
       // The resumed run goes on in the parked step: one card, its input once, the waiting note gone.
       assert.strictEqual(approved.inputs, 1)

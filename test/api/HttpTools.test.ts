@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { Interaction } from "../../domain/Interaction.ts"
 import { Page } from "../../domain/Page.ts"
+import { introduction } from "../../src/model/ScriptedModel.ts"
 import { SpecTtlMs } from "../../src/tools/SpecCache.ts"
 import * as ApiServer from "../support/ApiServer.ts"
 import * as Collection from "../support/Collection.ts"
@@ -30,6 +31,7 @@ import {
   textOf,
   toolStep
 } from "../support/Conversation.ts"
+import { fenced, toolReadsOf } from "../support/ModelReads.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 const token = "tok-http-tools-0123456789"
@@ -149,7 +151,7 @@ type Chunk = { readonly type: string } & Record<string, unknown>
 const errorsOf = failureTextsOf
 const unavailableOf = (chunks: ReadonlyArray<Chunk>) => dataOf(chunks, "data-svc-http-connection-unavailable")
 
-TestServer.suite()("http connections as tools", (it) => {
+TestServer.suiteWith(TestServer.layerWithSql())("http connections as tools", (it) => {
   it.effect("a call rebuilds the request: path, query, header and cookie parameters, the bearer token, the run headers", () =>
     Effect.gen(function*() {
       const { server, thread } = yield* setup("pets")
@@ -167,10 +169,7 @@ TestServer.suite()("http connections as tools", (it) => {
       assert.strictEqual(request.headers["svc-root-run-id"], runId)
       const output = { status: 200, statusText: "OK", body: { seen: "GET /pets/42?verbose=true" } }
       assert.deepStrictEqual(outputsOf(parsed.chunks), [output])
-      assert.strictEqual(
-        textOf(parsed.message),
-        `Result: <untrusted_data source="api__pets__getPetById">\n${JSON.stringify(output)}\n</untrusted_data>`
-      )
+      assert.strictEqual(textOf(parsed.message), `Result: ${JSON.stringify(output)}`)
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 
@@ -220,10 +219,8 @@ TestServer.suite()("http connections as tools", (it) => {
         }
       }])
       // The model reads the answer itself, as it did before, in the untrusted envelope.
-      assert.strictEqual(
-        textOf(parsed.message),
-        `Result: <untrusted_data source="api__missing__getPetById">\n${JSON.stringify(answer)}\n</untrusted_data>`
-      )
+      assert.deepStrictEqual(yield* toolReadsOf(runId), [fenced("api__missing__getPetById", JSON.stringify(answer))])
+      assert.strictEqual(textOf(parsed.message), `Result: ${JSON.stringify(answer)}`)
       assert.strictEqual((yield* getRun(runId)).status, "completed")
     }).pipe(Effect.scoped))
 
@@ -287,10 +284,8 @@ TestServer.suite()("http connections as tools", (it) => {
       )
       assert.deepStrictEqual(codes, [["spec_unreachable"], ["spec_invalid"]])
       assert.strictEqual((yield* getRun(invalid.runId)).status, "completed")
-      assert.deepStrictEqual(
-        textOf(invalid.parsed.message),
-        "Echo: hello"
-      )
+      // Both runs start at the same test-clock instant, so the second reads no earlier turn: a first answer.
+      assert.strictEqual(textOf(invalid.parsed.message), `${introduction}\n\nEcho: hello`)
 
       // Authless, no baseUrl and no servers[] in the document: nowhere to send requests.
       const noServers = yield* ApiServer.serve(document, respond)
@@ -361,17 +356,13 @@ TestServer.suite()("http connections as tools", (it) => {
       const { thread } = yield* setup("trusty", { trusted: true })
       const plain = yield* send(thread.id, call("api__trusty__getPetById", { petId: 5 }))
       const forced = yield* send(thread.id, call("api__trusty__listPets", {}))
-      const answer = (r: typeof plain) => textOf(r.parsed.message)
-      assert.strictEqual(
-        answer(plain),
-        `Result: ${JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets/5" } })}`
-      )
-      assert.strictEqual(
-        answer(forced),
-        `Result: <untrusted_data source="api__trusty__listPets">\n${
-          // The upstream echoed the apiKey it was sent: masked (README, Secret hygiene).
-          JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets?key=***" } })}\n</untrusted_data>`
-      )
+      const plainOutput = JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets/5" } })
+      // The upstream echoed the apiKey it was sent: masked (README, Secret hygiene).
+      const forcedOutput = JSON.stringify({ status: 200, statusText: "OK", body: { seen: "GET /pets?key=***" } })
+      assert.deepStrictEqual(yield* toolReadsOf(plain.runId), [plainOutput])
+      assert.deepStrictEqual(yield* toolReadsOf(forced.runId), [fenced("api__trusty__listPets", forcedOutput)])
+      assert.strictEqual(textOf(plain.parsed.message), `Result: ${plainOutput}`)
+      assert.strictEqual(textOf(forced.parsed.message), `Result: ${forcedOutput}`)
     }).pipe(Effect.scoped))
 
   it.effect("resultCapBytes: a long list becomes a { total, shown, items } digest, other results keep their head; each emits data-svc-tool-result-overflow", () =>

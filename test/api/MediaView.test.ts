@@ -11,6 +11,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import { introduction } from "../../src/model/ScriptedModel.ts"
 import { agentWithThread, failureTextsOf, getRun, outputsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { listen } from "../support/HttpPeer.ts"
 import { noisyPng, pdfOf, png, tone, video } from "../support/MediaFixtures.ts"
@@ -242,10 +243,11 @@ layer(Layer.merge(TestServer.layer(), SiteLayer), { timeout: TestServer.setupTim
         script(toolStep("view_media", { source: `${base}/red.png`, question: "What colour is it?" }))
       )
       const [view] = views(parsed.chunks)
-      // The scripted model echoes what it was asked: the media line and the question.
+      // The scripted model echoes what it was asked: the media line and the question (a conversation of its own, so
+      // it opens with what the scripted model is).
       assert.strictEqual(
         view.answer,
-        `Echo: Media: the image red.png (image/png, ${red.byteLength} bytes).\nQuestion: What colour is it?`
+        `${introduction}\n\nEcho: Media: the image red.png (image/png, ${red.byteLength} bytes).\nQuestion: What colour is it?`
       )
       assert.isUndefined(view.images)
     }))

@@ -26,12 +26,17 @@ import {
 } from "../support/Conversation.ts"
 import { type GateServer, gateServer } from "../support/GateMcpServer.ts"
 import * as HookServer from "../support/HookServer.ts"
+import { toolReadsOf } from "../support/ModelReads.ts"
 import { checkDispatch, createHandler, DispatchBody, receivedSince } from "../support/ResultHandlerDeliveries.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 class Gate extends Context.Service<Gate, GateServer>()("test/ArchiveGate") {}
 
-const Harness = Layer.mergeAll(TestServer.layer(), HookServer.HookServer.layer, Layer.effect(Gate)(gateServer))
+const Harness = Layer.mergeAll(
+  TestServer.layerWithSql(),
+  HookServer.HookServer.layer,
+  Layer.effect(Gate)(gateServer)
+)
 
 const storyText = `${"once upon a time ".repeat(300)}the end`
 const storyBytes = Buffer.byteLength(storyText)
@@ -134,16 +139,16 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       ])
 
       // The model read the head in the envelope, then the service's note; never the whole result.
+      const archived = `[The full result (${storyBytes} bytes) was archived by the agent's result handler ` +
+        "as artifact \"arch-1\"; it is not available in this conversation: only this preview is.]"
+      const [read] = yield* toolReadsOf(runId)
+      assert.isTrue(read.startsWith(`<untrusted_data source="${tool("echo")}">\nonce upon a time`), read)
+      assert.isTrue(read.endsWith(`only the first 1024 bytes are shown.]\n</untrusted_data>\n${archived}`), read)
+      assert.notInclude(read, "the end")
+      // The scripted model's answer quotes what it read, without the envelope.
       const answer = textOf(parsed.message)
-      assert.isTrue(answer.startsWith(`Result: <untrusted_data source="${tool("echo")}">\nonce upon a time`), answer)
-      assert.isTrue(
-        answer.endsWith(
-          `only the first 1024 bytes are shown.]\n</untrusted_data>\n[The full result (${storyBytes} bytes) was archived by the agent's result handler ` +
-            "as artifact \"arch-1\"; it is not available in this conversation: only this preview is.]"
-        ),
-        answer
-      )
-      assert.notInclude(answer, "the end")
+      assert.isTrue(answer.startsWith("Result: once upon a time"), answer)
+      assert.isTrue(answer.endsWith(`only the first 1024 bytes are shown.]\n${archived}`), answer)
 
       // A result within the cap is not archived.
       const small = yield* echo(thread, tool, "short")
@@ -197,7 +202,7 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
       ] as const
       for (const c of cases) {
         yield* server.answerWith(c.answer)
-        const { id, parsed, overflows, received } = yield* echo(thread, tool, storyText)
+        const { runId, id, parsed, overflows, received } = yield* echo(thread, tool, storyText)
         assert.strictEqual(received.length, 1)
         const [overflow] = overflows as [Record<string, unknown>]
         const error = overflow["error"] as { code: string; reason: string; message: string }
@@ -212,10 +217,9 @@ TestServer.suiteWith(Harness)("oversized tool results archived through a result 
           error: { code: c.code, reason: c.reason, message: error.message }
         })
         assert.match(error.message, new RegExp(`^Result handler ${handler.id}: .+\\.$`))
-        assert.isTrue(
-          textOf(parsed.message).endsWith(`</untrusted_data>\n${failedNote(c.why)}`),
-          textOf(parsed.message)
-        )
+        const [read] = yield* toolReadsOf(runId)
+        assert.isTrue(read.endsWith(`</untrusted_data>\n${failedNote(c.why)}`), read)
+        assert.isTrue(textOf(parsed.message).endsWith(`shown.]\n${failedNote(c.why)}`), textOf(parsed.message))
       }
     }))
 

@@ -11,6 +11,7 @@ import { TestClock } from "effect/testing"
 import { Page } from "../../domain/Page.ts"
 import { Run, RunReceipt } from "../../domain/Run.ts"
 import { Thread } from "../../domain/Thread.ts"
+import { introduction } from "../../src/model/ScriptedModel.ts"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, firstDataOf, getRun, startRun, streamOf, textOf } from "../support/Conversation.ts"
 import { gateServer } from "../support/GateMcpServer.ts"
@@ -37,8 +38,8 @@ TestServer.suite()("runs", (it) => {
         "start",
         "start-step",
         "text-start",
-        "text-delta",
-        "text-delta",
+        // A word a delta: the introduction's 22, then `Echo: ` and `hello`.
+        ...Array.from({ length: 24 }, () => "text-delta"),
         "text-end",
         "finish-step",
         "data-svc-terminal",
@@ -49,7 +50,7 @@ TestServer.suite()("runs", (it) => {
       assert.deepStrictEqual(parsed.ids, parsed.chunks.map((_, i) => i + 1))
       assert.strictEqual(frames(reply.text).at(-1)?.data, "[DONE]")
       assert.strictEqual(parsed.message?.id, runId)
-      assert.strictEqual(textOf(parsed.message), "Echo: hello")
+      assert.strictEqual(textOf(parsed.message), `${introduction}\n\nEcho: hello`)
       assert.deepStrictEqual(firstDataOf(parsed.chunks, "data-svc-terminal"), { terminalReason: null })
       assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
 
@@ -111,7 +112,7 @@ TestServer.suite()("runs", (it) => {
         RunReceipt
       )
       const done = yield* streamOf(receipt.runId)
-      assert.strictEqual(textOf(done.message), "Echo: hi")
+      assert.strictEqual(textOf(done.message), `${introduction}\n\nEcho: hi`)
       yield* TestServer.expectError(
         yield* api.request("POST", "/v1/runs", { body: { threadId: "thread_nope", input: "x" } }),
         404,

@@ -150,7 +150,7 @@ TestServer.suiteWith(Layer.mergeAll(TestServer.layer(), HookServer.layer))("thre
         { type: "step-start" },
         {
           type: "text",
-          text: "Result: <untrusted_data source=\"mcp__open__echo\">\nhi\n</untrusted_data>",
+          text: "Result: hi",
           state: "done"
         }
       ])

@@ -14,6 +14,7 @@ import { Context, Effect, Layer } from "effect"
 import * as Collection from "../support/Collection.ts"
 import { agentWithThread, callIdsOf, outputsOf, overflowsOf, send, textOf, toolStep } from "../support/Conversation.ts"
 import { sdkEndpoint } from "../support/McpServers.ts"
+import { toolReadsOf } from "../support/ModelReads.ts"
 import * as TestServer from "../support/TestServer.ts"
 
 /** 200 items: about 6 KB of JSON, over a 1,024-byte cap. */
@@ -25,7 +26,7 @@ const storyText = `${"once upon a time ".repeat(300)}the end`
 class Mcp extends Context.Service<Mcp, { readonly url: string }>()("test/SpillMcp") {}
 
 const Harness = Layer.merge(
-  TestServer.layer(),
+  TestServer.layerWithSql(),
   Layer.effect(Mcp)(
     Effect.map(
       sdkEndpoint(() => {
@@ -66,7 +67,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
   it.effect("a list over the cap is kept whole in .svc/artifacts/<id>.json; the model reads the digest and the hint; read_file reads it back", () =>
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith(offline)
-      const { parsed } = yield* send(thread.id, toolStep(tool("list")))
+      const { runId, parsed } = yield* send(thread.id, toolStep(tool("list")))
       const [id] = callIdsOf(parsed.chunks)
       const path = `.svc/artifacts/${id}.json`
       const bytes = Buffer.byteLength(listText)
@@ -76,18 +77,19 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
       // The stream shows the digest; the model read it in the envelope, then the service's hint outside it.
       const digest = outputsOf(parsed.chunks)[0] as { total: number; shown: number; items: ReadonlyArray<unknown> }
       assert.strictEqual(digest.total, 200)
+      const hint =
+        `[The full result (${bytes} bytes, JSON laid out one value per line) is in the workspace at ${path}; ` +
+        "read it with read_file (offset and limit page through it), grep or glob.]"
+      const [modelRead] = yield* toolReadsOf(runId)
+      assert.isTrue(
+        modelRead.startsWith(`<untrusted_data source="${tool("list")}">\n{"total":200,"shown":${digest.shown},`),
+        modelRead
+      )
+      assert.isTrue(modelRead.endsWith(`</untrusted_data>\n${hint}`), modelRead)
+      // The scripted model's answer quotes what it read, without the envelope.
       const answer = textOf(parsed.message)
-      assert.isTrue(
-        answer.startsWith(`Result: <untrusted_data source="${tool("list")}">\n{"total":200,"shown":${digest.shown},`),
-        answer
-      )
-      assert.isTrue(
-        answer.endsWith(
-          `</untrusted_data>\n[The full result (${bytes} bytes, JSON laid out one value per line) is in the workspace at ${path}; ` +
-            "read it with read_file (offset and limit page through it), grep or glob.]"
-        ),
-        answer
-      )
+      assert.isTrue(answer.startsWith(`Result: {"total":200,"shown":${digest.shown},`), answer)
+      assert.isTrue(answer.endsWith(`of 200 items.]\n${hint}`), answer)
 
       // The next run reads the whole result back with the file tools.
       const next = yield* send(
@@ -157,7 +159,7 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
   it.effect("without a workspace an over-cap result stays recovery none, with no hint", () =>
     Effect.gen(function*() {
       const { thread, tool } = yield* threadWith(undefined)
-      const { parsed } = yield* send(thread.id, toolStep(tool("story")))
+      const { runId, parsed } = yield* send(thread.id, toolStep(tool("story")))
       const [id] = callIdsOf(parsed.chunks)
       assert.deepStrictEqual(overflowsOf(parsed.chunks), [
         {
@@ -168,6 +170,8 @@ layer(Harness, { timeout: TestServer.setupTimeout })("oversized tool results wit
           recovery: "none"
         }
       ])
-      assert.isTrue(textOf(parsed.message).endsWith("only the first 1024 bytes are shown.]\n</untrusted_data>"))
+      const [modelRead] = yield* toolReadsOf(runId)
+      assert.isTrue(modelRead.endsWith("only the first 1024 bytes are shown.]\n</untrusted_data>"), modelRead)
+      assert.isTrue(textOf(parsed.message).endsWith("only the first 1024 bytes are shown.]"), textOf(parsed.message))
     }))
 })

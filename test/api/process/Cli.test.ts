@@ -21,6 +21,7 @@ import { ApiKey } from "../../../domain/ApiKey.ts"
 import { Page } from "../../../domain/Page.ts"
 import { Run } from "../../../domain/Run.ts"
 import { ToolServer } from "../../../domain/ToolServer.ts"
+import { introduction } from "../../../src/model/ScriptedModel.ts"
 import { cutProxy } from "../../support/CutProxy.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
 import * as InProcessCli from "../../support/InProcessCli.ts"
@@ -141,7 +142,8 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli against
         const threadId = lines[0].replace("[thread] ", "")
         const run = yield* get("send", `/v1/runs/${runIdIn(lines)}`, Run)
         assert.strictEqual(run.status, "completed")
-        assert.deepStrictEqual(lines, [`[thread] ${threadId}`, "Echo: hello there", runLine(run)])
+        // The thread's first answer opens with what the scripted model is; the next does not.
+        assert.deepStrictEqual(lines, [`[thread] ${threadId}`, introduction, "", "Echo: hello there", runLine(run)])
         assert.strictEqual(first.stderr, "... creating a thread\n... sending\n... waiting for the model\n")
 
         const again = ok(yield* cli("send", ["send", threadId, "once more"]))
@@ -276,10 +278,8 @@ layer(ServiceLive, { timeout: 300_000, excludeTestServices: true })("cli against
           ...asked(second, "two"),
           `[tool] mcp__cligate__echo {"text":"two"}`,
           `[result] mcp__cligate__echo [{"type":"text","text":"two"}]`,
-          // The scripted model reads the result back, in the envelope of untrusted tool output.
-          `Result: <untrusted_data source="mcp__cligate__echo">`,
-          "two",
-          "</untrusted_data>",
+          // The scripted model reads the result back (its answer leaves out the envelope of untrusted tool output).
+          "Result: two",
           runLine(yield* get("approval", `/v1/runs/${runId}`, Run))
         ])
         const parkedAt = proxy.requests()[1].lastEventId

@@ -8,6 +8,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Run } from "../../../domain/Run.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
+import { introduction } from "../../../src/model/ScriptedModel.ts"
 import { gateServer } from "../../support/GateMcpServer.ts"
 import { gatedAgent } from "../../support/ProcessNodes.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
@@ -120,7 +121,7 @@ describe("several processes on one host", () => {
         first.forEach((parsed, i) => {
           assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
           assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), [
-            `Echo: hello ${i}`
+            `${introduction}\n\nEcho: hello ${i}`
           ])
         })
         yield* ServiceProcess.waitForOutput(service, (out) => servedMessages(out).size === 2, deadlineMs)

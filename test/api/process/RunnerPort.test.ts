@@ -12,6 +12,7 @@ import { networkInterfaces } from "node:os"
 import { connect as tlsConnect, type ConnectionOptions } from "node:tls"
 import { Agent } from "../../../domain/Agent.ts"
 import { ThreadCreated } from "../../../domain/Thread.ts"
+import { introduction } from "../../../src/model/ScriptedModel.ts"
 import { runnerCerts } from "../../support/RunnerCerts.ts"
 import * as ServiceProcess from "../../support/ServiceProcess.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
@@ -114,7 +115,7 @@ describe("runner port", () => {
         const parsed = yield* Effect.orDie(parseWithAi(turn.text))
         assert.deepStrictEqual(parsed.chunks.at(-1), { type: "finish", finishReason: "stop" })
         assert.deepStrictEqual(parsed.message?.parts.filter((p) => p.type === "text").map((p) => p.text), [
-          "Echo: across TLS"
+          `${introduction}\n\nEcho: across TLS`
         ])
 
         const ca = readFileSync(certs.cluster.ca)

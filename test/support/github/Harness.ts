@@ -47,7 +47,8 @@ export const forProcess = Effect.gen(function*() {
 })
 
 /**
- * The service (fresh database) with the fake as its app, and the fake itself as `GitHub`. The fake
+ * The service (fresh database, with the test's own SQL client: `TestServer.layerWithSql`) with the
+ * fake as its app, and the fake itself as `GitHub`. The fake
  * is named `github.test` (the test DNS server): a sandbox reaches 127.0.0.1 only as its own loopback.
  * With `tls`, the fake serves https with that key and certificate (the test makes the service trust it).
  */
@@ -60,7 +61,7 @@ export const layer = (
       const dns = yield* DnsServer
       const gh = yield* FakeGitHub.start("github.test", tls)
       return Layer.merge(
-        TestServer.layer({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }),
+        TestServer.layerWithSql({ codehost: Option.some(appConfig(gh)), dnsServers: [dns.address], ...overrides }),
         Layer.succeed(GitHub)(gh)
       )
     })

@@ -1,15 +1,17 @@
 /**
  * Table-driven tests of code-hosting tools against the fake GitHub: each case
  * is one turn in which the scripted model calls one tool and then answers
- * with what it read (`Result: <tool result as the model reads it>`). A case
- * says what the model reads (the result's JSON, fenced as untrusted data or
- * not, or the error line), which API requests GitHub received for it (token
+ * with what it read (`Result: <tool result>`, without the untrusted-data
+ * fence). A case says what the model reads (the result's JSON, fenced as
+ * untrusted data or not, or the error line), checked on the run's
+ * checkpointed conversation, which API requests GitHub received for it (token
  * mints aside), the body of the write it was asked to do, the permissions of
  * each token minted for it, and what GitHub holds afterwards.
  */
 import { assert } from "@effect/vitest"
 import { Effect } from "effect"
 import { send, textOf, toolStep } from "../Conversation.ts"
+import { toolReadsOf } from "../ModelReads.ts"
 import { GitHub } from "./Harness.ts"
 
 /** A value, or how to get it once the cases before it ran. */
@@ -49,18 +51,20 @@ export const run = (threadId: string, cases: ReadonlyArray<Case>) =>
       const input = value(c.input)
       const label = `${c.tool} ${JSON.stringify(input)}`
       const marks = { requests: gh.requests.length, received: gh.received.length, minted: gh.state.minted.length }
-      const { parsed } = yield* send(threadId, toolStep(c.tool, input))
-      const read = textOf(parsed.message)
-      assert.isTrue(read.startsWith("Result: "), `${label}: ${read}`)
-      const text = read.slice("Result: ".length)
+      const { runId, parsed } = yield* send(threadId, toolStep(c.tool, input))
+      const reads = yield* toolReadsOf(runId)
+      assert.strictEqual(reads.length, 1, `${label}: ${JSON.stringify(reads)}`)
+      const text = reads[0]
+      const fenced = fenceOf(c.tool).exec(text)
       const expected = value(c.reads)
       if (typeof expected === "string") {
         assert.strictEqual(text, expected, label)
       } else {
-        const fenced = fenceOf(c.tool).exec(text)
         assert.strictEqual(fenced !== null, c.fenced === true, `${label}: fenced or not: ${text}`)
         assert.deepStrictEqual(JSON.parse(fenced === null ? text : fenced[1]), expected, label)
       }
+      // The answer quotes the result without the fence.
+      assert.strictEqual(textOf(parsed.message), `Result: ${fenced === null ? text : fenced[1]}`, label)
       assert.deepStrictEqual(
         gh.requests.slice(marks.requests).filter(isApi).map(decodeURIComponent),
         value(c.sent),
