@@ -6,10 +6,12 @@
  * workers of one root are placed by the cluster's sharding on both, except
  * when they work in the thread's managed workspace: then every one runs on
  * its root's node (each node has a workspace root of its own), and all their
- * files land in the one workspace.
+ * files land in the one workspace. The two-runner tests share one deployment
+ * (a database, two nodes, each with its workspace root): starting one and
+ * waiting for its shards to settle is most of such a test's time.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { assert, describe, it, layer } from "@effect/vitest"
+import { Context, Effect, Layer, Schedule } from "effect"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -82,6 +84,22 @@ const twoRunners = (own: { readonly a: Record<string, string>; readonly b: Recor
     return { db, a, b }
   })
 
+/** Two runner nodes of one deployment, each with a workspace root of its own, stopped (SIGTERM) at the end. */
+class TwoRunners extends Context.Service<TwoRunners, Effect.Success<ReturnType<typeof twoRunners>>>()(
+  "test/SubagentsTwoRunners"
+) {}
+
+const TwoRunnersLive = Layer.effect(TwoRunners)(
+  Effect.gen(function*() {
+    const runners = yield* twoRunners({
+      a: { SVC_WORKSPACE_ROOT: yield* workspaceRoot },
+      b: { SVC_WORKSPACE_ROOT: yield* workspaceRoot }
+    })
+    yield* Effect.addFinalizer(() => Effect.andThen(ServiceProcess.stop(runners.a), ServiceProcess.stop(runners.b)))
+    return runners
+  })
+)
+
 describe("subagents across processes", () => {
   it.live(
     "embedded: a worker killed mid-step resumes after restart without repeating a completed step; its root completes",
@@ -151,10 +169,12 @@ describe("subagents across processes", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+})
 
-  it.live("two runner processes: the workers of one root are placed on both", () =>
+layer(TwoRunnersLive, { timeout: 120_000, excludeTestServices: true })("subagents on two runner processes", (it) => {
+  it.effect("two runner processes: the workers of one root are placed on both", () =>
     Effect.gen(function*() {
-      const { db, a, b } = yield* twoRunners({ a: {}, b: {} })
+      const { db, a, b } = yield* TwoRunners
       const { thread } = yield* setup(a.url)
       const tasks = Array.from(
         { length: 12 },
@@ -174,18 +194,13 @@ describe("subagents across processes", () => {
       assert.strictEqual(executors.length, 2)
       const nodes = yield* query(db.url, "SELECT id FROM svc_nodes")
       assert.includeMembers(nodes.map((n) => n["id"]), executors.map((e) => e["executor"]))
-      yield* ServiceProcess.stop(a)
-      yield* ServiceProcess.stop(b)
     }).pipe(Effect.scoped), 120_000)
 
-  it.live(
+  it.effect(
     "two runner processes, a managed workspace: every worker runs on its root's node, and all their files land in the one workspace",
     () =>
       Effect.gen(function*() {
-        const { db, a, b } = yield* twoRunners({
-          a: { SVC_WORKSPACE_ROOT: yield* workspaceRoot },
-          b: { SVC_WORKSPACE_ROOT: yield* workspaceRoot }
-        })
+        const { db, a, b } = yield* TwoRunners
         const agent = decode(
           Agent,
           (yield* ServiceProcess.request(a.url, "POST", "/v1/agents", key, {
@@ -220,8 +235,6 @@ describe("subagents across processes", () => {
           `SELECT DISTINCT executor FROM runs WHERE id = '${receipt.runId}' OR root_run_id = '${receipt.runId}'`
         )
         assert.strictEqual(executors.length, 1)
-        yield* ServiceProcess.stop(a)
-        yield* ServiceProcess.stop(b)
       }).pipe(Effect.scoped),
     120_000
   )
