@@ -19,6 +19,14 @@ import { ServiceConfig, type ServiceConfigShape } from "../config/ServiceConfig.
 import * as RunnerTls from "./RunnerTls.ts"
 
 /**
+ * A message to an entity on this runner is handed over as it is. Effect's default encodes and
+ * decodes it as if it crossed the network (a check for tests of entities); here every message
+ * goes through the same schemas when it does cross to another runner (the multi-process and chaos
+ * tests), and the local copy cost a schema round trip per hop on every turn.
+ */
+const localMessages = { simulateRemoteSerialization: false } as const
+
+/**
  * Failover settings (README "Chaos and failover", measured by `npm run chaos`). A dead runner
  * is found by the health check (a connection attempt every 500 ms) or, when it hosted the health
  * check itself, once its shard-lock heartbeat is 3 s old; its shards' advisory locks went with its
@@ -32,7 +40,8 @@ const fastFailover = {
   shardLockRefreshInterval: "1 second",
   refreshAssignmentsInterval: "500 millis",
   runnerHealthCheckInterval: "500 millis",
-  entityMessagePollInterval: "1 second"
+  entityMessagePollInterval: "1 second",
+  ...localMessages
 } as const
 
 /**
@@ -65,7 +74,7 @@ export const layer: Layer.Layer<
         )
       )
       : Option.isNone(config.databaseUrl)
-      ? SingleRunner.layer({ runnerStorage: "memory" }).pipe(
+      ? SingleRunner.layer({ runnerStorage: "memory", shardingConfig: localMessages }).pipe(
         Layer.provide([NodeCrypto.layerDigest, realClock]),
         Layer.orDie
       )
