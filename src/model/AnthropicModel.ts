@@ -29,7 +29,7 @@ import type * as Sse from "effect/encoding/Sse"
 import { providerCallIds } from "../../domain/Conversation.ts"
 import { anthropicImage, anthropicUserBlocks } from "./AttachmentParts.ts"
 import { ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
-import { decodeData, streamEvents } from "./ProviderHttp.ts"
+import { decodeData, modelEvents, streamEvents } from "./ProviderHttp.ts"
 import { inlineMedia, toolImages } from "./ToolMedia.ts"
 
 export interface AnthropicOptions {
@@ -345,11 +345,7 @@ export const makeAnthropicModel = (options: AnthropicOptions): ModelProvider => 
     stream: (request) =>
       Stream.suspend(() => {
         const decoder = makeDecoder(route)
-        return streamEvents({ route, url, headers, body: requestBody(options.model, request) }).pipe(
-          Stream.mapEffect(decoder.feed),
-          Stream.concat(Stream.fromEffect(decoder.complete)),
-          Stream.flattenIterable
-        )
+        return modelEvents(streamEvents({ route, url, headers, body: requestBody(options.model, request) }), decoder)
       })
   }
 }

@@ -16,7 +16,7 @@ import type * as Sse from "effect/encoding/Sse"
 import { providerCallIds } from "../../domain/Conversation.ts"
 import { openAiImage, openAiUserContent } from "./AttachmentParts.ts"
 import { estimateTokens, ModelEvent, type ModelProvider, type ModelRequest, ModelUnavailable } from "./ModelProvider.ts"
-import { decodeData, streamEvents } from "./ProviderHttp.ts"
+import { decodeData, modelEvents, streamEvents } from "./ProviderHttp.ts"
 import { inlineMedia, toolImages } from "./ToolMedia.ts"
 
 export interface OpenAiOptions {
@@ -247,11 +247,7 @@ export const makeOpenAiModel = (options: OpenAiOptions): ModelProvider => {
     stream: (request) =>
       Stream.suspend(() => {
         const decoder = makeDecoder(route, request)
-        return streamEvents({ route, url, headers, body: requestBody(options.model, request) }).pipe(
-          Stream.mapEffect(decoder.feed),
-          Stream.concat(Stream.fromEffect(decoder.complete)),
-          Stream.flattenIterable
-        )
+        return modelEvents(streamEvents({ route, url, headers, body: requestBody(options.model, request) }), decoder)
       })
   }
 }

@@ -10,7 +10,7 @@
  * caller may already have emitted events, so a broken stream fails at once.
  * Interrupting the consumer aborts the request or cancels the body read.
  */
-import { Data, Duration, Effect, Option, Schedule, Schema, Stream } from "effect"
+import { Array as Arr, Cause, Data, Duration, Effect, Exit, Option, Schedule, Schema, Stream } from "effect"
 import * as Sse from "effect/encoding/Sse"
 import { errorText } from "../ErrorText.ts"
 import { ModelUnavailable } from "./ModelProvider.ts"
@@ -155,6 +155,21 @@ const retrySchedule = Schedule.exponential(retryBase).pipe(
   )
 )
 
+/**
+ * A batch at a time: each batch the upstream pulls (one network read's worth) becomes one batch of
+ * outputs, empty ones skipped. A stream stage per element (`flatMap`, `mapEffect`) costs a sub-stream
+ * or a pull per element, several times the work of the parsing itself on a turn's two dozen deltas.
+ */
+const mapBatches = <A, B, E, E2>(
+  self: Stream.Stream<A, E>,
+  f: (batch: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E2>
+): Stream.Stream<B, E | E2> =>
+  self.pipe(
+    Stream.mapArrayEffect((batch) => Effect.map(f(batch), (out) => [out] as const)),
+    Stream.filter(Arr.isReadonlyArrayNonEmpty),
+    Stream.flattenArray
+  )
+
 /** Splits decoded text into SSE events; `retry:` directives mean nothing to a one-shot request. */
 const sseEvents = <E>(text: Stream.Stream<string, E>, route: string): Stream.Stream<Sse.Event, E | ModelUnavailable> =>
   Stream.suspend(() => {
@@ -162,17 +177,17 @@ const sseEvents = <E>(text: Stream.Stream<string, E>, route: string): Stream.Str
     const parser = Sse.makeParser((event) => {
       if (event._tag === "Event") parsed.push(event)
     })
-    return text.pipe(
-      Stream.flatMap((chunk) => {
+    return mapBatches(text, (chunks) => {
+      for (const chunk of chunks) {
         const error = parser.feed(chunk)
         if (error !== undefined) {
-          return Stream.fail(new ModelUnavailable({ message: `${route} stream broke: ${error.message}` }))
+          return Effect.fail(new ModelUnavailable({ message: `${route} stream broke: ${error.message}` }))
         }
-        const out = parsed
-        parsed = []
-        return Stream.fromIterable(out)
-      })
-    )
+      }
+      const out = parsed
+      parsed = []
+      return Effect.succeed(out)
+    })
   })
 
 /** POSTs `request.body` and streams the response's Server-Sent Events, retrying as described above. */
@@ -189,12 +204,33 @@ export const streamEvents = (request: ProviderRequest): Stream.Stream<Sse.Event,
     request.route
   )
 
-/** Decodes one event's JSON `data`; anything else is an unusable answer. */
+/**
+ * Decodes one event's JSON `data`; anything else is an unusable answer. Synchronously (an Exit, not
+ * an Effect per event: a third less work on every delta).
+ */
 export const decodeData = <A>(schema: Schema.Decoder<A>, route: string) => {
-  const decode = Schema.decodeUnknownEffect(Schema.fromJsonString(schema))
-  return (event: Sse.Event): Effect.Effect<A, ModelUnavailable> =>
-    Effect.mapError(
-      decode(event.data),
-      (issue) => new ModelUnavailable({ message: `${route} sent an unreadable ${event.event} event: ${issue.message}` })
+  const decode = Schema.decodeUnknownExit(Schema.fromJsonString(schema))
+  return (event: Sse.Event): Effect.Effect<A, ModelUnavailable> => {
+    const exit = decode(event.data)
+    return Exit.isSuccess(exit) ? Effect.succeed(exit.value) : Effect.fail(
+      new ModelUnavailable({
+        message: `${route} sent an unreadable ${event.event} event: ${errorText(Cause.squash(exit.cause))}`
+      })
     )
+  }
 }
+
+/**
+ * A provider's model events: `feed` turns each server-sent event into model events (it may keep state
+ * across events), `complete` says what is left once the body ended; the events go through a batch at a time.
+ */
+export const modelEvents = <M>(
+  events: Stream.Stream<Sse.Event, ModelUnavailable>,
+  decoder: {
+    readonly feed: (event: Sse.Event) => Effect.Effect<ReadonlyArray<M>, ModelUnavailable>
+    readonly complete: Effect.Effect<ReadonlyArray<M>, ModelUnavailable>
+  }
+): Stream.Stream<M, ModelUnavailable> =>
+  mapBatches(events, (batch) => Effect.map(Effect.forEach(batch, decoder.feed), (outs) => outs.flat())).pipe(
+    Stream.concat(mapBatches(Stream.make(undefined), () => decoder.complete))
+  )
