@@ -4,10 +4,18 @@
  * serves a run on any other. Every change that someone may be waiting for is
  * announced (EnvironmentSignals: NOTIFY, or in memory when embedded): `call:<envId>` when a
  * call is queued, `done:<callId>` when one is answered.
+ *
+ * A runner's times (connected, heard of, due to poll again, a call claimed) are the service's
+ * Clock, sent to the SQL as parameters, not the database's now(): its liveness is judged at the
+ * time of the node that asks, which TestClock drives in tests. A row written by one node is
+ * judged by another, so the nodes' clocks must agree (NTP) to well within `repollSeconds`: a
+ * node d seconds ahead takes runners for gone d seconds early. A call's `created_at` is the
+ * database's: only the queue's order and the answered calls' day of retention read it.
  */
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import type { EnvironmentRunner } from "../../domain/Environment.ts"
+import { nowIso } from "../Time.ts"
 import { EnvironmentSignals } from "./EnvironmentSignals.ts"
 
 /** A runner not heard of for this long is gone (it polls at least every `pollWindowMs`). */
@@ -16,10 +24,13 @@ export const runnerStaleSeconds = 45
 /** A runner handed a call polls again at once; not within this, it is gone (migration 0033). */
 export const repollSeconds = 5
 
-/** The condition of a live runner (`environment_runners` row): heard of lately, and not late for its next poll. */
-export const alive = (sql: PgClient.PgClient, table = "environment_runners") =>
-  sql`(${sql(table)}.last_heartbeat_at > now() - make_interval(secs => ${runnerStaleSeconds})
-    AND (${sql(table)}.repoll_by IS NULL OR ${sql(table)}.repoll_by > now()))`
+/**
+ * The condition of a live runner (`environment_runners` row) at `now` (ISO, the service's Clock): heard of
+ * lately, and not late for its next poll.
+ */
+export const alive = (sql: PgClient.PgClient, now: string, table = "environment_runners") =>
+  sql`(${sql(table)}.last_heartbeat_at > ${now}::timestamptz - make_interval(secs => ${runnerStaleSeconds})
+    AND (${sql(table)}.repoll_by IS NULL OR ${sql(table)}.repoll_by > ${now}::timestamptz))`
 
 const RunnerRow = Schema.Struct({
   host_name: Schema.String,
@@ -89,15 +100,18 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
       const decode = <S extends Schema.Top>(schema: S) => Schema.decodeUnknownEffect(Schema.Array(schema))
       /** The `thread.workspace.status` of the environment's agents' threads: active while a runner is connected. */
       const markThreads = (environmentId: string) =>
-        sql`WITH live AS (SELECT EXISTS (SELECT 1 FROM environment_runners WHERE environment_id = ${environmentId}
-              AND ${alive(sql)}) AS up)
+        Effect.flatMap(
+          nowIso,
+          (now) =>
+            sql`WITH live AS (SELECT EXISTS (SELECT 1 FROM environment_runners WHERE environment_id = ${environmentId}
+              AND ${alive(sql, now)}) AS up)
             UPDATE threads t SET workspace = jsonb_build_object(
-                'status', CASE WHEN live.up THEN 'active' ELSE 'unavailable' END,
-                'updatedAt', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+                'status', CASE WHEN live.up THEN 'active' ELSE 'unavailable' END, 'updatedAt', ${now}::text)
             FROM agents a, live
             WHERE t.agent_id = a.id AND t.workspace IS NOT NULL AND a.config->'workspace'->>'type' = 'remote'
               AND a.config->'workspace'->>'environmentId' = ${environmentId}
               AND t.workspace->>'status' IS DISTINCT FROM CASE WHEN live.up THEN 'active' ELSE 'unavailable' END`
+        )
           .pipe(Effect.asVoid, Effect.orDie)
       /** Only a runner of `environmentId`: a poll with another environment's token cannot drop it. */
       const dropRunner = Effect.fn("EnvironmentRepo.dropRunner")(function*(runnerId: string, environmentId: string) {
@@ -121,10 +135,12 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
       })
       return {
         heartbeat: Effect.fn("EnvironmentRepo.heartbeat")(function*(r) {
-          const rows = yield* sql`INSERT INTO environment_runners (id, environment_id, token_hash, host_name, version)
-              VALUES (${r.id}, ${r.environmentId}, ${r.tokenHash}, ${r.hostName}, ${r.version})
-              ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = now(), repoll_by = NULL, host_name = EXCLUDED.host_name,
-                version = EXCLUDED.version
+          const now = yield* nowIso
+          const rows = yield* sql`INSERT INTO environment_runners
+                (id, environment_id, token_hash, host_name, version, connected_at, last_heartbeat_at)
+              VALUES (${r.id}, ${r.environmentId}, ${r.tokenHash}, ${r.hostName}, ${r.version}, ${now}, ${now})
+              ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = EXCLUDED.last_heartbeat_at, repoll_by = NULL,
+                host_name = EXCLUDED.host_name, version = EXCLUDED.version
               WHERE environment_runners.environment_id = EXCLUDED.environment_id
                 AND environment_runners.token_hash = EXCLUDED.token_hash
               RETURNING (xmax = 0) AS fresh`.pipe(
@@ -143,11 +159,12 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
           return Option.map(Option.fromNullishOr(rows[0]), (r) => r.id)
         }),
         runners: Effect.fn("EnvironmentRepo.runners")(function*(environmentId: string) {
+          const now = yield* nowIso
           const rows = yield* sql`SELECT host_name, version,
                 to_char(connected_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS connected_at,
                 to_char(last_heartbeat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS last_heartbeat_at
               FROM environment_runners WHERE environment_id = ${environmentId}
-                AND ${alive(sql)}
+                AND ${alive(sql, now)}
               ORDER BY connected_at, id`.pipe(Effect.flatMap(decode(RunnerRow)), Effect.orDie)
           return rows.map((r) => ({
             hostName: r.host_name,
@@ -158,8 +175,9 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
         }),
         dropRunner,
         dropStale: Effect.fn("EnvironmentRepo.dropStale")(function*(environmentId: string, tokenHash?: string) {
+          const now = yield* nowIso
           const stale = yield* sql`SELECT id FROM environment_runners WHERE environment_id = ${environmentId}
-              AND (NOT ${alive(sql)}
+              AND (NOT ${alive(sql, now)}
                 OR (${tokenHash ?? null}::text IS NOT NULL AND token_hash <> ${tokenHash ?? null}::text))`.pipe(
             Effect.flatMap(decode(IdRow)),
             Effect.orDie
@@ -178,14 +196,15 @@ export class EnvironmentRepo extends Context.Service<EnvironmentRepo, {
           yield* announce(`call:${c.environmentId}`)
         }),
         claim: Effect.fn("EnvironmentRepo.claim")(function*(environmentId: string, runnerId: string) {
+          const now = yield* nowIso
           const rows = yield* sql`UPDATE environment_calls SET state = 'claimed', runner_id = ${runnerId},
-                attempts = attempts + 1, claimed_at = now()
+                attempts = attempts + 1, claimed_at = ${now}
               WHERE id = (SELECT id FROM environment_calls WHERE environment_id = ${environmentId} AND state = 'pending'
                 ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
               RETURNING id, tool, input`.pipe(Effect.flatMap(decode(CallRow)), Effect.orDie)
           const claimed = Option.fromNullishOr(rows[0])
           if (Option.isSome(claimed)) {
-            yield* sql`UPDATE environment_runners SET repoll_by = now() + make_interval(secs => ${repollSeconds})
+            yield* sql`UPDATE environment_runners SET repoll_by = ${now}::timestamptz + make_interval(secs => ${repollSeconds})
                 WHERE id = ${runnerId}`.pipe(Effect.orDie)
             yield* announce(`taken:${claimed.value.id}`)
           }

@@ -48,6 +48,13 @@ const Answer = Schema.Union([
 ])
 const decodeAnswer = Schema.decodeUnknownOption(Answer)
 
+/**
+ * What is left until `deadline` (ms on the Clock), none once past. Waits are measured to deadlines
+ * fixed when the call was sent, so a clock that moved on before the wait began (TestClock) is counted.
+ */
+const untilDeadline = (deadline: number) =>
+  Effect.map(Clock.currentTimeMillis, (now) => Duration.millis(Math.max(0, deadline - now)))
+
 export interface RemoteOptions {
   readonly workspace: RemoteWorkspace
   /** Says what the run waits on (Progress.activity). */
@@ -90,11 +97,16 @@ export class RemoteWorkspaces extends Context.Service<RemoteWorkspaces, {
       const signals = yield* EnvironmentSignals
       const ids = yield* IdGenerator
 
-      /** The call's state once answered (or lost), checking its runners' liveness every livenessCheckMs. */
+      /**
+       * The call's state once answered (or lost), checking its runners' liveness at `checkAt`, then every
+       * livenessCheckMs after it. Due times stay on that schedule: one that passed while the last check ran
+       * (a stalled node, a TestClock moved on) is made at once, at the time it is then.
+       */
       const settle = (
         environmentId: string,
         id: string,
-        startedAt: number
+        startedAt: number,
+        checkAt: number
       ): Effect.Effect<CallState | { readonly state: "withdrawn" }> =>
         Effect.gen(function*() {
           const state = yield* signals.waitFor(
@@ -103,7 +115,7 @@ export class RemoteWorkspaces extends Context.Service<RemoteWorkspaces, {
               repo.callState(id),
               (s) => (s.state === "done" || s.state === "gone" ? Option.some(s) : Option.none())
             ),
-            Duration.millis(livenessCheckMs)
+            yield* untilDeadline(checkAt)
           )
           if (Option.isSome(state)) return state.value
           yield* repo.dropStale(environmentId)
@@ -114,7 +126,7 @@ export class RemoteWorkspaces extends Context.Service<RemoteWorkspaces, {
           if (current.state === "pending" && (yield* repo.runners(environmentId)).length === 0) {
             if (yield* repo.withdraw(id)) return { state: "withdrawn" } as const
           }
-          return yield* settle(environmentId, id, startedAt)
+          return yield* settle(environmentId, id, startedAt, checkAt + livenessCheckMs)
         })
 
       // The call's id follows from the tool call's (itself the same when a step is replayed after a crash):
@@ -124,8 +136,9 @@ export class RemoteWorkspaces extends Context.Service<RemoteWorkspaces, {
           const id = ids.derive("environmentCall", call.id)
           const environmentId = options.workspace.environmentId
           return Effect.gen(function*() {
-            yield* repo.insertCall({ id, environmentId, tool, input, retryable: retryable.has(tool) })
+            // Read before the call is queued: every wait below counts from the moment it could be taken.
             const start = yield* Clock.currentTimeMillis
+            yield* repo.insertCall({ id, environmentId, tool, input, retryable: retryable.has(tool) })
             const tellWaiting = Effect.sleep(Duration.seconds(5)).pipe(
               Effect.andThen(Clock.currentTimeMillis),
               Effect.flatMap((now) =>
@@ -140,12 +153,12 @@ export class RemoteWorkspaces extends Context.Service<RemoteWorkspaces, {
               signals.waitFor(
                 [`done:${id}`, `taken:${id}`],
                 Effect.map(repo.callState(id), (s) => (s.state === "pending" ? Option.none() : Option.some(s))),
-                Duration.millis(availabilityWaitMs)
+                yield* untilDeadline(start + availabilityWaitMs)
               ),
               tellWaiting
             )
             if (Option.isNone(taken) && (yield* repo.withdraw(id))) return unavailable(environmentId)
-            const settled = yield* settle(environmentId, id, start)
+            const settled = yield* settle(environmentId, id, start, start + livenessCheckMs)
             const answer = settled.state === "done" ? decodeAnswer(settled.result) : Option.none()
             if (settled.state === "withdrawn") return unavailable(environmentId)
             if (Option.isNone(answer) || "lost" in answer.value) return outcomeUnknown(tool)

@@ -78,12 +78,12 @@ const toRow = (r: typeof Row.Type): ThreadRow => ({
 })
 
 /**
- * A remote workspace's status (issue 31) as the thread shows it: `active` while a runner of the
+ * A remote workspace's status (issue 31) as the thread shows it at `now`: `active` while a runner of the
  * agent's environment is connected, else `unavailable` (kept up to date by EnvironmentRepo).
  */
-const remoteStatus = (sql: PgClient.PgClient) =>
+const remoteStatus = (sql: PgClient.PgClient, now: string) =>
   sql`jsonb_build_object('status', CASE WHEN EXISTS (SELECT 1 FROM environment_runners r
-    WHERE r.environment_id = a.config->'workspace'->>'environmentId' AND ${alive(sql, "r")})
+    WHERE r.environment_id = a.config->'workspace'->>'environmentId' AND ${alive(sql, now, "r")})
     THEN 'active' ELSE 'unavailable' END)`
 
 export class ThreadRepo extends Context.Service<ThreadRepo, {
@@ -128,7 +128,7 @@ export class ThreadRepo extends Context.Service<ThreadRepo, {
             SELECT ${t.id}, ${row.organizationId}, ${row.workspaceId}, a.id, ${sql.json(t.context)},
               ${row.contextRefreshAt}, ${t.band}, ${t.dataHandling}, ${t.timeZone}, ${t.status},
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN '{"status":"uninitialized"}'::jsonb
-                WHEN a.config->'workspace'->>'type' = 'remote' THEN ${remoteStatus(sql)}
+                WHEN a.config->'workspace'->>'type' = 'remote' THEN ${remoteStatus(sql, t.createdAt)}
                 ELSE NULL END,
               CASE WHEN a.config->'workspace'->>'type' = 'managed' THEN a.config->'workspace' ELSE NULL END,
               ${sql.json(t.metadata)}, ${t.createdAt}, ${t.updatedAt}

@@ -7,19 +7,32 @@
  * `outcome_unknown` and the command never runs twice, and a new runner then
  * serves the environment; rotating the token stops a runner (exit 1); with no
  * runner, a call fails with `workspace_unavailable` after the wait (TestClock).
+ * The test waits on events only: a file made by the runner (inotify), the
+ * service's NOTIFY of a queued call (a SQL client of the test's own).
  */
+import { PgClient } from "@effect/sql-pg"
 import { assert } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Deferred, Effect, Fiber, Queue } from "effect"
 import { TestClock } from "effect/testing"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  watch,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 import { EnvironmentWithToken } from "../../domain/Environment.ts"
+import { channel } from "../../src/environments/EnvironmentSignals.ts"
 import { agentWithThread, failuresOf, getThread, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import * as RunnerProcess from "../support/RunnerProcess.ts"
 import * as TestServer from "../support/TestServer.ts"
 
-const { expectOk, request, TestApi } = TestServer
+const { expectOk, layerWithSql, request, suiteWith, TestApi } = TestServer
 
 const environment = (name: string) =>
   Effect.flatMap(
@@ -34,12 +47,31 @@ const tempRoot = () => mkdtempSync(join(tmpdir(), "svc-runner-"))
 
 const readdir = (dir: string) => readdirSync(dir).sort()
 
-/** A few real milliseconds (the runner is another process, on the real clock). */
-const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 20)))
-
-/** Until the runner's command created `path` (it runs in another process). */
+/** Once the runner's command (another process) created `path`: told by a watch of its directory (inotify). */
 const untilExists = (path: string): Effect.Effect<void> =>
-  existsSync(path) ? Effect.void : Effect.andThen(realPause, Effect.suspend(() => untilExists(path)))
+  Effect.scoped(Effect.gen(function*() {
+    const made = yield* Deferred.make<void>()
+    const look = () => {
+      if (existsSync(path)) Deferred.doneUnsafe(made, Effect.void)
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => watch(dirname(path), look)),
+      (watcher) => Effect.sync(() => watcher.close())
+    )
+    // Watched before looking: made before the watch, it is seen here; after, by the watch.
+    look()
+    yield* Deferred.await(made)
+  }))
+
+/** Once the service announced `payload` (NOTIFY on the environments' channel, heard by the test's own client). */
+const untilAnnounced = (
+  announced: Queue.Dequeue<{ readonly payload: string }, unknown>,
+  payload: string
+): Effect.Effect<void> =>
+  Effect.flatMap(
+    Effect.orDie(Queue.take(announced)),
+    (n) => n.payload === payload ? Effect.void : untilAnnounced(announced, payload)
+  )
 
 /** An environment, a runner of it serving a new directory, and a thread of an agent working there. */
 const served = (shell = true) =>
@@ -53,7 +85,7 @@ const served = (shell = true) =>
     return { env, root, runner, thread, url }
   })
 
-TestServer.suite()("remote workspaces", (it) => {
+suiteWith(layerWithSql())("remote workspaces", (it) => {
   it.effect(
     "a run reads, edits and runs a command in the runner's root; escapes are refused; another environment's runner gets nothing",
     () =>
@@ -132,11 +164,10 @@ TestServer.suite()("remote workspaces", (it) => {
         yield* untilExists(join(root, "started.txt"))
         runner.child.kill("SIGKILL")
         // Its open poll's connection closes (settled at once); killed between two polls, it is late for its next
-        // poll (5 s), seen by the run's liveness check (every 15 s of the service's clock).
-        while (running.pollUnsafe() === undefined) {
-          yield* TestClock.adjust("15 seconds")
-          yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 250)))
-        }
+        // poll (5 s); else its heartbeat ages (45 s). The run checks its runner's liveness 15 s after the call was
+        // sent, then every 15 s, on the service's clock (due times fixed in advance: a check whose time passed
+        // before the run began to wait is made at once). A minute is past each way of being found gone.
+        yield* TestClock.adjust("1 minute")
         const { parsed } = yield* Fiber.join(running)
         const [failure] = failuresOf(parsed.chunks)
         assert.strictEqual(failure?.error.code, "outcome_unknown")
@@ -165,16 +196,16 @@ TestServer.suite()("remote workspaces", (it) => {
       const env = yield* environment("empty")
       const { thread } = yield* agentWithThread({ workspace: { type: "remote", environmentId: env.id } })
       assert.deepStrictEqual(thread.workspace, { status: "unavailable" })
+      const announced = yield* Effect.orDie((yield* PgClient.PgClient).listen(channel))
       const running = yield* Effect.forkChild(
         send(thread.id, [toolStep("glob", { pattern: "*" }), "/text x"].join("\n"))
       )
-      // Moves the service's clock past the wait while the run waits (it may not have asked yet).
-      while (running.pollUnsafe() === undefined) {
-        yield* TestClock.adjust("5 seconds")
-        yield* realPause
-      }
+      // Once the call is queued, the service's clock moves past the wait (60 s from the call, whether or not the
+      // run has begun to wait yet).
+      yield* untilAnnounced(announced, `call:${env.id}`)
+      yield* TestClock.adjust("60 seconds")
       const { parsed } = yield* Fiber.join(running)
       const [failure] = failuresOf(parsed.chunks)
       assert.strictEqual(failure?.error.code, "workspace_unavailable")
-    }))
+    }).pipe(Effect.scoped))
 })
