@@ -12,6 +12,7 @@ import { assert } from "@effect/vitest"
 import { Clock, Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { IdGenerator } from "../../src/IdGenerator.ts"
+import { aliceProfile } from "../support/BrowserProfileFixture.ts"
 import { agentWithThread, callIdsOf, failureTextsOf, outputsOf, send, toolStep } from "../support/Conversation.ts"
 import { DnsServer } from "../support/DnsServer.ts"
 import * as HookServer from "../support/HookServer.ts"
@@ -92,22 +93,6 @@ const Harness = Layer.unwrap(
   })
 ).pipe(Layer.provideMerge(DnsServer.layer({ "site.test": "127.0.0.1" })))
 
-const profile = {
-  storageState: {
-    cookies: [{
-      name: "session",
-      value: "alice",
-      domain: "site.test",
-      path: "/",
-      expires: -1,
-      httpOnly: true,
-      secure: false,
-      sameSite: "Lax"
-    }],
-    origins: []
-  }
-}
-
 const pngMagic = Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString("base64").slice(0, 4)
 const csv = "customer,placed_by\nACME Corp,alice\n"
 
@@ -119,7 +104,7 @@ TestServer.suiteWith(Harness)("browser journey", (it) => {
         const server = yield* HookServer.HookServer
         const { orders, port } = yield* Site
         const ids = yield* IdGenerator
-        const put = yield* TestServer.request("PUT", "/v1/browser-profiles/shop-login", { body: profile })
+        const put = yield* TestServer.request("PUT", "/v1/browser-profiles/shop-login", { body: aliceProfile })
         assert.strictEqual(put.status, 200, put.text)
         const { handler, path, secret } = yield* createHandler()
         yield* server.answerWith(HookServer.reply(200, { artifactId: "exp-1", ref: { kind: "drive", id: "d-7" } }))

@@ -1,14 +1,20 @@
 /**
  * A real sandbox for tests: a fresh root under the system temp directory
  * (traversable by the workspaces' uids), removed when the layer is released,
- * and small limits so a test that hits one ends quickly.
+ * small limits so a test that hits one ends quickly, and workspaces whose
+ * network goes through the egress proxy.
  */
 import { Effect, Layer } from "effect"
+import { promises as dns } from "node:dns"
 import { chmodSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as EgressProxy from "../../src/workspace/EgressProxy.ts"
+import type { EgressRules } from "../../src/workspace/NetworkPolicy.ts"
 import type { Limits } from "../../src/workspace/ResourceClass.ts"
+import { Sandbox } from "../../src/workspace/Sandbox.ts"
 import * as SandboxLive from "../../src/workspace/SandboxLive.ts"
+import { DnsServer } from "./DnsServer.ts"
 
 const MiB = 1024 * 1024
 
@@ -49,3 +55,22 @@ export const sandboxLayer = Layer.unwrap(
     (root) => Effect.sync(() => rmSync(root, { recursive: true, force: true }))
   ).pipe(Effect.map((root) => SandboxLive.layer({ root, diskCheckIntervalMs: 100 })))
 )
+
+/**
+ * A workspace whose network is the egress proxy (`network: "proxy"`): the proxy enforces `rules` on
+ * the workspace's socket and resolves names with the test DNS server. Scoped: the proxy stops with it.
+ */
+export const proxiedWorkspace = (id: string, rules: EgressRules, limits: Limits) =>
+  Effect.gen(function*() {
+    const sandbox = yield* Sandbox
+    const server = yield* DnsServer
+    const resolver = new dns.Resolver()
+    resolver.setServers([server.address])
+    yield* EgressProxy.start({
+      socketPath: yield* sandbox.egressSocketPath(id),
+      rules,
+      resolve: async (host) => (await resolver.resolve4(host)).map((address) => ({ address, family: 4 }))
+    })
+    const workspace = yield* sandbox.open(id, limits, { network: "proxy" })
+    return { sandbox, workspace }
+  })

@@ -10,7 +10,6 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Effect, Layer, Redacted, Scope } from "effect"
 import { Exit } from "effect"
-import { promises as dns } from "node:dns"
 import { createServer } from "node:http"
 import type { Principal } from "../../../domain/Principal.ts"
 import * as BrowserFamily from "../../../src/browser/BrowserFamily.ts"
@@ -23,12 +22,11 @@ import * as Database from "../../../src/store/Database.ts"
 import * as Migrations from "../../../src/store/Migrations.ts"
 import type { ToolFamily } from "../../../src/tools/ToolFamily.ts"
 import type { ToolOutcome } from "../../../src/tools/ToolOutcome.ts"
-import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import type { EgressRules } from "../../../src/workspace/NetworkPolicy.ts"
-import { Sandbox } from "../../../src/workspace/Sandbox.ts"
+import { aliceProfile } from "../../support/BrowserProfileFixture.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
 import { testDatabase } from "../../support/TestDatabase.ts"
-import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
+import { proxiedWorkspace, sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
 import { testMasterKey } from "../../support/TestServer.ts"
 
 /** "Logged in as <session>" with the session cookie, else "Not logged in"; every page sets `visited=yes`. */
@@ -83,16 +81,7 @@ const peers = Layer.mergeAll(sandboxLayer, DnsServer.layer({ "site.test": "127.0
 /** A run's browser family on a fresh sandboxed workspace, with `profile`; closed with `scope`. */
 const browserWith = (id: string, profile: SessionOptions["profile"], scope: Scope.Scope) =>
   Effect.gen(function*() {
-    const sandbox = yield* Sandbox
-    const server = yield* DnsServer
-    const resolver = new dns.Resolver()
-    resolver.setServers([server.address])
-    yield* EgressProxy.start({
-      socketPath: yield* sandbox.egressSocketPath(id),
-      rules,
-      resolve: async (host) => (await resolver.resolve4(host)).map((address) => ({ address, family: 4 }))
-    })
-    const workspace = yield* sandbox.open(id, { ...testLimits, processes: 256 }, { network: "proxy" })
+    const { sandbox, workspace } = yield* proxiedWorkspace(id, rules, { ...testLimits, processes: 256 })
     return yield* BrowserFamily.open({
       sandbox,
       workspace,
@@ -120,21 +109,7 @@ describe("authenticated browser profiles", () => {
         Effect.gen(function*() {
           const server = yield* site
           const profiles = yield* BrowserProfiles
-          yield* profiles.put(principal, "crm", {
-            storageState: {
-              cookies: [{
-                name: "session",
-                value: "alice",
-                domain: "site.test",
-                path: "/",
-                expires: -1,
-                httpOnly: true,
-                secure: false,
-                sameSite: "Lax"
-              }],
-              origins: []
-            }
-          })
+          yield* profiles.put(principal, "crm", aliceProfile)
           const scope = yield* Scope.make()
           const family = yield* browserWith("ws_profile", profiles.forRun(principal, "crm"), scope)
           const page = yield* navigate(family, `http://site.test:${server.port}/`)

@@ -7,7 +7,6 @@
  */
 import { assert, describe, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
-import { promises as dns } from "node:dns"
 import { readFileSync, writeFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { join } from "node:path"
@@ -15,12 +14,10 @@ import * as BrowserFamily from "../../../src/browser/BrowserFamily.ts"
 import { browserLimitsOf } from "../../../src/browser/BrowserLimits.ts"
 import type { CallRef, ToolFamily } from "../../../src/tools/ToolFamily.ts"
 import type { ToolOutcome } from "../../../src/tools/ToolOutcome.ts"
-import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import type { EgressRules } from "../../../src/workspace/NetworkPolicy.ts"
-import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import * as WorkspaceTools from "../../../src/workspace/WorkspaceTools.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
-import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
+import { proxiedWorkspace, sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
 
 /** The test site: every request's host and path is recorded. */
 const site = Effect.acquireRelease(
@@ -109,17 +106,8 @@ const refOf = (outcome: ToolOutcome, text: string): string => {
 
 const opened = (id: string, limits = browserLimitsOf.standard) =>
   Effect.gen(function*() {
-    const sandbox = yield* Sandbox
-    const server = yield* DnsServer
-    const resolver = new dns.Resolver()
-    resolver.setServers([server.address])
-    yield* EgressProxy.start({
-      socketPath: yield* sandbox.egressSocketPath(id),
-      rules,
-      resolve: async (host) => (await resolver.resolve4(host)).map((address) => ({ address, family: 4 }))
-    })
     // Commands and the browser share the uid's process limit: room for both (BrowserLimits).
-    const workspace = yield* sandbox.open(id, { ...testLimits, processes: 256 }, { network: "proxy" })
+    const { sandbox, workspace } = yield* proxiedWorkspace(id, rules, { ...testLimits, processes: 256 })
     const files = WorkspaceTools.make({ sandbox, workspace, shell: false, env: {}, secrets: [] }).files
     const family = yield* BrowserFamily.open({
       sandbox,

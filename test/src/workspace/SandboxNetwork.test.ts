@@ -10,12 +10,10 @@
 import { assert, describe, layer } from "@effect/vitest"
 import { Layer } from "effect"
 import { Effect } from "effect"
-import { promises as dns } from "node:dns"
 import { createServer } from "node:http"
-import * as EgressProxy from "../../../src/workspace/EgressProxy.ts"
 import { Sandbox } from "../../../src/workspace/Sandbox.ts"
 import { DnsServer } from "../../support/DnsServer.ts"
-import { sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
+import { proxiedWorkspace, sandboxLayer, testLimits } from "../../support/TestSandbox.ts"
 
 /** A destination on the host's loopback answering `hello <path>`. */
 const destination = Effect.acquireRelease(
@@ -44,21 +42,12 @@ describe("sandbox network", () => {
   })((it) => {
     it.effect("restricted: the listed host is reached through the proxy (HTTP and CONNECT), another gets 403, no way around it", () =>
       Effect.gen(function*() {
-        const sandbox = yield* Sandbox
-        const server = yield* DnsServer
         const target = yield* destination
-        const resolver = new dns.Resolver()
-        resolver.setServers([server.address])
-        yield* EgressProxy.start({
-          socketPath: yield* sandbox.egressSocketPath("ws_restricted"),
-          rules: {
-            network: { mode: "restricted", allowDomains: ["allowed.test"] },
-            allowPrivate: true,
-            serviceHosts: []
-          },
-          resolve: async (host) => (await resolver.resolve4(host)).map((address) => ({ address, family: 4 }))
-        })
-        const ws = yield* sandbox.open("ws_restricted", testLimits, { network: "proxy" })
+        const { sandbox, workspace: ws } = yield* proxiedWorkspace("ws_restricted", {
+          network: { mode: "restricted", allowDomains: ["allowed.test"] },
+          allowPrivate: true,
+          serviceHosts: []
+        }, testLimits)
         const url = (host: string, path: string) => `http://${host}:${target.port}${path}`
         const result = yield* sandbox.exec(ws, {
           command: [
